@@ -1,0 +1,209 @@
+//! `forge bench`: the solver's speed, printed as Markdown tables (the README quotes them).
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{bail, Result};
+
+use crate::cli::{header_for, si};
+use crate::record::Recorder;
+use crate::scene::{self, Scene, Search};
+use crate::sim::{cpu::CpuSolver, init, Params};
+
+#[derive(clap::Args, Debug)]
+pub struct BenchArgs {
+    /// Agent counts to measure (constant density).
+    #[arg(long, value_delimiter = ',', default_value = "1000,10000,100000,1000000")]
+    pub sizes: Vec<u64>,
+    /// Smaller and shorter: sizes 1000,10000,100000 and fewer repetitions.
+    #[arg(long)]
+    pub quick: bool,
+    /// Seconds to spend measuring each row (at least 3 steps are always timed).
+    #[arg(long, default_value_t = 0.5)]
+    pub seconds: f64,
+    /// Which tables: all, scaling, crossover, boidforge, record, memory.
+    #[arg(long, value_delimiter = ',', default_value = "all")]
+    pub only: Vec<String>,
+    /// Internal: run N agents for a few steps and print peak memory (used by the memory table).
+    #[arg(long, hide = true)]
+    pub memory_probe: Option<u64>,
+}
+
+/// BoidForge's preset at its published density (2000 agents in 1920×1080) scaled to `n`
+/// agents by growing the world; 3D keeps the same radii in a cube of matching density.
+pub fn bench_scene(n: u64, dim: usize) -> Scene {
+    let text = format!("{{\"preset\": \"boidforge\", \"dim\": {dim}, \"agents\": {n}, \"seed\": 1}}");
+    let mut s = scene::parse(&scene::Source { text: &text, dir: std::path::Path::new("."), default_name: "bench" }).expect("bench scene is valid");
+    if dim == 2 {
+        let f = (n as f64 / 2000.0).sqrt();
+        s.world = [(1920.0 * f) as f32, (1080.0 * f) as f32, 0.0];
+    } else {
+        // 2000 agents in 400³ gives about as many neighbours within r_ali as the 2D density.
+        let side = 400.0 * (n as f64 / 2000.0).cbrt();
+        s.world = [side as f32; 3];
+    }
+    s
+}
+
+/// Mean milliseconds per step, after one warm-up step.
+fn time_steps(solver: &mut CpuSolver, seconds: f64) -> f64 {
+    solver.step().expect("bench scenes stay finite");
+    let t0 = Instant::now();
+    let mut k = 0;
+    while k < 3 || t0.elapsed().as_secs_f64() < seconds {
+        solver.step().expect("bench scenes stay finite");
+        k += 1;
+        if k >= 10_000 {
+            break;
+        }
+    }
+    t0.elapsed().as_secs_f64() * 1e3 / k as f64
+}
+
+fn solver_for(s: &Scene, threads: usize, search: Search) -> Result<CpuSolver> {
+    let st = init::initial_state(s)?;
+    let n = st.n;
+    CpuSolver::new(Params::from_scene(s, n), st, threads, search).map_err(anyhow::Error::msg)
+}
+
+fn peak_rss_kib() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let l = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    l.split_whitespace().nth(1)?.parse().ok()
+}
+
+pub fn run(a: BenchArgs) -> Result<ExitCode> {
+    if let Some(n) = a.memory_probe {
+        let s = bench_scene(n, 2);
+        let mut solver = solver_for(&s, 0, Search::Auto)?;
+        let file = std::fs::OpenOptions::new().write(true).open("/dev/null")?;
+        let mut h = header_for(&s);
+        h.agents = n as u32;
+        let mut rec = Recorder::start(crate::bfs::Writer::new(file, &h)?, 2, n as usize)?;
+        for _ in 0..3 {
+            solver.step().expect("finite");
+            rec.record(solver.step, &solver.state)?;
+        }
+        rec.finish()?;
+        println!("{}", peak_rss_kib().unwrap_or(0));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let all = a.only.iter().any(|o| o == "all");
+    let want = |t: &str| all || a.only.iter().any(|o| o == t);
+    for o in &a.only {
+        if !["all", "scaling", "crossover", "boidforge", "record", "memory"].contains(&o.as_str()) {
+            bail!("--only: unknown table {o:?} (all, scaling, crossover, boidforge, record, memory)");
+        }
+    }
+    let sizes: Vec<u64> = if a.quick { vec![1000, 10_000, 100_000] } else { a.sizes.clone() };
+    if let Some(&bad) = sizes.iter().find(|&&n| n == 0 || n > scene::MAX_AGENTS) {
+        bail!("--sizes: each size must be in 1..={}, got {bad}", scene::MAX_AGENTS);
+    }
+    let seconds = if a.quick { a.seconds.min(0.25) } else { a.seconds };
+    let cores = std::thread::available_parallelism().map(|x| x.get()).unwrap_or(1);
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "forge bench — CPU backend, {cores} cores, boidforge preset at constant density\n")?;
+
+    if want("boidforge") {
+        let s = bench_scene(2000, 2);
+        let mut solver = solver_for(&s, 0, Search::Auto)?;
+        let ms = time_steps(&mut solver, seconds.max(1.0));
+        writeln!(out, "BoidForge's benchmark, N = 2000 boidforge preset: {:.4} ms/step ({:.0}x faster than BoidForge's native C backend at 1.7 ms/step)\n", ms, 1.7 / ms)?;
+    }
+
+    if want("scaling") {
+        writeln!(out, "| dim | agents | threads | search | ms/step | agent-steps/s | ns/agent-step |")?;
+        writeln!(out, "|---|---:|---:|---|---:|---:|---:|")?;
+        for dim in [2usize, 3] {
+            for &n in &sizes {
+                let s = bench_scene(n, dim);
+                let mut threads = vec![1usize];
+                if cores > 1 {
+                    threads.push(cores);
+                }
+                for &t in &threads {
+                    let mut searches = vec![Search::Grid];
+                    if n <= 10_000 {
+                        searches.push(Search::Brute);
+                    }
+                    for &search in &searches {
+                        let mut solver = solver_for(&s, t, search)?;
+                        let ms = time_steps(&mut solver, seconds);
+                        let rate = n as f64 / (ms / 1e3);
+                        writeln!(
+                            out,
+                            "| {dim}D | {n} | {} | {} | {:.3} | {} | {:.1} |",
+                            solver.threads(),
+                            format!("{search:?}").to_lowercase(),
+                            ms,
+                            si(rate),
+                            1e9 / rate
+                        )?;
+                        out.flush()?;
+                    }
+                }
+            }
+        }
+        writeln!(out)?;
+    }
+
+    if want("crossover") {
+        writeln!(out, "Brute force vs grid, 1 thread (auto uses brute force up to N = {}):\n", crate::sim::cpu::BRUTE_MAX)?;
+        writeln!(out, "| agents | brute ms/step | grid ms/step |")?;
+        writeln!(out, "|---:|---:|---:|")?;
+        for n in [16u64, 32, 64, 96, 128, 192, 256, 512] {
+            let s = bench_scene(n, 2);
+            let b = time_steps(&mut solver_for(&s, 1, Search::Brute)?, seconds.min(0.2));
+            let g = time_steps(&mut solver_for(&s, 1, Search::Grid)?, seconds.min(0.2));
+            writeln!(out, "| {n} | {b:.4} | {g:.4} |")?;
+        }
+        writeln!(out)?;
+    }
+
+    if want("record") {
+        let n = 100_000;
+        let s = bench_scene(n, 2);
+        let steps = if a.quick { 20 } else { 60 };
+        let mut plain = solver_for(&s, 0, Search::Auto)?;
+        plain.step().expect("finite");
+        let t0 = Instant::now();
+        for _ in 0..steps {
+            plain.step().expect("finite");
+        }
+        let t_plain = t0.elapsed().as_secs_f64();
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("bench.bfs");
+        let file = std::fs::File::create(&path)?;
+        let mut h = header_for(&s);
+        h.agents = n as u32;
+        let mut rec = Recorder::start(crate::bfs::Writer::new(file, &h)?, 2, n as usize)?;
+        let mut solver = solver_for(&s, 0, Search::Auto)?;
+        solver.step().expect("finite");
+        let t0 = Instant::now();
+        for _ in 0..steps {
+            solver.step().expect("finite");
+            rec.record(solver.step, &solver.state)?;
+        }
+        rec.finish()?;
+        let t_rec = t0.elapsed().as_secs_f64();
+        writeln!(
+            out,
+            "Recording every step, {n} agents, {steps} steps: {:.3} ms/step without, {:.3} ms/step with ({:+.1}%, {:.0} MB/s to {})\n",
+            t_plain * 1e3 / steps as f64,
+            t_rec * 1e3 / steps as f64,
+            (t_rec / t_plain - 1.0) * 100.0,
+            (steps as f64 * 16.0 * n as f64) / t_rec / 1e6,
+            std::env::temp_dir().display()
+        )?;
+    }
+
+    if want("memory") {
+        let n = if a.quick { 100_000 } else { 1_000_000 };
+        let exe = std::env::current_exe()?;
+        let o = std::process::Command::new(exe).args(["bench", "--memory-probe", &n.to_string()]).output()?;
+        let kib: u64 = String::from_utf8_lossy(&o.stdout).trim().parse().unwrap_or(0);
+        writeln!(out, "Peak memory, {n} agents 2D simulated and recorded: {:.0} MB\n", kib as f64 * 1024.0 / 1e6)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

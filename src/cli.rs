@@ -1,0 +1,484 @@
+//! Command line: parse flags, resolve them into a validated configuration, run.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{anyhow, bail, Context, Result};
+use clap::{Parser, Subcommand, ValueEnum};
+
+use crate::bfs::{self, Header, SourceFormat};
+use crate::metrics::{self, Metrics, Space};
+use crate::record::{OutputFile, Recorder};
+use crate::scene::{self, Boundary, Scene, Search};
+use crate::scenes;
+use crate::sim::{cpu::CpuSolver, init, Params};
+
+#[derive(Parser, Debug)]
+#[command(name = "forge", version, about = "Flocking simulations (boids 2D/3D, Vicsek) recorded to .bfs, exactly reproducible")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Simulate a scene and record every k-th step to a .bfs file.
+    Simulate(SimulateArgs),
+    /// Describe a recording: header, counts, world, model, metric summary.
+    Info(InfoArgs),
+    /// List the built-in scenes.
+    Scenes,
+    /// Measure the solver: ms/step and agent-steps/s over sizes, dims, threads, searches.
+    Bench(crate::bench::BenchArgs),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Backend {
+    /// The best backend present (today: the CPU).
+    Auto,
+    /// Multi-threaded CPU solver.
+    Cpu,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct SimulateArgs {
+    /// A scene file (JSON) or the name of a built-in scene (see `forge scenes`).
+    pub scene: String,
+    /// Output recording [default: SCENE_NAME.bfs in the current folder].
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// Override the scene's number of steps.
+    #[arg(long)]
+    pub steps: Option<u64>,
+    /// Override the scene's number of agents (the world keeps its size).
+    #[arg(long)]
+    pub agents: Option<u64>,
+    /// Override the scene's random seed.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Worker threads [default: all cores]. The output does not depend on it.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Neighbour search [default: the scene's, else auto]. The output does not depend on it.
+    #[arg(long, value_enum)]
+    pub search: Option<Search>,
+    #[arg(long, value_enum, default_value = "auto")]
+    pub backend: Backend,
+    /// Overwrite the output if it exists.
+    #[arg(long)]
+    pub force: bool,
+    /// No progress bar and no summary line.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct InfoArgs {
+    /// A recording (.bfs, ours or BoidForge's BFS1).
+    pub file: PathBuf,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Write every frame's metrics to this CSV file.
+    #[arg(long, value_name = "OUT.csv")]
+    pub metrics: Option<PathBuf>,
+    /// Overwrite the metrics CSV if it exists.
+    #[arg(long)]
+    pub force: bool,
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            if is_broken_pipe(&e) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("error: {e}");
+            for cause in e.chain().skip(1) {
+                eprintln!("  caused by: {cause}");
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
+}
+
+pub fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Simulate(a) => simulate(a),
+        Command::Info(a) => info(a),
+        Command::Scenes => {
+            let mut out = std::io::stdout().lock();
+            for b in scenes::BUILTIN {
+                let s = load_builtin(b)?;
+                let kind = match s.model {
+                    scene::Model::Boids => format!("boids {}D", s.dim),
+                    scene::Model::Vicsek => "vicsek".to_string(),
+                };
+                writeln!(out, "{:<14} {:<9} {:>6} agents {:>5} steps  {}", b.name, kind, s.agents, s.steps, s.description)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Bench(a) => crate::bench::run(a),
+    }
+}
+
+fn load_builtin(b: &scenes::Builtin) -> Result<Scene> {
+    scene::parse(&scene::Source { text: b.text, dir: Path::new("."), default_name: b.name })
+        .map_err(|e| anyhow!("built-in scene {}: {}", b.name, e[0]))
+}
+
+/// A scene argument: an existing file, else a built-in scene by name (with or without .json).
+pub fn load_scene(arg: &str) -> Result<Scene> {
+    let path = Path::new(arg);
+    if path.exists() {
+        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read scene file {}", path.display()))?;
+        let dir = path.parent().map(|p| if p.as_os_str().is_empty() { Path::new(".") } else { p }).unwrap_or(Path::new("."));
+        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("scene");
+        return scene::parse(&scene::Source { text: &text, dir, default_name: stem }).map_err(|errs| {
+            let mut msg = format!("scene file {} is not valid:", path.display());
+            for e in &errs {
+                msg.push_str(&format!("\n  {e}"));
+            }
+            anyhow!(msg)
+        });
+    }
+    let name = arg.strip_suffix(".json").unwrap_or(arg);
+    match scenes::find(name) {
+        Some(b) => load_builtin(b),
+        None => bail!("no scene file {arg} and no built-in scene named {name:?} (built-in: {})", scenes::names().join(", ")),
+    }
+}
+
+fn simulate(a: SimulateArgs) -> Result<ExitCode> {
+    let mut scene = load_scene(&a.scene)?;
+    if let Some(s) = a.steps {
+        if s > scene::MAX_STEPS {
+            bail!("--steps: must be at most {}, got {s}", scene::MAX_STEPS);
+        }
+        scene.steps = s;
+    }
+    if let Some(n) = a.agents {
+        if n == 0 || n > scene::MAX_AGENTS {
+            bail!("--agents: must be in 1..={}, got {n}", scene::MAX_AGENTS);
+        }
+        if scene.init.layout == scene::Layout::File {
+            bail!("--agents: the scene takes its agents from {}", scene.init.path.as_deref().unwrap_or("a file"));
+        }
+        scene.agents = n as u32;
+        if let Some(c) = scene.init.count {
+            scene.init.count = Some(c.min(n as u32));
+        }
+    }
+    if let Some(s) = a.seed {
+        scene.seed = s;
+    }
+    if let Some(s) = a.search {
+        scene.search = s;
+    }
+    if a.threads == Some(0) {
+        bail!("--threads: must be at least 1");
+    }
+    // Only the CPU backend exists in this build; `auto` resolves to it.
+    let _backend = a.backend;
+
+    let state = init::initial_state(&scene)?;
+    scene.agents = state.n as u32;
+    let n = state.n;
+    let dim = scene.dim;
+
+    let out_path = a.output.clone().unwrap_or_else(|| PathBuf::from(format!("{}.bfs", scene.name)));
+    let (out, file) = OutputFile::create(&out_path, a.force, "output")?;
+    let header = header_for(&scene);
+    let writing = out.writing_path().to_path_buf();
+    let result = (|| -> Result<Outcome> {
+        let writer = bfs::Writer::new(file, &header).map_err(|e| anyhow!("writing {}: {e}", out_path.display()))?;
+        let mut rec = Recorder::start(writer, dim, n)?;
+        let params = Params::from_scene(&scene, n);
+        let mut solver = CpuSolver::new(params, state, a.threads.unwrap_or(0), scene.search).map_err(anyhow::Error::msg)?;
+        let wr = |e: bfs::BfsError| anyhow!("writing {}: {e}", out_path.display());
+        rec.record(0, &solver.state).map_err(wr)?;
+        let bar = progress(scene.steps, a.quiet);
+        let t0 = Instant::now();
+        let every = scene.record_every as u64;
+        let mut diverged = None;
+        while solver.step < scene.steps {
+            if let Err(d) = solver.step() {
+                diverged = Some(d);
+                break;
+            }
+            if solver.step % every == 0 {
+                rec.record(solver.step, &solver.state).map_err(wr)?;
+            }
+            if solver.step % 16 == 0 {
+                bar.set_position(solver.step);
+            }
+        }
+        let secs = t0.elapsed().as_secs_f64();
+        bar.finish_and_clear();
+        let frames = rec.finish().map_err(wr)?;
+        Ok(Outcome {
+            steps: solver.step,
+            secs,
+            frames,
+            threads: solver.threads(),
+            search: solver.search,
+            polarization: metrics::polarization(dim, n, &solver.state.vel),
+            diverged,
+        })
+    })();
+    let o = match result {
+        Ok(o) => o,
+        Err(e) => {
+            out.abandon();
+            return Err(e);
+        }
+    };
+    out.commit()?;
+    let _ = writing;
+    if let Some(d) = o.diverged {
+        eprintln!(
+            "error: {d}; the recording keeps the {} good frames (up to step {}) in {}",
+            o.frames,
+            o.steps,
+            out_path.display()
+        );
+        return Ok(ExitCode::FAILURE);
+    }
+    if !a.quiet {
+        let size = std::fs::metadata(&out_path).map(|m| m.len()).unwrap_or(0);
+        let rate = o.steps as f64 / o.secs.max(1e-9);
+        eprintln!(
+            "{}: {} steps of {} {} ({}D, {}, {} thread{}) in {:.2} s: {:.0} steps/s, {} agent-steps/s; final polarization {:.3} -> {} ({} frames, {})",
+            scene.name,
+            o.steps,
+            n,
+            if scene.model == scene::Model::Vicsek { "particles" } else { "boids" },
+            dim,
+            format!("{:?}", o.search).to_lowercase(),
+            o.threads,
+            if o.threads == 1 { "" } else { "s" },
+            o.secs,
+            rate,
+            si(rate * n as f64),
+            o.polarization,
+            out_path.display(),
+            o.frames,
+            bytes(size),
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+struct Outcome {
+    steps: u64,
+    secs: f64,
+    frames: u64,
+    threads: usize,
+    search: Search,
+    polarization: f64,
+    diverged: Option<crate::sim::Diverged>,
+}
+
+pub fn header_for(scene: &Scene) -> Header {
+    Header {
+        version: bfs::VERSION,
+        dim: scene.dim as u8,
+        model: scene.model,
+        boundary: scene.boundary,
+        agents: scene.agents,
+        dt: scene.dt,
+        seed: scene.seed,
+        record_every: scene.record_every,
+        world_size: scene.world,
+        scene_name: scene.name.clone(),
+        scene_json: scene.to_json(),
+        frame_count: None,
+        source: SourceFormat::Forge,
+        world_inferred: false,
+    }
+}
+
+fn progress(len: u64, quiet: bool) -> indicatif::ProgressBar {
+    if quiet || !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(len);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:40.cyan/blue} {pos}/{len} steps  {per_sec}  ETA {eta}")
+            .expect("valid template")
+            .progress_chars("█▉▊▋▌▍▎▏ "),
+    );
+    bar
+}
+
+pub fn si(x: f64) -> String {
+    if x >= 1e9 {
+        format!("{:.2}G", x / 1e9)
+    } else if x >= 1e6 {
+        format!("{:.2}M", x / 1e6)
+    } else if x >= 1e3 {
+        format!("{:.1}k", x / 1e3)
+    } else {
+        format!("{x:.0}")
+    }
+}
+
+fn bytes(b: u64) -> String {
+    if b >= 1 << 30 {
+        format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64)
+    } else if b >= 1 << 20 {
+        format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64)
+    } else {
+        format!("{:.1} KiB", b as f64 / 1024.0)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// forge info
+
+/// How many frames the summary samples (evenly spaced, first and last included).
+const SUMMARY_FRAMES: u64 = 50;
+
+#[derive(serde::Serialize)]
+struct Summary {
+    frames_sampled: u64,
+    first: Metrics,
+    last: Metrics,
+    mean: Metrics,
+}
+
+fn info(a: InfoArgs) -> Result<ExitCode> {
+    let mut r = bfs::Reader::open(&a.file).with_context(|| format!("cannot open {}", a.file.display()))?;
+    let h = r.header().clone();
+    let count = r.frame_count();
+    let space = Space { dim: h.dim as usize, world: h.world_size, wrap: h.boundary == Boundary::Wrap };
+    let mut frame = bfs::Frame::empty();
+
+    let mut csv_out = None;
+    if let Some(p) = &a.metrics {
+        let (out, file) = OutputFile::create(p, a.force, "metrics file")?;
+        csv_out = Some((out, std::io::BufWriter::new(file)));
+    }
+    let summary = if count == 0 {
+        None
+    } else {
+        let mut picks: Vec<u64> = if csv_out.is_some() || count <= SUMMARY_FRAMES {
+            (0..count).collect()
+        } else {
+            (0..SUMMARY_FRAMES).map(|i| i * (count - 1) / (SUMMARY_FRAMES - 1)).collect()
+        };
+        picks.dedup();
+        let mut all = Vec::with_capacity(picks.len());
+        if let Some((_, w)) = csv_out.as_mut() {
+            writeln!(w, "frame,step,time,polarization,mean_speed,nn_distance,pairwise_distance")?;
+        }
+        for &k in &picks {
+            r.read_frame_into(k, &mut frame).with_context(|| format!("{}: frame {k}", a.file.display()))?;
+            let n = frame.agents(space.dim);
+            let m = metrics::frame_metrics(&space, n, &frame.pos, &frame.vel);
+            if let Some((_, w)) = csv_out.as_mut() {
+                writeln!(
+                    w,
+                    "{k},{},{},{},{},{},{}",
+                    frame.step,
+                    frame.step as f64 * h.dt as f64,
+                    m.polarization,
+                    m.mean_speed,
+                    m.nn_distance,
+                    m.pairwise_distance
+                )?;
+            }
+            all.push(m);
+        }
+        let mut mean = Metrics::default();
+        for m in &all {
+            mean.polarization += m.polarization / all.len() as f64;
+            mean.mean_speed += m.mean_speed / all.len() as f64;
+            mean.nn_distance += m.nn_distance / all.len() as f64;
+            mean.pairwise_distance += m.pairwise_distance / all.len() as f64;
+        }
+        Some(Summary { frames_sampled: all.len() as u64, first: all[0], last: *all.last().unwrap(), mean })
+    };
+    if let Some((out, w)) = csv_out {
+        let file = w.into_inner().map_err(|e| anyhow!("writing {}: {}", out.path.display(), e.error()))?;
+        file.sync_data().ok();
+        out.commit()?;
+    }
+    let last_step = if count > 0 { Some(r.read_frame(count - 1).map(|f| f.step).unwrap_or(0)) } else { None };
+
+    let mut stdout = std::io::stdout().lock();
+    if a.json {
+        let scene_json: serde_json::Value = serde_json::from_str(&h.scene_json).unwrap_or(serde_json::Value::Null);
+        let v = serde_json::json!({
+            "file": a.file.display().to_string(),
+            "format": match h.source { SourceFormat::Forge => "forge", SourceFormat::Bfs1 => "bfs1" },
+            "version": h.version,
+            "scene": h.scene_name,
+            "model": h.model.name(),
+            "dim": h.dim,
+            "boundary": h.boundary.name(),
+            "agents": h.agents,
+            "dt": h.dt,
+            "seed": h.seed,
+            "record_every": h.record_every,
+            "world": &h.world_size[..h.dim as usize],
+            "world_inferred": h.world_inferred,
+            "frames": count,
+            "finalized": h.frame_count.is_some(),
+            "last_step": last_step,
+            "warnings": r.warnings(),
+            "metrics": summary,
+            "scene_json": scene_json,
+        });
+        writeln!(stdout, "{}", serde_json::to_string_pretty(&v)?)?;
+    } else {
+        for w in r.warnings() {
+            eprintln!("warning: {}: {w}", a.file.display());
+        }
+        let world: Vec<String> = h.world_size[..h.dim as usize].iter().map(|x| format!("{x}")).collect();
+        writeln!(stdout, "file       {}", a.file.display())?;
+        writeln!(
+            stdout,
+            "format     {} v{}{}",
+            match h.source {
+                SourceFormat::Forge => "forge .bfs",
+                SourceFormat::Bfs1 => "BoidForge BFS1",
+            },
+            h.version,
+            if h.frame_count.is_some() { "" } else { " (not finalized)" }
+        )?;
+        writeln!(stdout, "scene      {}", h.scene_name)?;
+        writeln!(stdout, "model      {} {}D, {} boundary", h.model.name(), h.dim, h.boundary.name())?;
+        writeln!(stdout, "world      {}{}", world.join(" x "), if h.world_inferred { " (inferred)" } else { "" })?;
+        writeln!(stdout, "agents     {}", h.agents)?;
+        writeln!(stdout, "dt         {}   seed {}", h.dt, h.seed)?;
+        writeln!(
+            stdout,
+            "frames     {count} (a frame every {} step{}{})",
+            h.record_every,
+            if h.record_every == 1 { "" } else { "s" },
+            last_step.map(|s| format!(", last at step {s}")).unwrap_or_default()
+        )?;
+        if let Some(s) = &summary {
+            writeln!(stdout, "metrics    {:>12} {:>12} {:>12}   (over {} frames)", "first", "last", "mean", s.frames_sampled)?;
+            let rows: [(&str, fn(&Metrics) -> f64); 4] = [
+                ("polarization", |m| m.polarization),
+                ("mean speed", |m| m.mean_speed),
+                ("nn distance", |m| m.nn_distance),
+                ("pairwise", |m| m.pairwise_distance),
+            ];
+            for (name, f) in rows {
+                writeln!(stdout, "  {:<12} {:>10.4} {:>12.4} {:>12.4}", name, f(&s.first), f(&s.last), f(&s.mean))?;
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

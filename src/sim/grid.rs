@@ -1,0 +1,154 @@
+//! Uniform neighbour grid: counting sort of agents into cells, wrap-aware neighbour cells.
+//!
+//! The grid only decides which pairs are *tested*; every pair within the radius is found, and
+//! sums are order-free, so grid and brute force give the same bytes.
+
+use super::{Params, State};
+
+/// Most cells the grid may have, whatever the world and radius: a huge world with a tiny
+/// radius gets coarser cells (more candidates per agent), never unbounded memory.
+pub fn max_cells(n: usize) -> usize {
+    (2 * n).clamp(64, 1 << 22)
+}
+
+pub struct Grid {
+    pub dims: [usize; 3],
+    pub inv_cell: [f32; 3],
+    pub ncells: usize,
+    /// `cell_start[c]..cell_start[c+1]` are the sorted slots of cell c.
+    pub cell_start: Vec<u32>,
+    /// Cell of each agent (agent order).
+    pub cell_of: Vec<u32>,
+    /// Agent at each sorted slot.
+    pub order: Vec<u32>,
+    /// Positions and velocities (or, for Vicsek, unit velocities) in sorted order.
+    pub spos: Vec<f32>,
+    pub svel: Vec<f32>,
+}
+
+impl Grid {
+    pub fn new(p: &Params, n: usize) -> Result<Grid, String> {
+        let dim = p.dim as usize;
+        let r = p.radius();
+        let mut dims = [1usize; 3];
+        for k in 0..dim {
+            // A hair over the radius so that rounding in `p * inv_cell` can never put two
+            // agents closer than r two cells apart.
+            let c = if r > 0.0 { (p.world[k] as f64 / (r as f64 * 1.0001)).floor() } else { 1.0 };
+            dims[k] = c.clamp(1.0, (1u64 << 22) as f64) as usize;
+        }
+        let cap = max_cells(n);
+        while dims.iter().product::<usize>() > cap {
+            let f = (cap as f64 / dims.iter().product::<usize>() as f64).powf(1.0 / dim as f64);
+            for d in dims.iter_mut().take(dim) {
+                *d = ((*d as f64 * f).floor() as usize).max(1);
+            }
+            if dims[..dim].iter().all(|&d| d == 1) {
+                break;
+            }
+        }
+        let mut inv_cell = [0f32; 3];
+        for k in 0..dim {
+            inv_cell[k] = dims[k] as f32 / p.world[k];
+        }
+        let ncells: usize = dims.iter().product();
+        let alloc = |len: usize| -> Result<Vec<u32>, String> {
+            let mut v = Vec::new();
+            v.try_reserve_exact(len).map_err(|_| "cannot allocate the neighbour grid".to_string())?;
+            v.resize(len, 0);
+            Ok(v)
+        };
+        let allocf = |len: usize| -> Result<Vec<f32>, String> {
+            let mut v = Vec::new();
+            v.try_reserve_exact(len).map_err(|_| "cannot allocate the neighbour grid".to_string())?;
+            v.resize(len, 0.0);
+            Ok(v)
+        };
+        Ok(Grid {
+            dims,
+            inv_cell,
+            ncells,
+            cell_start: alloc(ncells + 1)?,
+            cell_of: alloc(n)?,
+            order: alloc(n)?,
+            spos: allocf(dim * n)?,
+            svel: allocf(dim * n)?,
+        })
+    }
+
+    /// Cell coordinate along axis k (clamped: open worlds put far agents in edge cells, which
+    /// keeps neighbours within one cell of each other).
+    #[inline(always)]
+    pub fn cell_coord(&self, x: f32, k: usize) -> usize {
+        let c = (x * self.inv_cell[k]) as i64; // truncation; NaN → 0
+        c.clamp(0, self.dims[k] as i64 - 1) as usize
+    }
+
+    #[inline(always)]
+    pub fn cell_index(&self, state: &State, i: usize) -> u32 {
+        let n = state.n;
+        let mut c = 0usize;
+        for k in (0..state.dim).rev() {
+            c = c * self.dims[k] + self.cell_coord(state.pos[k * n + i], k);
+        }
+        c as u32
+    }
+
+    /// Cell coordinates of a flat index.
+    #[inline(always)]
+    pub fn coords(&self, mut c: usize) -> [usize; 3] {
+        let mut out = [0; 3];
+        for k in 0..3 {
+            out[k] = c % self.dims[k];
+            c /= self.dims[k];
+        }
+        out
+    }
+
+    /// The distinct cells next to (and including) cell `c`, as slot ranges; returns how many.
+    #[inline]
+    pub fn neighbour_ranges(&self, c: usize, wrap: bool, dim: usize, out: &mut [(u32, u32); 27]) -> usize {
+        let cc = self.coords(c);
+        let mut offs = [[0i64; 3]; 3];
+        let mut counts = [1usize; 3];
+        for k in 0..3 {
+            let d = self.dims[k] as i64;
+            let x = cc[k] as i64;
+            let mut m = 0;
+            if k >= dim || d == 1 {
+                offs[k][0] = x;
+                m = 1;
+            } else if wrap {
+                // d == 2 has only two distinct neighbours; d >= 3 three.
+                let cand: &[i64] = if d == 2 { &[0, 1] } else { &[-1, 0, 1] };
+                for &o in cand {
+                    offs[k][m] = (x + o).rem_euclid(d);
+                    m += 1;
+                }
+            } else {
+                for o in -1..=1 {
+                    let y = x + o;
+                    if (0..d).contains(&y) {
+                        offs[k][m] = y;
+                        m += 1;
+                    }
+                }
+            }
+            counts[k] = m;
+        }
+        let mut len = 0;
+        for &z in &offs[2][..counts[2]] {
+            for &y in &offs[1][..counts[1]] {
+                for &x in &offs[0][..counts[0]] {
+                    let cell = (z as usize * self.dims[1] + y as usize) * self.dims[0] + x as usize;
+                    let (a, b) = (self.cell_start[cell], self.cell_start[cell + 1]);
+                    if a < b {
+                        out[len] = (a, b);
+                        len += 1;
+                    }
+                }
+            }
+        }
+        len
+    }
+}

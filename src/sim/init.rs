@@ -1,0 +1,200 @@
+//! Initial conditions: uniform, disc/ball, clusters, or a frame of an existing recording.
+//! Random draws use the same counter-based generator as the step (keyed by step u64::MAX), so
+//! the initial state is a pure function of the scene as well.
+
+use anyhow::{bail, Context, Result};
+
+use super::math::{cos_sin, rand_uniform, unit2};
+use super::State;
+use crate::bfs;
+use crate::scene::{Layout, Model, Scene, Velocity};
+
+const INIT_STEP: u64 = u64::MAX;
+// Streams of the initial draws.
+const S_POS: u64 = 0; // .. S_POS + 2 (+ retries)
+const S_HEADING: u64 = 16;
+const S_SPEED: u64 = 19;
+const S_CENTRE: u64 = 20;
+const S_CLUSTER_HEADING: u64 = 24;
+
+fn u(seed: u64, agent: u64, stream: u64) -> f32 {
+    rand_uniform(seed, INIT_STEP, agent, stream)
+}
+
+/// Uniform in [−π, π).
+fn angle(seed: u64, agent: u64, stream: u64) -> f32 {
+    (u(seed, agent, stream) * 2.0 - 1.0) * std::f32::consts::PI
+}
+
+/// A random unit vector (2D: uniform heading; 3D: uniform on the sphere).
+fn direction(dim: usize, seed: u64, key: u64, stream: u64) -> [f32; 3] {
+    let (c, s) = cos_sin(angle(seed, key, stream));
+    if dim == 2 {
+        [c, s, 0.0]
+    } else {
+        let z = u(seed, key, stream + 1) * 2.0 - 1.0;
+        let r = (1.0 - z * z).max(0.0).sqrt();
+        [r * c, r * s, z]
+    }
+}
+
+/// A point uniform in the unit disc/ball, by rejection with a bounded number of tries.
+fn in_ball(dim: usize, seed: u64, agent: u64) -> [f32; 3] {
+    for t in 0..64u64 {
+        let mut q = [0f32; 3];
+        let mut r2 = 0.0f32;
+        for k in 0..dim {
+            q[k] = u(seed, agent, S_POS + 32 + t * 3 + k as u64) * 2.0 - 1.0;
+            r2 = r2 + q[k] * q[k];
+        }
+        if r2 <= 1.0 {
+            return q;
+        }
+    }
+    [0.0; 3]
+}
+
+/// Put a coordinate back in the world: wrap for wrapping worlds, clamp otherwise.
+fn into_world(x: f32, size: f32, wrap: bool) -> f32 {
+    if wrap {
+        let mut q = x - size * (x / size).floor();
+        if !(0.0..size).contains(&q) {
+            q = 0.0;
+        }
+        q
+    } else {
+        x.clamp(0.0, size)
+    }
+}
+
+/// The initial state of a scene. For `layout: file` this reads the recording, and the scene's
+/// agent count is taken from it (the caller stores it back into the scene).
+pub fn initial_state(scene: &Scene) -> Result<State> {
+    if scene.init.layout == Layout::File {
+        return from_file(scene);
+    }
+    let dim = scene.dim;
+    let n = scene.agents as usize;
+    check_memory(n, dim)?;
+    let mut st = State::zeros(dim, n).map_err(anyhow::Error::msg)?;
+    let seed = scene.seed;
+    let wrap = scene.boundary == crate::scene::Boundary::Wrap;
+    let w = scene.world;
+    let clusters = scene.init.count.unwrap_or(1) as u64;
+    let radius = scene.init.radius.unwrap_or(0.0);
+
+    for i in 0..n {
+        let a = i as u64;
+        let mut p = [0f32; 3];
+        match scene.init.layout {
+            Layout::Uniform => {
+                for k in 0..dim {
+                    p[k] = into_world(u(seed, a, S_POS + k as u64) * w[k], w[k], wrap);
+                }
+            }
+            Layout::Disc => {
+                let c = scene.init.center.as_ref().unwrap();
+                let q = in_ball(dim, seed, a);
+                for k in 0..dim {
+                    p[k] = into_world(c[k] + q[k] * radius, w[k], wrap);
+                }
+            }
+            Layout::Clusters => {
+                let cl = a % clusters;
+                let q = in_ball(dim, seed, a);
+                for k in 0..dim {
+                    let centre = u(seed, cl, S_CENTRE + k as u64) * w[k];
+                    p[k] = into_world(centre + q[k] * radius, w[k], wrap);
+                }
+            }
+            Layout::File => unreachable!(),
+        }
+        let dir = match scene.init.velocity {
+            Velocity::Random => direction(dim, seed, a, S_HEADING),
+            Velocity::Aligned => {
+                let group = if scene.init.layout == Layout::Clusters { a % clusters } else { 0 };
+                direction(dim, seed, group, S_CLUSTER_HEADING)
+            }
+        };
+        let speed = match (&scene.boids, &scene.vicsek) {
+            (Some(b), _) => b.v_min + u(seed, a, S_SPEED) * (b.v_max - b.v_min),
+            (_, Some(v)) => v.v0,
+            _ => 1.0,
+        };
+        for k in 0..dim {
+            st.pos[k * n + i] = p[k];
+            st.vel[k * n + i] = dir[k] * speed;
+        }
+    }
+    Ok(st)
+}
+
+/// Refuse agent counts whose state (and the solver's work arrays) would not fit in memory.
+pub fn check_memory(n: usize, dim: usize) -> Result<()> {
+    // State twice (double buffer) + sorted copy + grid indices + writer buffers.
+    let need = (n as u128) * (dim as u128 * 4 * 2 * 5 + 16);
+    if let Some(avail) = available_memory() {
+        if need > avail as u128 {
+            bail!(
+                "{n} agents need about {} MiB but only {} MiB of memory is available",
+                need >> 20,
+                avail >> 20
+            );
+        }
+    }
+    Ok(())
+}
+
+/// MemAvailable from /proc/meminfo, where there is one.
+pub fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+fn from_file(scene: &Scene) -> Result<State> {
+    let path = scene.init.resolved_path.as_ref().expect("validated: file layout has a path");
+    let mut r = bfs::Reader::open(path).with_context(|| format!("scene.init.path: cannot use {} as initial condition", path.display()))?;
+    for w in r.warnings() {
+        eprintln!("warning: {}: {w}", path.display());
+    }
+    let h = r.header().clone();
+    if h.dim as usize != scene.dim {
+        bail!("scene.init.path: {} is {}D but the scene is {}D", path.display(), h.dim, scene.dim);
+    }
+    let count = r.frame_count();
+    if count == 0 {
+        bail!("scene.init.path: {} holds no complete frame", path.display());
+    }
+    let want = scene.init.frame.unwrap_or(-1);
+    let k = if want < 0 { count as i64 + want } else { want };
+    if k < 0 || k as u64 >= count {
+        bail!("scene.init.frame: {} has {count} frames (0..{}), got {want}", path.display(), count - 1);
+    }
+    let f = r.read_frame(k as u64).with_context(|| format!("scene.init.path: reading frame {k} of {}", path.display()))?;
+    let dim = scene.dim;
+    let n = f.agents(dim);
+    if scene.agents != 0 && scene.agents as usize != n {
+        bail!("scene.agents: the scene asks for {} agents but frame {k} of {} has {n}", scene.agents, path.display());
+    }
+    if n == 0 {
+        bail!("scene.init.path: frame {k} of {} has no agents", path.display());
+    }
+    let st = State { dim, n, pos: f.pos, vel: f.vel };
+    if let Some(i) = st.first_non_finite() {
+        bail!("scene.init.path: frame {k} of {}: agent {i} has a NaN or infinite position or velocity", path.display());
+    }
+    if scene.model == Model::Vicsek {
+        // Vicsek particles move at v0: keep the headings, set the speed.
+        let v0 = scene.vicsek.as_ref().unwrap().v0;
+        let mut st = st;
+        for i in 0..n {
+            let u = unit2([st.vel[i], st.vel[n + i]]);
+            st.vel[i] = u[0] * v0;
+            st.vel[n + i] = u[1] * v0;
+        }
+        return Ok(st);
+    }
+    Ok(st)
+}

@@ -1,0 +1,302 @@
+//! The per-agent arithmetic of the step, shared by both neighbour searches.
+//!
+//! Determinism contract (DESIGN.md): float32 state; only IEEE-exact operations (+ − × ÷ sqrt)
+//! in a fixed order (Rust never contracts to FMA); neighbour sums in 64-bit fixed point so the
+//! order of summation cannot change the result; randomness from a counter-based hash of
+//! (seed, step, agent). `kernels/*.cu` mirror these functions name by name.
+
+use super::Params;
+
+/// Fixed-point scale of neighbour sums: 32 fractional bits.
+pub const FIX_SCALE: f32 = 4_294_967_296.0;
+pub const FIX_INV: f32 = 1.0 / 4_294_967_296.0;
+/// Largest magnitude converted to fixed point (2^30): larger terms saturate, so that the sum of
+/// up to 2^32 terms can never overflow an i64.
+pub const FIX_CLAMP: f32 = 1_073_741_824.0;
+
+/// f32 → 64-bit fixed point (truncation toward zero after clamping; NaN → 0).
+#[inline(always)]
+pub fn to_fix(x: f32) -> i64 {
+    let c = if x > FIX_CLAMP {
+        FIX_CLAMP
+    } else if x < -FIX_CLAMP {
+        -FIX_CLAMP
+    } else {
+        x
+    };
+    (c * FIX_SCALE) as i64
+}
+
+/// 64-bit fixed point → f32 (round to nearest, then an exact power-of-two scale).
+#[inline(always)]
+pub fn from_fix(s: i64) -> f32 {
+    (s as f32) * FIX_INV
+}
+
+/// Shortest signed offset `b − a` along one axis (minimum image when the world wraps).
+#[inline(always)]
+pub fn wrap_delta(d: f32, size: f32, half: f32, wrap: bool) -> f32 {
+    if wrap {
+        if d > half {
+            return d - size;
+        }
+        if d < -half {
+            return d + size;
+        }
+    }
+    d
+}
+
+/// SplitMix64's finaliser: a bijective 64-bit mixer.
+#[inline(always)]
+pub fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// Counter-based random bits keyed by (seed, step, agent, stream): no state, any order.
+#[inline(always)]
+pub fn rand_u32(seed: u64, step: u64, agent: u64, stream: u64) -> u32 {
+    let k = mix64(seed ^ 0x9e37_79b9_7f4a_7c15);
+    let k = mix64(k ^ step.wrapping_mul(0xd1b5_4a32_d192_ed03));
+    let k = mix64(k ^ agent.wrapping_mul(0xaf25_1af3_b0f0_25b5) ^ stream);
+    (k >> 32) as u32
+}
+
+/// Uniform in [0, 1) with 24 random bits (exactly representable).
+#[inline(always)]
+pub fn rand_uniform(seed: u64, step: u64, agent: u64, stream: u64) -> f32 {
+    ((rand_u32(seed, step, agent, stream) >> 8) as f32) * (1.0 / 16_777_216.0)
+}
+
+/// (cos x, sin x) for x in [−π, π] as a fixed polynomial: Taylor series on x/4 (|x/4| ≤ π/4,
+/// error < 2e-9) then two double-angle steps. Same operations in the same order on every
+/// backend, so the same bits.
+#[inline(always)]
+pub fn cos_sin(x: f32) -> (f32, f32) {
+    let h = x * 0.25;
+    let h2 = h * h;
+    // sin h = h (1 − h²/6 (1 − h²/20 (1 − h²/42 (1 − h²/72))))
+    let s = h * (1.0 - h2 * (1.0 / 6.0) * (1.0 - h2 * (1.0 / 20.0) * (1.0 - h2 * (1.0 / 42.0) * (1.0 - h2 * (1.0 / 72.0)))));
+    // cos h = 1 − h²/2 (1 − h²/12 (1 − h²/30 (1 − h²/56 (1 − h²/90))))
+    let c = 1.0
+        - h2 * 0.5 * (1.0 - h2 * (1.0 / 12.0) * (1.0 - h2 * (1.0 / 30.0) * (1.0 - h2 * (1.0 / 56.0) * (1.0 - h2 * (1.0 / 90.0)))));
+    let (c, s) = (c * c - s * s, 2.0 * s * c);
+    (c * c - s * s, 2.0 * s * c)
+}
+
+/// Keep a coordinate in the world: wrap into [0, size), or reflect (flipping the velocity).
+#[inline(always)]
+pub fn apply_boundary(p: &mut f32, v: &mut f32, size: f32, boundary: u32) {
+    match boundary {
+        0 => {
+            if *p < 0.0 || *p >= size {
+                let mut q = *p - size * (*p / size).floor();
+                if q >= size || q < 0.0 {
+                    q = 0.0;
+                }
+                *p = q;
+            }
+        }
+        1 => {
+            if *p < 0.0 {
+                *p = -*p;
+                *v = -*v;
+            } else if *p > size {
+                *p = size - (*p - size);
+                *v = -*v;
+            }
+            // An agent faster than the world is wide: clamp.
+            if *p < 0.0 {
+                *p = 0.0;
+            } else if *p > size {
+                *p = size;
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Running neighbour sums of one boid, in fixed point.
+#[derive(Clone, Copy)]
+pub struct BoidsAcc<const D: usize> {
+    pub sep: [i64; D],
+    pub ali: [i64; D],
+    pub coh: [i64; D],
+    pub n_ali: u32,
+    pub n_coh: u32,
+}
+
+impl<const D: usize> BoidsAcc<D> {
+    #[inline(always)]
+    pub fn new() -> Self {
+        BoidsAcc { sep: [0; D], ali: [0; D], coh: [0; D], n_ali: 0, n_coh: 0 }
+    }
+
+    /// One neighbour j at offset `d = p_j − p_i` (minimum image), squared distance `d2`.
+    #[inline(always)]
+    pub fn boids_pair(&mut self, p: &Params, d: &[f32; D], d2: f32, vj: &[f32; D]) {
+        if d2 < p.r_sep2 && d2 > 0.0 {
+            // (p_i − p_j) / |p_i − p_j|²
+            for k in 0..D {
+                self.sep[k] = self.sep[k].wrapping_add(to_fix(-d[k] / d2));
+            }
+        }
+        if d2 < p.r_ali2 {
+            for k in 0..D {
+                self.ali[k] = self.ali[k].wrapping_add(to_fix(vj[k]));
+            }
+            self.n_ali += 1;
+        }
+        if d2 < p.r_coh2 {
+            for k in 0..D {
+                self.coh[k] = self.coh[k].wrapping_add(to_fix(d[k]));
+            }
+            self.n_coh += 1;
+        }
+    }
+}
+
+impl<const D: usize> Default for BoidsAcc<D> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Squared length, summed x, y, z in that order.
+#[inline(always)]
+pub fn norm2<const D: usize>(v: &[f32; D]) -> f32 {
+    let mut s = v[0] * v[0];
+    for k in 1..D {
+        s = s + v[k] * v[k];
+    }
+    s
+}
+
+/// Steering from the sums, clamped to max_force; semi-implicit Euler; speed band; boundary.
+#[inline(always)]
+pub fn boids_integrate<const D: usize>(p: &Params, acc: &BoidsAcc<D>, pos: &mut [f32; D], vel: &mut [f32; D]) {
+    let mut a = [0f32; D];
+    for k in 0..D {
+        a[k] = p.w_sep * from_fix(acc.sep[k]);
+    }
+    if acc.n_ali > 0 {
+        let n = acc.n_ali as f32;
+        for k in 0..D {
+            a[k] = a[k] + p.w_ali * (from_fix(acc.ali[k]) / n - vel[k]);
+        }
+    }
+    if acc.n_coh > 0 {
+        let n = acc.n_coh as f32;
+        for k in 0..D {
+            a[k] = a[k] + p.w_coh * (from_fix(acc.coh[k]) / n);
+        }
+    }
+    let a2 = norm2(&a);
+    if a2 > p.max_force * p.max_force {
+        let f = p.max_force / a2.sqrt();
+        for x in a.iter_mut() {
+            *x = *x * f;
+        }
+    }
+    for k in 0..D {
+        vel[k] = vel[k] + a[k] * p.dt;
+    }
+    let s2 = norm2(vel);
+    if s2 > p.v_max * p.v_max {
+        let f = p.v_max / s2.sqrt();
+        for x in vel.iter_mut() {
+            *x = *x * f;
+        }
+    } else if s2 < p.v_min * p.v_min && s2 > 0.0 {
+        let f = p.v_min / s2.sqrt();
+        for x in vel.iter_mut() {
+            *x = *x * f;
+        }
+    }
+    for k in 0..D {
+        pos[k] = pos[k] + vel[k] * p.dt;
+        apply_boundary(&mut pos[k], &mut vel[k], p.world[k], p.boundary);
+    }
+}
+
+/// A velocity's direction (zero stays zero): what a Vicsek neighbour contributes.
+#[inline(always)]
+pub fn unit2(v: [f32; 2]) -> [f32; 2] {
+    let s2 = v[0] * v[0] + v[1] * v[1];
+    if s2 > 0.0 {
+        let s = s2.sqrt();
+        [v[0] / s, v[1] / s]
+    } else {
+        [0.0, 0.0]
+    }
+}
+
+/// Vicsek: heading of the summed unit velocities (self included), rotated by uniform noise in
+/// [−η/2, η/2); constant speed v0; position advanced with the new velocity.
+#[inline(always)]
+pub fn vicsek_integrate(p: &Params, sum: &[i64; 2], own_unit: [f32; 2], step: u64, agent: u64, pos: &mut [f32; 2], vel: &mut [f32; 2]) {
+    let m = [from_fix(sum[0]), from_fix(sum[1])];
+    let m2 = m[0] * m[0] + m[1] * m[1];
+    let dir = if m2 > 0.0 {
+        let s = m2.sqrt();
+        [m[0] / s, m[1] / s]
+    } else if own_unit[0] != 0.0 || own_unit[1] != 0.0 {
+        own_unit
+    } else {
+        [1.0, 0.0]
+    };
+    let xi = (rand_uniform(p.seed, step, agent, 0) - 0.5) * p.noise;
+    let (c, s) = cos_sin(xi);
+    let nd = [c * dir[0] - s * dir[1], s * dir[0] + c * dir[1]];
+    for k in 0..2 {
+        vel[k] = p.v0 * nd[k];
+        pos[k] = pos[k] + vel[k] * p.dt;
+        apply_boundary(&mut pos[k], &mut vel[k], p.world[k], p.boundary);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cos_sin_is_accurate() {
+        let mut worst = 0f64;
+        for i in -1000..=1000 {
+            let x = i as f32 * std::f32::consts::PI / 1000.0;
+            let (c, s) = cos_sin(x);
+            worst = worst.max((c as f64 - (x as f64).cos()).abs()).max((s as f64 - (x as f64).sin()).abs());
+        }
+        assert!(worst < 2e-6, "worst error {worst}");
+    }
+
+    #[test]
+    fn fixed_point_sums_are_order_free() {
+        let xs = [1e-3f32, 123.456, -7.25, 3.0e5, -0.1, 1e-7];
+        let a: i64 = xs.iter().map(|&x| to_fix(x)).fold(0, i64::wrapping_add);
+        let b: i64 = xs.iter().rev().map(|&x| to_fix(x)).fold(0, i64::wrapping_add);
+        assert_eq!(a, b);
+        assert!((from_fix(to_fix(123.456)) - 123.456).abs() < 1e-4);
+        assert_eq!(to_fix(f32::NAN), 0);
+        assert_eq!(to_fix(f32::INFINITY), to_fix(FIX_CLAMP));
+    }
+
+    #[test]
+    fn wrap_boundary_stays_in_range() {
+        for &x in &[-1e-9f32, -0.0, 31.6, 31.600002, -31.6, 70.0, 1e-30] {
+            let (mut p, mut v) = (x, 1.0);
+            apply_boundary(&mut p, &mut v, 31.6, 0);
+            assert!((0.0..31.6).contains(&p), "{x} -> {p}");
+        }
+    }
+
+    #[test]
+    fn uniform_is_in_unit_interval() {
+        for a in 0..10_000u64 {
+            let u = rand_uniform(7, 3, a, 1);
+            assert!((0.0..1.0).contains(&u));
+        }
+    }
+}

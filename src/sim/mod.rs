@@ -1,0 +1,128 @@
+//! The solver: models, neighbour grid, CPU backend. Never imports the renderer.
+
+pub mod cpu;
+pub mod grid;
+pub mod init;
+pub mod math;
+
+use crate::scene::{Boundary, Model, Scene};
+
+/// Agent state, structure of arrays, component-major: `pos[k*n + i]` is axis k of agent i.
+/// This is exactly a `.bfs` frame's payload layout.
+#[derive(Clone, Debug, PartialEq)]
+pub struct State {
+    pub dim: usize,
+    pub n: usize,
+    pub pos: Vec<f32>,
+    pub vel: Vec<f32>,
+}
+
+impl State {
+    /// Zeroed state; an error (not an abort) when the memory cannot be had.
+    pub fn zeros(dim: usize, n: usize) -> Result<State, String> {
+        let len = dim.checked_mul(n).ok_or("agent count overflows")?;
+        let mut pos = Vec::new();
+        let mut vel = Vec::new();
+        pos.try_reserve_exact(len).map_err(|_| format!("cannot allocate the state of {n} agents"))?;
+        vel.try_reserve_exact(len).map_err(|_| format!("cannot allocate the state of {n} agents"))?;
+        pos.resize(len, 0.0);
+        vel.resize(len, 0.0);
+        Ok(State { dim, n, pos, vel })
+    }
+
+    /// The first agent whose position or velocity is not finite.
+    pub fn first_non_finite(&self) -> Option<usize> {
+        (0..self.n).find(|&i| (0..self.dim).any(|k| !self.pos[k * self.n + i].is_finite() || !self.vel[k * self.n + i].is_finite()))
+    }
+}
+
+/// Parameters of one run, identical in layout to `struct Params` in `kernels/common.h`
+/// (keep in sync).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Params {
+    pub n: u32,
+    pub dim: u32,
+    pub model: u32,
+    pub boundary: u32,
+    pub world: [f32; 3],
+    pub half_world: [f32; 3],
+    pub dt: f32,
+    pub r_sep2: f32,
+    pub r_ali2: f32,
+    pub r_coh2: f32,
+    pub w_sep: f32,
+    pub w_ali: f32,
+    pub w_coh: f32,
+    pub max_force: f32,
+    pub v_min: f32,
+    pub v_max: f32,
+    pub v0: f32,
+    pub noise: f32,
+    pub seed: u64,
+}
+
+impl Params {
+    pub fn from_scene(s: &Scene, n: usize) -> Params {
+        let mut p = Params {
+            n: n as u32,
+            dim: s.dim as u32,
+            model: s.model.code() as u32,
+            boundary: s.boundary.code() as u32,
+            world: s.world,
+            half_world: [s.world[0] * 0.5, s.world[1] * 0.5, s.world[2] * 0.5],
+            dt: s.dt,
+            r_sep2: 0.0,
+            r_ali2: 0.0,
+            r_coh2: 0.0,
+            w_sep: 0.0,
+            w_ali: 0.0,
+            w_coh: 0.0,
+            max_force: 0.0,
+            v_min: 0.0,
+            v_max: 0.0,
+            v0: 0.0,
+            noise: 0.0,
+            seed: s.seed,
+        };
+        if let Some(b) = &s.boids {
+            p.r_sep2 = b.r_sep * b.r_sep;
+            p.r_ali2 = b.r_ali * b.r_ali;
+            p.r_coh2 = b.r_coh * b.r_coh;
+            p.w_sep = b.w_sep;
+            p.w_ali = b.w_ali;
+            p.w_coh = b.w_coh;
+            p.max_force = b.max_force;
+            p.v_min = b.v_min;
+            p.v_max = b.v_max;
+        }
+        if let Some(v) = &s.vicsek {
+            // Vicsek's single radius is stored as the alignment radius.
+            p.r_ali2 = v.r * v.r;
+            p.v0 = v.v0;
+            p.noise = v.noise;
+        }
+        p
+    }
+
+    pub fn model(&self) -> Model {
+        Model::from_code(self.model as u8).unwrap_or(Model::Boids)
+    }
+
+    pub fn wraps(&self) -> bool {
+        self.boundary == Boundary::Wrap.code() as u32
+    }
+
+    /// Largest interaction radius (squared radii are what the step compares against).
+    pub fn radius(&self) -> f32 {
+        self.r_sep2.max(self.r_ali2).max(self.r_coh2).sqrt()
+    }
+}
+
+/// The state stopped being finite: which step produced it and the first agent affected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the state became NaN or infinite at step {step} (agent {agent})")]
+pub struct Diverged {
+    pub step: u64,
+    pub agent: usize,
+}
