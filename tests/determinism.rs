@@ -1,0 +1,116 @@
+//! The determinism contract: the `.bfs` bytes depend on the scene alone — not on the thread
+//! count, not on brute force vs grid.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use sha2::{Digest, Sha256};
+
+/// Above the solver's PARALLEL_MIN, so that --threads really splits the work.
+const N: u32 = 6500;
+
+fn scene(dir: &Path, name: &str, body: &str) -> std::path::PathBuf {
+    let p = dir.join(format!("{name}.json"));
+    std::fs::write(&p, body).unwrap();
+    p
+}
+
+fn record(scene: &Path, out: &Path, extra: &[&str]) -> Vec<u8> {
+    Command::cargo_bin("forge")
+        .unwrap()
+        .arg("simulate")
+        .arg(scene)
+        .arg("-o")
+        .arg(out)
+        .args(["--force", "--quiet"])
+        .args(extra)
+        .assert()
+        .success();
+    std::fs::read(out).unwrap()
+}
+
+fn check_all_variants(name: &str, body: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let s = scene(dir.path(), name, body);
+    let reference = record(&s, &dir.path().join("ref.bfs"), &["--threads", "1", "--search", "grid"]);
+    assert!(reference.len() > 1000);
+    for (label, extra) in [
+        ("2 threads, grid", &["--threads", "2", "--search", "grid"][..]),
+        ("7 threads, grid", &["--threads", "7", "--search", "grid"][..]),
+        ("1 thread, brute force", &["--threads", "1", "--search", "brute"][..]),
+        ("7 threads, brute force", &["--threads", "7", "--search", "brute"][..]),
+        ("auto", &[][..]),
+    ] {
+        let other = record(&s, &dir.path().join("other.bfs"), extra);
+        assert!(other == reference, "{name}: {label} wrote different bytes than 1 thread with the grid");
+    }
+}
+
+#[test]
+fn boids_2d_bytes_do_not_depend_on_threads_or_search() {
+    check_all_variants(
+        "b2",
+        &format!(
+            r#"{{"model": "boids", "agents": {N}, "steps": 6, "seed": 3,
+               "world": {{"size": [900, 500], "boundary": "wrap"}},
+               "boids": {{"w_sep": 40}},
+               "init": {{"layout": "clusters", "count": 5, "radius": 60}}}}"#
+        ),
+    );
+}
+
+#[test]
+fn boids_3d_bytes_do_not_depend_on_threads_or_search() {
+    check_all_variants(
+        "b3",
+        &format!(
+            r#"{{"model": "boids", "dim": 3, "agents": {N}, "steps": 5, "seed": 4,
+               "world": {{"size": [300, 300, 300], "boundary": "reflect"}},
+               "boids": {{"w_sep": 40}}}}"#
+        ),
+    );
+}
+
+#[test]
+fn vicsek_bytes_do_not_depend_on_threads_or_search() {
+    check_all_variants(
+        "v",
+        &format!(r#"{{"preset": "vicsek1995", "agents": {N}, "steps": 6, "seed": 5, "world": {{"size": [40, 40]}}}}"#),
+    );
+}
+
+#[test]
+fn open_boundary_bytes_do_not_depend_on_search() {
+    // Agents leave the box: the grid clamps them into edge cells and must still find them all.
+    check_all_variants(
+        "open",
+        &format!(
+            r#"{{"model": "boids", "agents": {N}, "steps": 6, "seed": 8,
+               "world": {{"size": [400, 300], "boundary": "open"}},
+               "boids": {{"w_sep": 40, "v_min": 150, "v_max": 400}},
+               "init": {{"layout": "disc", "center": [390, 290], "radius": 60}}}}"#
+        ),
+    );
+}
+
+/// Physics changes must be deliberate: this hash changes only when the step, the initial
+/// conditions or the format change. Update it in the same commit, saying why.
+#[test]
+fn pinned_hash_of_a_small_scene() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = scene(
+        dir.path(),
+        "pinned",
+        r#"{"model": "boids", "agents": 300, "steps": 40, "seed": 2024,
+            "world": {"size": [400, 300], "boundary": "wrap"}, "boids": {"w_sep": 40}}"#,
+    );
+    let bytes = record(&s, &dir.path().join("p.bfs"), &[]);
+    let v = scene(dir.path(), "pinned_v", r#"{"preset": "vicsek1995", "agents": 300, "steps": 40, "seed": 2024, "world": {"size": [8.66, 8.66]}}"#);
+    let vbytes = record(&v, &dir.path().join("v.bfs"), &[]);
+    let hex = |b: &[u8]| format!("{:x}", Sha256::digest(b));
+    assert_eq!(hex(&bytes), PINNED_BOIDS, "boids output changed");
+    assert_eq!(hex(&vbytes), PINNED_VICSEK, "vicsek output changed");
+}
+
+const PINNED_BOIDS: &str = "b6e522702945917a7469918480cedcf1df8bd8d042035cbb70a7ddb28cd5cfbf";
+const PINNED_VICSEK: &str = "ab88e8f512d9eecc01d8b31b529fc6dc762c913c1dafd30ec7792b674ad0c3fe";
