@@ -1,0 +1,294 @@
+//! The solver against plain O(N²) float64 implementations written from the model equations,
+//! and the behaviour each model is known for.
+
+use std::path::Path;
+
+use forge::metrics::polarization;
+use forge::scene::{self, Scene, Search};
+use forge::sim::{cpu::CpuSolver, init, math::rand_uniform, Params, State};
+
+fn scene(text: &str) -> Scene {
+    scene::parse(&scene::Source { text, dir: Path::new("."), default_name: "t" }).unwrap_or_else(|e| panic!("{}", e[0]))
+}
+
+fn solver(s: &Scene, search: Search, threads: usize) -> CpuSolver {
+    let st = init::initial_state(s).unwrap();
+    let n = st.n;
+    CpuSolver::new(Params::from_scene(s, n), st, threads, search).unwrap()
+}
+
+fn min_image(d: f64, l: f64, wrap: bool) -> f64 {
+    if wrap {
+        d - l * (d / l).round()
+    } else {
+        d
+    }
+}
+
+/// Reynolds boids from DESIGN.md, in f64, every pair.
+fn boids_reference(s: &Scene, st: &mut [Vec<f64>; 2], dim: usize, n: usize) {
+    let b = s.boids.as_ref().unwrap();
+    let (rs2, ra2, rc2) = ((b.r_sep as f64).powi(2), (b.r_ali as f64).powi(2), (b.r_coh as f64).powi(2));
+    let wrap = s.boundary == scene::Boundary::Wrap;
+    let (pos, vel) = (&st[0], &st[1]);
+    let mut np = pos.clone();
+    let mut nv = vel.clone();
+    for i in 0..n {
+        let mut sep = [0f64; 3];
+        let mut ali = [0f64; 3];
+        let mut coh = [0f64; 3];
+        let (mut na, mut nc) = (0, 0);
+        for j in 0..n {
+            if j == i {
+                continue;
+            }
+            let mut d = [0f64; 3];
+            for k in 0..dim {
+                d[k] = min_image(pos[k * n + j] - pos[k * n + i], s.world[k] as f64, wrap);
+            }
+            let d2: f64 = d.iter().map(|x| x * x).sum();
+            if d2 < rs2 && d2 > 0.0 {
+                for k in 0..dim {
+                    sep[k] += -d[k] / d2;
+                }
+            }
+            if d2 < ra2 {
+                for k in 0..dim {
+                    ali[k] += vel[k * n + j];
+                }
+                na += 1;
+            }
+            if d2 < rc2 {
+                for k in 0..dim {
+                    coh[k] += d[k];
+                }
+                nc += 1;
+            }
+        }
+        let mut a = [0f64; 3];
+        for k in 0..dim {
+            a[k] = b.w_sep as f64 * sep[k];
+            if na > 0 {
+                a[k] += b.w_ali as f64 * (ali[k] / na as f64 - vel[k * n + i]);
+            }
+            if nc > 0 {
+                a[k] += b.w_coh as f64 * coh[k] / nc as f64;
+            }
+        }
+        let am = a.iter().map(|x| x * x).sum::<f64>().sqrt();
+        if am > b.max_force as f64 {
+            for x in a.iter_mut() {
+                *x *= b.max_force as f64 / am;
+            }
+        }
+        let mut v = [0f64; 3];
+        for k in 0..dim {
+            v[k] = vel[k * n + i] + a[k] * s.dt as f64;
+        }
+        let sp = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+        let f = if sp > b.v_max as f64 {
+            b.v_max as f64 / sp
+        } else if sp < b.v_min as f64 && sp > 0.0 {
+            b.v_min as f64 / sp
+        } else {
+            1.0
+        };
+        for k in 0..dim {
+            nv[k * n + i] = v[k] * f;
+            let l = s.world[k] as f64;
+            let mut x = pos[k * n + i] + nv[k * n + i] * s.dt as f64;
+            if wrap {
+                x -= l * (x / l).floor();
+            }
+            np[k * n + i] = x;
+        }
+    }
+    st[0] = np;
+    st[1] = nv;
+}
+
+/// Vicsek 1995 in f64: mean direction of unit velocities within r (self included) + noise.
+fn vicsek_reference(s: &Scene, st: &mut [Vec<f64>; 2], n: usize, step: u64) {
+    let v = s.vicsek.as_ref().unwrap();
+    let r2 = (v.r as f64).powi(2);
+    let (pos, vel) = (&st[0], &st[1]);
+    let mut np = pos.clone();
+    let mut nv = vel.clone();
+    for i in 0..n {
+        let (mut sx, mut sy) = (0.0, 0.0);
+        for j in 0..n {
+            let dx = min_image(pos[j] - pos[i], s.world[0] as f64, true);
+            let dy = min_image(pos[n + j] - pos[n + i], s.world[1] as f64, true);
+            if dx * dx + dy * dy < r2 {
+                let m = (vel[j].powi(2) + vel[n + j].powi(2)).sqrt();
+                sx += vel[j] / m;
+                sy += vel[n + j] / m;
+            }
+        }
+        // The noise is an input of the model: the same counter-based draw the solver uses.
+        let xi = (rand_uniform(s.seed, step, i as u64, 0) as f64 - 0.5) * v.noise as f64;
+        let th = sy.atan2(sx) + xi;
+        nv[i] = v.v0 as f64 * th.cos();
+        nv[n + i] = v.v0 as f64 * th.sin();
+        for k in 0..2 {
+            let l = s.world[k] as f64;
+            let x = pos[k * n + i] + nv[k * n + i] * s.dt as f64;
+            np[k * n + i] = x - l * (x / l).floor();
+        }
+    }
+    st[0] = np;
+    st[1] = nv;
+}
+
+fn to_f64(st: &State) -> [Vec<f64>; 2] {
+    [st.pos.iter().map(|&x| x as f64).collect(), st.vel.iter().map(|&x| x as f64).collect()]
+}
+
+/// Largest position error (minimum image) and velocity error between solver and reference.
+fn max_err(s: &Scene, st: &State, r: &[Vec<f64>; 2]) -> (f64, f64) {
+    let n = st.n;
+    let mut ep = 0f64;
+    let mut ev = 0f64;
+    for k in 0..st.dim {
+        for i in 0..n {
+            ep = ep.max(min_image(st.pos[k * n + i] as f64 - r[0][k * n + i], s.world[k] as f64, true).abs());
+            ev = ev.max((st.vel[k * n + i] as f64 - r[1][k * n + i]).abs());
+        }
+    }
+    (ep, ev)
+}
+
+// Tolerances: float32 state against float64 over a few steps. Positions are hundreds of
+// units (f32 ulp ~3e-5), velocities up to 180; chaotic growth over 5 steps is small.
+const STEPS: u64 = 5;
+
+#[test]
+fn boids_2d_agrees_with_float64_reference() {
+    let s = scene(
+        r#"{"model": "boids", "agents": 400, "seed": 9, "world": {"size": [300, 200]},
+            "boids": {"w_sep": 40}, "init": {"layout": "clusters", "count": 4, "radius": 40}}"#,
+    );
+    for search in [Search::Brute, Search::Grid] {
+        let mut sol = solver(&s, search, 1);
+        let mut r = to_f64(&sol.state);
+        for t in 0..STEPS {
+            sol.step().unwrap();
+            boids_reference(&s, &mut r, 2, 400);
+            let (ep, ev) = max_err(&s, &sol.state, &r);
+            assert!(ep < 2e-3 && ev < 2e-2, "{search:?} step {t}: position error {ep}, velocity error {ev}");
+        }
+    }
+}
+
+#[test]
+fn boids_3d_agrees_with_float64_reference() {
+    let s = scene(
+        r#"{"model": "boids", "dim": 3, "agents": 400, "seed": 10, "world": {"size": [120, 120, 120]},
+            "boids": {"w_sep": 40}}"#,
+    );
+    let mut sol = solver(&s, Search::Grid, 1);
+    let mut r = to_f64(&sol.state);
+    for t in 0..STEPS {
+        sol.step().unwrap();
+        boids_reference(&s, &mut r, 3, 400);
+        let (ep, ev) = max_err(&s, &sol.state, &r);
+        assert!(ep < 2e-3 && ev < 2e-2, "step {t}: position error {ep}, velocity error {ev}");
+    }
+}
+
+#[test]
+fn vicsek_agrees_with_float64_reference() {
+    let s = scene(r#"{"preset": "vicsek1995", "agents": 400, "seed": 11, "world": {"size": [10, 10]}, "vicsek": {"noise": 1.0}}"#);
+    let mut sol = solver(&s, Search::Grid, 1);
+    let mut r = to_f64(&sol.state);
+    for t in 0..STEPS {
+        sol.step().unwrap();
+        vicsek_reference(&s, &mut r, 400, t);
+        let (ep, ev) = max_err(&s, &sol.state, &r);
+        assert!(ep < 1e-5 && ev < 1e-6, "step {t}: position error {ep}, velocity error {ev}");
+    }
+}
+
+fn run_polarization(s: &Scene, steps: u64, tail: u64) -> f64 {
+    let mut sol = solver(s, Search::Auto, 0);
+    let mut sum = 0.0;
+    for t in 0..steps {
+        sol.step().unwrap();
+        if t >= steps - tail {
+            sum += polarization(s.dim, sol.state.n, &sol.state.vel);
+        }
+    }
+    sum / tail as f64
+}
+
+#[test]
+fn aligning_boids_polarize() {
+    let s = scene(
+        r#"{"model": "boids", "agents": 300, "seed": 1, "world": {"size": [200, 200]},
+            "boids": {"r_sep": 5, "r_ali": 60, "r_coh": 60, "w_sep": 40, "w_ali": 3, "w_coh": 0.2,
+                      "v_min": 20, "v_max": 60, "max_force": 200}}"#,
+    );
+    let p0 = polarization(2, 300, &init::initial_state(&s).unwrap().vel);
+    let p = run_polarization(&s, 600, 10);
+    assert!(p0 < 0.2, "starts disordered: {p0}");
+    assert!(p > 0.9, "aligning boids reach polarization {p}");
+}
+
+#[test]
+fn vicsek_orders_at_small_noise() {
+    let s = scene(r#"{"preset": "vicsek1995", "agents": 300, "seed": 2, "world": {"size": [5, 5]}, "vicsek": {"noise": 0.1}}"#);
+    let p = run_polarization(&s, 800, 20);
+    assert!(p > 0.9, "v_a = {p} at η = 0.1");
+}
+
+#[test]
+fn vicsek_stays_disordered_at_full_noise() {
+    let n = 1000;
+    let s = scene(r#"{"preset": "vicsek1995", "agents": 1000, "seed": 3, "world": {"size": [15.8, 15.8]}, "vicsek": {"noise": 6.283185307}}"#);
+    let p = run_polarization(&s, 300, 100);
+    let expect = 1.0 / (n as f64).sqrt();
+    // The mean of |Σ random unit vectors|/N is √(π/4)/√N ≈ 0.89/√N.
+    assert!(p > expect * 0.5 && p < expect * 2.0, "v_a = {p}, 1/√N = {expect}");
+}
+
+#[test]
+fn reflect_keeps_agents_inside() {
+    let s = scene(
+        r#"{"model": "boids", "agents": 500, "seed": 4, "world": {"size": [100, 60], "boundary": "reflect"},
+            "boids": {"w_sep": 40, "v_min": 100, "v_max": 300}}"#,
+    );
+    let mut sol = solver(&s, Search::Grid, 1);
+    for _ in 0..400 {
+        sol.step().unwrap();
+        let n = sol.state.n;
+        for k in 0..2 {
+            for i in 0..n {
+                let x = sol.state.pos[k * n + i];
+                assert!((0.0..=s.world[k]).contains(&x), "agent {i} at {x} on axis {k}");
+            }
+        }
+    }
+}
+
+#[test]
+fn agents_across_the_wrap_seam_see_each_other() {
+    for search in [Search::Brute, Search::Grid] {
+        for (k, world) in [(0usize, "[100, 80]"), (1, "[80, 100]")] {
+            let s = scene(&format!(
+                r#"{{"model": "boids", "agents": 2, "world": {{"size": {world}, "boundary": "wrap"}},
+                    "boids": {{"r_sep": 0, "r_ali": 0, "r_coh": 5, "w_sep": 0, "w_ali": 0, "w_coh": 1,
+                              "v_min": 0, "v_max": 10, "max_force": 100}}}}"#
+            ));
+            let mut st = State::zeros(2, 2).unwrap();
+            // 0.5 and 99.5 are 1 apart across the seam; both at rest.
+            st.pos[k * 2] = 0.5;
+            st.pos[k * 2 + 1] = 99.5;
+            st.pos[(1 - k) * 2] = 40.0;
+            st.pos[(1 - k) * 2 + 1] = 40.0;
+            let mut sol = CpuSolver::new(Params::from_scene(&s, 2), st, 1, search).unwrap();
+            sol.step().unwrap();
+            let v = &sol.state.vel;
+            assert!(v[k * 2] < 0.0 && v[k * 2 + 1] > 0.0, "{search:?} axis {k}: they pull towards each other across the seam, got {v:?}");
+        }
+    }
+}
