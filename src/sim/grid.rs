@@ -136,16 +136,27 @@ impl Grid {
             }
             counts[k] = m;
         }
+        // Cells (x-1, y, z) .. (x+1, y, z) are consecutive in sorted order: merge runs of
+        // consecutive x into one slot range (3 ranges a cell in 2D instead of 9).
+        let mut xs = offs[0];
+        xs[..counts[0]].sort_unstable();
         let mut len = 0;
         for &z in &offs[2][..counts[2]] {
             for &y in &offs[1][..counts[1]] {
-                for &x in &offs[0][..counts[0]] {
-                    let cell = (z as usize * self.dims[1] + y as usize) * self.dims[0] + x as usize;
-                    let (a, b) = (self.cell_start[cell], self.cell_start[cell + 1]);
-                    if a < b {
-                        out[len] = (a, b);
+                let row = (z as usize * self.dims[1] + y as usize) * self.dims[0];
+                let mut a = 0;
+                while a < counts[0] {
+                    let mut b = a;
+                    while b + 1 < counts[0] && xs[b + 1] == xs[b] + 1 {
+                        b += 1;
+                    }
+                    let lo = self.cell_start[row + xs[a] as usize];
+                    let hi = self.cell_start[row + xs[b] as usize + 1];
+                    if lo < hi {
+                        out[len] = (lo, hi);
                         len += 1;
                     }
+                    a = b + 1;
                 }
             }
         }
