@@ -14,7 +14,11 @@ use crate::sim::{cpu::CpuSolver, init, Params};
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
     /// Agent counts to measure (constant density).
-    #[arg(long, value_delimiter = ',', default_value = "1000,10000,100000,1000000")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "1000,10000,100000,1000000"
+    )]
     pub sizes: Vec<u64>,
     /// Smaller and shorter: sizes 1000,10000,100000 and fewer repetitions.
     #[arg(long)]
@@ -33,8 +37,14 @@ pub struct BenchArgs {
 /// BoidForge's preset at its published density (2000 agents in 1920×1080) scaled to `n`
 /// agents by growing the world; 3D keeps the same radii in a cube of matching density.
 pub fn bench_scene(n: u64, dim: usize) -> Scene {
-    let text = format!("{{\"preset\": \"boidforge\", \"dim\": {dim}, \"agents\": {n}, \"seed\": 1}}");
-    let mut s = scene::parse(&scene::Source { text: &text, dir: std::path::Path::new("."), default_name: "bench" }).expect("bench scene is valid");
+    let text =
+        format!("{{\"preset\": \"boidforge\", \"dim\": {dim}, \"agents\": {n}, \"seed\": 1}}");
+    let mut s = scene::parse(&scene::Source {
+        text: &text,
+        dir: std::path::Path::new("."),
+        default_name: "bench",
+    })
+    .expect("bench scene is valid");
     if dim == 2 {
         let f = (n as f64 / 2000.0).sqrt();
         s.world = [(1920.0 * f) as f32, (1080.0 * f) as f32, 0.0];
@@ -83,7 +93,10 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
         let mut rec = Recorder::start(crate::bfs::Writer::new(file, &h)?, 2, n as usize)?;
         for _ in 0..3 {
             solver.step().expect("finite");
-            rec.record(solver.step, &solver.state)?;
+            {
+                let (st, ids) = solver.slots();
+                rec.record(solver.step, st, ids)
+            }?;
         }
         rec.finish()?;
         println!("{}", peak_rss_kib().unwrap_or(0));
@@ -92,18 +105,45 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     let all = a.only.iter().any(|o| o == "all");
     let want = |t: &str| all || a.only.iter().any(|o| o == t);
     for o in &a.only {
-        if !["all", "scaling", "crossover", "boidforge", "record", "memory"].contains(&o.as_str()) {
-            bail!("--only: unknown table {o:?} (all, scaling, crossover, boidforge, record, memory)");
+        if ![
+            "all",
+            "scaling",
+            "crossover",
+            "boidforge",
+            "record",
+            "memory",
+        ]
+        .contains(&o.as_str())
+        {
+            bail!(
+                "--only: unknown table {o:?} (all, scaling, crossover, boidforge, record, memory)"
+            );
         }
     }
-    let sizes: Vec<u64> = if a.quick { vec![1000, 10_000, 100_000] } else { a.sizes.clone() };
+    let sizes: Vec<u64> = if a.quick {
+        vec![1000, 10_000, 100_000]
+    } else {
+        a.sizes.clone()
+    };
     if let Some(&bad) = sizes.iter().find(|&&n| n == 0 || n > scene::MAX_AGENTS) {
-        bail!("--sizes: each size must be in 1..={}, got {bad}", scene::MAX_AGENTS);
+        bail!(
+            "--sizes: each size must be in 1..={}, got {bad}",
+            scene::MAX_AGENTS
+        );
     }
-    let seconds = if a.quick { a.seconds.min(0.25) } else { a.seconds };
-    let cores = std::thread::available_parallelism().map(|x| x.get()).unwrap_or(1);
+    let seconds = if a.quick {
+        a.seconds.min(0.25)
+    } else {
+        a.seconds
+    };
+    let cores = std::thread::available_parallelism()
+        .map(|x| x.get())
+        .unwrap_or(1);
     let mut out = std::io::stdout().lock();
-    writeln!(out, "forge bench — CPU backend, {cores} cores, boidforge preset at constant density\n")?;
+    writeln!(
+        out,
+        "forge bench — CPU backend, {cores} cores, boidforge preset at constant density\n"
+    )?;
 
     if want("boidforge") {
         let s = bench_scene(2000, 2);
@@ -113,7 +153,10 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     }
 
     if want("scaling") {
-        writeln!(out, "| dim | agents | threads | search | ms/step | agent-steps/s | ns/agent-step |")?;
+        writeln!(
+            out,
+            "| dim | agents | threads | search | ms/step | agent-steps/s | ns/agent-step |"
+        )?;
         writeln!(out, "|---|---:|---:|---|---:|---:|---:|")?;
         for dim in [2usize, 3] {
             for &n in &sizes {
@@ -149,7 +192,11 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     }
 
     if want("crossover") {
-        writeln!(out, "Brute force vs grid, 1 thread (auto uses brute force up to N = {}):\n", crate::sim::cpu::BRUTE_MAX)?;
+        writeln!(
+            out,
+            "Brute force vs grid, 1 thread (auto uses brute force up to N = {}):\n",
+            crate::sim::cpu::BRUTE_MAX
+        )?;
         writeln!(out, "| agents | brute ms/step | grid ms/step |")?;
         writeln!(out, "|---:|---:|---:|")?;
         for n in [16u64, 32, 64, 96, 128, 192, 256, 512] {
@@ -183,7 +230,10 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
         let t0 = Instant::now();
         for _ in 0..steps {
             solver.step().expect("finite");
-            rec.record(solver.step, &solver.state)?;
+            {
+                let (st, ids) = solver.slots();
+                rec.record(solver.step, st, ids)
+            }?;
         }
         rec.finish()?;
         let t_rec = t0.elapsed().as_secs_f64();
@@ -201,9 +251,18 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     if want("memory") {
         let n = if a.quick { 100_000 } else { 1_000_000 };
         let exe = std::env::current_exe()?;
-        let o = std::process::Command::new(exe).args(["bench", "--memory-probe", &n.to_string()]).output()?;
-        let kib: u64 = String::from_utf8_lossy(&o.stdout).trim().parse().unwrap_or(0);
-        writeln!(out, "Peak memory, {n} agents 2D simulated and recorded: {:.0} MB\n", kib as f64 * 1024.0 / 1e6)?;
+        let o = std::process::Command::new(exe)
+            .args(["bench", "--memory-probe", &n.to_string()])
+            .output()?;
+        let kib: u64 = String::from_utf8_lossy(&o.stdout)
+            .trim()
+            .parse()
+            .unwrap_or(0);
+        writeln!(
+            out,
+            "Peak memory, {n} agents 2D simulated and recorded: {:.0} MB\n",
+            kib as f64 * 1024.0 / 1e6
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -16,7 +16,11 @@ use crate::scenes;
 use crate::sim::{cpu::CpuSolver, init, Params};
 
 #[derive(Parser, Debug)]
-#[command(name = "forge", version, about = "Flocking simulations (boids 2D/3D, Vicsek) recorded to .bfs, exactly reproducible")]
+#[command(
+    name = "forge",
+    version,
+    about = "Flocking simulations (boids 2D/3D, Vicsek) recorded to .bfs, exactly reproducible"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -107,7 +111,10 @@ pub fn main() -> ExitCode {
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 pub fn run(cli: Cli) -> Result<ExitCode> {
@@ -122,7 +129,11 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                     scene::Model::Boids => format!("boids {}D", s.dim),
                     scene::Model::Vicsek => "vicsek".to_string(),
                 };
-                writeln!(out, "{:<14} {:<9} {:>6} agents {:>5} steps  {}", b.name, kind, s.agents, s.steps, s.description)?;
+                writeln!(
+                    out,
+                    "{:<14} {:<9} {:>6} agents {:>5} steps  {}",
+                    b.name, kind, s.agents, s.steps, s.description
+                )?;
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -131,18 +142,37 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
 }
 
 fn load_builtin(b: &scenes::Builtin) -> Result<Scene> {
-    scene::parse(&scene::Source { text: b.text, dir: Path::new("."), default_name: b.name })
-        .map_err(|e| anyhow!("built-in scene {}: {}", b.name, e[0]))
+    scene::parse(&scene::Source {
+        text: b.text,
+        dir: Path::new("."),
+        default_name: b.name,
+    })
+    .map_err(|e| anyhow!("built-in scene {}: {}", b.name, e[0]))
 }
 
 /// A scene argument: an existing file, else a built-in scene by name (with or without .json).
 pub fn load_scene(arg: &str) -> Result<Scene> {
     let path = Path::new(arg);
     if path.exists() {
-        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read scene file {}", path.display()))?;
-        let dir = path.parent().map(|p| if p.as_os_str().is_empty() { Path::new(".") } else { p }).unwrap_or(Path::new("."));
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read scene file {}", path.display()))?;
+        let dir = path
+            .parent()
+            .map(|p| {
+                if p.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    p
+                }
+            })
+            .unwrap_or(Path::new("."));
         let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("scene");
-        return scene::parse(&scene::Source { text: &text, dir, default_name: stem }).map_err(|errs| {
+        return scene::parse(&scene::Source {
+            text: &text,
+            dir,
+            default_name: stem,
+        })
+        .map_err(|errs| {
             let mut msg = format!("scene file {} is not valid:", path.display());
             for e in &errs {
                 msg.push_str(&format!("\n  {e}"));
@@ -153,7 +183,10 @@ pub fn load_scene(arg: &str) -> Result<Scene> {
     let name = arg.strip_suffix(".json").unwrap_or(arg);
     match scenes::find(name) {
         Some(b) => load_builtin(b),
-        None => bail!("no scene file {arg} and no built-in scene named {name:?} (built-in: {})", scenes::names().join(", ")),
+        None => bail!(
+            "no scene file {arg} and no built-in scene named {name:?} (built-in: {})",
+            scenes::names().join(", ")
+        ),
     }
 }
 
@@ -170,7 +203,10 @@ fn simulate(a: SimulateArgs) -> Result<ExitCode> {
             bail!("--agents: must be in 1..={}, got {n}", scene::MAX_AGENTS);
         }
         if scene.init.layout == scene::Layout::File {
-            bail!("--agents: the scene takes its agents from {}", scene.init.path.as_deref().unwrap_or("a file"));
+            bail!(
+                "--agents: the scene takes its agents from {}",
+                scene.init.path.as_deref().unwrap_or("a file")
+            );
         }
         scene.agents = n as u32;
         if let Some(c) = scene.init.count {
@@ -194,17 +230,26 @@ fn simulate(a: SimulateArgs) -> Result<ExitCode> {
     let n = state.n;
     let dim = scene.dim;
 
-    let out_path = a.output.clone().unwrap_or_else(|| PathBuf::from(format!("{}.bfs", scene.name)));
+    let out_path = a
+        .output
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("{}.bfs", scene.name)));
     let (out, file) = OutputFile::create(&out_path, a.force, "output")?;
     let header = header_for(&scene);
     let writing = out.writing_path().to_path_buf();
     let result = (|| -> Result<Outcome> {
-        let writer = bfs::Writer::new(file, &header).map_err(|e| anyhow!("writing {}: {e}", out_path.display()))?;
+        let writer = bfs::Writer::new(file, &header)
+            .map_err(|e| anyhow!("writing {}: {e}", out_path.display()))?;
         let mut rec = Recorder::start(writer, dim, n)?;
         let params = Params::from_scene(&scene, n);
-        let mut solver = CpuSolver::new(params, state, a.threads.unwrap_or(0), scene.search).map_err(anyhow::Error::msg)?;
+        let mut solver = CpuSolver::new(params, state, a.threads.unwrap_or(0), scene.search)
+            .map_err(anyhow::Error::msg)?;
         let wr = |e: bfs::BfsError| anyhow!("writing {}: {e}", out_path.display());
-        rec.record(0, &solver.state).map_err(wr)?;
+        {
+            let (st, ids) = solver.slots();
+            rec.record(0, st, ids)
+        }
+        .map_err(wr)?;
         let bar = progress(scene.steps, a.quiet);
         let t0 = Instant::now();
         let every = scene.record_every as u64;
@@ -215,7 +260,11 @@ fn simulate(a: SimulateArgs) -> Result<ExitCode> {
                 break;
             }
             if solver.step % every == 0 {
-                rec.record(solver.step, &solver.state).map_err(wr)?;
+                {
+                    let (st, ids) = solver.slots();
+                    rec.record(solver.step, st, ids)
+                }
+                .map_err(wr)?;
             }
             if solver.step % 16 == 0 {
                 bar.set_position(solver.step);
@@ -230,7 +279,7 @@ fn simulate(a: SimulateArgs) -> Result<ExitCode> {
             frames,
             threads: solver.threads(),
             search: solver.search,
-            polarization: metrics::polarization(dim, n, &solver.state.vel),
+            polarization: metrics::polarization(dim, n, &solver.slots().0.vel),
             diverged,
         })
     })();
@@ -312,9 +361,11 @@ fn progress(len: u64, quiet: bool) -> indicatif::ProgressBar {
     }
     let bar = indicatif::ProgressBar::new(len);
     bar.set_style(
-        indicatif::ProgressStyle::with_template("{bar:40.cyan/blue} {pos}/{len} steps  {per_sec}  ETA {eta}")
-            .expect("valid template")
-            .progress_chars("█▉▊▋▌▍▎▏ "),
+        indicatif::ProgressStyle::with_template(
+            "{bar:40.cyan/blue} {pos}/{len} steps  {per_sec}  ETA {eta}",
+        )
+        .expect("valid template")
+        .progress_chars("█▉▊▋▌▍▎▏ "),
     );
     bar
 }
@@ -356,10 +407,15 @@ struct Summary {
 }
 
 fn info(a: InfoArgs) -> Result<ExitCode> {
-    let mut r = bfs::Reader::open(&a.file).with_context(|| format!("cannot open {}", a.file.display()))?;
+    let mut r =
+        bfs::Reader::open(&a.file).with_context(|| format!("cannot open {}", a.file.display()))?;
     let h = r.header().clone();
     let count = r.frame_count();
-    let space = Space { dim: h.dim as usize, world: h.world_size, wrap: h.boundary == Boundary::Wrap };
+    let space = Space {
+        dim: h.dim as usize,
+        world: h.world_size,
+        wrap: h.boundary == Boundary::Wrap,
+    };
     let mut frame = bfs::Frame::empty();
 
     let mut csv_out = None;
@@ -373,15 +429,21 @@ fn info(a: InfoArgs) -> Result<ExitCode> {
         let mut picks: Vec<u64> = if csv_out.is_some() || count <= SUMMARY_FRAMES {
             (0..count).collect()
         } else {
-            (0..SUMMARY_FRAMES).map(|i| i * (count - 1) / (SUMMARY_FRAMES - 1)).collect()
+            (0..SUMMARY_FRAMES)
+                .map(|i| i * (count - 1) / (SUMMARY_FRAMES - 1))
+                .collect()
         };
         picks.dedup();
         let mut all = Vec::with_capacity(picks.len());
         if let Some((_, w)) = csv_out.as_mut() {
-            writeln!(w, "frame,step,time,polarization,mean_speed,nn_distance,pairwise_distance")?;
+            writeln!(
+                w,
+                "frame,step,time,polarization,mean_speed,nn_distance,pairwise_distance"
+            )?;
         }
         for &k in &picks {
-            r.read_frame_into(k, &mut frame).with_context(|| format!("{}: frame {k}", a.file.display()))?;
+            r.read_frame_into(k, &mut frame)
+                .with_context(|| format!("{}: frame {k}", a.file.display()))?;
             let n = frame.agents(space.dim);
             let m = metrics::frame_metrics(&space, n, &frame.pos, &frame.vel);
             if let Some((_, w)) = csv_out.as_mut() {
@@ -405,18 +467,30 @@ fn info(a: InfoArgs) -> Result<ExitCode> {
             mean.nn_distance += m.nn_distance / all.len() as f64;
             mean.pairwise_distance += m.pairwise_distance / all.len() as f64;
         }
-        Some(Summary { frames_sampled: all.len() as u64, first: all[0], last: *all.last().unwrap(), mean })
+        Some(Summary {
+            frames_sampled: all.len() as u64,
+            first: all[0],
+            last: *all.last().unwrap(),
+            mean,
+        })
     };
     if let Some((out, w)) = csv_out {
-        let file = w.into_inner().map_err(|e| anyhow!("writing {}: {}", out.path.display(), e.error()))?;
+        let file = w
+            .into_inner()
+            .map_err(|e| anyhow!("writing {}: {}", out.path.display(), e.error()))?;
         file.sync_data().ok();
         out.commit()?;
     }
-    let last_step = if count > 0 { Some(r.read_frame(count - 1).map(|f| f.step).unwrap_or(0)) } else { None };
+    let last_step = if count > 0 {
+        Some(r.read_frame(count - 1).map(|f| f.step).unwrap_or(0))
+    } else {
+        None
+    };
 
     let mut stdout = std::io::stdout().lock();
     if a.json {
-        let scene_json: serde_json::Value = serde_json::from_str(&h.scene_json).unwrap_or(serde_json::Value::Null);
+        let scene_json: serde_json::Value =
+            serde_json::from_str(&h.scene_json).unwrap_or(serde_json::Value::Null);
         let v = serde_json::json!({
             "file": a.file.display().to_string(),
             "format": match h.source { SourceFormat::Forge => "forge", SourceFormat::Bfs1 => "bfs1" },
@@ -443,7 +517,10 @@ fn info(a: InfoArgs) -> Result<ExitCode> {
         for w in r.warnings() {
             eprintln!("warning: {}: {w}", a.file.display());
         }
-        let world: Vec<String> = h.world_size[..h.dim as usize].iter().map(|x| format!("{x}")).collect();
+        let world: Vec<String> = h.world_size[..h.dim as usize]
+            .iter()
+            .map(|x| format!("{x}"))
+            .collect();
         writeln!(stdout, "file       {}", a.file.display())?;
         writeln!(
             stdout,
@@ -453,11 +530,26 @@ fn info(a: InfoArgs) -> Result<ExitCode> {
                 SourceFormat::Bfs1 => "BoidForge BFS1",
             },
             h.version,
-            if h.frame_count.is_some() { "" } else { " (not finalized)" }
+            if h.frame_count.is_some() {
+                ""
+            } else {
+                " (not finalized)"
+            }
         )?;
         writeln!(stdout, "scene      {}", h.scene_name)?;
-        writeln!(stdout, "model      {} {}D, {} boundary", h.model.name(), h.dim, h.boundary.name())?;
-        writeln!(stdout, "world      {}{}", world.join(" x "), if h.world_inferred { " (inferred)" } else { "" })?;
+        writeln!(
+            stdout,
+            "model      {} {}D, {} boundary",
+            h.model.name(),
+            h.dim,
+            h.boundary.name()
+        )?;
+        writeln!(
+            stdout,
+            "world      {}{}",
+            world.join(" x "),
+            if h.world_inferred { " (inferred)" } else { "" }
+        )?;
         writeln!(stdout, "agents     {}", h.agents)?;
         writeln!(stdout, "dt         {}   seed {}", h.dt, h.seed)?;
         writeln!(
@@ -465,10 +557,16 @@ fn info(a: InfoArgs) -> Result<ExitCode> {
             "frames     {count} (a frame every {} step{}{})",
             h.record_every,
             if h.record_every == 1 { "" } else { "s" },
-            last_step.map(|s| format!(", last at step {s}")).unwrap_or_default()
+            last_step
+                .map(|s| format!(", last at step {s}"))
+                .unwrap_or_default()
         )?;
         if let Some(s) = &summary {
-            writeln!(stdout, "metrics    {:>12} {:>12} {:>12}   (over {} frames)", "first", "last", "mean", s.frames_sampled)?;
+            writeln!(
+                stdout,
+                "metrics    {:>12} {:>12} {:>12}   (over {} frames)",
+                "first", "last", "mean", s.frames_sampled
+            )?;
             let rows: [(&str, fn(&Metrics) -> f64); 4] = [
                 ("polarization", |m| m.polarization),
                 ("mean speed", |m| m.mean_speed),
@@ -476,7 +574,14 @@ fn info(a: InfoArgs) -> Result<ExitCode> {
                 ("pairwise", |m| m.pairwise_distance),
             ];
             for (name, f) in rows {
-                writeln!(stdout, "  {:<12} {:>10.4} {:>12.4} {:>12.4}", name, f(&s.first), f(&s.last), f(&s.mean))?;
+                writeln!(
+                    stdout,
+                    "  {:<12} {:>10.4} {:>12.4} {:>12.4}",
+                    name,
+                    f(&s.first),
+                    f(&s.last),
+                    f(&s.mean)
+                )?;
             }
         }
     }

@@ -74,7 +74,15 @@ pub fn mean_speed(dim: usize, n: usize, vel: &[f32]) -> f64 {
     if n == 0 {
         return 0.0;
     }
-    (0..n).map(|i| (0..dim).map(|k| (vel[k * n + i] as f64).powi(2)).sum::<f64>().sqrt()).sum::<f64>() / n as f64
+    (0..n)
+        .map(|i| {
+            (0..dim)
+                .map(|k| (vel[k * n + i] as f64).powi(2))
+                .sum::<f64>()
+                .sqrt()
+        })
+        .sum::<f64>()
+        / n as f64
 }
 
 pub fn pairwise_distance(sp: &Space, n: usize, pos: &[f32]) -> f64 {
@@ -124,7 +132,15 @@ pub fn nn_distance(sp: &Space, n: usize, pos: &[f32]) -> f64 {
         dims[k] = (((hi[k] - lo[k]) / cell).ceil() as usize).clamp(1, 4096);
     }
     // With wrap, cells must tile the world exactly.
-    let csize: Vec<f64> = (0..3).map(|k| if k < dim { (hi[k] - lo[k]) / dims[k] as f64 } else { 1.0 }).collect();
+    let csize: Vec<f64> = (0..3)
+        .map(|k| {
+            if k < dim {
+                (hi[k] - lo[k]) / dims[k] as f64
+            } else {
+                1.0
+            }
+        })
+        .collect();
     let ncells: usize = dims.iter().product();
     let coord = |i: usize, k: usize| -> usize {
         let x = (pos[k * n + i] as f64 - lo[k]) / csize[k];
@@ -233,7 +249,16 @@ mod tests {
     use super::*;
 
     fn brute_nn(sp: &Space, n: usize, pos: &[f32]) -> f64 {
-        (0..n).map(|i| (0..n).filter(|&j| j != i).map(|j| sp.dist2(pos, n, i, j)).fold(f64::INFINITY, f64::min).sqrt()).sum::<f64>() / n as f64
+        (0..n)
+            .map(|i| {
+                (0..n)
+                    .filter(|&j| j != i)
+                    .map(|j| sp.dist2(pos, n, i, j))
+                    .fold(f64::INFINITY, f64::min)
+                    .sqrt()
+            })
+            .sum::<f64>()
+            / n as f64
     }
 
     #[test]
@@ -246,7 +271,11 @@ mod tests {
                 s = crate::sim::math::mix64(s);
                 *x = (s >> 40) as f32 / (1u64 << 24) as f32 * 50.0;
             }
-            let sp = Space { dim, world: [50.0, 50.0, 50.0], wrap };
+            let sp = Space {
+                dim,
+                world: [50.0, 50.0, 50.0],
+                wrap,
+            };
             let a = nn_distance(&sp, n, &pos);
             let b = brute_nn(&sp, n, &pos);
             assert!((a - b).abs() < 1e-9, "dim {dim} wrap {wrap}: {a} vs {b}");

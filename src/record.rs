@@ -10,6 +10,7 @@ use std::thread::JoinHandle;
 use anyhow::{bail, Context, Result};
 
 use crate::bfs::{self, Writer};
+use crate::sim::cpu::unpermute;
 use crate::sim::State;
 
 /// Where a recording goes: written to `NAME.partial` beside the final name and renamed on
@@ -28,13 +29,28 @@ impl OutputFile {
             Ok(m) if m.is_dir() => bail!("{what} {} is a folder", path.display()),
             Ok(m) if !m.is_file() => {
                 // A device or pipe: write in place, nothing to rename.
-                let f = OpenOptions::new().write(true).open(path).with_context(|| format!("cannot open {what} {}", path.display()))?;
-                return Ok((OutputFile { path: path.to_path_buf(), temp: None }, f));
+                let f = OpenOptions::new()
+                    .write(true)
+                    .open(path)
+                    .with_context(|| format!("cannot open {what} {}", path.display()))?;
+                return Ok((
+                    OutputFile {
+                        path: path.to_path_buf(),
+                        temp: None,
+                    },
+                    f,
+                ));
             }
-            Ok(_) if !force => bail!("{what} {} already exists (use --force to overwrite it)", path.display()),
+            Ok(_) if !force => bail!(
+                "{what} {} already exists (use --force to overwrite it)",
+                path.display()
+            ),
             _ => {}
         }
-        let mut name = path.file_name().map(|s| s.to_os_string()).unwrap_or_default();
+        let mut name = path
+            .file_name()
+            .map(|s| s.to_os_string())
+            .unwrap_or_default();
         name.push(".partial");
         let temp = path.with_file_name(name);
         let f = OpenOptions::new()
@@ -44,7 +60,13 @@ impl OutputFile {
             .truncate(true)
             .open(&temp)
             .with_context(|| format!("cannot create {what} {}", temp.display()))?;
-        Ok((OutputFile { path: path.to_path_buf(), temp: Some(temp) }, f))
+        Ok((
+            OutputFile {
+                path: path.to_path_buf(),
+                temp: Some(temp),
+            },
+            f,
+        ))
     }
 
     /// The name being written now.
@@ -55,7 +77,9 @@ impl OutputFile {
     /// Move the finished file to its final name.
     pub fn commit(mut self) -> Result<()> {
         if let Some(t) = self.temp.take() {
-            std::fs::rename(&t, &self.path).with_context(|| format!("cannot rename {} to {}", t.display(), self.path.display()))?;
+            std::fs::rename(&t, &self.path).with_context(|| {
+                format!("cannot rename {} to {}", t.display(), self.path.display())
+            })?;
         }
         Ok(())
     }
@@ -77,17 +101,23 @@ impl Drop for OutputFile {
     }
 }
 
+/// A frame in the solver's slot order, with the agent id of each slot.
 struct Job {
     step: u64,
+    buf: Buffers,
+}
+
+struct Buffers {
     pos: Vec<f32>,
     vel: Vec<f32>,
+    ids: Vec<u32>,
 }
 
 /// A writer thread fed through a bounded channel; buffers come back for reuse, so recording
 /// allocates nothing after start-up.
 pub struct Recorder {
     tx: Option<SyncSender<Job>>,
-    free: Receiver<(Vec<f32>, Vec<f32>)>,
+    free: Receiver<Buffers>,
     handle: Option<JoinHandle<Result<Writer<File>, bfs::BfsError>>>,
     frames: u64,
 }
@@ -99,42 +129,79 @@ impl Recorder {
     pub fn start(mut writer: Writer<File>, dim: usize, n: usize) -> Result<Recorder> {
         let (tx, rx) = sync_channel::<Job>(DEPTH);
         let (free_tx, free) = sync_channel(DEPTH + 1);
-        for _ in 0..DEPTH {
-            let mut p = Vec::new();
+        let alloc_err = || anyhow::anyhow!("cannot allocate frame buffers for {n} agents");
+        let falloc = |len: usize| -> Result<Vec<f32>> {
             let mut v = Vec::new();
-            p.try_reserve_exact(dim * n).map_err(|_| anyhow::anyhow!("cannot allocate frame buffers"))?;
-            v.try_reserve_exact(dim * n).map_err(|_| anyhow::anyhow!("cannot allocate frame buffers"))?;
-            p.resize(dim * n, 0.0);
-            v.resize(dim * n, 0.0);
-            free_tx.send((p, v)).expect("receiver alive");
+            v.try_reserve_exact(len).map_err(|_| alloc_err())?;
+            v.resize(len, 0.0);
+            Ok(v)
+        };
+        for _ in 0..DEPTH {
+            let mut ids = Vec::new();
+            ids.try_reserve_exact(n).map_err(|_| alloc_err())?;
+            ids.resize(n, 0u32);
+            let b = Buffers {
+                pos: falloc(dim * n)?,
+                vel: falloc(dim * n)?,
+                ids,
+            };
+            free_tx.send(b).expect("receiver alive");
         }
+        // The writer's own agent-order frame: un-permuting happens here, off the step loop.
+        let mut out_pos = falloc(dim * n)?;
+        let mut out_vel = falloc(dim * n)?;
         let handle = std::thread::Builder::new()
             .name("forge-writer".into())
             .spawn(move || {
                 for job in rx {
-                    writer.write_frame(job.step, &job.pos, &job.vel)?;
+                    let b = job.buf;
+                    let st = State {
+                        dim,
+                        n,
+                        pos: b.pos,
+                        vel: b.vel,
+                    };
+                    unpermute(&st, &b.ids, &mut out_pos, &mut out_vel);
+                    writer.write_frame(job.step, &out_pos, &out_vel)?;
                     // The step loop may have finished; then nobody wants the buffers back.
-                    let _ = free_tx.send((job.pos, job.vel));
+                    let _ = free_tx.send(Buffers {
+                        pos: st.pos,
+                        vel: st.vel,
+                        ids: b.ids,
+                    });
                 }
                 Ok(writer)
             })
             .context("cannot start the writer thread")?;
-        Ok(Recorder { tx: Some(tx), free, handle: Some(handle), frames: 0 })
+        Ok(Recorder {
+            tx: Some(tx),
+            free,
+            handle: Some(handle),
+            frames: 0,
+        })
     }
 
     pub fn frames(&self) -> u64 {
         self.frames
     }
 
-    /// Queue a copy of `state` as the frame of `step`. Blocks only when the disk is behind.
-    pub fn record(&mut self, step: u64, state: &State) -> Result<(), bfs::BfsError> {
-        let (mut pos, mut vel) = match self.free.recv() {
+    /// Queue a copy of the state (slot order, `ids[s]` = agent in slot s) as the frame of
+    /// `step`. Blocks only when the disk is behind.
+    pub fn record(&mut self, step: u64, state: &State, ids: &[u32]) -> Result<(), bfs::BfsError> {
+        let mut b = match self.free.recv() {
             Ok(b) => b,
             Err(_) => return Err(self.writer_error()),
         };
-        pos.copy_from_slice(&state.pos);
-        vel.copy_from_slice(&state.vel);
-        if self.tx.as_ref().expect("recording").send(Job { step, pos, vel }).is_err() {
+        b.pos.copy_from_slice(&state.pos);
+        b.vel.copy_from_slice(&state.vel);
+        b.ids.copy_from_slice(ids);
+        if self
+            .tx
+            .as_ref()
+            .expect("recording")
+            .send(Job { step, buf: b })
+            .is_err()
+        {
             return Err(self.writer_error());
         }
         self.frames += 1;
@@ -154,7 +221,11 @@ impl Recorder {
         self.tx = None;
         let writer = match self.handle.take().map(|h| h.join()) {
             Some(Ok(r)) => r?,
-            _ => return Err(bfs::BfsError::Io(io::Error::other("the writer thread panicked"))),
+            _ => {
+                return Err(bfs::BfsError::Io(io::Error::other(
+                    "the writer thread panicked",
+                )))
+            }
         };
         let (frames, file) = writer.finalize()?;
         // Best effort: a device like /dev/null cannot sync.

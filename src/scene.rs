@@ -219,8 +219,9 @@ pub struct Render {
 }
 
 pub const RENDER_COLORS: &[&str] = &["speed", "heading", "density", "fixed"];
-pub const RENDER_COLORMAPS: &[&str] =
-    &["viridis", "magma", "inferno", "plasma", "turbo", "cividis", "twilight", "sinebow"];
+pub const RENDER_COLORMAPS: &[&str] = &[
+    "viridis", "magma", "inferno", "plasma", "turbo", "cividis", "twilight", "sinebow",
+];
 
 // ---------------------------------------------------------------------------------------------
 // The resolved scene: every value known, validated, in the types the solver uses.
@@ -338,7 +339,11 @@ struct Ctx {
 impl Ctx {
     fn err(&mut self, path: &str, message: impl Into<String>) {
         let line = self.lines.get(path).copied();
-        self.errors.push(SceneError { path: path.to_string(), message: message.into(), line });
+        self.errors.push(SceneError {
+            path: path.to_string(),
+            message: message.into(),
+            line,
+        });
     }
 }
 
@@ -360,21 +365,36 @@ pub fn parse(src: &Source) -> Result<Scene, Vec<SceneError>> {
         if let Some(i) = msg.rfind(" at line ") {
             msg.truncate(i);
         }
-        let line = if inner.line() > 0 { Some(inner.line()) } else { None };
-        vec![SceneError { path, message: msg, line }]
+        let line = if inner.line() > 0 {
+            Some(inner.line())
+        } else {
+            None
+        };
+        vec![SceneError {
+            path,
+            message: msg,
+            line,
+        }]
     };
     let file: SceneFile = match serde_path_to_error::deserialize(&mut de) {
         Ok(f) => f,
         Err(e) => {
             let p = e.path().to_string();
-            let path = if p == "." || p.is_empty() { "scene".to_string() } else { format!("scene.{p}") };
+            let path = if p == "." || p.is_empty() {
+                "scene".to_string()
+            } else {
+                format!("scene.{p}")
+            };
             return Err(syntax(path, e.inner()));
         }
     };
     if let Err(e) = de.end() {
         return Err(syntax("scene".to_string(), &e));
     }
-    let mut cx = Ctx { lines, errors: Vec::new() };
+    let mut cx = Ctx {
+        lines,
+        errors: Vec::new(),
+    };
     let scene = resolve(file, src, &mut cx);
     if cx.errors.is_empty() {
         Ok(scene)
@@ -389,16 +409,28 @@ fn resolve(f: SceneFile, src: &Source, cx: &mut Ctx) -> Scene {
         (None, Some(Model::Vicsek)) => Preset::Vicsek1995,
         (None, Some(Model::Boids)) => Preset::Boidforge,
         (None, None) => {
-            cx.err("scene.model", "required: \"boids\" or \"vicsek\" (or give a \"preset\")");
+            cx.err(
+                "scene.model",
+                "required: \"boids\" or \"vicsek\" (or give a \"preset\")",
+            );
             Preset::Boidforge
         }
     };
-    let preset_model = if preset == Preset::Vicsek1995 { Model::Vicsek } else { Model::Boids };
+    let preset_model = if preset == Preset::Vicsek1995 {
+        Model::Vicsek
+    } else {
+        Model::Boids
+    };
     let model = f.model.unwrap_or(preset_model);
     if model != preset_model && f.preset.is_some() {
         cx.err(
             "scene.preset",
-            format!("preset \"{}\" is for model \"{}\", but the scene's model is \"{}\"", preset.name(), preset_model.name(), model.name()),
+            format!(
+                "preset \"{}\" is for model \"{}\", but the scene's model is \"{}\"",
+                preset.name(),
+                preset_model.name(),
+                model.name()
+            ),
         );
     }
 
@@ -411,7 +443,10 @@ fn resolve(f: SceneFile, src: &Source, cx: &mut Ctx) -> Scene {
         }
     };
     if model == Model::Vicsek && dim != 2 {
-        cx.err("scene.dim", format!("the vicsek model is 2D only, got {dim}"));
+        cx.err(
+            "scene.dim",
+            format!("the vicsek model is 2D only, got {dim}"),
+        );
     }
 
     // Preset defaults.
@@ -428,7 +463,14 @@ fn resolve(f: SceneFile, src: &Source, cx: &mut Ctx) -> Scene {
             return default as f32;
         }
         if x < 0.0 || (!allow_zero && x == 0.0) {
-            cx.err(path, format!("must be {}, got {}", if allow_zero { ">= 0" } else { "> 0" }, fmt_num(x)));
+            cx.err(
+                path,
+                format!(
+                    "must be {}, got {}",
+                    if allow_zero { ">= 0" } else { "> 0" },
+                    fmt_num(x)
+                ),
+            );
             return default as f32;
         }
         if x > 1e30 {
@@ -454,7 +496,10 @@ fn resolve(f: SceneFile, src: &Source, cx: &mut Ctx) -> Scene {
             1
         }
         Some(a) if a as u64 > MAX_AGENTS => {
-            cx.err("scene.agents", format!("must be at most {MAX_AGENTS}, got {a}"));
+            cx.err(
+                "scene.agents",
+                format!("must be at most {MAX_AGENTS}, got {a}"),
+            );
             1
         }
         Some(a) => a as u32,
@@ -467,7 +512,10 @@ fn resolve(f: SceneFile, src: &Source, cx: &mut Ctx) -> Scene {
             0
         }
         Some(s) if s as u64 > MAX_STEPS => {
-            cx.err("scene.steps", format!("must be at most {MAX_STEPS}, got {s}"));
+            cx.err(
+                "scene.steps",
+                format!("must be at most {MAX_STEPS}, got {s}"),
+            );
             0
         }
         Some(s) => s as u64,
@@ -479,7 +527,10 @@ fn resolve(f: SceneFile, src: &Source, cx: &mut Ctx) -> Scene {
             1
         }
         Some(k) if k > u32::MAX as i64 => {
-            cx.err("scene.record_every", format!("must be at most {}, got {k}", u32::MAX));
+            cx.err(
+                "scene.record_every",
+                format!("must be at most {}, got {k}", u32::MAX),
+            );
             1
         }
         Some(k) => k as u32,
@@ -496,7 +547,10 @@ fn resolve(f: SceneFile, src: &Source, cx: &mut Ctx) -> Scene {
             }
         }
         Some(s) if s.len() != dim => {
-            cx.err("scene.world.size", format!("must have {dim} numbers (dim is {dim}), got {}", s.len()));
+            cx.err(
+                "scene.world.size",
+                format!("must have {dim} numbers (dim is {dim}), got {}", s.len()),
+            );
         }
         Some(s) => {
             for k in 0..dim {
@@ -528,12 +582,26 @@ fn resolve(f: SceneFile, src: &Source, cx: &mut Ctx) -> Scene {
             v_max: pos_f(cx, "scene.boids.v_max", b.v_max, d[8], false),
         };
         if p.v_min >= p.v_max {
-            let path = if b.v_min.is_some() { "scene.boids.v_min" } else { "scene.boids.v_max" };
-            cx.err(path, format!("v_min must be < v_max, got v_min {} >= v_max {}", fmt_num(p.v_min as f64), fmt_num(p.v_max as f64)));
+            let path = if b.v_min.is_some() {
+                "scene.boids.v_min"
+            } else {
+                "scene.boids.v_max"
+            };
+            cx.err(
+                path,
+                format!(
+                    "v_min must be < v_max, got v_min {} >= v_max {}",
+                    fmt_num(p.v_min as f64),
+                    fmt_num(p.v_max as f64)
+                ),
+            );
         }
         let r_max = p.r_sep.max(p.r_ali).max(p.r_coh);
         if r_max <= 0.0 {
-            cx.err("scene.boids", "at least one of r_sep, r_ali, r_coh must be > 0");
+            cx.err(
+                "scene.boids",
+                "at least one of r_sep, r_ali, r_coh must be > 0",
+            );
         }
         (Some(p), None)
     } else {
@@ -547,7 +615,10 @@ fn resolve(f: SceneFile, src: &Source, cx: &mut Ctx) -> Scene {
             noise: pos_f(cx, "scene.vicsek.noise", v.noise, 2.0, true),
         };
         if p.noise as f64 > 2.0 * std::f64::consts::PI + 1e-6 {
-            cx.err("scene.vicsek.noise", format!("must be in [0, 2π], got {}", p.noise));
+            cx.err(
+                "scene.vicsek.noise",
+                format!("must be in [0, 2π], got {}", p.noise),
+            );
         }
         (None, Some(p))
     };
@@ -566,12 +637,20 @@ fn resolve(f: SceneFile, src: &Source, cx: &mut Ctx) -> Scene {
     };
     let only = |cx: &mut Ctx, present: bool, field: &str, layouts: &str| {
         if present {
-            cx.err(&format!("scene.init.{field}"), format!("only allowed with layout {layouts}"));
+            cx.err(
+                &format!("scene.init.{field}"),
+                format!("only allowed with layout {layouts}"),
+            );
         }
     };
     let disc_like = matches!(layout, Layout::Disc | Layout::Clusters);
     if !disc_like {
-        only(cx, init_f.radius.is_some(), "radius", "\"disc\" or \"clusters\"");
+        only(
+            cx,
+            init_f.radius.is_some(),
+            "radius",
+            "\"disc\" or \"clusters\"",
+        );
     }
     if layout != Layout::Disc {
         only(cx, init_f.center.is_some(), "center", "\"disc\"");
@@ -585,16 +664,27 @@ fn resolve(f: SceneFile, src: &Source, cx: &mut Ctx) -> Scene {
     }
     let min_side = world[..dim].iter().cloned().fold(f32::INFINITY, f32::min);
     if disc_like {
-        init.radius = Some(pos_f(cx, "scene.init.radius", init_f.radius, (min_side / 4.0) as f64, false));
+        init.radius = Some(pos_f(
+            cx,
+            "scene.init.radius",
+            init_f.radius,
+            (min_side / 4.0) as f64,
+            false,
+        ));
     }
     if layout == Layout::Disc {
         let c = match &init_f.center {
             None => world[..dim].iter().map(|w| w * 0.5).collect(),
             Some(c) if c.len() != dim => {
-                cx.err("scene.init.center", format!("must have {dim} numbers, got {}", c.len()));
+                cx.err(
+                    "scene.init.center",
+                    format!("must have {dim} numbers, got {}", c.len()),
+                );
                 vec![0.0; dim]
             }
-            Some(c) => (0..dim).map(|k| any_f(cx, &format!("scene.init.center[{k}]"), Some(c[k]), 0.0)).collect(),
+            Some(c) => (0..dim)
+                .map(|k| any_f(cx, &format!("scene.init.center[{k}]"), Some(c[k]), 0.0))
+                .collect(),
         };
         init.center = Some(c);
     }
@@ -606,7 +696,10 @@ fn resolve(f: SceneFile, src: &Source, cx: &mut Ctx) -> Scene {
                 1
             }
             Some(c) if c > agents.max(1) as i64 => {
-                cx.err("scene.init.count", format!("must be at most the number of agents ({agents}), got {c}"));
+                cx.err(
+                    "scene.init.count",
+                    format!("must be at most the number of agents ({agents}), got {c}"),
+                );
                 1
             }
             Some(c) => c as u32,
@@ -617,7 +710,11 @@ fn resolve(f: SceneFile, src: &Source, cx: &mut Ctx) -> Scene {
             None => cx.err("scene.init.path", "required with layout \"file\""),
             Some(p) => {
                 let pb = Path::new(p);
-                init.resolved_path = Some(if pb.is_absolute() { pb.to_path_buf() } else { src.dir.join(pb) });
+                init.resolved_path = Some(if pb.is_absolute() {
+                    pb.to_path_buf()
+                } else {
+                    src.dir.join(pb)
+                });
                 init.path = Some(p.clone());
             }
         }
@@ -628,12 +725,24 @@ fn resolve(f: SceneFile, src: &Source, cx: &mut Ctx) -> Scene {
     if let Some(r) = &render {
         if let Some(c) = &r.color {
             if !RENDER_COLORS.contains(&c.as_str()) {
-                cx.err("scene.render.color", format!("unknown colour mode \"{c}\" (one of: {})", RENDER_COLORS.join(", ")));
+                cx.err(
+                    "scene.render.color",
+                    format!(
+                        "unknown colour mode \"{c}\" (one of: {})",
+                        RENDER_COLORS.join(", ")
+                    ),
+                );
             }
         }
         if let Some(c) = &r.colormap {
             if !RENDER_COLORMAPS.contains(&c.as_str()) {
-                cx.err("scene.render.colormap", format!("unknown colour map \"{c}\" (one of: {})", RENDER_COLORMAPS.join(", ")));
+                cx.err(
+                    "scene.render.colormap",
+                    format!(
+                        "unknown colour map \"{c}\" (one of: {})",
+                        RENDER_COLORMAPS.join(", ")
+                    ),
+                );
             }
         }
         if let Some(t) = r.trails {
@@ -641,16 +750,26 @@ fn resolve(f: SceneFile, src: &Source, cx: &mut Ctx) -> Scene {
                 cx.err("scene.render.trails", format!("must be in [0, 1), got {t}"));
             }
         }
-        for (name, v) in [("bloom", r.bloom), ("exposure", r.exposure), ("point_size", r.point_size)] {
+        for (name, v) in [
+            ("bloom", r.bloom),
+            ("exposure", r.exposure),
+            ("point_size", r.point_size),
+        ] {
             if let Some(x) = v {
                 if !x.is_finite() || x < 0.0 {
-                    cx.err(&format!("scene.render.{name}"), format!("must be >= 0, got {x}"));
+                    cx.err(
+                        &format!("scene.render.{name}"),
+                        format!("must be >= 0, got {x}"),
+                    );
                 }
             }
         }
         if let Some([w, h]) = r.size {
             if w == 0 || h == 0 || w % 2 == 1 || h % 2 == 1 || w > 8192 || h > 8192 {
-                cx.err("scene.render.size", format!("must be two even numbers in 2..=8192, got [{w}, {h}]"));
+                cx.err(
+                    "scene.render.size",
+                    format!("must be two even numbers in 2..=8192, got [{w}, {h}]"),
+                );
             }
         }
         if let Some(fps) = r.fps {
@@ -660,12 +779,18 @@ fn resolve(f: SceneFile, src: &Source, cx: &mut Ctx) -> Scene {
         }
         if let Some(b) = &r.background {
             if parse_hex_color(b).is_none() {
-                cx.err("scene.render.background", format!("must be a colour like \"#0a0a12\", got \"{b}\""));
+                cx.err(
+                    "scene.render.background",
+                    format!("must be a colour like \"#0a0a12\", got \"{b}\""),
+                );
             }
         }
     }
 
-    let name = f.name.clone().unwrap_or_else(|| src.default_name.to_string());
+    let name = f
+        .name
+        .clone()
+        .unwrap_or_else(|| src.default_name.to_string());
     if name.is_empty() || name.len() > 200 {
         cx.err("scene.name", "must be 1 to 200 characters");
     }
@@ -698,7 +823,11 @@ pub fn parse_hex_color(s: &str) -> Option<[f32; 3]> {
         return None;
     }
     let v = u32::from_str_radix(h, 16).ok()?;
-    Some([((v >> 16) & 255) as f32 / 255.0, ((v >> 8) & 255) as f32 / 255.0, (v & 255) as f32 / 255.0])
+    Some([
+        ((v >> 16) & 255) as f32 / 255.0,
+        ((v >> 8) & 255) as f32 / 255.0,
+        (v & 255) as f32 / 255.0,
+    ])
 }
 
 impl Scene {
@@ -728,7 +857,12 @@ impl Scene {
 /// Maps every value's path (`scene.world.size[0]`, `scene.boids`) to the line it starts on.
 /// Tolerant: stops quietly on malformed text (serde reports that with its own line).
 pub fn json_lines(text: &str) -> HashMap<String, usize> {
-    let mut p = LineScan { b: text.as_bytes(), i: 0, line: 1, out: HashMap::new() };
+    let mut p = LineScan {
+        b: text.as_bytes(),
+        i: 0,
+        line: 1,
+        out: HashMap::new(),
+    };
     p.ws();
     p.value("scene".to_string(), 0);
     p.out
@@ -845,21 +979,31 @@ mod tests {
     use super::*;
 
     fn parse_str(t: &str) -> Result<Scene, Vec<SceneError>> {
-        parse(&Source { text: t, dir: Path::new("."), default_name: "t" })
+        parse(&Source {
+            text: t,
+            dir: Path::new("."),
+            default_name: "t",
+        })
     }
 
     #[test]
     fn error_names_path_and_line() {
         let t = "{\n  \"model\": \"boids\",\n  \"world\": {\n    \"size\": [\n      -3,\n      100\n    ]\n  }\n}";
         let e = parse_str(t).unwrap_err();
-        assert_eq!(e[0].to_string(), "scene.world.size[0]: must be > 0, got -3 (line 5)");
+        assert_eq!(
+            e[0].to_string(),
+            "scene.world.size[0]: must be > 0, got -3 (line 5)"
+        );
     }
 
     #[test]
     fn unknown_field_is_an_error_with_path() {
         let e = parse_str("{\"model\": \"boids\",\n \"boids\": {\"r_sepp\": 3}}").unwrap_err();
         let s = e[0].to_string();
-        assert!(s.starts_with("scene.boids.r_sepp: unknown field `r_sepp`"), "{s}");
+        assert!(
+            s.starts_with("scene.boids.r_sepp: unknown field `r_sepp`"),
+            "{s}"
+        );
         assert!(s.ends_with("(line 2)"), "{s}");
     }
 

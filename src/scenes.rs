@@ -11,7 +11,15 @@ macro_rules! builtin {
     };
 }
 
-pub const BUILTIN: &[Builtin] = builtin!["turbulence", "murmuration", "schooling", "plasma", "vicsek", "cuplan", "murmuration3d"];
+pub const BUILTIN: &[Builtin] = builtin![
+    "turbulence",
+    "murmuration",
+    "schooling",
+    "plasma",
+    "vicsek",
+    "cuplan",
+    "murmuration3d"
+];
 
 /// The scene `forge demo` and the README's main command use.
 pub const DEFAULT: &str = "turbulence";

@@ -32,17 +32,36 @@ fn record(scene: &Path, out: &Path, extra: &[&str]) -> Vec<u8> {
 fn check_all_variants(name: &str, body: &str) {
     let dir = tempfile::tempdir().unwrap();
     let s = scene(dir.path(), name, body);
-    let reference = record(&s, &dir.path().join("ref.bfs"), &["--threads", "1", "--search", "grid"]);
+    let reference = record(
+        &s,
+        &dir.path().join("ref.bfs"),
+        &["--threads", "1", "--search", "grid"],
+    );
     assert!(reference.len() > 1000);
     for (label, extra) in [
-        ("2 threads, grid", &["--threads", "2", "--search", "grid"][..]),
-        ("7 threads, grid", &["--threads", "7", "--search", "grid"][..]),
-        ("1 thread, brute force", &["--threads", "1", "--search", "brute"][..]),
-        ("7 threads, brute force", &["--threads", "7", "--search", "brute"][..]),
+        (
+            "2 threads, grid",
+            &["--threads", "2", "--search", "grid"][..],
+        ),
+        (
+            "7 threads, grid",
+            &["--threads", "7", "--search", "grid"][..],
+        ),
+        (
+            "1 thread, brute force",
+            &["--threads", "1", "--search", "brute"][..],
+        ),
+        (
+            "7 threads, brute force",
+            &["--threads", "7", "--search", "brute"][..],
+        ),
         ("auto", &[][..]),
     ] {
         let other = record(&s, &dir.path().join("other.bfs"), extra);
-        assert!(other == reference, "{name}: {label} wrote different bytes than 1 thread with the grid");
+        assert!(
+            other == reference,
+            "{name}: {label} wrote different bytes than 1 thread with the grid"
+        );
     }
 }
 
@@ -75,7 +94,9 @@ fn boids_3d_bytes_do_not_depend_on_threads_or_search() {
 fn vicsek_bytes_do_not_depend_on_threads_or_search() {
     check_all_variants(
         "v",
-        &format!(r#"{{"preset": "vicsek1995", "agents": {N}, "steps": 6, "seed": 5, "world": {{"size": [40, 40]}}}}"#),
+        &format!(
+            r#"{{"preset": "vicsek1995", "agents": {N}, "steps": 6, "seed": 5, "world": {{"size": [40, 40]}}}}"#
+        ),
     );
 }
 
@@ -105,7 +126,11 @@ fn pinned_hash_of_a_small_scene() {
             "world": {"size": [400, 300], "boundary": "wrap"}, "boids": {"w_sep": 40}}"#,
     );
     let bytes = record(&s, &dir.path().join("p.bfs"), &[]);
-    let v = scene(dir.path(), "pinned_v", r#"{"preset": "vicsek1995", "agents": 300, "steps": 40, "seed": 2024, "world": {"size": [8.66, 8.66]}}"#);
+    let v = scene(
+        dir.path(),
+        "pinned_v",
+        r#"{"preset": "vicsek1995", "agents": 300, "steps": 40, "seed": 2024, "world": {"size": [8.66, 8.66]}}"#,
+    );
     let vbytes = record(&v, &dir.path().join("v.bfs"), &[]);
     let hex = |b: &[u8]| format!("{:x}", Sha256::digest(b));
     assert_eq!(hex(&bytes), PINNED_BOIDS, "boids output changed");

@@ -8,7 +8,12 @@ use forge::scene::{self, Scene, Search};
 use forge::sim::{cpu::CpuSolver, init, math::rand_uniform, Params, State};
 
 fn scene(text: &str) -> Scene {
-    scene::parse(&scene::Source { text, dir: Path::new("."), default_name: "t" }).unwrap_or_else(|e| panic!("{}", e[0]))
+    scene::parse(&scene::Source {
+        text,
+        dir: Path::new("."),
+        default_name: "t",
+    })
+    .unwrap_or_else(|e| panic!("{}", e[0]))
 }
 
 fn solver(s: &Scene, search: Search, threads: usize) -> CpuSolver {
@@ -28,7 +33,11 @@ fn min_image(d: f64, l: f64, wrap: bool) -> f64 {
 /// Reynolds boids from DESIGN.md, in f64, every pair.
 fn boids_reference(s: &Scene, st: &mut [Vec<f64>; 2], dim: usize, n: usize) {
     let b = s.boids.as_ref().unwrap();
-    let (rs2, ra2, rc2) = ((b.r_sep as f64).powi(2), (b.r_ali as f64).powi(2), (b.r_coh as f64).powi(2));
+    let (rs2, ra2, rc2) = (
+        (b.r_sep as f64).powi(2),
+        (b.r_ali as f64).powi(2),
+        (b.r_coh as f64).powi(2),
+    );
     let wrap = s.boundary == scene::Boundary::Wrap;
     let (pos, vel) = (&st[0], &st[1]);
     let mut np = pos.clone();
@@ -141,7 +150,10 @@ fn vicsek_reference(s: &Scene, st: &mut [Vec<f64>; 2], n: usize, step: u64) {
 }
 
 fn to_f64(st: &State) -> [Vec<f64>; 2] {
-    [st.pos.iter().map(|&x| x as f64).collect(), st.vel.iter().map(|&x| x as f64).collect()]
+    [
+        st.pos.iter().map(|&x| x as f64).collect(),
+        st.vel.iter().map(|&x| x as f64).collect(),
+    ]
 }
 
 /// Largest position error (minimum image) and velocity error between solver and reference.
@@ -151,7 +163,14 @@ fn max_err(s: &Scene, st: &State, r: &[Vec<f64>; 2]) -> (f64, f64) {
     let mut ev = 0f64;
     for k in 0..st.dim {
         for i in 0..n {
-            ep = ep.max(min_image(st.pos[k * n + i] as f64 - r[0][k * n + i], s.world[k] as f64, true).abs());
+            ep = ep.max(
+                min_image(
+                    st.pos[k * n + i] as f64 - r[0][k * n + i],
+                    s.world[k] as f64,
+                    true,
+                )
+                .abs(),
+            );
             ev = ev.max((st.vel[k * n + i] as f64 - r[1][k * n + i]).abs());
         }
     }
@@ -170,12 +189,15 @@ fn boids_2d_agrees_with_float64_reference() {
     );
     for search in [Search::Brute, Search::Grid] {
         let mut sol = solver(&s, search, 1);
-        let mut r = to_f64(&sol.state);
+        let mut r = to_f64(&sol.state());
         for t in 0..STEPS {
             sol.step().unwrap();
             boids_reference(&s, &mut r, 2, 400);
-            let (ep, ev) = max_err(&s, &sol.state, &r);
-            assert!(ep < 2e-3 && ev < 2e-2, "{search:?} step {t}: position error {ep}, velocity error {ev}");
+            let (ep, ev) = max_err(&s, &sol.state(), &r);
+            assert!(
+                ep < 2e-3 && ev < 2e-2,
+                "{search:?} step {t}: position error {ep}, velocity error {ev}"
+            );
         }
     }
 }
@@ -187,25 +209,33 @@ fn boids_3d_agrees_with_float64_reference() {
             "boids": {"w_sep": 40}}"#,
     );
     let mut sol = solver(&s, Search::Grid, 1);
-    let mut r = to_f64(&sol.state);
+    let mut r = to_f64(&sol.state());
     for t in 0..STEPS {
         sol.step().unwrap();
         boids_reference(&s, &mut r, 3, 400);
-        let (ep, ev) = max_err(&s, &sol.state, &r);
-        assert!(ep < 2e-3 && ev < 2e-2, "step {t}: position error {ep}, velocity error {ev}");
+        let (ep, ev) = max_err(&s, &sol.state(), &r);
+        assert!(
+            ep < 2e-3 && ev < 2e-2,
+            "step {t}: position error {ep}, velocity error {ev}"
+        );
     }
 }
 
 #[test]
 fn vicsek_agrees_with_float64_reference() {
-    let s = scene(r#"{"preset": "vicsek1995", "agents": 400, "seed": 11, "world": {"size": [10, 10]}, "vicsek": {"noise": 1.0}}"#);
+    let s = scene(
+        r#"{"preset": "vicsek1995", "agents": 400, "seed": 11, "world": {"size": [10, 10]}, "vicsek": {"noise": 1.0}}"#,
+    );
     let mut sol = solver(&s, Search::Grid, 1);
-    let mut r = to_f64(&sol.state);
+    let mut r = to_f64(&sol.state());
     for t in 0..STEPS {
         sol.step().unwrap();
         vicsek_reference(&s, &mut r, 400, t);
-        let (ep, ev) = max_err(&s, &sol.state, &r);
-        assert!(ep < 1e-5 && ev < 1e-6, "step {t}: position error {ep}, velocity error {ev}");
+        let (ep, ev) = max_err(&s, &sol.state(), &r);
+        assert!(
+            ep < 1e-5 && ev < 1e-6,
+            "step {t}: position error {ep}, velocity error {ev}"
+        );
     }
 }
 
@@ -215,7 +245,7 @@ fn run_polarization(s: &Scene, steps: u64, tail: u64) -> f64 {
     for t in 0..steps {
         sol.step().unwrap();
         if t >= steps - tail {
-            sum += polarization(s.dim, sol.state.n, &sol.state.vel);
+            sum += polarization(s.dim, sol.n(), &sol.slots().0.vel);
         }
     }
     sum / tail as f64
@@ -236,7 +266,9 @@ fn aligning_boids_polarize() {
 
 #[test]
 fn vicsek_orders_at_small_noise() {
-    let s = scene(r#"{"preset": "vicsek1995", "agents": 300, "seed": 2, "world": {"size": [5, 5]}, "vicsek": {"noise": 0.1}}"#);
+    let s = scene(
+        r#"{"preset": "vicsek1995", "agents": 300, "seed": 2, "world": {"size": [5, 5]}, "vicsek": {"noise": 0.1}}"#,
+    );
     let p = run_polarization(&s, 800, 20);
     assert!(p > 0.9, "v_a = {p} at η = 0.1");
 }
@@ -244,11 +276,16 @@ fn vicsek_orders_at_small_noise() {
 #[test]
 fn vicsek_stays_disordered_at_full_noise() {
     let n = 1000;
-    let s = scene(r#"{"preset": "vicsek1995", "agents": 1000, "seed": 3, "world": {"size": [15.8, 15.8]}, "vicsek": {"noise": 6.283185307}}"#);
+    let s = scene(
+        r#"{"preset": "vicsek1995", "agents": 1000, "seed": 3, "world": {"size": [15.8, 15.8]}, "vicsek": {"noise": 6.283185307}}"#,
+    );
     let p = run_polarization(&s, 300, 100);
     let expect = 1.0 / (n as f64).sqrt();
     // The mean of |Σ random unit vectors|/N is √(π/4)/√N ≈ 0.89/√N.
-    assert!(p > expect * 0.5 && p < expect * 2.0, "v_a = {p}, 1/√N = {expect}");
+    assert!(
+        p > expect * 0.5 && p < expect * 2.0,
+        "v_a = {p}, 1/√N = {expect}"
+    );
 }
 
 #[test]
@@ -260,11 +297,15 @@ fn reflect_keeps_agents_inside() {
     let mut sol = solver(&s, Search::Grid, 1);
     for _ in 0..400 {
         sol.step().unwrap();
-        let n = sol.state.n;
+        let (st, _) = sol.slots();
+        let n = st.n;
         for k in 0..2 {
             for i in 0..n {
-                let x = sol.state.pos[k * n + i];
-                assert!((0.0..=s.world[k]).contains(&x), "agent {i} at {x} on axis {k}");
+                let x = st.pos[k * n + i];
+                assert!(
+                    (0.0..=s.world[k]).contains(&x),
+                    "agent {i} at {x} on axis {k}"
+                );
             }
         }
     }
@@ -287,8 +328,11 @@ fn agents_across_the_wrap_seam_see_each_other() {
             st.pos[(1 - k) * 2 + 1] = 40.0;
             let mut sol = CpuSolver::new(Params::from_scene(&s, 2), st, 1, search).unwrap();
             sol.step().unwrap();
-            let v = &sol.state.vel;
-            assert!(v[k * 2] < 0.0 && v[k * 2 + 1] > 0.0, "{search:?} axis {k}: they pull towards each other across the seam, got {v:?}");
+            let v = &sol.state().vel;
+            assert!(
+                v[k * 2] < 0.0 && v[k * 2 + 1] > 0.0,
+                "{search:?} axis {k}: they pull towards each other across the seam, got {v:?}"
+            );
         }
     }
 }

@@ -1,4 +1,8 @@
 //! The CPU backend: multi-threaded (rayon), allocation-free in the step.
+//!
+//! State is kept in *slot* order, re-sorted by grid cell every step (the "coherent grid" of
+//! the CUDA Boids project): neighbours sit next to each other in memory and every write is
+//! sequential. `ids[s]` is the agent in slot s; recordings are written in agent order.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -10,8 +14,8 @@ use super::math::*;
 use super::{Diverged, Params, State};
 use crate::scene::{Model, Search};
 
-/// Below this many agents `--search auto` compares every pair: the grid's sort costs more
-/// than it saves. Measured with `forge bench --crossover` (see README).
+/// Up to this many agents `--search auto` compares every pair: the grid's sort costs more
+/// than it saves. Measured with `forge bench --only crossover` (see README).
 pub const BRUTE_MAX: usize = 96;
 /// Below this many agents one thread does the step: fan-out costs more than it saves.
 pub const PARALLEL_MIN: usize = 6000;
@@ -27,10 +31,14 @@ pub fn choose_search(search: Search, n: usize) -> Search {
 
 pub struct CpuSolver {
     pub params: Params,
-    pub state: State,
+    /// State in slot order.
+    cur: State,
     next: State,
+    /// Agent id of each slot of `cur`; `next_ids` is the scratch for the next order.
+    ids: Vec<u32>,
+    next_ids: Vec<u32>,
     grid: Option<Grid>,
-    /// Vicsek with brute force: unit velocities in agent order.
+    /// Vicsek with brute force: unit velocities in slot order.
     units: Vec<f32>,
     pool: Option<rayon::ThreadPool>,
     threads: usize,
@@ -39,39 +47,74 @@ pub struct CpuSolver {
     pub search: Search,
 }
 
+/// Raw output pointers shared by the tasks of one pass.
 #[derive(Clone, Copy)]
 struct Out {
     pos: *mut f32,
     vel: *mut f32,
 }
-// SAFETY: every agent index is written by exactly one task (the slots of a step are a
-// permutation of the agents and the chunks partition the slots).
+// SAFETY: every slot is written by exactly one task (the chunks partition the slots).
 unsafe impl Send for Out {}
 unsafe impl Sync for Out {}
 
 impl Out {
-    // Methods (not field access) so closures capture the whole `Out`, which is Sync.
-    #[inline(always)]
-    fn p(&self) -> *mut f32 {
-        self.pos
+    fn of(st: &mut State) -> Out {
+        Out {
+            pos: st.pos.as_mut_ptr(),
+            vel: st.vel.as_mut_ptr(),
+        }
     }
     /// # Safety
-    /// `i < n`, and no other task writes agent `i` during this pass.
+    /// `s < n`, and no other task writes slot `s` during this pass.
     #[inline(always)]
-    unsafe fn put<const D: usize>(&self, n: usize, i: usize, p: &[f32; D], v: &[f32; D]) {
+    unsafe fn put<const D: usize>(&self, n: usize, s: usize, p: &[f32; D], v: &[f32; D]) {
         for k in 0..D {
-            *self.pos.add(k * n + i) = p[k];
-            *self.vel.add(k * n + i) = v[k];
+            *self.pos.add(k * n + s) = p[k];
+            *self.vel.add(k * n + s) = v[k];
         }
     }
 }
 
+/// A u32 array written by disjoint chunks.
+#[derive(Clone, Copy)]
+struct OutU32(*mut u32);
+// SAFETY: as for `Out`.
+unsafe impl Send for OutU32 {}
+unsafe impl Sync for OutU32 {}
+impl OutU32 {
+    /// # Safety
+    /// `i` in bounds, written by this task only.
+    #[inline(always)]
+    unsafe fn set(&self, i: usize, v: u32) {
+        *self.0.add(i) = v;
+    }
+}
+
+fn alloc<T: Clone>(len: usize, v: T) -> Result<Vec<T>, String> {
+    let mut out = Vec::new();
+    out.try_reserve_exact(len)
+        .map_err(|_| format!("cannot allocate the solver's work arrays ({len} entries)"))?;
+    out.resize(len, v);
+    Ok(out)
+}
+
 impl CpuSolver {
-    /// `threads == 0` means all cores.
-    pub fn new(params: Params, state: State, threads: usize, search: Search) -> Result<CpuSolver, String> {
+    /// `state` in agent order; `threads == 0` means all cores.
+    pub fn new(
+        params: Params,
+        state: State,
+        threads: usize,
+        search: Search,
+    ) -> Result<CpuSolver, String> {
         let n = state.n;
         let search = choose_search(search, n);
-        let threads = if threads == 0 { std::thread::available_parallelism().map(|x| x.get()).unwrap_or(1) } else { threads };
+        let threads = if threads == 0 {
+            std::thread::available_parallelism()
+                .map(|x| x.get())
+                .unwrap_or(1)
+        } else {
+            threads
+        };
         let pool = if threads > 1 && n >= PARALLEL_MIN {
             Some(
                 rayon::ThreadPoolBuilder::new()
@@ -83,14 +126,35 @@ impl CpuSolver {
         } else {
             None
         };
-        let grid = if search == Search::Grid { Some(Grid::new(&params, n)?) } else { None };
-        let mut units = Vec::new();
-        if params.model() == Model::Vicsek && search == Search::Brute {
-            units.try_reserve_exact(2 * n).map_err(|_| "cannot allocate".to_string())?;
-            units.resize(2 * n, 0.0);
-        }
+        let grid = if search == Search::Grid {
+            Some(Grid::new(&params, n)?)
+        } else {
+            None
+        };
+        let units = if params.model() == Model::Vicsek && search == Search::Brute {
+            alloc(2 * n, 0.0)?
+        } else {
+            Vec::new()
+        };
         let next = State::zeros(state.dim, n)?;
-        Ok(CpuSolver { params, state, next, grid, units, pool, threads, step: 0, search })
+        let mut ids = alloc(n, 0u32)?;
+        for (i, x) in ids.iter_mut().enumerate() {
+            *x = i as u32;
+        }
+        let next_ids = alloc(n, 0u32)?;
+        Ok(CpuSolver {
+            params,
+            cur: state,
+            next,
+            ids,
+            next_ids,
+            grid,
+            units,
+            pool,
+            threads,
+            step: 0,
+            search,
+        })
     }
 
     pub fn threads(&self) -> usize {
@@ -101,8 +165,28 @@ impl CpuSolver {
         }
     }
 
+    pub fn n(&self) -> usize {
+        self.cur.n
+    }
+
+    /// The state in slot order and the agent id of each slot (what the recorder takes).
+    pub fn slots(&self) -> (&State, &[u32]) {
+        (&self.cur, &self.ids)
+    }
+
+    /// The state in agent order (allocates: for tests and summaries, not the step loop).
+    pub fn state(&self) -> State {
+        let mut st = State::zeros(self.cur.dim, self.cur.n).expect("state fits: it exists already");
+        unpermute(&self.cur, &self.ids, &mut st.pos, &mut st.vel);
+        st
+    }
+
     /// Run `f` over `0..n` split into chunks, in parallel when a pool exists.
-    fn for_chunks(pool: &Option<rayon::ThreadPool>, n: usize, f: impl Fn(Range<usize>) + Sync + Send) {
+    fn for_chunks(
+        pool: &Option<rayon::ThreadPool>,
+        n: usize,
+        f: impl Fn(Range<usize>) + Sync + Send,
+    ) {
         match pool {
             None => f(0..n),
             Some(pool) => {
@@ -129,34 +213,45 @@ impl CpuSolver {
             (Model::Boids, _) => self.step_boids::<3>(&bad),
             (Model::Vicsek, _) => self.step_vicsek(&bad),
         }
-        let agent = bad.into_inner();
-        if agent != usize::MAX {
-            return Err(Diverged { step: self.step + 1, agent });
+        let slot = bad.into_inner();
+        if slot != usize::MAX {
+            let agent = if self.search == Search::Grid {
+                self.next_ids[slot]
+            } else {
+                self.ids[slot]
+            };
+            return Err(Diverged {
+                step: self.step + 1,
+                agent: agent as usize,
+            });
         }
-        std::mem::swap(&mut self.state, &mut self.next);
+        std::mem::swap(&mut self.cur, &mut self.next);
+        if self.search == Search::Grid {
+            std::mem::swap(&mut self.ids, &mut self.next_ids);
+        }
         self.step += 1;
         Ok(())
     }
 
-    /// Sort agents into cells and gather their data into cell order. For Vicsek the gathered
-    /// "velocity" is the unit velocity.
+    /// Sort slots into cells (counting sort, stable) and gather positions, velocities (for
+    /// Vicsek: unit velocities) and ids into cell order: `grid.spos/svel`, `next_ids`.
     fn build_grid(&mut self, units: bool) {
         let grid = self.grid.as_mut().expect("grid search has a grid");
-        let st = &self.state;
+        let st = &self.cur;
         let n = st.n;
         let dim = st.dim;
         {
             let g: &Grid = grid;
-            let cells = Out { pos: grid_ptr(&g.cell_of), vel: std::ptr::null_mut() };
+            let cells = OutU32(g.cell_of.as_ptr() as *mut u32);
             Self::for_chunks(&self.pool, n, |r| {
-                for i in r {
-                    // SAFETY: chunks are disjoint, i < n.
-                    unsafe { *(cells.p() as *mut u32).add(i) = g.cell_index(st, i) };
+                for s in r {
+                    // SAFETY: chunks are disjoint, s < n.
+                    unsafe { cells.set(s, g.cell_index(st, s)) };
                 }
             });
         }
         // Counting sort: counts → inclusive prefix (cell ends) → reverse scatter leaves
-        // cell_start[c] at the start of cell c, agents ascending within a cell.
+        // cell_start[c] at the start of cell c, slots ascending within a cell.
         let starts = &mut grid.cell_start;
         starts.iter_mut().for_each(|x| *x = 0);
         for &c in &grid.cell_of {
@@ -168,26 +263,31 @@ impl CpuSolver {
             *x = run;
         }
         starts[grid.ncells] = n as u32;
-        for i in (0..n).rev() {
-            let c = grid.cell_of[i] as usize;
+        for s in (0..n).rev() {
+            let c = grid.cell_of[s] as usize;
             starts[c] -= 1;
-            grid.order[starts[c] as usize] = i as u32;
+            grid.order[starts[c] as usize] = s as u32;
         }
         let g: &Grid = grid;
-        let outp = Out { pos: grid_ptr(&g.spos) as *mut f32, vel: grid_ptr(&g.svel) as *mut f32 };
+        let outp = Out {
+            pos: g.spos.as_ptr() as *mut f32,
+            vel: g.svel.as_ptr() as *mut f32,
+        };
+        let outid = OutU32(self.next_ids.as_mut_ptr());
+        let ids = &self.ids;
         Self::for_chunks(&self.pool, n, |r| {
-            for s in r {
-                let i = g.order[s] as usize;
-                if units {
-                    let u = unit2([st.vel[i], st.vel[n + i]]);
-                    // SAFETY: slot s is written by this chunk only.
-                    unsafe { outp.put::<2>(n, s, &[st.pos[i], st.pos[n + i]], &u) };
-                } else {
-                    for k in 0..dim {
-                        // SAFETY: as above.
-                        unsafe {
-                            *outp.pos.add(k * n + s) = st.pos[k * n + i];
-                            *outp.vel.add(k * n + s) = st.vel[k * n + i];
+            for t in r {
+                let s = g.order[t] as usize;
+                // SAFETY: slot t is written by this chunk only.
+                unsafe {
+                    outid.set(t, ids[s]);
+                    if units {
+                        let u = unit2([st.vel[s], st.vel[n + s]]);
+                        outp.put::<2>(n, t, &[st.pos[s], st.pos[n + s]], &u);
+                    } else {
+                        for k in 0..dim {
+                            *outp.pos.add(k * n + t) = st.pos[k * n + s];
+                            *outp.vel.add(k * n + t) = st.vel[k * n + s];
                         }
                     }
                 }
@@ -197,8 +297,8 @@ impl CpuSolver {
 
     fn step_boids<const D: usize>(&mut self, bad: &AtomicUsize) {
         let p = self.params;
-        let n = self.state.n;
-        let out = Out { pos: self.next.pos.as_mut_ptr(), vel: self.next.vel.as_mut_ptr() };
+        let n = self.cur.n;
+        let out = Out::of(&mut self.next);
         let rmax2 = p.r_sep2.max(p.r_ali2).max(p.r_coh2);
         if self.search == Search::Grid {
             self.build_grid(false);
@@ -207,28 +307,28 @@ impl CpuSolver {
                 let mut ranges = [(0u32, 0u32); 27];
                 let mut cur_cell = usize::MAX;
                 let mut nr = 0;
-                for s in r {
-                    let i = g.order[s] as usize;
-                    let c = g.cell_of[i] as usize;
+                for t in r {
+                    let c = g.cell_of[g.order[t] as usize] as usize;
                     if c != cur_cell {
                         cur_cell = c;
                         nr = g.neighbour_ranges(c, p.wraps(), D, &mut ranges);
                     }
-                    let (pi, vi) = boids_agent::<D>(&p, rmax2, &g.spos, &g.svel, n, s, &ranges[..nr]);
-                    check(bad, i, &pi, &vi);
-                    // SAFETY: order is a permutation; slot s (and so agent i) is this chunk's.
-                    unsafe { out.put::<D>(n, i, &pi, &vi) };
+                    let (pi, vi) =
+                        boids_agent::<D>(&p, rmax2, &g.spos, &g.svel, n, t, &ranges[..nr]);
+                    check(bad, t, &pi, &vi);
+                    // SAFETY: slot t belongs to this chunk.
+                    unsafe { out.put::<D>(n, t, &pi, &vi) };
                 }
             });
         } else {
-            let st = &self.state;
+            let st = &self.cur;
             Self::for_chunks(&self.pool, n, |r| {
                 let all = [(0u32, n as u32)];
-                for i in r {
-                    let (pi, vi) = boids_agent::<D>(&p, rmax2, &st.pos, &st.vel, n, i, &all);
-                    check(bad, i, &pi, &vi);
+                for s in r {
+                    let (pi, vi) = boids_agent::<D>(&p, rmax2, &st.pos, &st.vel, n, s, &all);
+                    check(bad, s, &pi, &vi);
                     // SAFETY: chunks partition 0..n.
-                    unsafe { out.put::<D>(n, i, &pi, &vi) };
+                    unsafe { out.put::<D>(n, s, &pi, &vi) };
                 }
             });
         }
@@ -236,70 +336,89 @@ impl CpuSolver {
 
     fn step_vicsek(&mut self, bad: &AtomicUsize) {
         let p = self.params;
-        let n = self.state.n;
-        let t = self.step;
-        let out = Out { pos: self.next.pos.as_mut_ptr(), vel: self.next.vel.as_mut_ptr() };
+        let n = self.cur.n;
+        let t_step = self.step;
+        let out = Out::of(&mut self.next);
         if self.search == Search::Grid {
             self.build_grid(true);
             let g = self.grid.as_ref().unwrap();
+            let ids = &self.next_ids;
             Self::for_chunks(&self.pool, n, |r| {
                 let mut ranges = [(0u32, 0u32); 27];
                 let mut cur_cell = usize::MAX;
                 let mut nr = 0;
-                for s in r {
-                    let i = g.order[s] as usize;
-                    let c = g.cell_of[i] as usize;
+                for t in r {
+                    let c = g.cell_of[g.order[t] as usize] as usize;
                     if c != cur_cell {
                         cur_cell = c;
                         nr = g.neighbour_ranges(c, p.wraps(), 2, &mut ranges);
                     }
-                    let (pi, vi) = vicsek_agent(&p, t, i, &g.spos, &g.svel, n, s, &ranges[..nr]);
-                    check(bad, i, &pi, &vi);
+                    let (pi, vi) =
+                        vicsek_agent(&p, t_step, ids[t], &g.spos, &g.svel, n, t, &ranges[..nr]);
+                    check(bad, t, &pi, &vi);
                     // SAFETY: as in step_boids.
-                    unsafe { out.put::<2>(n, i, &pi, &vi) };
+                    unsafe { out.put::<2>(n, t, &pi, &vi) };
                 }
             });
         } else {
-            let st = &self.state;
-            let units = Out { pos: self.units.as_mut_ptr(), vel: std::ptr::null_mut() };
+            let st = &self.cur;
+            let units = OutU32(self.units.as_mut_ptr() as *mut u32);
             Self::for_chunks(&self.pool, n, |r| {
-                for i in r {
-                    let u = unit2([st.vel[i], st.vel[n + i]]);
+                for s in r {
+                    let u = unit2([st.vel[s], st.vel[n + s]]);
                     // SAFETY: chunks partition 0..n.
                     unsafe {
-                        *units.p().add(i) = u[0];
-                        *units.p().add(n + i) = u[1];
+                        units.set(s, u[0].to_bits());
+                        units.set(n + s, u[1].to_bits());
                     }
                 }
             });
             let units = &self.units;
+            let ids = &self.ids;
             Self::for_chunks(&self.pool, n, |r| {
                 let all = [(0u32, n as u32)];
-                for i in r {
-                    let (pi, vi) = vicsek_agent(&p, t, i, &st.pos, units, n, i, &all);
-                    check(bad, i, &pi, &vi);
+                for s in r {
+                    let (pi, vi) = vicsek_agent(&p, t_step, ids[s], &st.pos, units, n, s, &all);
+                    check(bad, s, &pi, &vi);
                     // SAFETY: chunks partition 0..n.
-                    unsafe { out.put::<2>(n, i, &pi, &vi) };
+                    unsafe { out.put::<2>(n, s, &pi, &vi) };
                 }
             });
         }
     }
 }
 
-fn grid_ptr<T>(v: &[T]) -> *mut f32 {
-    v.as_ptr() as *mut f32
+/// Slot order → agent order: `pos[k*n + ids[s]] = st.pos[k*n + s]`.
+pub fn unpermute(st: &State, ids: &[u32], pos: &mut [f32], vel: &mut [f32]) {
+    let n = st.n;
+    for k in 0..st.dim {
+        let (src_p, src_v) = (&st.pos[k * n..(k + 1) * n], &st.vel[k * n..(k + 1) * n]);
+        let (dst_p, dst_v) = (&mut pos[k * n..(k + 1) * n], &mut vel[k * n..(k + 1) * n]);
+        for (s, &i) in ids.iter().enumerate() {
+            dst_p[i as usize] = src_p[s];
+            dst_v[i as usize] = src_v[s];
+        }
+    }
 }
 
 #[inline(always)]
-fn check<const D: usize>(bad: &AtomicUsize, i: usize, p: &[f32; D], v: &[f32; D]) {
+fn check<const D: usize>(bad: &AtomicUsize, slot: usize, p: &[f32; D], v: &[f32; D]) {
     if p.iter().chain(v.iter()).any(|x| !x.is_finite()) {
-        bad.fetch_min(i, Ordering::Relaxed);
+        bad.fetch_min(slot, Ordering::Relaxed);
     }
 }
 
 /// One boid's step. `src_*` are component-major with stride `m`; `me` is its own slot there.
 #[inline(always)]
-fn boids_agent<const D: usize>(p: &Params, rmax2: f32, src_pos: &[f32], src_vel: &[f32], m: usize, me: usize, ranges: &[(u32, u32)]) -> ([f32; D], [f32; D]) {
+fn boids_agent<const D: usize>(
+    p: &Params,
+    rmax2: f32,
+    src_pos: &[f32],
+    src_vel: &[f32],
+    m: usize,
+    me: usize,
+    ranges: &[(u32, u32)],
+) -> ([f32; D], [f32; D]) {
     let mut pi = [0f32; D];
     let mut vi = [0f32; D];
     for k in 0..D {
@@ -315,7 +434,12 @@ fn boids_agent<const D: usize>(p: &Params, rmax2: f32, src_pos: &[f32], src_vel:
             }
             let mut d = [0f32; D];
             for k in 0..D {
-                d[k] = wrap_delta(src_pos[k * m + j] - pi[k], p.world[k], p.half_world[k], wrap);
+                d[k] = wrap_delta(
+                    src_pos[k * m + j] - pi[k],
+                    p.world[k],
+                    p.half_world[k],
+                    wrap,
+                );
             }
             let d2 = norm2(&d);
             if d2 < rmax2 {
@@ -334,7 +458,16 @@ fn boids_agent<const D: usize>(p: &Params, rmax2: f32, src_pos: &[f32], src_vel:
 /// One Vicsek particle's step; `src_unit` holds unit velocities; `agent` keys the noise.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn vicsek_agent(p: &Params, step: u64, agent: usize, src_pos: &[f32], src_unit: &[f32], m: usize, me: usize, ranges: &[(u32, u32)]) -> ([f32; 2], [f32; 2]) {
+fn vicsek_agent(
+    p: &Params,
+    step: u64,
+    agent: u32,
+    src_pos: &[f32],
+    src_unit: &[f32],
+    m: usize,
+    me: usize,
+    ranges: &[(u32, u32)],
+) -> ([f32; 2], [f32; 2]) {
     let pi = [src_pos[me], src_pos[m + me]];
     let own = [src_unit[me], src_unit[m + me]];
     let wrap = p.wraps();

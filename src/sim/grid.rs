@@ -34,7 +34,11 @@ impl Grid {
         for k in 0..dim {
             // A hair over the radius so that rounding in `p * inv_cell` can never put two
             // agents closer than r two cells apart.
-            let c = if r > 0.0 { (p.world[k] as f64 / (r as f64 * 1.0001)).floor() } else { 1.0 };
+            let c = if r > 0.0 {
+                (p.world[k] as f64 / (r as f64 * 1.0001)).floor()
+            } else {
+                1.0
+            };
             dims[k] = c.clamp(1.0, (1u64 << 22) as f64) as usize;
         }
         let cap = max_cells(n);
@@ -54,13 +58,15 @@ impl Grid {
         let ncells: usize = dims.iter().product();
         let alloc = |len: usize| -> Result<Vec<u32>, String> {
             let mut v = Vec::new();
-            v.try_reserve_exact(len).map_err(|_| "cannot allocate the neighbour grid".to_string())?;
+            v.try_reserve_exact(len)
+                .map_err(|_| "cannot allocate the neighbour grid".to_string())?;
             v.resize(len, 0);
             Ok(v)
         };
         let allocf = |len: usize| -> Result<Vec<f32>, String> {
             let mut v = Vec::new();
-            v.try_reserve_exact(len).map_err(|_| "cannot allocate the neighbour grid".to_string())?;
+            v.try_reserve_exact(len)
+                .map_err(|_| "cannot allocate the neighbour grid".to_string())?;
             v.resize(len, 0.0);
             Ok(v)
         };
@@ -107,7 +113,13 @@ impl Grid {
 
     /// The distinct cells next to (and including) cell `c`, as slot ranges; returns how many.
     #[inline]
-    pub fn neighbour_ranges(&self, c: usize, wrap: bool, dim: usize, out: &mut [(u32, u32); 27]) -> usize {
+    pub fn neighbour_ranges(
+        &self,
+        c: usize,
+        wrap: bool,
+        dim: usize,
+        out: &mut [(u32, u32); 27],
+    ) -> usize {
         let cc = self.coords(c);
         let mut offs = [[0i64; 3]; 3];
         let mut counts = [1usize; 3];

@@ -112,7 +112,11 @@ pub fn initial_state(scene: &Scene) -> Result<State> {
         let dir = match scene.init.velocity {
             Velocity::Random => direction(dim, seed, a, S_HEADING),
             Velocity::Aligned => {
-                let group = if scene.init.layout == Layout::Clusters { a % clusters } else { 0 };
+                let group = if scene.init.layout == Layout::Clusters {
+                    a % clusters
+                } else {
+                    0
+                };
                 direction(dim, seed, group, S_CLUSTER_HEADING)
             }
         };
@@ -154,34 +158,69 @@ pub fn available_memory() -> Option<u64> {
 }
 
 fn from_file(scene: &Scene) -> Result<State> {
-    let path = scene.init.resolved_path.as_ref().expect("validated: file layout has a path");
-    let mut r = bfs::Reader::open(path).with_context(|| format!("scene.init.path: cannot use {} as initial condition", path.display()))?;
+    let path = scene
+        .init
+        .resolved_path
+        .as_ref()
+        .expect("validated: file layout has a path");
+    let mut r = bfs::Reader::open(path).with_context(|| {
+        format!(
+            "scene.init.path: cannot use {} as initial condition",
+            path.display()
+        )
+    })?;
     for w in r.warnings() {
         eprintln!("warning: {}: {w}", path.display());
     }
     let h = r.header().clone();
     if h.dim as usize != scene.dim {
-        bail!("scene.init.path: {} is {}D but the scene is {}D", path.display(), h.dim, scene.dim);
+        bail!(
+            "scene.init.path: {} is {}D but the scene is {}D",
+            path.display(),
+            h.dim,
+            scene.dim
+        );
     }
     let count = r.frame_count();
     if count == 0 {
-        bail!("scene.init.path: {} holds no complete frame", path.display());
+        bail!(
+            "scene.init.path: {} holds no complete frame",
+            path.display()
+        );
     }
     let want = scene.init.frame.unwrap_or(-1);
     let k = if want < 0 { count as i64 + want } else { want };
     if k < 0 || k as u64 >= count {
-        bail!("scene.init.frame: {} has {count} frames (0..{}), got {want}", path.display(), count - 1);
+        bail!(
+            "scene.init.frame: {} has {count} frames (0..{}), got {want}",
+            path.display(),
+            count - 1
+        );
     }
-    let f = r.read_frame(k as u64).with_context(|| format!("scene.init.path: reading frame {k} of {}", path.display()))?;
+    let f = r
+        .read_frame(k as u64)
+        .with_context(|| format!("scene.init.path: reading frame {k} of {}", path.display()))?;
     let dim = scene.dim;
     let n = f.agents(dim);
     if scene.agents != 0 && scene.agents as usize != n {
-        bail!("scene.agents: the scene asks for {} agents but frame {k} of {} has {n}", scene.agents, path.display());
+        bail!(
+            "scene.agents: the scene asks for {} agents but frame {k} of {} has {n}",
+            scene.agents,
+            path.display()
+        );
     }
     if n == 0 {
-        bail!("scene.init.path: frame {k} of {} has no agents", path.display());
+        bail!(
+            "scene.init.path: frame {k} of {} has no agents",
+            path.display()
+        );
     }
-    let st = State { dim, n, pos: f.pos, vel: f.vel };
+    let st = State {
+        dim,
+        n,
+        pos: f.pos,
+        vel: f.vel,
+    };
     if let Some(i) = st.first_non_finite() {
         bail!("scene.init.path: frame {k} of {}: agent {i} has a NaN or infinite position or velocity", path.display());
     }

@@ -78,10 +78,19 @@ pub fn cos_sin(x: f32) -> (f32, f32) {
     let h = x * 0.25;
     let h2 = h * h;
     // sin h = h (1 − h²/6 (1 − h²/20 (1 − h²/42 (1 − h²/72))))
-    let s = h * (1.0 - h2 * (1.0 / 6.0) * (1.0 - h2 * (1.0 / 20.0) * (1.0 - h2 * (1.0 / 42.0) * (1.0 - h2 * (1.0 / 72.0)))));
+    let s = h
+        * (1.0
+            - h2 * (1.0 / 6.0)
+                * (1.0
+                    - h2 * (1.0 / 20.0) * (1.0 - h2 * (1.0 / 42.0) * (1.0 - h2 * (1.0 / 72.0)))));
     // cos h = 1 − h²/2 (1 − h²/12 (1 − h²/30 (1 − h²/56 (1 − h²/90))))
     let c = 1.0
-        - h2 * 0.5 * (1.0 - h2 * (1.0 / 12.0) * (1.0 - h2 * (1.0 / 30.0) * (1.0 - h2 * (1.0 / 56.0) * (1.0 - h2 * (1.0 / 90.0)))));
+        - h2 * 0.5
+            * (1.0
+                - h2 * (1.0 / 12.0)
+                    * (1.0
+                        - h2 * (1.0 / 30.0)
+                            * (1.0 - h2 * (1.0 / 56.0) * (1.0 - h2 * (1.0 / 90.0)))));
     let (c, s) = (c * c - s * s, 2.0 * s * c);
     (c * c - s * s, 2.0 * s * c)
 }
@@ -131,7 +140,13 @@ pub struct BoidsAcc<const D: usize> {
 impl<const D: usize> BoidsAcc<D> {
     #[inline(always)]
     pub fn new() -> Self {
-        BoidsAcc { sep: [0; D], ali: [0; D], coh: [0; D], n_ali: 0, n_coh: 0 }
+        BoidsAcc {
+            sep: [0; D],
+            ali: [0; D],
+            coh: [0; D],
+            n_ali: 0,
+            n_coh: 0,
+        }
     }
 
     /// One neighbour j at offset `d = p_j − p_i` (minimum image), squared distance `d2`.
@@ -176,7 +191,12 @@ pub fn norm2<const D: usize>(v: &[f32; D]) -> f32 {
 
 /// Steering from the sums, clamped to max_force; semi-implicit Euler; speed band; boundary.
 #[inline(always)]
-pub fn boids_integrate<const D: usize>(p: &Params, acc: &BoidsAcc<D>, pos: &mut [f32; D], vel: &mut [f32; D]) {
+pub fn boids_integrate<const D: usize>(
+    p: &Params,
+    acc: &BoidsAcc<D>,
+    pos: &mut [f32; D],
+    vel: &mut [f32; D],
+) {
     let mut a = [0f32; D];
     for k in 0..D {
         a[k] = p.w_sep * from_fix(acc.sep[k]);
@@ -236,7 +256,15 @@ pub fn unit2(v: [f32; 2]) -> [f32; 2] {
 /// Vicsek: heading of the summed unit velocities (self included), rotated by uniform noise in
 /// [−η/2, η/2); constant speed v0; position advanced with the new velocity.
 #[inline(always)]
-pub fn vicsek_integrate(p: &Params, sum: &[i64; 2], own_unit: [f32; 2], step: u64, agent: u64, pos: &mut [f32; 2], vel: &mut [f32; 2]) {
+pub fn vicsek_integrate(
+    p: &Params,
+    sum: &[i64; 2],
+    own_unit: [f32; 2],
+    step: u64,
+    agent: u64,
+    pos: &mut [f32; 2],
+    vel: &mut [f32; 2],
+) {
     let m = [from_fix(sum[0]), from_fix(sum[1])];
     let m2 = m[0] * m[0] + m[1] * m[1];
     let dir = if m2 > 0.0 {
@@ -267,7 +295,9 @@ mod tests {
         for i in -1000..=1000 {
             let x = i as f32 * std::f32::consts::PI / 1000.0;
             let (c, s) = cos_sin(x);
-            worst = worst.max((c as f64 - (x as f64).cos()).abs()).max((s as f64 - (x as f64).sin()).abs());
+            worst = worst
+                .max((c as f64 - (x as f64).cos()).abs())
+                .max((s as f64 - (x as f64).sin()).abs());
         }
         assert!(worst < 2e-6, "worst error {worst}");
     }
@@ -276,7 +306,11 @@ mod tests {
     fn fixed_point_sums_are_order_free() {
         let xs = [1e-3f32, 123.456, -7.25, 3.0e5, -0.1, 1e-7];
         let a: i64 = xs.iter().map(|&x| to_fix(x)).fold(0, i64::wrapping_add);
-        let b: i64 = xs.iter().rev().map(|&x| to_fix(x)).fold(0, i64::wrapping_add);
+        let b: i64 = xs
+            .iter()
+            .rev()
+            .map(|&x| to_fix(x))
+            .fold(0, i64::wrapping_add);
         assert_eq!(a, b);
         assert!((from_fix(to_fix(123.456)) - 123.456).abs() < 1e-4);
         assert_eq!(to_fix(f32::NAN), 0);

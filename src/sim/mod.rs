@@ -23,8 +23,10 @@ impl State {
         let len = dim.checked_mul(n).ok_or("agent count overflows")?;
         let mut pos = Vec::new();
         let mut vel = Vec::new();
-        pos.try_reserve_exact(len).map_err(|_| format!("cannot allocate the state of {n} agents"))?;
-        vel.try_reserve_exact(len).map_err(|_| format!("cannot allocate the state of {n} agents"))?;
+        pos.try_reserve_exact(len)
+            .map_err(|_| format!("cannot allocate the state of {n} agents"))?;
+        vel.try_reserve_exact(len)
+            .map_err(|_| format!("cannot allocate the state of {n} agents"))?;
         pos.resize(len, 0.0);
         vel.resize(len, 0.0);
         Ok(State { dim, n, pos, vel })
@@ -32,7 +34,11 @@ impl State {
 
     /// The first agent whose position or velocity is not finite.
     pub fn first_non_finite(&self) -> Option<usize> {
-        (0..self.n).find(|&i| (0..self.dim).any(|k| !self.pos[k * self.n + i].is_finite() || !self.vel[k * self.n + i].is_finite()))
+        (0..self.n).find(|&i| {
+            (0..self.dim).any(|k| {
+                !self.pos[k * self.n + i].is_finite() || !self.vel[k * self.n + i].is_finite()
+            })
+        })
     }
 }
 
