@@ -427,27 +427,24 @@ fn boids_agent<const D: usize>(
     }
     let wrap = p.wraps();
     let mut acc = BoidsAcc::<D>::new();
+    let axis = |k: usize| &src_pos[k * m..(k + 1) * m];
+    let (xs, ys, zs) = (axis(0), axis(1), if D == 3 { axis(2) } else { axis(0) });
+    let vaxis = |k: usize| &src_vel[k * m..(k + 1) * m];
+    let (vxs, vys, vzs) = (vaxis(0), vaxis(1), if D == 3 { vaxis(2) } else { vaxis(0) });
     for &(a, b) in ranges {
-        for j in a as usize..b as usize {
-            if j == me {
-                continue;
-            }
+        let (a, b) = (a as usize, b as usize);
+        for j in a..b {
             let mut d = [0f32; D];
+            let src = [xs[j], ys[j], zs[j]];
             for k in 0..D {
-                d[k] = wrap_delta(
-                    src_pos[k * m + j] - pi[k],
-                    p.world[k],
-                    p.half_world[k],
-                    wrap,
-                );
+                d[k] = wrap_delta(src[k] - pi[k], p.world[k], p.half_world[k], wrap);
             }
             let d2 = norm2(&d);
             if d2 < rmax2 {
+                let vall = [vxs[j], vys[j], vzs[j]];
                 let mut vj = [0f32; D];
-                for k in 0..D {
-                    vj[k] = src_vel[k * m + j];
-                }
-                acc.boids_pair(p, &d, d2, &vj);
+                vj.copy_from_slice(&vall[..D]);
+                acc.boids_pair(p, &d, d2, &vj, j != me);
             }
         }
     }

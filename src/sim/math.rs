@@ -14,17 +14,14 @@ pub const FIX_INV: f32 = 1.0 / 4_294_967_296.0;
 /// up to 2^32 terms can never overflow an i64.
 pub const FIX_CLAMP: f32 = 1_073_741_824.0;
 
-/// f32 → 64-bit fixed point (truncation toward zero after clamping; NaN → 0).
+/// f32 → 64-bit fixed point: clamp to ±2^30 (NaN → −2^30, as IEEE maxNum/fmaxf do), scale by
+/// 2^32, truncate toward zero.
 #[inline(always)]
 pub fn to_fix(x: f32) -> i64 {
-    let c = if x > FIX_CLAMP {
-        FIX_CLAMP
-    } else if x < -FIX_CLAMP {
-        -FIX_CLAMP
-    } else {
-        x
-    };
-    (c * FIX_SCALE) as i64
+    let c = if x >= -FIX_CLAMP { x } else { -FIX_CLAMP };
+    let c = if c <= FIX_CLAMP { c } else { FIX_CLAMP };
+    // SAFETY: c is finite and |c · 2^32| ≤ 2^62 < 2^63.
+    unsafe { (c * FIX_SCALE).to_int_unchecked::<i64>() }
 }
 
 /// 64-bit fixed point → f32 (round to nearest, then an exact power-of-two scale).
@@ -149,27 +146,22 @@ impl<const D: usize> BoidsAcc<D> {
         }
     }
 
-    /// One neighbour j at offset `d = p_j − p_i` (minimum image), squared distance `d2`.
+    /// One candidate j at offset `d = p_j − p_i` (minimum image), squared distance `d2`;
+    /// `other` is false for the agent itself. Branch-free: each rule adds its term or zero
+    /// (an exact no-op in fixed point), so candidates cost the same whether they count or not.
     #[inline(always)]
-    pub fn boids_pair(&mut self, p: &Params, d: &[f32; D], d2: f32, vj: &[f32; D]) {
-        if d2 < p.r_sep2 && d2 > 0.0 {
-            // (p_i − p_j) / |p_i − p_j|²
-            for k in 0..D {
-                self.sep[k] = self.sep[k].wrapping_add(to_fix(-d[k] / d2));
-            }
+    pub fn boids_pair(&mut self, p: &Params, d: &[f32; D], d2: f32, vj: &[f32; D], other: bool) {
+        // (p_i − p_j) / |p_i − p_j|², only for 0 < d2 < r_sep².
+        let m_sep = -((other & (d2 < p.r_sep2) & (d2 > 0.0)) as i64);
+        let m_ali = other & (d2 < p.r_ali2);
+        let m_coh = other & (d2 < p.r_coh2);
+        for k in 0..D {
+            self.sep[k] = self.sep[k].wrapping_add(to_fix(-d[k] / d2) & m_sep);
+            self.ali[k] = self.ali[k].wrapping_add(to_fix(vj[k]) & -(m_ali as i64));
+            self.coh[k] = self.coh[k].wrapping_add(to_fix(d[k]) & -(m_coh as i64));
         }
-        if d2 < p.r_ali2 {
-            for k in 0..D {
-                self.ali[k] = self.ali[k].wrapping_add(to_fix(vj[k]));
-            }
-            self.n_ali += 1;
-        }
-        if d2 < p.r_coh2 {
-            for k in 0..D {
-                self.coh[k] = self.coh[k].wrapping_add(to_fix(d[k]));
-            }
-            self.n_coh += 1;
-        }
+        self.n_ali += m_ali as u32;
+        self.n_coh += m_coh as u32;
     }
 }
 
@@ -313,7 +305,7 @@ mod tests {
             .fold(0, i64::wrapping_add);
         assert_eq!(a, b);
         assert!((from_fix(to_fix(123.456)) - 123.456).abs() < 1e-4);
-        assert_eq!(to_fix(f32::NAN), 0);
+        assert_eq!(to_fix(f32::NAN), to_fix(-FIX_CLAMP));
         assert_eq!(to_fix(f32::INFINITY), to_fix(FIX_CLAMP));
     }
 
