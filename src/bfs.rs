@@ -237,6 +237,8 @@ pub struct Writer<W: Write + Seek> {
     values: usize,
     frames: u64,
     failed: bool,
+    /// False for pipes: the header keeps the streaming frame count.
+    seekable: bool,
 }
 
 impl<W: Write + Seek> Writer<W> {
@@ -276,7 +278,13 @@ impl<W: Write + Seek> Writer<W> {
         let values = usize::from(header.dim)
             .checked_mul(header.agents as usize)
             .ok_or_else(|| BfsError::TooLarge("frame size overflows".into()))?;
-        let start = out.stream_position()?;
+        // A pipe cannot seek: it gets a streaming recording (frame_count never patched,
+        // which readers handle: they count the complete frames).
+        let (start, seekable) = match out.stream_position() {
+            Ok(p) => (p, true),
+            Err(e) if e.raw_os_error() == Some(29) => (0, false), // ESPIPE
+            Err(e) => return Err(e.into()),
+        };
         let mut out = BufWriter::with_capacity(WRITE_BUFFER, out);
         out.write_all(&bytes)?;
         Ok(Writer {
@@ -287,6 +295,7 @@ impl<W: Write + Seek> Writer<W> {
             values,
             frames: 0,
             failed: false,
+            seekable,
         })
     }
 
@@ -348,10 +357,12 @@ impl<W: Write + Seek> Writer<W> {
                 "an earlier write failed; the recording cannot be finalized".into(),
             ));
         }
-        let end = self.start + self.header_len + self.frames * self.frame_size;
-        out.seek(SeekFrom::Start(self.start + FRAME_COUNT_AT as u64))?;
-        out.write_all(&self.frames.to_le_bytes())?;
-        out.seek(SeekFrom::Start(end))?;
+        if self.seekable {
+            let end = self.start + self.header_len + self.frames * self.frame_size;
+            out.seek(SeekFrom::Start(self.start + FRAME_COUNT_AT as u64))?;
+            out.write_all(&self.frames.to_le_bytes())?;
+            out.seek(SeekFrom::Start(end))?;
+        }
         out.flush()?;
         let inner = out.into_inner().map_err(|e| e.into_error())?;
         Ok((self.frames, inner))

@@ -225,7 +225,21 @@ fn simulate(a: SimulateArgs) -> Result<ExitCode> {
     // Only the CPU backend exists in this build; `auto` resolves to it.
     let _backend = a.backend;
 
-    let state = init::initial_state(&scene)?;
+    let state = init::initial_state(&scene).map_err(|e| {
+        // Outside `layout: file` (whose errors name scene.init.*), the only failures are
+        // about the agent count (memory): name the field or flag that set it.
+        let what = if a.agents.is_some() {
+            "--agents"
+        } else {
+            "scene.agents"
+        };
+        let msg = format!("{e:#}");
+        if scene.init.layout == scene::Layout::File || msg.starts_with(what) {
+            e
+        } else {
+            anyhow!("{what}: {msg}")
+        }
+    })?;
     scene.agents = state.n as u32;
     let n = state.n;
     let dim = scene.dim;

@@ -380,7 +380,9 @@ pub fn parse(src: &Source) -> Result<Scene, Vec<SceneError>> {
         Ok(f) => f,
         Err(e) => {
             let p = e.path().to_string();
-            let path = if p == "." || p.is_empty() {
+            // serde_path_to_error marks a position it cannot name with `?`.
+            let p = p.trim_end_matches('?').trim_end_matches('.');
+            let path = if p.is_empty() {
                 "scene".to_string()
             } else {
                 format!("scene.{p}")
@@ -962,13 +964,15 @@ impl LineScan<'_> {
             }
             b'"' => self.string().map(|_| ()),
             _ => {
+                let start = self.i;
                 while let Some(&c) = self.b.get(self.i) {
                     if matches!(c, b',' | b'}' | b']' | b' ' | b'\t' | b'\r' | b'\n') {
                         break;
                     }
                     self.i += 1;
                 }
-                Some(())
+                // Nothing consumed (e.g. `[1, }`): malformed, stop rather than loop.
+                (self.i > start).then_some(())
             }
         }
     }

@@ -1,2 +1,1286 @@
+//! The `forge` binary, driven from outside: bad scenes, bad flags, bad files, full disks,
+//! diverging runs and killed runs must fail with a message that names the field, flag, file or
+//! frame at fault, a non-zero exit, never a panic, and no output left behind; good runs must
+//! produce recordings that `forge info` describes.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use tempfile::TempDir;
+
+// ---------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------
+
+/// `forge` run in `dir`, with a generous timeout so that a hang fails instead of blocking.
+fn forge(dir: &Path) -> Command {
+    let mut c = Command::cargo_bin("forge").expect("the forge binary is built");
+    c.current_dir(dir).timeout(Duration::from_secs(60));
+    c
+}
+
+struct Run {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+fn run(dir: &Path, args: &[&str]) -> Run {
+    let out = forge(dir).args(args).output().expect("forge runs");
+    Run {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn no_panic(r: &Run) {
+    assert!(
+        !r.stderr.contains("panicked"),
+        "forge panicked:\n{}",
+        r.stderr
+    );
+    assert!(
+        !r.stderr.contains("RUST_BACKTRACE"),
+        "forge panicked:\n{}",
+        r.stderr
+    );
+}
+
+/// Runs forge, expects a clean failure (non-zero exit, no panic), returns stderr.
+fn fails(dir: &Path, args: &[&str]) -> String {
+    let r = run(dir, args);
+    no_panic(&r);
+    assert!(
+        r.code.is_some(),
+        "forge was killed by a signal:\n{}",
+        r.stderr
+    );
+    assert_ne!(
+        r.code,
+        Some(0),
+        "forge should have failed: {args:?}\nstderr:\n{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("error"),
+        "no error message for {args:?}:\n{}",
+        r.stderr
+    );
+    r.stderr
+}
+
+/// Runs forge, expects success, returns (stdout, stderr).
+fn succeeds(dir: &Path, args: &[&str]) -> (String, String) {
+    let r = run(dir, args);
+    no_panic(&r);
+    assert_eq!(
+        r.code,
+        Some(0),
+        "forge failed: {args:?}\nstderr:\n{}",
+        r.stderr
+    );
+    (r.stdout, r.stderr)
+}
+
+fn has(stderr: &str, needle: &str) {
+    assert!(
+        stderr.contains(needle),
+        "expected {needle:?} in stderr:\n{stderr}"
+    );
+}
+
+/// Neither `out` nor `out.partial` exists.
+fn no_output(dir: &Path, out: &str) {
+    assert!(!dir.join(out).exists(), "{out} was left behind");
+    let partial = format!("{out}.partial");
+    assert!(!dir.join(&partial).exists(), "{partial} was left behind");
+}
+
+/// The names in `dir`, sorted.
+fn listing(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+fn tmp() -> TempDir {
+    tempfile::tempdir().expect("temp dir")
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    fs::write(&p, text).unwrap();
+    p
+}
+
+/// A scene file that must be rejected: checks the exit, the message (`expect` in stderr), no
+/// panic, and that the folder holds nothing but the scene afterwards.
+fn bad_scene(text: &str, expect: &[&str]) -> String {
+    let d = tmp();
+    write(d.path(), "s.json", text);
+    let err = fails(
+        d.path(),
+        &["simulate", "s.json", "-o", "out.bfs", "--quiet"],
+    );
+    for e in expect {
+        has(&err, e);
+    }
+    has(&err, "s.json");
+    no_output(d.path(), "out.bfs");
+    assert_eq!(listing(d.path()), ["s.json"], "files left behind");
+    err
+}
+
+/// A tiny valid 2D boids scene (20 agents, 3 steps).
+const TINY: &str = r#"{
+  "name": "tiny",
+  "model": "boids",
+  "agents": 20,
+  "steps": 3,
+  "seed": 4,
+  "world": { "size": [100, 100], "boundary": "wrap" }
+}"#;
+
+/// Records TINY (4 frames of 20 agents) as `name` in `dir`.
+fn record_tiny(dir: &Path, name: &str) -> PathBuf {
+    write(dir, "tiny.json", TINY);
+    succeeds(dir, &["simulate", "tiny.json", "-o", name, "--quiet"]);
+    dir.join(name)
+}
+
+fn info_json(dir: &Path, file: &str) -> serde_json::Value {
+    let (out, _) = succeeds(dir, &["info", file, "--json"]);
+    serde_json::from_str(&out)
+        .unwrap_or_else(|e| panic!("forge info --json is not JSON ({e}):\n{out}"))
+}
+
+// ---------------------------------------------------------------------------------------
+// Scene validation
+// ---------------------------------------------------------------------------------------
+
 #[test]
-fn stub() {}
+fn unknown_top_level_field() {
+    bad_scene(
+        "{\n  \"model\": \"boids\",\n  \"agnets\": 10\n}",
+        &["scene.agnets: unknown field `agnets`", "(line 3)"],
+    );
+}
+
+#[test]
+fn misspelt_nested_field() {
+    bad_scene(
+        "{\n  \"model\": \"boids\",\n  \"agents\": 10,\n  \"boids\": {\n    \"r_sepp\": 3\n  }\n}",
+        &[
+            "scene.boids.r_sepp: unknown field `r_sepp`",
+            "r_sep",
+            "(line 5)",
+        ],
+    );
+    bad_scene(
+        "{\n  \"model\": \"boids\",\n  \"world\": { \"size\": [10, 10],\n    \"boundry\": \"wrap\" }\n}",
+        &["scene.world.boundry: unknown field `boundry`", "(line 4)"],
+    );
+}
+
+#[test]
+fn wrong_type_for_agents() {
+    bad_scene(
+        "{\n  \"model\": \"boids\",\n  \"agents\": \"50\"\n}",
+        &["scene.agents: invalid type: string \"50\"", "(line 3)"],
+    );
+}
+
+#[test]
+fn wrong_enum_value() {
+    bad_scene(
+        "{\n  \"model\": \"boidz\"\n}",
+        &["scene.model: unknown variant `boidz`", "(line 2)"],
+    );
+}
+
+#[test]
+fn out_of_range_and_nan_numbers() {
+    // JSON has no NaN or infinity: 1e999 does not fit an f64 and NaN is not a value.
+    bad_scene(
+        "{\n  \"model\": \"boids\",\n  \"dt\": 1e999\n}",
+        &["scene.dt: number out of range", "(line 3)"],
+    );
+    bad_scene(
+        "{\n  \"model\": \"boids\",\n  \"world\": { \"size\": [\n    1e999, 5] }\n}",
+        &["scene.world.size[0]: number out of range", "(line 4)"],
+    );
+    bad_scene(
+        "{\n  \"model\": \"boids\",\n  \"boids\": {\n    \"r_ali\": -1e999 }\n}",
+        &["scene.boids.r_ali: number out of range", "(line 4)"],
+    );
+    bad_scene(
+        "{\n  \"model\": \"boids\",\n  \"dt\": NaN\n}",
+        &["scene.dt", "(line 3)"],
+    );
+    bad_scene(
+        "{\n  \"model\": \"boids\",\n  \"dt\": Infinity\n}",
+        &["scene.dt", "(line 3)"],
+    );
+    // Finite in f64 but not in the f32 the solver uses.
+    bad_scene(
+        "{\n  \"model\": \"boids\",\n  \"dt\": 1e300\n}",
+        &["scene.dt: is too large", "(line 3)"],
+    );
+}
+
+#[test]
+fn negative_sizes_and_radii() {
+    bad_scene(
+        "{\n  \"model\": \"boids\",\n  \"world\": {\n    \"size\": [\n      -3,\n      100\n    ]\n  }\n}",
+        &["scene.world.size[0]: must be > 0, got -3 (line 5)"],
+    );
+    bad_scene(
+        "{\n  \"model\": \"boids\",\n  \"world\": { \"size\": [100, 0] }\n}",
+        &["scene.world.size[1]: must be > 0, got 0 (line 3)"],
+    );
+    bad_scene(
+        "{\n  \"model\": \"boids\",\n  \"boids\": {\n    \"r_coh\": -2\n  }\n}",
+        &["scene.boids.r_coh: must be >= 0, got -2 (line 4)"],
+    );
+    bad_scene(
+        "{\n  \"model\": \"vicsek\",\n  \"vicsek\": {\n    \"r\": -1\n  }\n}",
+        &["scene.vicsek.r: must be > 0, got -1 (line 4)"],
+    );
+    bad_scene(
+        "{\n  \"model\": \"boids\",\n  \"init\": { \"layout\": \"disc\",\n    \"radius\": -5 }\n}",
+        &["scene.init.radius: must be > 0, got -5 (line 4)"],
+    );
+}
+
+#[test]
+fn v_min_not_below_v_max() {
+    bad_scene(
+        "{\n  \"model\": \"boids\",\n  \"boids\": {\n    \"v_min\": 50,\n    \"v_max\": 50\n  }\n}",
+        &["scene.boids.v_min: v_min must be < v_max, got v_min 50 >= v_max 50 (line 4)"],
+    );
+    bad_scene(
+        "{\n  \"model\": \"boids\",\n  \"boids\": {\n    \"v_min\": 90,\n    \"v_max\": 10\n  }\n}",
+        &["scene.boids.v_min: v_min must be < v_max", "(line 4)"],
+    );
+}
+
+#[test]
+fn zero_agents() {
+    bad_scene(
+        "{\n  \"model\": \"boids\",\n  \"agents\": 0\n}",
+        &["scene.agents: must be > 0, got 0 (line 3)"],
+    );
+    bad_scene(
+        "{\n  \"model\": \"boids\",\n  \"agents\": -4\n}",
+        &["scene.agents: must be > 0, got -4 (line 3)"],
+    );
+}
+
+#[test]
+fn agents_that_do_not_fit_in_memory() {
+    // 2e9 3D agents: hundreds of GiB of state. Refused before anything is allocated.
+    // (The scene is valid as text, so the message names the field but no line.)
+    let d = tmp();
+    write(
+        d.path(),
+        "s.json",
+        "{\n  \"model\": \"boids\",\n  \"dim\": 3,\n  \"agents\": 2000000000,\n  \"steps\": 1\n}",
+    );
+    let t = Instant::now();
+    let err = fails(
+        d.path(),
+        &["simulate", "s.json", "-o", "out.bfs", "--quiet"],
+    );
+    assert!(
+        t.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        t.elapsed()
+    );
+    has(&err, "scene.agents: 2000000000 agents");
+    has(&err, "memory");
+    assert_eq!(listing(d.path()), ["s.json"], "files left behind");
+    // Beyond the hard limit.
+    bad_scene(
+        "{\n  \"model\": \"boids\",\n  \"agents\": 9999999999\n}",
+        &["scene.agents: must be at most", "(line 3)"],
+    );
+    // The same through the flag.
+    let d = tmp();
+    let err = fails(
+        d.path(),
+        &[
+            "simulate",
+            "murmuration3d",
+            "--agents",
+            "2000000000",
+            "-o",
+            "out.bfs",
+            "--quiet",
+        ],
+    );
+    has(&err, "--agents");
+    has(&err, "2000000000 agents");
+    no_output(d.path(), "out.bfs");
+}
+
+#[test]
+fn malformed_json_names_its_line() {
+    // A missing comma: serde stops at the next key, line 4.
+    bad_scene(
+        "{\n  \"model\": \"boids\",\n  \"agents\": 10\n  \"steps\": 3\n}",
+        &["expected `,` or `}`", "(line 4)"],
+    );
+    // Cut short.
+    bad_scene(
+        "{\n  \"model\": \"boids\",\n  \"agents\": 10,\n",
+        &["EOF while parsing", "(line 4)"],
+    );
+    // A value missing.
+    bad_scene(
+        "{\n  \"model\": \"boids\",\n  \"world\": { \"size\": }\n}",
+        &["scene.world.size: expected value", "(line 3)"],
+    );
+    // Not JSON at all.
+    bad_scene("model = boids\n", &["expected value", "(line 1)"]);
+    // Empty file.
+    bad_scene("", &["EOF while parsing", "line 1"]);
+}
+
+#[test]
+fn malformed_array_does_not_hang() {
+    // Run with a short timeout: the bug allocates without bound while it loops.
+    let d = tmp();
+    write(
+        d.path(),
+        "s.json",
+        "{\n  \"model\": \"boids\",\n  \"agents\": 10,\n  \"world\": {\"size\": [1, 2,\n}}",
+    );
+    let out = forge(d.path())
+        .args(["simulate", "s.json", "-o", "out.bfs", "--quiet"])
+        .timeout(Duration::from_secs(5))
+        .output()
+        .expect("forge runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.code().is_some(), "forge hung (killed after 5 s)");
+    assert_ne!(out.status.code(), Some(0));
+    assert!(!err.contains("panicked"), "{err}");
+    has(&err, "scene.world.size");
+    has(&err, "(line 5)");
+    assert_eq!(listing(d.path()), ["s.json"], "files left behind");
+}
+
+#[test]
+fn trailing_garbage() {
+    bad_scene(
+        "{\n  \"model\": \"boids\",\n  \"agents\": 10\n}\n xx",
+        &["scene: trailing characters", "(line 5)"],
+    );
+    bad_scene(
+        "{\"model\": \"boids\"}\n{\"model\": \"boids\"}\n",
+        &["trailing characters", "(line 2)"],
+    );
+}
+
+#[test]
+fn all_errors_reported_together() {
+    let err = bad_scene(
+        "{\n  \"model\": \"boids\",\n  \"agents\": 0,\n  \"world\": { \"size\": [-1, 10] }\n}",
+        &[
+            "scene.agents: must be > 0, got 0 (line 3)",
+            "scene.world.size[0]: must be > 0, got -1 (line 4)",
+        ],
+    );
+    assert!(
+        err.find("scene.agents").unwrap() < err.find("scene.world").unwrap(),
+        "{err}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Huge world, tiny radius: coarser grid cells, bounded memory
+// ---------------------------------------------------------------------------------------
+
+/// Runs `forge` under a 1 GiB address-space limit (sh's ulimit -v), so that a grid sized by
+/// world / radius (10^24 cells) would fail instead of succeeding by luck.
+fn bounded(dir: &Path, args: &str) -> Run {
+    let bin = assert_cmd::cargo::cargo_bin("forge");
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v 1048576 && exec '{}' {args}",
+            bin.display()
+        ))
+        .current_dir(dir)
+        .output()
+        .expect("sh runs");
+    Run {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn huge_world_tiny_radius_2d() {
+    let d = tmp();
+    for search in ["auto", "grid"] {
+        write(
+            d.path(),
+            "h.json",
+            &format!(
+                r#"{{"model": "boids", "agents": 1000, "steps": 3, "search": "{search}",
+                   "world": {{"size": [1e9, 1e9]}},
+                   "boids": {{"r_sep": 0.001, "r_ali": 0.001, "r_coh": 0.001}}}}"#
+            ),
+        );
+        let t = Instant::now();
+        let r = bounded(
+            d.path(),
+            "simulate h.json -o h.bfs --force --quiet --threads 1",
+        );
+        no_panic(&r);
+        assert_eq!(r.code, Some(0), "search {search}: {}", r.stderr);
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "took {:?}",
+            t.elapsed()
+        );
+        let v = info_json(d.path(), "h.bfs");
+        assert_eq!(v["frames"], 4);
+        assert_eq!(v["agents"], 1000);
+    }
+}
+
+#[test]
+fn huge_world_tiny_radius_3d() {
+    let d = tmp();
+    write(
+        d.path(),
+        "h.json",
+        r#"{"model": "boids", "dim": 3, "agents": 1000, "steps": 3, "search": "grid",
+           "world": {"size": [1e9, 1e9, 1e9]},
+           "boids": {"r_sep": 0.001, "r_ali": 0.001, "r_coh": 0.001}}"#,
+    );
+    let r = bounded(d.path(), "simulate h.json -o h.bfs --quiet --threads 1");
+    no_panic(&r);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(info_json(d.path(), "h.bfs")["frames"], 4);
+}
+
+// ---------------------------------------------------------------------------------------
+// Existing outputs, unwritable outputs
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn existing_output_needs_force() {
+    let d = tmp();
+    write(d.path(), "tiny.json", TINY);
+    let precious: Vec<u8> = (0..5000u32).map(|i| (i * 7 % 251) as u8).collect();
+    fs::write(d.path().join("out.bfs"), &precious).unwrap();
+
+    let err = fails(
+        d.path(),
+        &["simulate", "tiny.json", "-o", "out.bfs", "--quiet"],
+    );
+    has(&err, "out.bfs");
+    has(&err, "already exists");
+    has(&err, "--force");
+    assert_eq!(
+        fs::read(d.path().join("out.bfs")).unwrap(),
+        precious,
+        "the existing file was changed"
+    );
+    assert!(!d.path().join("out.bfs.partial").exists());
+
+    // A run that fails for another reason (bad flag value) with --force leaves it alone too.
+    let err = fails(
+        d.path(),
+        &[
+            "simulate",
+            "tiny.json",
+            "-o",
+            "out.bfs",
+            "--force",
+            "--threads",
+            "0",
+        ],
+    );
+    has(&err, "--threads");
+    assert_eq!(fs::read(d.path().join("out.bfs")).unwrap(), precious);
+
+    succeeds(
+        d.path(),
+        &[
+            "simulate",
+            "tiny.json",
+            "-o",
+            "out.bfs",
+            "--force",
+            "--quiet",
+        ],
+    );
+    assert!(!d.path().join("out.bfs.partial").exists());
+    let v = info_json(d.path(), "out.bfs");
+    assert_eq!(v["frames"], 4);
+    assert_eq!(v["agents"], 20);
+}
+
+#[test]
+fn existing_metrics_csv_needs_force() {
+    let d = tmp();
+    record_tiny(d.path(), "t.bfs");
+    fs::write(d.path().join("m.csv"), "keep me\n").unwrap();
+    let err = fails(d.path(), &["info", "t.bfs", "--metrics", "m.csv"]);
+    has(&err, "m.csv");
+    has(&err, "--force");
+    assert_eq!(
+        fs::read_to_string(d.path().join("m.csv")).unwrap(),
+        "keep me\n"
+    );
+    assert!(!d.path().join("m.csv.partial").exists());
+    succeeds(
+        d.path(),
+        &["info", "t.bfs", "--metrics", "m.csv", "--force"],
+    );
+    assert!(fs::read_to_string(d.path().join("m.csv"))
+        .unwrap()
+        .starts_with("frame,"));
+}
+
+#[test]
+fn output_is_a_folder() {
+    let d = tmp();
+    write(d.path(), "tiny.json", TINY);
+    fs::create_dir(d.path().join("out.bfs")).unwrap();
+    let err = fails(
+        d.path(),
+        &[
+            "simulate",
+            "tiny.json",
+            "-o",
+            "out.bfs",
+            "--force",
+            "--quiet",
+        ],
+    );
+    has(&err, "out.bfs");
+    has(&err, "folder");
+    assert!(!d.path().join("out.bfs.partial").exists());
+}
+
+#[test]
+fn full_disk() {
+    if !Path::new("/dev/full").exists() {
+        eprintln!("no /dev/full here: skipped");
+        return;
+    }
+    let d = tmp();
+    write(d.path(), "tiny.json", TINY);
+    for force in [false, true] {
+        let mut args = vec!["simulate", "tiny.json", "-o", "/dev/full", "--quiet"];
+        if force {
+            args.push("--force");
+        }
+        let err = fails(d.path(), &args);
+        has(&err, "/dev/full");
+        has(&err, "No space left");
+    }
+    assert_eq!(listing(d.path()), ["tiny.json"]);
+    assert!(!Path::new("/dev/full.partial").exists());
+
+    // The metrics CSV too.
+    record_tiny(d.path(), "t.bfs");
+    let err = fails(d.path(), &["info", "t.bfs", "--metrics", "/dev/full"]);
+    has(&err, "/dev/full");
+    has(&err, "No space left");
+}
+
+#[cfg(unix)]
+#[test]
+fn device_outputs() {
+    let d = tmp();
+    write(d.path(), "tiny.json", TINY);
+    // /dev/null is a device: written in place, never renamed, no --force needed.
+    succeeds(
+        d.path(),
+        &["simulate", "tiny.json", "-o", "/dev/null", "--quiet"],
+    );
+    assert!(Path::new("/dev/null").exists());
+    assert!(!Path::new("/dev/null.partial").exists());
+    // A pipe cannot seek back to finalize the header: whatever happens, no panic, and a
+    // failure names the output.
+    let r = run(
+        d.path(),
+        &["simulate", "tiny.json", "-o", "/dev/stdout", "--quiet"],
+    );
+    no_panic(&r);
+    if r.code != Some(0) {
+        has(&r.stderr, "/dev/stdout");
+    }
+    assert_eq!(listing(d.path()), ["tiny.json"]);
+}
+
+#[test]
+fn output_in_missing_folder() {
+    let d = tmp();
+    write(d.path(), "tiny.json", TINY);
+    let err = fails(
+        d.path(),
+        &["simulate", "tiny.json", "-o", "nodir/out.bfs", "--quiet"],
+    );
+    has(&err, "nodir/out.bfs");
+    has(&err, "No such file or directory");
+    assert!(!d.path().join("nodir").exists());
+    assert_eq!(listing(d.path()), ["tiny.json"]);
+
+    record_tiny(d.path(), "t.bfs");
+    let err = fails(d.path(), &["info", "t.bfs", "--metrics", "nodir/m.csv"]);
+    has(&err, "nodir/m.csv");
+}
+
+// ---------------------------------------------------------------------------------------
+// A recording as initial condition
+// ---------------------------------------------------------------------------------------
+
+fn file_scene(dir: &Path, bfs: &str, frame: Option<i64>) {
+    let frame = frame
+        .map(|k| format!(",\n    \"frame\": {k}"))
+        .unwrap_or_default();
+    write(
+        dir,
+        "from.json",
+        &format!(
+            "{{\n  \"model\": \"boids\",\n  \"steps\": 2,\n  \"world\": {{ \"size\": [100, 100] }},\n  \
+             \"init\": {{\n    \"layout\": \"file\",\n    \"path\": \"{bfs}\"{frame}\n  }}\n}}"
+        ),
+    );
+}
+
+/// header_len and frame size of a forge recording (see the layout in src/bfs.rs).
+fn layout(bytes: &[u8], dim: usize, n: usize) -> (usize, usize) {
+    let header_len = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+    (header_len, 24 + 8 * dim * n)
+}
+
+#[test]
+fn init_from_good_file() {
+    let d = tmp();
+    record_tiny(d.path(), "rec.bfs");
+    file_scene(d.path(), "rec.bfs", Some(2));
+    succeeds(
+        d.path(),
+        &["simulate", "from.json", "-o", "out.bfs", "--quiet"],
+    );
+    let v = info_json(d.path(), "out.bfs");
+    assert_eq!(v["agents"], 20);
+    assert_eq!(v["frames"], 3);
+}
+
+#[test]
+fn init_from_truncated_header() {
+    let d = tmp();
+    let rec = record_tiny(d.path(), "rec.bfs");
+    let bytes = fs::read(&rec).unwrap();
+    let (header_len, _) = layout(&bytes, 2, 20);
+    for cut in [0, 5, 40, header_len - 3] {
+        fs::write(d.path().join("cut.bfs"), &bytes[..cut]).unwrap();
+        file_scene(d.path(), "cut.bfs", None);
+        let err = fails(
+            d.path(),
+            &["simulate", "from.json", "-o", "out.bfs", "--quiet"],
+        );
+        has(&err, "scene.init.path");
+        has(&err, "cut.bfs");
+        no_output(d.path(), "out.bfs");
+    }
+}
+
+#[test]
+fn init_from_file_with_no_complete_frame() {
+    let d = tmp();
+    let rec = record_tiny(d.path(), "rec.bfs");
+    let bytes = fs::read(&rec).unwrap();
+    let (header_len, _) = layout(&bytes, 2, 20);
+    fs::write(d.path().join("cut.bfs"), &bytes[..header_len + 10]).unwrap();
+    file_scene(d.path(), "cut.bfs", None);
+    let err = fails(
+        d.path(),
+        &["simulate", "from.json", "-o", "out.bfs", "--quiet"],
+    );
+    has(&err, "cut.bfs");
+    has(&err, "no complete frame");
+    no_output(d.path(), "out.bfs");
+}
+
+#[test]
+fn init_from_corrupt_frame() {
+    let d = tmp();
+    let rec = record_tiny(d.path(), "rec.bfs");
+    let mut bytes = fs::read(&rec).unwrap();
+    let (header_len, frame_size) = layout(&bytes, 2, 20);
+    assert_eq!(
+        bytes.len(),
+        header_len + 4 * frame_size,
+        "4 frames expected"
+    );
+    // Flip one bit in frame 2's payload (a velocity).
+    bytes[header_len + 2 * frame_size + 24 + 4 * 2 * 20 + 9] ^= 0x40;
+    fs::write(d.path().join("flip.bfs"), &bytes).unwrap();
+    file_scene(d.path(), "flip.bfs", Some(2));
+    let err = fails(
+        d.path(),
+        &["simulate", "from.json", "-o", "out.bfs", "--quiet"],
+    );
+    has(&err, "flip.bfs");
+    has(&err, "frame 2");
+    has(&err, "corrupt");
+    no_output(d.path(), "out.bfs");
+
+    // forge info reports it too, naming the file and the frame.
+    let err = fails(d.path(), &["info", "flip.bfs"]);
+    has(&err, "flip.bfs");
+    has(&err, "frame 2");
+
+    // A metrics CSV started before the corrupt frame is not left behind.
+    let err = fails(d.path(), &["info", "flip.bfs", "--metrics", "m.csv"]);
+    has(&err, "frame 2");
+    no_output(d.path(), "m.csv");
+
+    // The other frames are still good.
+    file_scene(d.path(), "flip.bfs", Some(1));
+    succeeds(
+        d.path(),
+        &["simulate", "from.json", "-o", "out.bfs", "--quiet"],
+    );
+}
+
+#[test]
+fn init_frame_out_of_range() {
+    let d = tmp();
+    record_tiny(d.path(), "rec.bfs");
+    for k in [4, 9, -5] {
+        file_scene(d.path(), "rec.bfs", Some(k));
+        let err = fails(
+            d.path(),
+            &["simulate", "from.json", "-o", "out.bfs", "--quiet"],
+        );
+        has(&err, "scene.init.frame");
+        has(&err, "rec.bfs");
+        has(&err, &format!("got {k}"));
+        no_output(d.path(), "out.bfs");
+    }
+}
+
+#[test]
+fn init_from_missing_or_foreign_file() {
+    let d = tmp();
+    file_scene(d.path(), "nothere.bfs", None);
+    let err = fails(
+        d.path(),
+        &["simulate", "from.json", "-o", "out.bfs", "--quiet"],
+    );
+    has(&err, "scene.init.path");
+    has(&err, "nothere.bfs");
+    no_output(d.path(), "out.bfs");
+
+    write(d.path(), "text.bfs", "hello, not a recording\n");
+    file_scene(d.path(), "text.bfs", None);
+    let err = fails(
+        d.path(),
+        &["simulate", "from.json", "-o", "out.bfs", "--quiet"],
+    );
+    has(&err, "text.bfs");
+    has(&err, "not a .bfs file");
+    no_output(d.path(), "out.bfs");
+}
+
+// ---------------------------------------------------------------------------------------
+// A state that becomes NaN
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn diverging_run_keeps_good_frames() {
+    // No neighbours (tiny radii), an open world, v_max so large that its square is infinite
+    // (no clamp) and a huge dt: positions grow by ~1e37 a step and overflow after a few steps.
+    let d = tmp();
+    write(
+        d.path(),
+        "nan.json",
+        r#"{"model": "boids", "agents": 50, "steps": 200, "dt": 3e7,
+           "world": {"size": [100, 100], "boundary": "open"},
+           "boids": {"r_sep": 0.001, "r_ali": 0.001, "r_coh": 0.001, "max_force": 1,
+                     "v_min": 0, "v_max": 1e30}}"#,
+    );
+    let err = fails(
+        d.path(),
+        &["simulate", "nan.json", "-o", "nan.bfs", "--quiet"],
+    );
+    has(&err, "NaN or infinite");
+    has(&err, "nan.bfs");
+    // "... at step S (agent A) ..."
+    let after = |key: &str| -> u64 {
+        let i = err
+            .find(key)
+            .unwrap_or_else(|| panic!("no {key:?} in:\n{err}"))
+            + key.len();
+        let digits: String = err[i..]
+            .chars()
+            .take_while(|c| c.is_ascii_digit())
+            .collect();
+        digits
+            .parse()
+            .unwrap_or_else(|_| panic!("no number after {key:?} in:\n{err}"))
+    };
+    let step = after("step ");
+    let agent = after("agent ");
+    assert!(
+        step >= 2 && step < 200,
+        "diverged at step {step}: pick other parameters\n{err}"
+    );
+    assert!(agent < 50);
+    assert!(!d.path().join("nan.bfs.partial").exists());
+
+    let v = info_json(d.path(), "nan.bfs");
+    assert_eq!(v["frames"], step, "frames 0..step-1 are the good ones");
+    assert_eq!(v["last_step"], step - 1);
+    assert_eq!(v["finalized"], true);
+    assert_eq!(v["agents"], 50);
+    let (out, _) = succeeds(d.path(), &["info", "nan.bfs"]);
+    assert!(out.contains(&format!("frames     {step}")), "{out}");
+}
+
+// ---------------------------------------------------------------------------------------
+// Flags and scene names
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn unknown_scene_lists_builtins() {
+    let d = tmp();
+    let err = fails(d.path(), &["simulate", "nosuchscene", "--quiet"]);
+    has(&err, "nosuchscene");
+    for name in [
+        "turbulence",
+        "murmuration",
+        "schooling",
+        "plasma",
+        "vicsek",
+        "cuplan",
+        "murmuration3d",
+    ] {
+        has(&err, name);
+    }
+    assert!(listing(d.path()).is_empty());
+}
+
+#[test]
+fn bad_flag_values() {
+    let d = tmp();
+    write(d.path(), "tiny.json", TINY);
+    let cases: &[(&[&str], &str)] = &[
+        (&["--threads", "0"], "--threads"),
+        (&["--agents", "0"], "--agents"),
+        (&["--steps", "99999999999999999"], "--steps"),
+        (&["--steps", "99999999999999999999999"], "--steps"),
+        (&["--steps", "-1"], "-1"),
+        (&["--agents", "many"], "--agents"),
+        (&["--threads", "-2"], "-2"),
+        (&["--search", "octree"], "--search"),
+        (&["--backend", "cuda9"], "--backend"),
+        (&["--frobnicate"], "--frobnicate"),
+    ];
+    for (extra, named) in cases {
+        let mut args = vec!["simulate", "tiny.json", "-o", "out.bfs", "--quiet"];
+        args.extend_from_slice(extra);
+        let err = fails(d.path(), &args);
+        has(&err, named);
+        no_output(d.path(), "out.bfs");
+    }
+    assert_eq!(listing(d.path()), ["tiny.json"]);
+}
+
+#[test]
+fn agents_flag_refused_for_file_layout() {
+    let d = tmp();
+    record_tiny(d.path(), "rec.bfs");
+    file_scene(d.path(), "rec.bfs", None);
+    let err = fails(
+        d.path(),
+        &[
+            "simulate",
+            "from.json",
+            "--agents",
+            "10",
+            "-o",
+            "out.bfs",
+            "--quiet",
+        ],
+    );
+    has(&err, "--agents");
+    has(&err, "rec.bfs");
+    no_output(d.path(), "out.bfs");
+}
+
+#[test]
+fn no_arguments_is_usage_error() {
+    let d = tmp();
+    let r = run(d.path(), &[]);
+    no_panic(&r);
+    assert_eq!(r.code, Some(2));
+    has(&r.stderr, "Usage");
+    let r = run(d.path(), &["simulate"]);
+    no_panic(&r);
+    assert_eq!(r.code, Some(2));
+    has(&r.stderr, "SCENE");
+}
+
+// ---------------------------------------------------------------------------------------
+// forge info on bad files
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn info_missing_file() {
+    let d = tmp();
+    let err = fails(d.path(), &["info", "missing.bfs"]);
+    has(&err, "missing.bfs");
+    has(&err, "No such file");
+}
+
+#[test]
+fn info_not_a_bfs() {
+    let d = tmp();
+    write(
+        d.path(),
+        "notes.txt",
+        "these are not the frames you are looking for\n",
+    );
+    let err = fails(d.path(), &["info", "notes.txt"]);
+    has(&err, "notes.txt");
+    has(&err, "not a .bfs file");
+    let err = fails(d.path(), &["info", "notes.txt", "--json"]);
+    has(&err, "notes.txt");
+}
+
+#[test]
+fn info_empty_file() {
+    let d = tmp();
+    write(d.path(), "empty.bfs", "");
+    let err = fails(d.path(), &["info", "empty.bfs"]);
+    has(&err, "empty.bfs");
+}
+
+#[test]
+fn info_folder() {
+    let d = tmp();
+    fs::create_dir(d.path().join("dir.bfs")).unwrap();
+    let err = fails(d.path(), &["info", "dir.bfs"]);
+    has(&err, "dir.bfs");
+}
+
+#[test]
+fn info_truncated_recordings() {
+    let d = tmp();
+    let rec = record_tiny(d.path(), "rec.bfs");
+    let bytes = fs::read(&rec).unwrap();
+    let (header_len, frame_size) = layout(&bytes, 2, 20);
+    // Inside the magic, inside the fixed header, inside the scene JSON.
+    for cut in [3, 30, header_len / 2] {
+        fs::write(d.path().join("cut.bfs"), &bytes[..cut]).unwrap();
+        let err = fails(d.path(), &["info", "cut.bfs"]);
+        has(&err, "cut.bfs");
+        has(&err, "header");
+    }
+    // Inside frame 2: frames 0 and 1 readable, with a warning naming frame 2.
+    fs::write(
+        d.path().join("cut.bfs"),
+        &bytes[..header_len + 2 * frame_size + 100],
+    )
+    .unwrap();
+    let v = info_json(d.path(), "cut.bfs");
+    assert_eq!(v["frames"], 2);
+    let warnings = v["warnings"].to_string();
+    assert!(warnings.contains("frame 2"), "{warnings}");
+}
+
+// ---------------------------------------------------------------------------------------
+// A run killed outright
+// ---------------------------------------------------------------------------------------
+
+#[cfg(unix)]
+#[test]
+fn killed_run_leaves_readable_partial() {
+    let d = tmp();
+    let bin = assert_cmd::cargo::cargo_bin("forge");
+    let mut child = std::process::Command::new(bin)
+        .args([
+            "simulate",
+            "turbulence",
+            "--steps",
+            "100000",
+            "-o",
+            "k.bfs",
+            "--quiet",
+            "--threads",
+            "2",
+        ])
+        .current_dir(d.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("forge starts");
+    let partial = d.path().join("k.bfs.partial");
+    let t0 = Instant::now();
+    let mut size = 0;
+    while t0.elapsed() < Duration::from_secs(60) {
+        size = fs::metadata(&partial).map(|m| m.len()).unwrap_or(0);
+        if size > 3 << 20 {
+            break;
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("forge stopped early: {status}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().expect("SIGKILL"); // Child::kill is SIGKILL on Unix
+    child.wait().unwrap();
+    assert!(size > 3 << 20, "the recording did not grow: {size} bytes");
+    assert!(
+        !d.path().join("k.bfs").exists(),
+        "a killed run must not leave the final name"
+    );
+    assert!(partial.exists());
+
+    let r = run(d.path(), &["info", "k.bfs.partial"]);
+    no_panic(&r);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    has(&r.stdout, "not finalized");
+    has(&r.stderr, "not finalized");
+    has(&r.stdout, "agents     60000");
+
+    let v = info_json(d.path(), "k.bfs.partial");
+    assert!(v["frames"].as_u64().unwrap() >= 1, "{v}");
+    assert_eq!(v["finalized"], false);
+    assert_eq!(v["scene"], "turbulence");
+    assert!(v["warnings"].to_string().contains("not finalized"), "{v}");
+
+    // The partial recording is usable as an initial condition.
+    write(
+        d.path(),
+        "resume.json",
+        r#"{"model": "boids", "steps": 1, "world": {"size": [3840, 2160]},
+           "init": {"layout": "file", "path": "k.bfs.partial"}}"#,
+    );
+    succeeds(
+        d.path(),
+        &[
+            "simulate",
+            "resume.json",
+            "-o",
+            "r.bfs",
+            "--quiet",
+            "--threads",
+            "2",
+        ],
+    );
+    assert_eq!(info_json(d.path(), "r.bfs")["agents"], 60000);
+}
+
+// ---------------------------------------------------------------------------------------
+// Good paths
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn simulate_then_info_json() {
+    let d = tmp();
+    write(
+        d.path(),
+        "small.json",
+        r#"{"name": "small", "model": "boids", "dim": 3, "agents": 64, "steps": 6,
+           "record_every": 2, "seed": 9, "world": {"size": [50, 60, 70], "boundary": "reflect"}}"#,
+    );
+    let (_, err) = succeeds(d.path(), &["simulate", "small.json", "-o", "small.bfs"]);
+    has(&err, "small.bfs");
+    let v = info_json(d.path(), "small.bfs");
+    assert_eq!(v["format"], "forge");
+    assert_eq!(v["model"], "boids");
+    assert_eq!(v["dim"], 3);
+    assert_eq!(v["boundary"], "reflect");
+    assert_eq!(v["agents"], 64);
+    assert_eq!(v["seed"], 9);
+    assert_eq!(v["record_every"], 2);
+    assert_eq!(v["frames"], 4, "steps 0, 2, 4, 6");
+    assert_eq!(v["last_step"], 6);
+    assert_eq!(v["finalized"], true);
+    assert_eq!(v["scene"], "small");
+    assert_eq!(v["world"], serde_json::json!([50.0, 60.0, 70.0]));
+    assert_eq!(v["warnings"], serde_json::json!([]));
+    assert_eq!(v["scene_json"]["agents"], 64);
+    let pol = v["metrics"]["last"]["polarization"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&pol));
+
+    // Default output name: SCENE_NAME.bfs in the current folder.
+    write(
+        d.path(),
+        "v.json",
+        r#"{"name": "vic", "model": "vicsek", "agents": 100, "steps": 3, "world": {"size": [10, 10]}}"#,
+    );
+    succeeds(d.path(), &["simulate", "v.json", "--quiet"]);
+    let v = info_json(d.path(), "vic.bfs");
+    assert_eq!(v["model"], "vicsek");
+    assert_eq!(v["dim"], 2);
+    assert_eq!(v["frames"], 4);
+    assert_eq!(v["agents"], 100);
+}
+
+#[test]
+fn overrides_change_the_recording() {
+    let d = tmp();
+    succeeds(
+        d.path(),
+        &[
+            "simulate", "cuplan", "--agents", "30", "--steps", "4", "--seed", "77", "-o", "c.bfs",
+            "--quiet",
+        ],
+    );
+    let v = info_json(d.path(), "c.bfs");
+    assert_eq!(v["agents"], 30);
+    assert_eq!(v["frames"], 5);
+    assert_eq!(v["seed"], 77);
+    assert_eq!(v["scene"], "cuplan");
+}
+
+#[test]
+fn output_does_not_depend_on_threads_or_search() {
+    let d = tmp();
+    write(d.path(), "tiny.json", TINY);
+    let mut files = Vec::new();
+    for (i, extra) in [
+        ["--threads", "1"],
+        ["--threads", "2"],
+        ["--search", "brute"],
+        ["--search", "grid"],
+    ]
+    .iter()
+    .enumerate()
+    {
+        let out = format!("o{i}.bfs");
+        let mut args = vec!["simulate", "tiny.json", "-o", out.as_str(), "--quiet"];
+        args.extend_from_slice(extra);
+        succeeds(d.path(), &args);
+        files.push(fs::read(d.path().join(&out)).unwrap());
+    }
+    for f in &files[1..] {
+        assert!(f == &files[0], "recordings differ");
+    }
+}
+
+#[test]
+fn metrics_csv_one_row_per_frame() {
+    let d = tmp();
+    record_tiny(d.path(), "t.bfs");
+    succeeds(d.path(), &["info", "t.bfs", "--metrics", "m.csv"]);
+    assert!(!d.path().join("m.csv.partial").exists());
+    let csv = fs::read_to_string(d.path().join("m.csv")).unwrap();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(
+        lines[0],
+        "frame,step,time,polarization,mean_speed,nn_distance,pairwise_distance"
+    );
+    assert_eq!(lines.len(), 1 + 4, "{csv}");
+    for (k, line) in lines[1..].iter().enumerate() {
+        let cols: Vec<&str> = line.split(',').collect();
+        assert_eq!(cols.len(), 7, "{line}");
+        assert_eq!(cols[0], k.to_string());
+        assert_eq!(cols[1], k.to_string(), "a frame every step");
+        let time: f64 = cols[2].parse().unwrap();
+        assert!((time - k as f64 * 0.05).abs() < 1e-6, "{line}");
+        for c in &cols[3..] {
+            let x: f64 = c.parse().unwrap_or_else(|_| panic!("{line}"));
+            assert!(x.is_finite() && x >= 0.0, "{line}");
+        }
+    }
+}
+
+#[test]
+fn scenes_lists_all_builtins() {
+    let d = tmp();
+    let (out, _) = succeeds(d.path(), &["scenes"]);
+    let names: Vec<&str> = out
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(
+        sorted,
+        [
+            "cuplan",
+            "murmuration",
+            "murmuration3d",
+            "plasma",
+            "schooling",
+            "turbulence",
+            "vicsek"
+        ],
+        "{out}"
+    );
+    assert!(out.contains("boids 3D"));
+    assert!(out.contains("vicsek"));
+}
+
+#[test]
+fn every_builtin_scene_runs() {
+    let d = tmp();
+    for name in [
+        "turbulence",
+        "murmuration",
+        "schooling",
+        "plasma",
+        "vicsek",
+        "cuplan",
+        "murmuration3d",
+    ] {
+        let out = format!("{name}.bfs");
+        succeeds(
+            d.path(),
+            &[
+                "simulate",
+                name,
+                "--agents",
+                "50",
+                "--steps",
+                "2",
+                "-o",
+                out.as_str(),
+                "--quiet",
+            ],
+        );
+        let v = info_json(d.path(), &out);
+        assert_eq!(v["scene"], name);
+        assert_eq!(v["frames"], 3);
+    }
+}
+
+#[test]
+fn cli_definition_is_consistent() {
+    use clap::CommandFactory;
+    forge::cli::Cli::command().debug_assert();
+}
+
+#[test]
+fn help_and_version() {
+    let d = tmp();
+    let (out, _) = succeeds(d.path(), &["--help"]);
+    for sub in ["simulate", "info", "scenes", "bench"] {
+        assert!(out.contains(sub), "{out}");
+    }
+    let (out, _) = succeeds(d.path(), &["--version"]);
+    assert!(out.starts_with("forge "), "{out}");
+}

@@ -42,8 +42,10 @@ impl Grid {
             dims[k] = c.clamp(1.0, (1u64 << 22) as f64) as usize;
         }
         let cap = max_cells(n);
-        while dims.iter().product::<usize>() > cap {
-            let f = (cap as f64 / dims.iter().product::<usize>() as f64).powf(1.0 / dim as f64);
+        // In f64: three axes of 2^22 cells would overflow usize.
+        let total = |d: &[usize; 3]| d.iter().map(|&x| x as f64).product::<f64>();
+        while total(&dims) > cap as f64 {
+            let f = (cap as f64 / total(&dims)).powf(1.0 / dim as f64);
             for d in dims.iter_mut().take(dim) {
                 *d = ((*d as f64 * f).floor() as usize).max(1);
             }

@@ -135,10 +135,14 @@ pub fn initial_state(scene: &Scene) -> Result<State> {
 
 /// Refuse agent counts whose state (and the solver's work arrays) would not fit in memory.
 pub fn check_memory(n: usize, dim: usize) -> Result<()> {
-    // State twice (double buffer) + sorted copy + grid indices + writer buffers.
-    let need = (n as u128) * (dim as u128 * 4 * 2 * 5 + 16);
+    // Per agent: the state twice (double buffer) and its cell-sorted copy (24·dim bytes), four
+    // u32 index arrays (16), the recorder's frame buffers in flight and the writer's
+    // agent-order frame ((DEPTH + 1)·8·dim + DEPTH·4).
+    let depth = crate::record::DEPTH as u128;
+    let per_agent = 24 * dim as u128 + 16 + (depth + 1) * 8 * dim as u128 + depth * 4;
+    let need = n as u128 * per_agent;
     if let Some(avail) = available_memory() {
-        if need > avail as u128 {
+        if need > avail as u128 / 10 * 9 {
             bail!(
                 "{n} agents need about {} MiB but only {} MiB of memory is available",
                 need >> 20,
