@@ -7,9 +7,8 @@
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use rayon::prelude::*;
-
 use super::grid::Grid;
+use super::pool::Pool;
 use super::math::*;
 use super::{Diverged, Params, State};
 use crate::scene::{Model, Search};
@@ -40,7 +39,7 @@ pub struct CpuSolver {
     grid: Option<Grid>,
     /// Vicsek with brute force: unit velocities in slot order.
     units: Vec<f32>,
-    pool: Option<rayon::ThreadPool>,
+    pool: Option<Pool>,
     threads: usize,
     /// Steps done so far; the next step computed is number `step`.
     pub step: u64,
@@ -116,13 +115,7 @@ impl CpuSolver {
             threads
         };
         let pool = if threads > 1 && n >= PARALLEL_MIN {
-            Some(
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(threads)
-                    .thread_name(|i| format!("forge-step-{i}"))
-                    .build()
-                    .map_err(|e| format!("cannot start {threads} threads: {e}"))?,
-            )
+            Some(Pool::new(threads).map_err(|e| format!("cannot start {threads} threads: {e}"))?)
         } else {
             None
         };
@@ -182,26 +175,10 @@ impl CpuSolver {
     }
 
     /// Run `f` over `0..n` split into chunks, in parallel when a pool exists.
-    fn for_chunks(
-        pool: &Option<rayon::ThreadPool>,
-        n: usize,
-        f: impl Fn(Range<usize>) + Sync + Send,
-    ) {
+    fn for_chunks(pool: &Option<Pool>, n: usize, f: impl Fn(Range<usize>) + Sync + Send) {
         match pool {
             None => f(0..n),
-            Some(pool) => {
-                let chunks = pool.current_num_threads() * 8;
-                let len = n.div_ceil(chunks).max(1);
-                pool.install(|| {
-                    (0..chunks).into_par_iter().for_each(|c| {
-                        let a = (c * len).min(n);
-                        let b = ((c + 1) * len).min(n);
-                        if a < b {
-                            f(a..b)
-                        }
-                    })
-                });
-            }
+            Some(pool) => pool.run(n, &f),
         }
     }
 

@@ -4,6 +4,7 @@ pub mod cpu;
 pub mod grid;
 pub mod init;
 pub mod math;
+pub mod pool;
 
 use crate::scene::{Boundary, Model, Scene};
 

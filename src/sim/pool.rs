@@ -1,0 +1,172 @@
+//! A tiny fork-join pool for the step: persistent workers, a chunk counter, and a
+//! mutex/condvar handshake. Unlike a general-purpose pool it never allocates per pass
+//! (rayon's injector queue allocates a block every few dozen jobs), which keeps the step
+//! loop allocation-free.
+
+use std::ops::Range;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+
+/// The pass being run, borrowed for the duration of [`Pool::run`] only.
+#[derive(Clone, Copy)]
+struct Job(*const (dyn Fn(Range<usize>) + Sync));
+// SAFETY: the pointee is Sync and outlives every use: `run` waits until all workers are done.
+unsafe impl Send for Job {}
+
+struct Control {
+    generation: u64,
+    job: Option<Job>,
+    n: usize,
+    chunks: usize,
+    /// Workers still busy with the current generation.
+    active: usize,
+    shutdown: bool,
+}
+
+struct Shared {
+    control: Mutex<Control>,
+    work: Condvar,
+    done: Condvar,
+    next_chunk: AtomicUsize,
+    panicked: AtomicBool,
+}
+
+pub struct Pool {
+    shared: Arc<Shared>,
+    workers: Vec<JoinHandle<()>>,
+}
+
+/// Chunks a pass is split into, per thread: small enough to balance uneven cells.
+const CHUNKS_PER_THREAD: usize = 8;
+
+fn chunk(c: usize, chunks: usize, n: usize) -> Range<usize> {
+    let len = n.div_ceil(chunks).max(1);
+    (c * len).min(n)..((c + 1) * len).min(n)
+}
+
+fn work(shared: &Shared, job: Job, n: usize, chunks: usize) {
+    // SAFETY: see `Job`.
+    let f = unsafe { &*job.0 };
+    loop {
+        let c = shared.next_chunk.fetch_add(1, Ordering::Relaxed);
+        if c >= chunks {
+            return;
+        }
+        let r = chunk(c, chunks, n);
+        if !r.is_empty() {
+            f(r);
+        }
+    }
+}
+
+impl Pool {
+    /// `threads` in total, the calling thread included.
+    pub fn new(threads: usize) -> std::io::Result<Pool> {
+        let shared = Arc::new(Shared {
+            control: Mutex::new(Control { generation: 0, job: None, n: 0, chunks: 0, active: 0, shutdown: false }),
+            work: Condvar::new(),
+            done: Condvar::new(),
+            next_chunk: AtomicUsize::new(0),
+            panicked: AtomicBool::new(false),
+        });
+        let mut workers = Vec::new();
+        for i in 1..threads.max(1) {
+            let sh = shared.clone();
+            workers.push(std::thread::Builder::new().name(format!("forge-step-{i}")).spawn(move || worker(&sh))?);
+        }
+        Ok(Pool { shared, workers })
+    }
+
+    pub fn threads(&self) -> usize {
+        self.workers.len() + 1
+    }
+
+    /// Call `f` on chunks partitioning `0..n`, on every thread; returns when all are done.
+    pub fn run(&self, n: usize, f: &(dyn Fn(Range<usize>) + Sync)) {
+        let chunks = self.threads() * CHUNKS_PER_THREAD;
+        // SAFETY: erase the borrow's lifetime; we do not return before every worker is done
+        // with it (the `active` handshake below).
+        let job = Job(unsafe { std::mem::transmute::<*const (dyn Fn(Range<usize>) + Sync + '_), *const (dyn Fn(Range<usize>) + Sync)>(f) });
+        {
+            let mut c = self.shared.control.lock().unwrap_or_else(|e| e.into_inner());
+            self.shared.next_chunk.store(0, Ordering::Relaxed);
+            c.job = Some(job);
+            c.n = n;
+            c.chunks = chunks;
+            c.active = self.workers.len();
+            c.generation += 1;
+            self.shared.work.notify_all();
+        }
+        let mine = catch_unwind(AssertUnwindSafe(|| work(&self.shared, job, n, chunks)));
+        let mut c = self.shared.control.lock().unwrap_or_else(|e| e.into_inner());
+        while c.active > 0 {
+            c = self.shared.done.wait(c).unwrap_or_else(|e| e.into_inner());
+        }
+        c.job = None;
+        drop(c);
+        if let Err(p) = mine {
+            std::panic::resume_unwind(p);
+        }
+        if self.shared.panicked.swap(false, Ordering::Relaxed) {
+            panic!("a step worker thread panicked");
+        }
+    }
+}
+
+fn worker(shared: &Shared) {
+    let mut seen = 0u64;
+    loop {
+        let (job, n, chunks) = {
+            let mut c = shared.control.lock().unwrap_or_else(|e| e.into_inner());
+            while c.generation == seen && !c.shutdown {
+                c = shared.work.wait(c).unwrap_or_else(|e| e.into_inner());
+            }
+            if c.shutdown {
+                return;
+            }
+            seen = c.generation;
+            (c.job.expect("a job with every generation"), c.n, c.chunks)
+        };
+        if catch_unwind(AssertUnwindSafe(|| work(shared, job, n, chunks))).is_err() {
+            shared.panicked.store(true, Ordering::Relaxed);
+        }
+        let mut c = shared.control.lock().unwrap_or_else(|e| e.into_inner());
+        c.active -= 1;
+        if c.active == 0 {
+            shared.done.notify_one();
+        }
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        if let Ok(mut c) = self.shared.control.lock() {
+            c.shutdown = true;
+        }
+        self.shared.work.notify_all();
+        for w in self.workers.drain(..) {
+            let _ = w.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_index_once() {
+        let pool = Pool::new(3).unwrap();
+        for n in [0usize, 1, 7, 100, 10_000] {
+            let hits: Vec<AtomicUsize> = (0..n).map(|_| AtomicUsize::new(0)).collect();
+            pool.run(n, &|r: Range<usize>| {
+                for i in r {
+                    hits[i].fetch_add(1, Ordering::Relaxed);
+                }
+            });
+            assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 1), "n = {n}");
+        }
+    }
+}
