@@ -1,10 +1,11 @@
 //! Recording: frames go to a background writer thread while the next steps run, and the
 //! output appears under its final name only when the recording is complete.
 
+use std::collections::VecDeque;
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
 use anyhow::{bail, Context, Result};
@@ -113,11 +114,57 @@ struct Buffers {
     ids: Vec<u32>,
 }
 
-/// A writer thread fed through a bounded channel; buffers come back for reuse, so recording
+/// A blocking queue of at most `DEPTH` items with room reserved up front: unlike std's
+/// channels it never allocates after creation (they allocate on first blocking waits).
+struct Queue<T> {
+    items: Mutex<(VecDeque<T>, bool)>,
+    ready: Condvar,
+}
+
+impl<T> Queue<T> {
+    fn new() -> Arc<Queue<T>> {
+        Arc::new(Queue {
+            items: Mutex::new((VecDeque::with_capacity(DEPTH + 1), false)),
+            ready: Condvar::new(),
+        })
+    }
+    fn push(&self, x: T) {
+        let mut g = self.items.lock().unwrap_or_else(|e| e.into_inner());
+        g.0.push_back(x);
+        self.ready.notify_one();
+    }
+    /// The next item, or None once closed and empty.
+    fn pop(&self) -> Option<T> {
+        let mut g = self.items.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if let Some(x) = g.0.pop_front() {
+                return Some(x);
+            }
+            if g.1 {
+                return None;
+            }
+            g = self.ready.wait(g).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+    fn close(&self) {
+        self.items.lock().unwrap_or_else(|e| e.into_inner()).1 = true;
+        self.ready.notify_all();
+    }
+}
+
+/// Closes a queue when dropped (the writer thread's way of saying it stopped).
+struct CloseOnDrop<T>(Arc<Queue<T>>);
+impl<T> Drop for CloseOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
+/// A writer thread fed through a bounded queue; buffers come back for reuse, so recording
 /// allocates nothing after start-up.
 pub struct Recorder {
-    tx: Option<SyncSender<Job>>,
-    free: Receiver<Buffers>,
+    jobs: Arc<Queue<Job>>,
+    free: Arc<Queue<Buffers>>,
     handle: Option<JoinHandle<Result<Writer<File>, bfs::BfsError>>>,
     frames: u64,
 }
@@ -127,8 +174,8 @@ pub const DEPTH: usize = 3;
 
 impl Recorder {
     pub fn start(mut writer: Writer<File>, dim: usize, n: usize) -> Result<Recorder> {
-        let (tx, rx) = sync_channel::<Job>(DEPTH);
-        let (free_tx, free) = sync_channel(DEPTH + 1);
+        let jobs = Queue::<Job>::new();
+        let free = Queue::<Buffers>::new();
         let alloc_err = || anyhow::anyhow!("cannot allocate frame buffers for {n} agents");
         let falloc = |len: usize| -> Result<Vec<f32>> {
             let mut v = Vec::new();
@@ -145,36 +192,39 @@ impl Recorder {
                 vel: falloc(dim * n)?,
                 ids,
             };
-            free_tx.send(b).expect("receiver alive");
+            free.push(b);
         }
         // The writer's own agent-order frame: un-permuting happens here, off the step loop.
         let mut out_pos = falloc(dim * n)?;
         let mut out_vel = falloc(dim * n)?;
         let handle = std::thread::Builder::new()
             .name("forge-writer".into())
-            .spawn(move || {
-                for job in rx {
-                    let b = job.buf;
-                    let st = State {
-                        dim,
-                        n,
-                        pos: b.pos,
-                        vel: b.vel,
-                    };
-                    unpermute(&st, &b.ids, &mut out_pos, &mut out_vel);
-                    writer.write_frame(job.step, &out_pos, &out_vel)?;
-                    // The step loop may have finished; then nobody wants the buffers back.
-                    let _ = free_tx.send(Buffers {
-                        pos: st.pos,
-                        vel: st.vel,
-                        ids: b.ids,
-                    });
+            .spawn({
+                let (jobs, free) = (jobs.clone(), free.clone());
+                move || {
+                    let _closer = CloseOnDrop(free.clone());
+                    while let Some(job) = jobs.pop() {
+                        let b = job.buf;
+                        let st = State {
+                            dim,
+                            n,
+                            pos: b.pos,
+                            vel: b.vel,
+                        };
+                        unpermute(&st, &b.ids, &mut out_pos, &mut out_vel);
+                        writer.write_frame(job.step, &out_pos, &out_vel)?;
+                        free.push(Buffers {
+                            pos: st.pos,
+                            vel: st.vel,
+                            ids: b.ids,
+                        });
+                    }
+                    Ok(writer)
                 }
-                Ok(writer)
             })
             .context("cannot start the writer thread")?;
         Ok(Recorder {
-            tx: Some(tx),
+            jobs,
             free,
             handle: Some(handle),
             frames: 0,
@@ -188,28 +238,20 @@ impl Recorder {
     /// Queue a copy of the state (slot order, `ids[s]` = agent in slot s) as the frame of
     /// `step`. Blocks only when the disk is behind.
     pub fn record(&mut self, step: u64, state: &State, ids: &[u32]) -> Result<(), bfs::BfsError> {
-        let mut b = match self.free.recv() {
-            Ok(b) => b,
-            Err(_) => return Err(self.writer_error()),
+        let mut b = match self.free.pop() {
+            Some(b) => b,
+            None => return Err(self.writer_error()),
         };
         b.pos.copy_from_slice(&state.pos);
         b.vel.copy_from_slice(&state.vel);
         b.ids.copy_from_slice(ids);
-        if self
-            .tx
-            .as_ref()
-            .expect("recording")
-            .send(Job { step, buf: b })
-            .is_err()
-        {
-            return Err(self.writer_error());
-        }
+        self.jobs.push(Job { step, buf: b });
         self.frames += 1;
         Ok(())
     }
 
     fn writer_error(&mut self) -> bfs::BfsError {
-        self.tx = None;
+        self.jobs.close();
         match self.handle.take().map(|h| h.join()) {
             Some(Ok(Err(e))) => e,
             _ => bfs::BfsError::Io(io::Error::other("the writer thread stopped")),
@@ -218,7 +260,7 @@ impl Recorder {
 
     /// Wait for every queued frame, patch the header's counts; returns frames written.
     pub fn finish(mut self) -> Result<u64, bfs::BfsError> {
-        self.tx = None;
+        self.jobs.close();
         let writer = match self.handle.take().map(|h| h.join()) {
             Some(Ok(r)) => r?,
             _ => {

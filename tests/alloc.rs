@@ -36,14 +36,39 @@ static GLOBAL: Counting = Counting;
 #[test]
 fn steps_and_recording_allocate_nothing() {
     let cases = [
-        (r#"{"model": "boids", "agents": 12000, "world": {"size": [2000, 1000]}}"#, Search::Grid, 2),
-        (r#"{"model": "boids", "dim": 3, "agents": 12000, "world": {"size": [300, 300, 300]}}"#, Search::Grid, 2),
-        (r#"{"preset": "vicsek1995", "agents": 12000, "world": {"size": [55, 55]}}"#, Search::Grid, 2),
-        (r#"{"preset": "vicsek1995", "agents": 500, "world": {"size": [11, 11]}}"#, Search::Brute, 1),
-        (r#"{"model": "boids", "agents": 80, "world": {"size": [200, 100]}}"#, Search::Auto, 1),
+        (
+            r#"{"model": "boids", "agents": 12000, "world": {"size": [2000, 1000]}}"#,
+            Search::Grid,
+            2,
+        ),
+        (
+            r#"{"model": "boids", "dim": 3, "agents": 12000, "world": {"size": [300, 300, 300]}}"#,
+            Search::Grid,
+            2,
+        ),
+        (
+            r#"{"preset": "vicsek1995", "agents": 12000, "world": {"size": [55, 55]}}"#,
+            Search::Grid,
+            2,
+        ),
+        (
+            r#"{"preset": "vicsek1995", "agents": 500, "world": {"size": [11, 11]}}"#,
+            Search::Brute,
+            1,
+        ),
+        (
+            r#"{"model": "boids", "agents": 80, "world": {"size": [200, 100]}}"#,
+            Search::Auto,
+            1,
+        ),
     ];
     for (text, search, threads) in cases {
-        let s = scene::parse(&scene::Source { text, dir: Path::new("."), default_name: "a" }).unwrap();
+        let s = scene::parse(&scene::Source {
+            text,
+            dir: Path::new("."),
+            default_name: "a",
+        })
+        .unwrap();
         let st = init::initial_state(&s).unwrap();
         let n = st.n;
         let mut solver = CpuSolver::new(Params::from_scene(&s, n), st, threads, search).unwrap();
@@ -51,9 +76,11 @@ fn steps_and_recording_allocate_nothing() {
         let file = std::fs::File::create(dir.path().join("a.bfs")).unwrap();
         let mut h = forge::cli::header_for(&s);
         h.agents = n as u32;
-        let mut rec = Recorder::start(forge::bfs::Writer::new(file, &h).unwrap(), s.dim, n).unwrap();
-        // Warm up: thread pool start, first frames through the writer.
-        for _ in 0..3 {
+        let mut rec =
+            Recorder::start(forge::bfs::Writer::new(file, &h).unwrap(), s.dim, n).unwrap();
+        // Warm up: thread starts, and more frames than the recorder holds in flight, so the
+        // writer thread has surely started (its start-up allocates) and handed buffers back.
+        for _ in 0..2 * forge::record::DEPTH + 2 {
             solver.step().unwrap();
             let (st, ids) = solver.slots();
             rec.record(solver.step, st, ids).unwrap();
@@ -68,6 +95,9 @@ fn steps_and_recording_allocate_nothing() {
         COUNTING.store(false, Ordering::SeqCst);
         let allocs = ALLOCS.load(Ordering::SeqCst);
         rec.finish().unwrap();
-        assert_eq!(allocs, 0, "{text} ({search:?}, {threads} threads): {allocs} allocations in 20 steps");
+        assert_eq!(
+            allocs, 0,
+            "{text} ({search:?}, {threads} threads): {allocs} allocations in 20 steps"
+        );
     }
 }

@@ -1290,8 +1290,20 @@ fn init_from_a_boidforge_bfs1_file() {
     let d = tmp();
     // Two frames of 3 boids in BoidForge's default world; start from the last one.
     let frames = vec![
-        (0, vec![10.0, 20.0, 30.0], vec![40.0, 50.0, 60.0], vec![1.0, 0.0, -1.0], vec![0.0, 1.0, 0.0]),
-        (1, vec![11.0, 21.0, 31.0], vec![41.0, 51.0, 61.0], vec![50.0, 60.0, -70.0], vec![5.0, 6.0, 7.0]),
+        (
+            0,
+            vec![10.0, 20.0, 30.0],
+            vec![40.0, 50.0, 60.0],
+            vec![1.0, 0.0, -1.0],
+            vec![0.0, 1.0, 0.0],
+        ),
+        (
+            1,
+            vec![11.0, 21.0, 31.0],
+            vec![41.0, 51.0, 61.0],
+            vec![50.0, 60.0, -70.0],
+            vec![5.0, 6.0, 7.0],
+        ),
     ];
     let f = fs::File::create(d.path().join("boidforge.bfs")).unwrap();
     forge::bfs::write_bfs1(f, 0.05, 7, 3, &frames, true).unwrap();
@@ -1300,7 +1312,10 @@ fn init_from_a_boidforge_bfs1_file() {
         "from.json",
         r#"{"preset": "boidforge", "steps": 0, "init": {"layout": "file", "path": "boidforge.bfs"}}"#,
     );
-    succeeds(d.path(), &["simulate", "from.json", "-o", "out.bfs", "--quiet"]);
+    succeeds(
+        d.path(),
+        &["simulate", "from.json", "-o", "out.bfs", "--quiet"],
+    );
     let mut r = forge::bfs::Reader::open(&d.path().join("out.bfs")).unwrap();
     assert_eq!(r.header().agents, 3);
     let f0 = r.read_frame(0).unwrap();
@@ -1308,6 +1323,9 @@ fn init_from_a_boidforge_bfs1_file() {
     assert_eq!(f0.vel, vec![50.0, 60.0, -70.0, 5.0, 6.0, 7.0]);
     // And `info` reads the BFS1 file itself, saying the world was inferred.
     let (out, err) = succeeds(d.path(), &["info", "boidforge.bfs"]);
-    assert!(out.contains("BoidForge BFS1") && out.contains("(inferred)"), "{out}");
+    assert!(
+        out.contains("BoidForge BFS1") && out.contains("(inferred)"),
+        "{out}"
+    );
     assert!(err.contains("BFS1 stores no world size"), "{err}");
 }

@@ -8,8 +8,8 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::grid::Grid;
-use super::pool::Pool;
 use super::math::*;
+use super::pool::Pool;
 use super::{Diverged, Params, State};
 use crate::scene::{Model, Search};
 
@@ -37,7 +37,9 @@ pub struct CpuSolver {
     ids: Vec<u32>,
     next_ids: Vec<u32>,
     grid: Option<Grid>,
-    /// Vicsek with brute force: unit velocities in slot order.
+    /// Brute force: velocities (Vicsek: unit velocities) in fixed point, and for Vicsek the
+    /// unit velocities themselves, in slot order.
+    bvfix: Vec<i64>,
     units: Vec<f32>,
     pool: Option<Pool>,
     threads: usize,
@@ -124,8 +126,14 @@ impl CpuSolver {
         } else {
             None
         };
-        let units = if params.model() == Model::Vicsek && search == Search::Brute {
+        let brute = search == Search::Brute;
+        let units = if params.model() == Model::Vicsek && brute {
             alloc(2 * n, 0.0)?
+        } else {
+            Vec::new()
+        };
+        let bvfix = if brute {
+            alloc(state.dim * n, 0i64)?
         } else {
             Vec::new()
         };
@@ -142,6 +150,7 @@ impl CpuSolver {
             ids,
             next_ids,
             grid,
+            bvfix,
             units,
             pool,
             threads,
@@ -210,8 +219,9 @@ impl CpuSolver {
         Ok(())
     }
 
-    /// Sort slots into cells (counting sort, stable) and gather positions, velocities (for
-    /// Vicsek: unit velocities) and ids into cell order: `grid.spos/svel`, `next_ids`.
+    /// Sort slots into cells (counting sort, stable) and gather into cell order: positions,
+    /// velocities (Vicsek: unit velocities) and their fixed-point form, and ids
+    /// (`grid.spos/svel/svfix`, `next_ids`).
     fn build_grid(&mut self, units: bool) {
         let grid = self.grid.as_mut().expect("grid search has a grid");
         let st = &self.cur;
@@ -250,6 +260,7 @@ impl CpuSolver {
             pos: g.spos.as_ptr() as *mut f32,
             vel: g.svel.as_ptr() as *mut f32,
         };
+        let outfix = OutI64(g.svfix.as_ptr() as *mut i64);
         let outid = OutU32(self.next_ids.as_mut_ptr());
         let ids = &self.ids;
         Self::for_chunks(&self.pool, n, |r| {
@@ -261,10 +272,42 @@ impl CpuSolver {
                     if units {
                         let u = unit2([st.vel[s], st.vel[n + s]]);
                         outp.put::<2>(n, t, &[st.pos[s], st.pos[n + s]], &u);
+                        outfix.set(t, to_fix(u[0]));
+                        outfix.set(n + t, to_fix(u[1]));
                     } else {
                         for k in 0..dim {
+                            let v = st.vel[k * n + s];
                             *outp.pos.add(k * n + t) = st.pos[k * n + s];
-                            *outp.vel.add(k * n + t) = st.vel[k * n + s];
+                            *outp.vel.add(k * n + t) = v;
+                            outfix.set(k * n + t, to_fix(v));
+                        }
+                    }
+                }
+            }
+        });
+    }
+
+    /// Brute force: the fixed-point velocities (Vicsek: unit velocities, kept in `units` too)
+    /// of the current slots.
+    fn build_brute(&mut self, units: bool) {
+        let st = &self.cur;
+        let n = st.n;
+        let dim = st.dim;
+        let outfix = OutI64(self.bvfix.as_mut_ptr());
+        let outu = OutU32(self.units.as_mut_ptr() as *mut u32);
+        Self::for_chunks(&self.pool, n, |r| {
+            for s in r {
+                // SAFETY: chunks partition 0..n.
+                unsafe {
+                    if units {
+                        let u = unit2([st.vel[s], st.vel[n + s]]);
+                        outu.set(s, u[0].to_bits());
+                        outu.set(n + s, u[1].to_bits());
+                        outfix.set(s, to_fix(u[0]));
+                        outfix.set(n + s, to_fix(u[1]));
+                    } else {
+                        for k in 0..dim {
+                            outfix.set(k * n + s, to_fix(st.vel[k * n + s]));
                         }
                     }
                 }
@@ -290,19 +333,31 @@ impl CpuSolver {
                         cur_cell = c;
                         nr = g.neighbour_ranges(c, p.wraps(), D, &mut ranges);
                     }
-                    let (pi, vi) =
-                        boids_agent::<D>(&p, rmax2, &g.spos, &g.svel, n, t, &ranges[..nr]);
+                    let src = Src {
+                        pos: &g.spos,
+                        vel: &g.svel,
+                        vfix: &g.svfix,
+                        m: n,
+                    };
+                    let (pi, vi) = boids_agent::<D>(&p, rmax2, &src, t, &ranges[..nr]);
                     check(bad, t, &pi, &vi);
                     // SAFETY: slot t belongs to this chunk.
                     unsafe { out.put::<D>(n, t, &pi, &vi) };
                 }
             });
         } else {
+            self.build_brute(false);
             let st = &self.cur;
+            let src = Src {
+                pos: &st.pos,
+                vel: &st.vel,
+                vfix: &self.bvfix,
+                m: n,
+            };
             Self::for_chunks(&self.pool, n, |r| {
                 let all = [(0u32, n as u32)];
                 for s in r {
-                    let (pi, vi) = boids_agent::<D>(&p, rmax2, &st.pos, &st.vel, n, s, &all);
+                    let (pi, vi) = boids_agent::<D>(&p, rmax2, &src, s, &all);
                     check(bad, s, &pi, &vi);
                     // SAFETY: chunks partition 0..n.
                     unsafe { out.put::<D>(n, s, &pi, &vi) };
@@ -330,32 +385,32 @@ impl CpuSolver {
                         cur_cell = c;
                         nr = g.neighbour_ranges(c, p.wraps(), 2, &mut ranges);
                     }
-                    let (pi, vi) =
-                        vicsek_agent(&p, t_step, ids[t], &g.spos, &g.svel, n, t, &ranges[..nr]);
+                    let src = Src {
+                        pos: &g.spos,
+                        vel: &g.svel,
+                        vfix: &g.svfix,
+                        m: n,
+                    };
+                    let (pi, vi) = vicsek_agent(&p, t_step, ids[t], &src, t, &ranges[..nr]);
                     check(bad, t, &pi, &vi);
                     // SAFETY: as in step_boids.
                     unsafe { out.put::<2>(n, t, &pi, &vi) };
                 }
             });
         } else {
+            self.build_brute(true);
             let st = &self.cur;
-            let units = OutU32(self.units.as_mut_ptr() as *mut u32);
-            Self::for_chunks(&self.pool, n, |r| {
-                for s in r {
-                    let u = unit2([st.vel[s], st.vel[n + s]]);
-                    // SAFETY: chunks partition 0..n.
-                    unsafe {
-                        units.set(s, u[0].to_bits());
-                        units.set(n + s, u[1].to_bits());
-                    }
-                }
-            });
-            let units = &self.units;
             let ids = &self.ids;
+            let src = Src {
+                pos: &st.pos,
+                vel: &self.units,
+                vfix: &self.bvfix,
+                m: n,
+            };
             Self::for_chunks(&self.pool, n, |r| {
                 let all = [(0u32, n as u32)];
                 for s in r {
-                    let (pi, vi) = vicsek_agent(&p, t_step, ids[s], &st.pos, units, n, s, &all);
+                    let (pi, vi) = vicsek_agent(&p, t_step, ids[s], &src, s, &all);
                     check(bad, s, &pi, &vi);
                     // SAFETY: chunks partition 0..n.
                     unsafe { out.put::<2>(n, s, &pi, &vi) };
@@ -363,6 +418,30 @@ impl CpuSolver {
             });
         }
     }
+}
+
+/// An i64 array written by disjoint chunks.
+#[derive(Clone, Copy)]
+struct OutI64(*mut i64);
+// SAFETY: as for `Out`.
+unsafe impl Send for OutI64 {}
+unsafe impl Sync for OutI64 {}
+impl OutI64 {
+    /// # Safety
+    /// `i` in bounds, written by this task only.
+    #[inline(always)]
+    unsafe fn set(&self, i: usize, v: i64) {
+        *self.0.add(i) = v;
+    }
+}
+
+/// What a step reads of the other agents, component-major with stride `m`: positions,
+/// velocities (Vicsek: unit velocities) and those in fixed point.
+struct Src<'a> {
+    pos: &'a [f32],
+    vel: &'a [f32],
+    vfix: &'a [i64],
+    m: usize,
 }
 
 /// Slot order → agent order: `pos[k*n + ids[s]] = st.pos[k*n + s]`.
@@ -385,43 +464,41 @@ fn check<const D: usize>(bad: &AtomicUsize, slot: usize, p: &[f32; D], v: &[f32;
     }
 }
 
-/// One boid's step. `src_*` are component-major with stride `m`; `me` is its own slot there.
+/// One boid's step; `me` is its own slot in `src`.
 #[inline(always)]
 fn boids_agent<const D: usize>(
     p: &Params,
     rmax2: f32,
-    src_pos: &[f32],
-    src_vel: &[f32],
-    m: usize,
+    src: &Src,
     me: usize,
     ranges: &[(u32, u32)],
 ) -> ([f32; D], [f32; D]) {
+    let m = src.m;
     let mut pi = [0f32; D];
     let mut vi = [0f32; D];
     for k in 0..D {
-        pi[k] = src_pos[k * m + me];
-        vi[k] = src_vel[k * m + me];
+        pi[k] = src.pos[k * m + me];
+        vi[k] = src.vel[k * m + me];
     }
     let wrap = p.wraps();
     let mut acc = BoidsAcc::<D>::new();
-    let axis = |k: usize| &src_pos[k * m..(k + 1) * m];
+    let axis = |k: usize| &src.pos[k * m..(k + 1) * m];
     let (xs, ys, zs) = (axis(0), axis(1), if D == 3 { axis(2) } else { axis(0) });
-    let vaxis = |k: usize| &src_vel[k * m..(k + 1) * m];
-    let (vxs, vys, vzs) = (vaxis(0), vaxis(1), if D == 3 { vaxis(2) } else { vaxis(0) });
+    let faxis = |k: usize| &src.vfix[k * m..(k + 1) * m];
+    let (fx, fy, fz) = (faxis(0), faxis(1), if D == 3 { faxis(2) } else { faxis(0) });
     for &(a, b) in ranges {
-        let (a, b) = (a as usize, b as usize);
-        for j in a..b {
+        for j in a as usize..b as usize {
             let mut d = [0f32; D];
-            let src = [xs[j], ys[j], zs[j]];
+            let q = [xs[j], ys[j], zs[j]];
             for k in 0..D {
-                d[k] = wrap_delta(src[k] - pi[k], p.world[k], p.half_world[k], wrap);
+                d[k] = wrap_delta(q[k] - pi[k], p.world[k], p.half_world[k], wrap);
             }
             let d2 = norm2(&d);
             if d2 < rmax2 {
-                let vall = [vxs[j], vys[j], vzs[j]];
-                let mut vj = [0f32; D];
-                vj.copy_from_slice(&vall[..D]);
-                acc.boids_pair(p, &d, d2, &vj, j != me);
+                let fall = [fx[j], fy[j], fz[j]];
+                let mut vfix = [0i64; D];
+                vfix.copy_from_slice(&fall[..D]);
+                acc.boids_pair(p, &d, d2, &vfix, j != me);
             }
         }
     }
@@ -429,32 +506,31 @@ fn boids_agent<const D: usize>(
     (pi, vi)
 }
 
-/// One Vicsek particle's step; `src_unit` holds unit velocities; `agent` keys the noise.
+/// One Vicsek particle's step; `agent` keys the noise.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 fn vicsek_agent(
     p: &Params,
     step: u64,
     agent: u32,
-    src_pos: &[f32],
-    src_unit: &[f32],
-    m: usize,
+    src: &Src,
     me: usize,
     ranges: &[(u32, u32)],
 ) -> ([f32; 2], [f32; 2]) {
-    let pi = [src_pos[me], src_pos[m + me]];
-    let own = [src_unit[me], src_unit[m + me]];
+    let m = src.m;
+    let pi = [src.pos[me], src.pos[m + me]];
+    let own = [src.vel[me], src.vel[m + me]];
     let wrap = p.wraps();
+    let (xs, ys) = (&src.pos[..m], &src.pos[m..2 * m]);
+    let (fx, fy) = (&src.vfix[..m], &src.vfix[m..2 * m]);
     let mut sum = [0i64; 2];
     for &(a, b) in ranges {
         for j in a as usize..b as usize {
-            let dx = wrap_delta(src_pos[j] - pi[0], p.world[0], p.half_world[0], wrap);
-            let dy = wrap_delta(src_pos[m + j] - pi[1], p.world[1], p.half_world[1], wrap);
-            // Self included: d2 = 0 < r².
-            if dx * dx + dy * dy < p.r_ali2 {
-                sum[0] = sum[0].wrapping_add(to_fix(src_unit[j]));
-                sum[1] = sum[1].wrapping_add(to_fix(src_unit[m + j]));
-            }
+            let dx = wrap_delta(xs[j] - pi[0], p.world[0], p.half_world[0], wrap);
+            let dy = wrap_delta(ys[j] - pi[1], p.world[1], p.half_world[1], wrap);
+            // Self included: d2 = 0 < r². Branch-free: add the unit velocity or zero.
+            let mask = -((dx * dx + dy * dy < p.r_ali2) as i64);
+            sum[0] = sum[0].wrapping_add(fx[j] & mask);
+            sum[1] = sum[1].wrapping_add(fy[j] & mask);
         }
     }
     let mut pos = pi;

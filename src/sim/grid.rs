@@ -24,6 +24,8 @@ pub struct Grid {
     /// Positions and velocities (or, for Vicsek, unit velocities) in sorted order.
     pub spos: Vec<f32>,
     pub svel: Vec<f32>,
+    /// `to_fix(svel)`: what neighbour sums add, converted once per agent instead of per pair.
+    pub svfix: Vec<i64>,
 }
 
 impl Grid {
@@ -81,6 +83,13 @@ impl Grid {
             order: alloc(n)?,
             spos: allocf(dim * n)?,
             svel: allocf(dim * n)?,
+            svfix: {
+                let mut v = Vec::new();
+                v.try_reserve_exact(dim * n)
+                    .map_err(|_| "cannot allocate the neighbour grid".to_string())?;
+                v.resize(dim * n, 0i64);
+                v
+            },
         })
     }
 

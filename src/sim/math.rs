@@ -146,18 +146,30 @@ impl<const D: usize> BoidsAcc<D> {
         }
     }
 
-    /// One candidate j at offset `d = p_j − p_i` (minimum image), squared distance `d2`;
-    /// `other` is false for the agent itself. Branch-free: each rule adds its term or zero
-    /// (an exact no-op in fixed point), so candidates cost the same whether they count or not.
+    /// One neighbour candidate j within the largest radius, at offset `d = p_j − p_i`
+    /// (minimum image), squared distance `d2`, velocity already in fixed point (`vfix_j`,
+    /// see [`to_fix`]); `other` is false for the agent itself. Alignment and cohesion add
+    /// their term or an exact zero (branch-free: nearly every candidate counts for both);
+    /// separation, rarer, branches.
     #[inline(always)]
-    pub fn boids_pair(&mut self, p: &Params, d: &[f32; D], d2: f32, vj: &[f32; D], other: bool) {
-        // (p_i − p_j) / |p_i − p_j|², only for 0 < d2 < r_sep².
-        let m_sep = -((other & (d2 < p.r_sep2) & (d2 > 0.0)) as i64);
+    pub fn boids_pair(
+        &mut self,
+        p: &Params,
+        d: &[f32; D],
+        d2: f32,
+        vfix_j: &[i64; D],
+        other: bool,
+    ) {
+        if other & (d2 < p.r_sep2) & (d2 > 0.0) {
+            // (p_i − p_j) / |p_i − p_j|²
+            for k in 0..D {
+                self.sep[k] = self.sep[k].wrapping_add(to_fix(-d[k] / d2));
+            }
+        }
         let m_ali = other & (d2 < p.r_ali2);
         let m_coh = other & (d2 < p.r_coh2);
         for k in 0..D {
-            self.sep[k] = self.sep[k].wrapping_add(to_fix(-d[k] / d2) & m_sep);
-            self.ali[k] = self.ali[k].wrapping_add(to_fix(vj[k]) & -(m_ali as i64));
+            self.ali[k] = self.ali[k].wrapping_add(vfix_j[k] & -(m_ali as i64));
             self.coh[k] = self.coh[k].wrapping_add(to_fix(d[k]) & -(m_coh as i64));
         }
         self.n_ali += m_ali as u32;

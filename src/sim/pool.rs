@@ -65,7 +65,14 @@ impl Pool {
     /// `threads` in total, the calling thread included.
     pub fn new(threads: usize) -> std::io::Result<Pool> {
         let shared = Arc::new(Shared {
-            control: Mutex::new(Control { generation: 0, job: None, n: 0, chunks: 0, active: 0, shutdown: false }),
+            control: Mutex::new(Control {
+                generation: 0,
+                job: None,
+                n: 0,
+                chunks: 0,
+                active: 0,
+                shutdown: false,
+            }),
             work: Condvar::new(),
             done: Condvar::new(),
             next_chunk: AtomicUsize::new(0),
@@ -74,7 +81,11 @@ impl Pool {
         let mut workers = Vec::new();
         for i in 1..threads.max(1) {
             let sh = shared.clone();
-            workers.push(std::thread::Builder::new().name(format!("forge-step-{i}")).spawn(move || worker(&sh))?);
+            workers.push(
+                std::thread::Builder::new()
+                    .name(format!("forge-step-{i}"))
+                    .spawn(move || worker(&sh))?,
+            );
         }
         Ok(Pool { shared, workers })
     }
@@ -88,9 +99,18 @@ impl Pool {
         let chunks = self.threads() * CHUNKS_PER_THREAD;
         // SAFETY: erase the borrow's lifetime; we do not return before every worker is done
         // with it (the `active` handshake below).
-        let job = Job(unsafe { std::mem::transmute::<*const (dyn Fn(Range<usize>) + Sync + '_), *const (dyn Fn(Range<usize>) + Sync)>(f) });
+        let job = Job(unsafe {
+            std::mem::transmute::<
+                *const (dyn Fn(Range<usize>) + Sync + '_),
+                *const (dyn Fn(Range<usize>) + Sync),
+            >(f)
+        });
         {
-            let mut c = self.shared.control.lock().unwrap_or_else(|e| e.into_inner());
+            let mut c = self
+                .shared
+                .control
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
             self.shared.next_chunk.store(0, Ordering::Relaxed);
             c.job = Some(job);
             c.n = n;
@@ -100,7 +120,11 @@ impl Pool {
             self.shared.work.notify_all();
         }
         let mine = catch_unwind(AssertUnwindSafe(|| work(&self.shared, job, n, chunks)));
-        let mut c = self.shared.control.lock().unwrap_or_else(|e| e.into_inner());
+        let mut c = self
+            .shared
+            .control
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         while c.active > 0 {
             c = self.shared.done.wait(c).unwrap_or_else(|e| e.into_inner());
         }
@@ -166,7 +190,10 @@ mod tests {
                     hits[i].fetch_add(1, Ordering::Relaxed);
                 }
             });
-            assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 1), "n = {n}");
+            assert!(
+                hits.iter().all(|h| h.load(Ordering::Relaxed) == 1),
+                "n = {n}"
+            );
         }
     }
 }
