@@ -36,6 +36,19 @@ pub enum Command {
     Scenes,
     /// Measure the solver: ms/step and agent-steps/s over sizes, dims, threads, searches.
     Bench(crate::bench::BenchArgs),
+    /// Render a recording to an H.264 MP4 (or PNG frames) on the GPU, headless.
+    Render(RenderArgs),
+    /// Render one frame of a recording to a PNG.
+    Still(StillArgs),
+    /// List the GPU adapters the renderer can use (software drivers included).
+    Gpus,
+    /// Simulate a scene and render it to video in one go.
+    Run(RunArgs),
+    /// Render the built-in demo scene to demo.mp4 (about a minute on a CPU-only machine).
+    Demo(DemoArgs),
+    /// Run a scene over a grid of parameter values and seeds, in parallel; the order
+    /// parameter's mean, error, Binder cumulant and susceptibility per point to CSV (and PNG).
+    Sweep(crate::sweep::SweepArgs),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -88,7 +101,10 @@ pub struct InfoArgs {
     /// Write every frame's metrics to this CSV file.
     #[arg(long, value_name = "OUT.csv")]
     pub metrics: Option<PathBuf>,
-    /// Overwrite the metrics CSV if it exists.
+    /// Plot every frame's polarization, mean speed and nearest-neighbour distance (PNG).
+    #[arg(long, value_name = "OUT.png")]
+    pub plot: Option<PathBuf>,
+    /// Overwrite the metrics CSV or plot if it exists.
     #[arg(long)]
     pub force: bool,
 }
@@ -138,6 +154,12 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Bench(a) => crate::bench::run(a),
+        Command::Render(a) => render_cmd(a),
+        Command::Still(a) => still_cmd(a),
+        Command::Gpus => gpus_cmd(),
+        Command::Run(a) => run_cmd(a),
+        Command::Demo(a) => demo_cmd(a),
+        Command::Sweep(a) => crate::sweep::run(a),
     }
 }
 
@@ -432,6 +454,12 @@ fn info(a: InfoArgs) -> Result<ExitCode> {
     };
     let mut frame = bfs::Frame::empty();
 
+    if let Some(p) = &a.plot {
+        crate::plot::check_output(p, a.force, "--plot")?;
+        if count == 0 {
+            bail!("--plot: {} holds no complete frame", a.file.display());
+        }
+    }
     let mut csv_out = None;
     if let Some(p) = &a.metrics {
         let (out, file) = OutputFile::create(p, a.force, "metrics file")?;
@@ -440,7 +468,8 @@ fn info(a: InfoArgs) -> Result<ExitCode> {
     let summary = if count == 0 {
         None
     } else {
-        let mut picks: Vec<u64> = if csv_out.is_some() || count <= SUMMARY_FRAMES {
+        let every_frame = csv_out.is_some() || a.plot.is_some();
+        let mut picks: Vec<u64> = if every_frame || count <= SUMMARY_FRAMES {
             (0..count).collect()
         } else {
             (0..SUMMARY_FRAMES)
@@ -449,6 +478,7 @@ fn info(a: InfoArgs) -> Result<ExitCode> {
         };
         picks.dedup();
         let mut all = Vec::with_capacity(picks.len());
+        let mut times = Vec::with_capacity(picks.len());
         if let Some((_, w)) = csv_out.as_mut() {
             writeln!(
                 w,
@@ -473,6 +503,17 @@ fn info(a: InfoArgs) -> Result<ExitCode> {
                 )?;
             }
             all.push(m);
+            times.push(frame.step as f64 * h.dt as f64);
+        }
+        if let Some(p) = &a.plot {
+            let title = format!(
+                "{}: {} {}D, {} agents",
+                h.scene_name,
+                h.model.name(),
+                h.dim,
+                h.agents
+            );
+            crate::plot::metrics_png(p, &title, &times, &all)?;
         }
         let mut mean = Metrics::default();
         for m in &all {
@@ -600,4 +641,444 @@ fn info(a: InfoArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+// ---------------------------------------------------------------------------------------------
+// forge render / still / gpus / run / demo
+
+/// How a recording looks. Each flag falls back to the recording's scene `render` section,
+/// then to the default shown.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct LookArgs {
+    /// Output size in pixels, two even numbers [default: scene's, else 1920x1080].
+    #[arg(long, value_name = "WxH", value_parser = parse_size, conflicts_with_all = ["uhd", "fhd", "hd"])]
+    pub size: Option<[u32; 2]>,
+    /// 3840x2160.
+    #[arg(long = "4k", conflicts_with_all = ["fhd", "hd"])]
+    pub uhd: bool,
+    /// 1920x1080.
+    #[arg(long = "1080p", conflicts_with = "hd")]
+    pub fhd: bool,
+    /// 1280x720.
+    #[arg(long = "720p")]
+    pub hd: bool,
+    /// Colour agents by speed, heading, density (computed on the GPU) or one fixed colour
+    /// [default: scene's, else speed].
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(scene::RENDER_COLORS))]
+    pub color: Option<String>,
+    /// Colour map [default: scene's, else inferno; sinebow for heading].
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(scene::RENDER_COLORMAPS))]
+    pub colormap: Option<String>,
+    /// Values at the colour map's ends [default: scene's, else speed: 5th..95th percentile
+    /// over 16 sampled frames; density: 0..4x the mean agents per cell].
+    #[arg(long, value_name = "A..B", value_parser = parse_range_f32)]
+    pub range: Option<[f32; 2]>,
+    /// Trails: fraction of the previous frame kept, in [0, 1) [default: scene's, else 0 = off].
+    #[arg(long)]
+    pub trails: Option<f32>,
+    /// Bloom strength, 0 = off [default: scene's, else 0.5].
+    #[arg(long)]
+    pub bloom: Option<f32>,
+    /// Exposure before tone mapping [default: scene's, else 1.0].
+    #[arg(long)]
+    pub exposure: Option<f32>,
+    /// Background colour, #rrggbb [default: scene's, else #05050a].
+    #[arg(long, value_name = "#RRGGBB")]
+    pub background: Option<String>,
+    /// Sprite core radius in pixels at 1080p, scaled with the output height
+    /// [default: scene's, else 1.5].
+    #[arg(long)]
+    pub point_size: Option<f32>,
+    /// Vignette strength, 0 = none [default: 0.25].
+    #[arg(long)]
+    pub vignette: Option<f32>,
+    /// How the world fills the frame when their aspects differ [default: letterbox].
+    #[arg(long, value_enum)]
+    pub fit: Option<crate::render::Fit>,
+    /// Keep the centre of mass in the middle of the frame (eased).
+    #[arg(long)]
+    pub follow: bool,
+    /// GPU adapter: an index or part of a name from `forge gpus` [default: the best present].
+    #[arg(long)]
+    pub adapter: Option<String>,
+}
+
+impl LookArgs {
+    fn flags(&self) -> crate::video::LookFlags {
+        let size = if self.uhd {
+            Some([3840, 2160])
+        } else if self.fhd {
+            Some([1920, 1080])
+        } else if self.hd {
+            Some([1280, 720])
+        } else {
+            self.size
+        };
+        crate::video::LookFlags {
+            size,
+            color: self.color.clone(),
+            colormap: self.colormap.clone(),
+            range: self.range,
+            trails: self.trails,
+            bloom: self.bloom,
+            exposure: self.exposure,
+            background: self.background.clone(),
+            point_size: self.point_size,
+            fit: self.fit,
+            follow: self.follow,
+            vignette: self.vignette,
+        }
+    }
+}
+
+/// Video output flags (shared by render, run and demo).
+#[derive(clap::Args, Debug, Clone)]
+pub struct VideoArgs {
+    /// Frames per second of the video: one recorded frame per video frame
+    /// [default: scene's, else 30].
+    #[arg(long)]
+    pub fps: Option<u32>,
+    /// FFmpeg video encoder (e.g. libx264, libx265, h264_nvenc); --crf and --preset apply
+    /// to libx264/libx265.
+    #[arg(long, default_value = crate::video::defaults::ENCODER)]
+    pub encoder: String,
+    /// Constant rate factor (quality; lower is better, 0..=51).
+    #[arg(long, default_value_t = crate::video::defaults::CRF)]
+    pub crf: u32,
+    /// Encoder preset (ultrafast .. veryslow).
+    #[arg(long, default_value = crate::video::defaults::PRESET)]
+    pub preset: String,
+    /// Write PNG frames (frame_000000.png, ...) into this folder instead of a video.
+    #[arg(long, value_name = "DIR")]
+    pub png: Option<PathBuf>,
+    /// Overwrite the output if it exists.
+    #[arg(long)]
+    pub force: bool,
+    /// No progress bar and no summary line.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+#[derive(clap::Args, Debug)]
+#[command(
+    after_help = "Needs FFmpeg for video (apt-get install ffmpeg) and a GPU or Mesa's software \
+driver (apt-get install mesa-vulkan-drivers libvulkan1 libegl1 libegl-mesa0 libgl1-mesa-dri).\n\
+A recording cut short renders every complete frame (with a warning); a frame that cannot be read \
+stops the render with an error naming it, and no video is left behind."
+)]
+pub struct RenderArgs {
+    /// A recording (.bfs, ours or BoidForge's BFS1).
+    pub file: PathBuf,
+    /// Output video [default: FILE with .mp4].
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// Frames A..B of the recording (B excluded; either may be left out) [default: all].
+    #[arg(long, value_name = "A..B", value_parser = parse_frames)]
+    pub frames: Option<(Option<u64>, Option<u64>)>,
+    #[command(flatten)]
+    pub video: VideoArgs,
+    #[command(flatten)]
+    pub look: LookArgs,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct StillArgs {
+    /// A recording (.bfs, ours or BoidForge's BFS1).
+    pub file: PathBuf,
+    /// Frame to render (with trails, the frames before it are rendered too).
+    #[arg(long, default_value_t = 0)]
+    pub frame: u64,
+    /// Output PNG.
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Overwrite the output if it exists.
+    #[arg(long)]
+    pub force: bool,
+    #[arg(short, long)]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub look: LookArgs,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// A scene file (JSON) or the name of a built-in scene (see `forge scenes`).
+    pub scene: String,
+    /// Output video [default: SCENE_NAME.mp4].
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// Keep the recording here [default: a temporary file, deleted afterwards].
+    #[arg(long, value_name = "FILE.bfs")]
+    pub bfs: Option<PathBuf>,
+    /// Override the scene's number of steps.
+    #[arg(long)]
+    pub steps: Option<u64>,
+    /// Override the scene's number of agents.
+    #[arg(long)]
+    pub agents: Option<u64>,
+    /// Override the scene's random seed.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    #[command(flatten)]
+    pub video: VideoArgs,
+    #[command(flatten)]
+    pub look: LookArgs,
+}
+
+/// `forge demo`: the embedded default scene, sized to render in about a minute on a CPU.
+#[derive(clap::Args, Debug)]
+pub struct DemoArgs {
+    /// Output video.
+    #[arg(short, long, default_value = "demo.mp4")]
+    pub output: PathBuf,
+    /// Overwrite the output if it exists.
+    #[arg(long)]
+    pub force: bool,
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// Demo settings: `turbulence`, fewer agents and steps, 1280x720.
+const DEMO_AGENTS: u64 = 10_000;
+const DEMO_STEPS: u64 = 360;
+
+fn parse_size(s: &str) -> std::result::Result<[u32; 2], String> {
+    let (w, h) = s
+        .split_once(['x', 'X'])
+        .ok_or_else(|| format!("expected WxH (like 1920x1080), got {s:?}"))?;
+    let w: u32 = w
+        .trim()
+        .parse()
+        .map_err(|_| format!("bad width in {s:?}"))?;
+    let h: u32 = h
+        .trim()
+        .parse()
+        .map_err(|_| format!("bad height in {s:?}"))?;
+    if w == 0 || h == 0 {
+        return Err(format!("width and height must be above zero, got {w}x{h}"));
+    }
+    if w % 2 == 1 || h % 2 == 1 {
+        return Err(format!("H.264 (yuv420p) needs even sizes, got {w}x{h}"));
+    }
+    Ok([w, h])
+}
+
+fn parse_range_f32(s: &str) -> std::result::Result<[f32; 2], String> {
+    let (a, b) = s
+        .split_once("..")
+        .ok_or_else(|| format!("expected A..B, got {s:?}"))?;
+    let a: f32 = a.trim().parse().map_err(|_| format!("bad number {a:?}"))?;
+    let b: f32 = b.trim().parse().map_err(|_| format!("bad number {b:?}"))?;
+    if !(a.is_finite() && b.is_finite() && a < b) {
+        return Err(format!("need finite A < B, got {s}"));
+    }
+    Ok([a, b])
+}
+
+fn parse_frames(s: &str) -> std::result::Result<(Option<u64>, Option<u64>), String> {
+    let (a, b) = s
+        .split_once("..")
+        .ok_or_else(|| format!("expected A..B (B excluded; A.. or ..B allowed), got {s:?}"))?;
+    let num = |t: &str| -> std::result::Result<Option<u64>, String> {
+        if t.trim().is_empty() {
+            Ok(None)
+        } else {
+            t.trim()
+                .parse()
+                .map(Some)
+                .map_err(|_| format!("bad frame number {t:?}"))
+        }
+    };
+    let (a, b) = (num(a)?, num(b)?);
+    if let (Some(a), Some(b)) = (a, b) {
+        if a >= b {
+            return Err(format!("{a}..{b} is empty"));
+        }
+    }
+    Ok((a, b))
+}
+
+fn video_job(
+    input: PathBuf,
+    output: PathBuf,
+    frames: Option<(Option<u64>, Option<u64>)>,
+    video: &VideoArgs,
+    look: &LookArgs,
+) -> Result<crate::video::Job> {
+    if let Some(f) = video.fps {
+        if f == 0 || f > 240 {
+            bail!("--fps: must be in 1..=240, got {f}");
+        }
+    }
+    if video.crf > 51 {
+        bail!("--crf: must be in 0..=51, got {}", video.crf);
+    }
+    let header = bfs::Reader::open(&input)
+        .map(|r| r.header().clone())
+        .with_context(|| format!("cannot open {}", input.display()))?;
+    let scene_fps = crate::video::scene_render(&header).and_then(|r| r.fps);
+    let fps = video
+        .fps
+        .or(scene_fps)
+        .unwrap_or(crate::video::defaults::FPS);
+    let dest = match &video.png {
+        Some(dir) => crate::video::Destination::Png { dir: dir.clone() },
+        None => crate::video::Destination::Mp4 {
+            path: output,
+            encoding: crate::video::Encoding {
+                encoder: video.encoder.clone(),
+                crf: video.crf,
+                preset: video.preset.clone(),
+                fps,
+            },
+        },
+    };
+    Ok(crate::video::Job {
+        input,
+        look: look.flags(),
+        frames,
+        fps: Some(fps),
+        dest,
+        force: video.force,
+        quiet: video.quiet,
+        adapter: look.adapter.clone(),
+    })
+}
+
+fn report_render(r: &crate::video::Report, out: &Path, quiet: bool) {
+    if quiet {
+        return;
+    }
+    let size = std::fs::metadata(out).map(|m| m.len()).unwrap_or(0);
+    eprintln!(
+        "{} frames at {}x{} in {:.2} s ({:.1} frames/s) -> {}{}",
+        r.frames,
+        r.width,
+        r.height,
+        r.secs,
+        r.frames as f64 / r.secs.max(1e-9),
+        out.display(),
+        if out.is_file() {
+            format!(" ({})", bytes(size))
+        } else {
+            String::new()
+        }
+    );
+}
+
+fn render_cmd(a: RenderArgs) -> Result<ExitCode> {
+    let output = a
+        .output
+        .clone()
+        .unwrap_or_else(|| a.file.with_extension("mp4"));
+    let job = video_job(a.file.clone(), output.clone(), a.frames, &a.video, &a.look)?;
+    let r = crate::video::render(&job)?;
+    let shown = a.video.png.clone().unwrap_or(output);
+    report_render(&r, &shown, a.video.quiet);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn still_cmd(a: StillArgs) -> Result<ExitCode> {
+    let r = crate::video::still(
+        &a.file,
+        a.frame,
+        &a.output,
+        &a.look.flags(),
+        a.force,
+        a.quiet,
+        a.look.adapter.as_deref(),
+    )?;
+    report_render(&r, &a.output, a.quiet);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn gpus_cmd() -> Result<ExitCode> {
+    let all = crate::render::gpu::list();
+    if all.is_empty() {
+        bail!(crate::render::gpu::no_adapter_message());
+    }
+    let mut out = std::io::stdout().lock();
+    for a in &all {
+        writeln!(
+            out,
+            "{}: {}{}",
+            a.index,
+            crate::render::gpu::describe(&a.info),
+            format_args!(", max texture {}", a.max_texture)
+        )?;
+    }
+    writeln!(out, "(the first is used unless --adapter says otherwise)")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_cmd(a: RunArgs) -> Result<ExitCode> {
+    let scene = load_scene(&a.scene)?;
+    let output = a
+        .output
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("{}.mp4", scene.name)));
+    // Refuse an existing video before spending time on the simulation.
+    if a.video.png.is_none() && output.is_file() && !a.video.force {
+        bail!(
+            "output {} already exists (use --force to overwrite it)",
+            output.display()
+        );
+    }
+    let tmp;
+    let bfs_path = match &a.bfs {
+        Some(p) => p.clone(),
+        None => {
+            tmp = tempfile::Builder::new()
+                .prefix("forge-run-")
+                .tempdir()
+                .context("cannot create a temporary folder for the recording")?;
+            tmp.path().join(format!("{}.bfs", scene.name))
+        }
+    };
+    let sim = SimulateArgs {
+        scene: a.scene.clone(),
+        output: Some(bfs_path.clone()),
+        steps: a.steps,
+        agents: a.agents,
+        seed: a.seed,
+        threads: None,
+        search: None,
+        backend: Backend::Auto,
+        force: a.video.force,
+        quiet: a.video.quiet,
+    };
+    let code = simulate(sim)?;
+    if code != ExitCode::SUCCESS {
+        return Ok(code);
+    }
+    let job = video_job(bfs_path, output.clone(), None, &a.video, &a.look)?;
+    let r = crate::video::render(&job)?;
+    let shown = a.video.png.clone().unwrap_or(output);
+    report_render(&r, &shown, a.video.quiet);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn demo_cmd(a: DemoArgs) -> Result<ExitCode> {
+    let look = LookArgs {
+        hd: true,
+        ..Default::default()
+    };
+    run_cmd(RunArgs {
+        scene: scenes::DEFAULT.to_string(),
+        output: Some(a.output),
+        bfs: None,
+        steps: Some(DEMO_STEPS),
+        agents: Some(DEMO_AGENTS),
+        seed: None,
+        video: VideoArgs {
+            fps: None,
+            encoder: crate::video::defaults::ENCODER.into(),
+            crf: crate::video::defaults::CRF,
+            preset: crate::video::defaults::PRESET.into(),
+            png: None,
+            force: a.force,
+            quiet: a.quiet,
+        },
+        look,
+    })
 }

@@ -1,0 +1,109 @@
+// Bloom as in Call of Duty: Advanced Warfare (Jimenez, SIGGRAPH 2014), the method bevy uses:
+// a bright pass folded into the first 13-tap downsample (with a Karis average against
+// fireflies), a chain of 13-tap downsamples to ever smaller mips, then 3×3 tent upsamples
+// added back up the chain. The result in mip 0 is added to the image by the tone-map pass.
+
+// Keep in sync with `BloomParams` in src/render/bloom.rs.
+struct Params {
+    threshold: f32,  // luminance where the bright pass starts
+    knee: f32,       // soft width of the threshold
+    radius: f32,     // upsample filter radius in source texels
+    _pad: f32,
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var src: texture_2d<f32>;
+@group(0) @binding(2) var src_sampler: sampler;
+
+struct VsOut {
+    @builtin(position) clip: vec4f,
+    @location(0) uv: vec2f,
+}
+
+@vertex
+fn vs_fullscreen(@builtin(vertex_index) vi: u32) -> VsOut {
+    let uv = vec2f(f32((vi << 1u) & 2u), f32(vi & 2u));
+    var out: VsOut;
+    out.clip = vec4f(uv * 2.0 - 1.0, 0.0, 1.0);
+    out.uv = vec2f(uv.x, 1.0 - uv.y);
+    return out;
+}
+
+fn luminance(c: vec3f) -> f32 {
+    return dot(c, vec3f(0.2126, 0.7152, 0.0722));
+}
+
+fn karis_weight(c: vec3f) -> f32 {
+    return 1.0 / (1.0 + luminance(c));
+}
+
+fn s(uv: vec2f) -> vec3f {
+    return textureSampleLevel(src, src_sampler, uv, 0.0).rgb;
+}
+
+// 13 taps: a centre, four inner and eight outer samples, combined as five 2×2 boxes.
+fn downsample13(uv: vec2f, karis: bool) -> vec3f {
+    let t = 1.0 / vec2f(textureDimensions(src));
+    let a = s(uv + t * vec2f(-2.0, -2.0));
+    let b = s(uv + t * vec2f(0.0, -2.0));
+    let c = s(uv + t * vec2f(2.0, -2.0));
+    let d = s(uv + t * vec2f(-2.0, 0.0));
+    let e = s(uv);
+    let f = s(uv + t * vec2f(2.0, 0.0));
+    let g = s(uv + t * vec2f(-2.0, 2.0));
+    let h = s(uv + t * vec2f(0.0, 2.0));
+    let i = s(uv + t * vec2f(2.0, 2.0));
+    let j = s(uv + t * vec2f(-1.0, -1.0));
+    let k = s(uv + t * vec2f(1.0, -1.0));
+    let l = s(uv + t * vec2f(-1.0, 1.0));
+    let m = s(uv + t * vec2f(1.0, 1.0));
+    if karis {
+        let g0 = (j + k + l + m) * 0.25;
+        let g1 = (a + b + d + e) * 0.25;
+        let g2 = (b + c + e + f) * 0.25;
+        let g3 = (d + e + g + h) * 0.25;
+        let g4 = (e + f + h + i) * 0.25;
+        let w0 = karis_weight(g0) * 0.5;
+        let w1 = karis_weight(g1) * 0.125;
+        let w2 = karis_weight(g2) * 0.125;
+        let w3 = karis_weight(g3) * 0.125;
+        let w4 = karis_weight(g4) * 0.125;
+        return (g0 * w0 + g1 * w1 + g2 * w2 + g3 * w3 + g4 * w4) / (w0 + w1 + w2 + w3 + w4);
+    }
+    var o = e * 0.125;
+    o += (a + c + g + i) * 0.03125;
+    o += (b + d + f + h) * 0.0625;
+    o += (j + k + l + m) * 0.125;
+    return o;
+}
+
+// Soft-knee bright pass: keeps what is above the threshold, fading in over `knee`.
+fn bright(c: vec3f) -> vec3f {
+    let l = luminance(c);
+    let soft = clamp(l - p.threshold + p.knee, 0.0, 2.0 * p.knee);
+    let soft2 = soft * soft / (4.0 * p.knee + 1e-5);
+    let w = max(soft2, l - p.threshold) / max(l, 1e-5);
+    return c * w;
+}
+
+@fragment
+fn fs_downsample_first(in: VsOut) -> @location(0) vec4f {
+    return vec4f(bright(downsample13(in.uv, true)), 1.0);
+}
+
+@fragment
+fn fs_downsample(in: VsOut) -> @location(0) vec4f {
+    return vec4f(downsample13(in.uv, false), 1.0);
+}
+
+// 3×3 tent, added (by the blend state) into the next larger mip.
+@fragment
+fn fs_upsample(in: VsOut) -> @location(0) vec4f {
+    let t = p.radius / vec2f(textureDimensions(src));
+    var o = s(in.uv) * 4.0;
+    o += (s(in.uv + vec2f(-t.x, 0.0)) + s(in.uv + vec2f(t.x, 0.0))
+        + s(in.uv + vec2f(0.0, -t.y)) + s(in.uv + vec2f(0.0, t.y))) * 2.0;
+    o += s(in.uv + vec2f(-t.x, -t.y)) + s(in.uv + vec2f(t.x, -t.y))
+        + s(in.uv + vec2f(-t.x, t.y)) + s(in.uv + vec2f(t.x, t.y));
+    return vec4f(o / 16.0, 1.0);
+}

@@ -1,0 +1,62 @@
+// HDR → display: bloom added, exposure, ACES filmic tone mapping, background, vignette,
+// then sRGB encoding done here (the target is Rgba8Unorm, so the bytes read back are sRGB).
+
+// Keep in sync with `TonemapParams` in src/render/tonemap.rs.
+struct Params {
+    background: vec4f, // linear RGB, a unused
+    exposure: f32,
+    bloom: f32,        // strength of the bloom texture added to the HDR image
+    vignette: f32,     // 0 = none, 1 = corners fully dark
+    aspect: f32,       // width / height
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var hdr: texture_2d<f32>;
+@group(0) @binding(2) var bloom_tex: texture_2d<f32>;
+@group(0) @binding(3) var linear_sampler: sampler;
+
+struct VsOut {
+    @builtin(position) clip: vec4f,
+    @location(0) uv: vec2f,
+}
+
+@vertex
+fn vs_fullscreen(@builtin(vertex_index) vi: u32) -> VsOut {
+    let uv = vec2f(f32((vi << 1u) & 2u), f32(vi & 2u));
+    var out: VsOut;
+    out.clip = vec4f(uv * 2.0 - 1.0, 0.0, 1.0);
+    out.uv = vec2f(uv.x, 1.0 - uv.y);
+    return out;
+}
+
+// Krzysztof Narkowicz's fit of the ACES reference rendering transform.
+fn aces(x: vec3f) -> vec3f {
+    let a = 2.51;
+    let b = 0.03;
+    let c = 2.43;
+    let d = 0.59;
+    let e = 0.14;
+    return clamp((x * (a * x + b)) / (x * (c * x + d) + e), vec3f(0.0), vec3f(1.0));
+}
+
+fn srgb_encode(c: vec3f) -> vec3f {
+    let lo = c * 12.92;
+    let hi = 1.055 * pow(c, vec3f(1.0 / 2.4)) - 0.055;
+    return select(hi, lo, c <= vec3f(0.0031308));
+}
+
+@fragment
+fn fs_tonemap(in: VsOut) -> @location(0) vec4f {
+    let px = vec2i(in.clip.xy);
+    var c = textureLoad(hdr, px, 0).rgb;
+    if p.bloom > 0.0 {
+        c += p.bloom * textureSampleLevel(bloom_tex, linear_sampler, in.uv, 0.0).rgb;
+    }
+    let mapped = aces(c * p.exposure);
+    // Screen-blend the light over the background.
+    var rgb = p.background.rgb + (vec3f(1.0) - p.background.rgb) * mapped;
+    let d = (in.uv - 0.5) * vec2f(p.aspect, 1.0);
+    let v = 1.0 - p.vignette * smoothstep(0.35, 1.1, length(d) * 1.2);
+    rgb *= v;
+    return vec4f(srgb_encode(clamp(rgb, vec3f(0.0), vec3f(1.0))), 1.0);
+}

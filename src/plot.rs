@@ -1,0 +1,279 @@
+//! PNG plots with plotters: a sweep's order parameter with error bars (`forge sweep --plot`)
+//! and a recording's metrics over time (`forge info --plot`).
+//!
+//! Text is drawn with DejaVu Sans embedded in the binary (the `dejavu` crate, registered with
+//! plotters' ab_glyph backend), so plots look the same on machines without any system font.
+//! A plot is drawn to `NAME.partial.png` beside its final name and renamed when complete.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use anyhow::{anyhow, bail, Context, Result};
+use plotters::prelude::*;
+
+use crate::metrics::Metrics;
+
+/// The family name plotters asks for by default; we register DejaVu Sans under it.
+const FONT: &str = "sans-serif";
+
+/// Series colours (Tableau 10): distinct, readable on white, and colour-blind friendly enough.
+const COLORS: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
+/// Sweep plots: width × height in pixels.
+pub const SWEEP_SIZE: (u32, u32) = (960, 640);
+/// Metrics plots: three stacked panels.
+pub const METRICS_SIZE: (u32, u32) = (960, 900);
+
+fn register_font() -> Result<()> {
+    static DONE: OnceLock<Result<(), String>> = OnceLock::new();
+    DONE.get_or_init(|| {
+        plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular())
+            .map_err(|_| "the embedded DejaVu Sans font did not load".to_string())
+    })
+    .clone()
+    .map_err(anyhow::Error::msg)
+}
+
+/// `out.png` → `out.partial.png` (plotters picks the encoder from the extension).
+fn partial_path(path: &Path) -> PathBuf {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "plot".into());
+    path.with_file_name(format!("{stem}.partial.png"))
+}
+
+/// Refuse an output that is not a `.png` or that exists (unless `force`), before any work.
+pub fn check_output(path: &Path, force: bool, flag: &str) -> Result<()> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(|e| e.to_ascii_lowercase());
+    if ext.as_deref() != Some("png") {
+        bail!(
+            "{flag}: plots are written as PNG, the file name must end in .png, got {}",
+            path.display()
+        );
+    }
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => bail!("{flag}: {} is a folder", path.display()),
+        Ok(_) if !force => bail!(
+            "{flag}: {} already exists (use --force to overwrite it)",
+            path.display()
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// Draw into `NAME.partial.png`, then rename it to `path`.
+fn write_png(
+    path: &Path,
+    size: (u32, u32),
+    draw: impl FnOnce(&DrawingArea<BitMapBackend, plotters::coord::Shift>) -> Result<()>,
+) -> Result<()> {
+    register_font()?;
+    let tmp = partial_path(path);
+    let result = (|| -> Result<()> {
+        let root = BitMapBackend::new(&tmp, size).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| anyhow!("{e}"))?;
+        draw(&root)?;
+        root.present().map_err(|e| anyhow!("{e}"))?;
+        Ok(())
+    })();
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e.context(format!("cannot draw plot {}", path.display())));
+    }
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("cannot move {} to {}", tmp.display(), path.display()))
+}
+
+/// One line of a sweep plot: `(x, y, standard error of y)`, in x order.
+pub struct Series {
+    pub label: String,
+    pub points: Vec<(f64, f64, f64)>,
+}
+
+pub struct SweepPlot<'a> {
+    pub title: &'a str,
+    pub x_label: &'a str,
+    pub y_label: &'a str,
+    pub series: &'a [Series],
+}
+
+/// Padded [lo, hi] of some values; a single value gets a unit-wide window.
+fn span(values: impl Iterator<Item = f64>, pad: f64) -> (f64, f64) {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for v in values.filter(|v| v.is_finite()) {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    if !lo.is_finite() {
+        return (0.0, 1.0);
+    }
+    if hi - lo < 1e-12 {
+        let w = if lo.abs() > 1e-12 {
+            lo.abs() * 0.5
+        } else {
+            0.5
+        };
+        return (lo - w, hi + w);
+    }
+    let p = (hi - lo) * pad;
+    (lo - p, hi + p)
+}
+
+/// The order parameter against the varied parameter, one line per series, with error bars.
+pub fn sweep_png(path: &Path, plot: &SweepPlot) -> Result<()> {
+    let (x0, x1) = span(
+        plot.series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.0)),
+        0.03,
+    );
+    // The order parameter lives in [0, 1]; show all of it.
+    let (y0, y1) = (0.0, 1.05);
+    write_png(path, SWEEP_SIZE, |root| {
+        let e = |e: &dyn std::fmt::Display| anyhow!("{e}");
+        let mut chart = ChartBuilder::on(root)
+            .caption(plot.title, (FONT, 22))
+            .margin(16)
+            .margin_right(28)
+            .x_label_area_size(50)
+            .y_label_area_size(64)
+            .build_cartesian_2d(x0..x1, y0..y1)
+            .map_err(|x| e(&x))?;
+        chart
+            .configure_mesh()
+            .x_desc(plot.x_label)
+            .y_desc(plot.y_label)
+            .axis_desc_style((FONT, 18))
+            .label_style((FONT, 14))
+            .light_line_style(WHITE)
+            .draw()
+            .map_err(|x| e(&x))?;
+        for (i, s) in plot.series.iter().enumerate() {
+            let c = COLORS[i % COLORS.len()];
+            let finite: Vec<(f64, f64, f64)> = s
+                .points
+                .iter()
+                .copied()
+                .filter(|p| p.0.is_finite() && p.1.is_finite())
+                .collect();
+            chart
+                .draw_series(LineSeries::new(
+                    finite.iter().map(|p| (p.0, p.1)),
+                    c.stroke_width(2),
+                ))
+                .map_err(|x| e(&x))?
+                .label(s.label.clone())
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
+                });
+            chart
+                .draw_series(
+                    finite
+                        .iter()
+                        .filter(|p| p.2.is_finite() && p.2 > 0.0)
+                        .map(|p| ErrorBar::new_vertical(p.0, p.1 - p.2, p.1, p.1 + p.2, c, 8)),
+                )
+                .map_err(|x| e(&x))?;
+            chart
+                .draw_series(
+                    finite
+                        .iter()
+                        .map(|p| Circle::new((p.0, p.1), 3, c.filled())),
+                )
+                .map_err(|x| e(&x))?;
+        }
+        if plot.series.len() > 1 || !plot.series.first().is_some_and(|s| s.label.is_empty()) {
+            chart
+                .configure_series_labels()
+                .position(SeriesLabelPosition::UpperRight)
+                .label_font((FONT, 16))
+                .background_style(WHITE.mix(0.85))
+                .border_style(RGBColor(180, 180, 180))
+                .draw()
+                .map_err(|x| e(&x))?;
+        }
+        Ok(())
+    })
+}
+
+/// A recording's metrics over time: polarization, mean speed, nearest-neighbour distance.
+pub fn metrics_png(path: &Path, title: &str, times: &[f64], metrics: &[Metrics]) -> Result<()> {
+    if times.len() != metrics.len() {
+        bail!(
+            "internal: {} times for {} frames",
+            times.len(),
+            metrics.len()
+        );
+    }
+    type Pick = fn(&Metrics) -> f64;
+    let panels: [(&str, Pick, Option<(f64, f64)>); 3] = [
+        ("polarization", |m| m.polarization, Some((0.0, 1.05))),
+        ("mean speed", |m| m.mean_speed, None),
+        ("nearest-neighbour distance", |m| m.nn_distance, None),
+    ];
+    let (t0, t1) = span(times.iter().copied(), 0.0);
+    write_png(path, METRICS_SIZE, |root| {
+        let e = |e: &dyn std::fmt::Display| anyhow!("{e}");
+        // The margin keeps the title's ascenders inside the image.
+        let root = root
+            .margin(12, 0, 0, 0)
+            .titled(title, (FONT, 22))
+            .map_err(|x| e(&x))?;
+        let areas = root.split_evenly((3, 1));
+        for (k, ((name, pick, fixed), area)) in panels.iter().zip(areas.iter()).enumerate() {
+            let (y0, y1) = fixed.unwrap_or_else(|| {
+                // Speeds and distances are >= 0: start the axis at 0, leave 10% above.
+                let hi = metrics
+                    .iter()
+                    .map(pick)
+                    .filter(|v| v.is_finite())
+                    .fold(0.0, f64::max);
+                (0.0, if hi > 0.0 { hi * 1.1 } else { 1.0 })
+            });
+            let last = k + 1 == panels.len();
+            let mut chart = ChartBuilder::on(area)
+                .margin(12)
+                .margin_right(28)
+                .x_label_area_size(if last { 46 } else { 24 })
+                .y_label_area_size(72)
+                .build_cartesian_2d(t0..t1, y0..y1)
+                .map_err(|x| e(&x))?;
+            let mut mesh = chart.configure_mesh();
+            mesh.y_desc(*name)
+                .axis_desc_style((FONT, 16))
+                .label_style((FONT, 13))
+                .light_line_style(WHITE);
+            if last {
+                mesh.x_desc("time (steps × dt)");
+            }
+            mesh.draw().map_err(|x| e(&x))?;
+            let c = COLORS[k % COLORS.len()];
+            chart
+                .draw_series(LineSeries::new(
+                    times
+                        .iter()
+                        .zip(metrics)
+                        .map(|(&t, m)| (t, pick(m)))
+                        .filter(|p| p.1.is_finite()),
+                    c.stroke_width(2),
+                ))
+                .map_err(|x| e(&x))?;
+        }
+        Ok(())
+    })
+}

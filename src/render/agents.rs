@@ -1,0 +1,182 @@
+//! The agents pass: instanced soft point sprites, added into the HDR target
+//! (shaders/agents.wgsl).
+
+use super::{layout_entry, HDR_FORMAT};
+
+/// Keep in sync with `Params` in shaders/agents.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct AgentParams {
+    pub view_min: [f32; 2],
+    pub view_size: [f32; 2],
+    pub world: [f32; 2],
+    pub viewport: [f32; 2],
+    pub range: [f32; 2],
+    pub radius_px: f32,
+    pub core: f32,
+    pub mode: u32,
+    pub copies: u32,
+    pub intensity: f32,
+    pub halo: f32,
+}
+
+/// Vertices per sprite copy (two triangles).
+const VERTS_PER_COPY: u32 = 6;
+
+pub struct AgentsPass {
+    pipeline: wgpu::RenderPipeline,
+    bind_group: wgpu::BindGroup,
+    params: wgpu::Buffer,
+}
+
+/// Where each per-agent attribute lives: (buffer, byte offset) for x, y, vx, vy, density.
+pub struct AgentBuffers<'a> {
+    pub slots: [(&'a wgpu::Buffer, u64); 5],
+    pub n: u32,
+}
+
+impl AgentsPass {
+    pub fn new(device: &wgpu::Device, lut: &wgpu::TextureView, sampler: &wgpu::Sampler) -> Self {
+        let module = device.create_shader_module(wgpu::include_wgsl!("../../shaders/agents.wgsl"));
+        let bgl = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("agents bind group layout"),
+            entries: &[
+                layout_entry::uniform(0, wgpu::ShaderStages::VERTEX_FRAGMENT),
+                layout_entry::texture(1, wgpu::ShaderStages::VERTEX),
+                layout_entry::sampler(2, wgpu::ShaderStages::VERTEX),
+            ],
+        });
+        let params = device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("agents params"),
+            size: std::mem::size_of::<AgentParams>() as u64,
+            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("agents bind group"),
+            layout: &bgl,
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: params.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: wgpu::BindingResource::TextureView(lut),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 2,
+                    resource: wgpu::BindingResource::Sampler(sampler),
+                },
+            ],
+        });
+        let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("agents pipeline layout"),
+            bind_group_layouts: &[Some(&bgl)],
+            immediate_size: 0,
+        });
+        let attrs: [[wgpu::VertexAttribute; 1]; 5] = [
+            wgpu::vertex_attr_array![0 => Float32],
+            wgpu::vertex_attr_array![1 => Float32],
+            wgpu::vertex_attr_array![2 => Float32],
+            wgpu::vertex_attr_array![3 => Float32],
+            wgpu::vertex_attr_array![4 => Float32],
+        ];
+        let buffers: Vec<Option<wgpu::VertexBufferLayout>> = attrs
+            .iter()
+            .map(|a| {
+                Some(wgpu::VertexBufferLayout {
+                    array_stride: 4,
+                    step_mode: wgpu::VertexStepMode::Instance,
+                    attributes: a,
+                })
+            })
+            .collect();
+        let additive = wgpu::BlendComponent {
+            src_factor: wgpu::BlendFactor::One,
+            dst_factor: wgpu::BlendFactor::One,
+            operation: wgpu::BlendOperation::Add,
+        };
+        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("agents pipeline"),
+            layout: Some(&layout),
+            vertex: wgpu::VertexState {
+                module: &module,
+                entry_point: Some("vs_main"),
+                compilation_options: Default::default(),
+                buffers: &buffers,
+            },
+            primitive: wgpu::PrimitiveState::default(),
+            depth_stencil: None,
+            multisample: wgpu::MultisampleState::default(),
+            fragment: Some(wgpu::FragmentState {
+                module: &module,
+                entry_point: Some("fs_main"),
+                compilation_options: Default::default(),
+                targets: &[Some(wgpu::ColorTargetState {
+                    format: HDR_FORMAT,
+                    blend: Some(wgpu::BlendState {
+                        color: additive,
+                        alpha: additive,
+                    }),
+                    write_mask: wgpu::ColorWrites::ALL,
+                })],
+            }),
+            multiview_mask: None,
+            cache: None,
+        });
+        AgentsPass {
+            pipeline,
+            bind_group,
+            params,
+        }
+    }
+
+    /// Draws every agent into `hdr` (loaded, not cleared: the fade or clear came before).
+    pub fn draw(
+        &self,
+        queue: &wgpu::Queue,
+        encoder: &mut wgpu::CommandEncoder,
+        hdr: &wgpu::TextureView,
+        params: &AgentParams,
+        agents: &AgentBuffers,
+        scissor: Option<[u32; 4]>,
+    ) {
+        queue.write_buffer(&self.params, 0, bytemuck::bytes_of(params));
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("agents pass"),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: hdr,
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations {
+                    load: wgpu::LoadOp::Load,
+                    store: wgpu::StoreOp::Store,
+                },
+            })],
+            depth_stencil_attachment: None,
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        if agents.n == 0 {
+            return;
+        }
+        pass.push_debug_group("agents");
+        pass.set_pipeline(&self.pipeline);
+        pass.set_bind_group(0, &self.bind_group, &[]);
+        if let Some([x, y, w, h]) = scissor {
+            if w == 0 || h == 0 {
+                pass.pop_debug_group();
+                return;
+            }
+            pass.set_scissor_rect(x, y, w, h);
+        }
+        let len = agents.n as u64 * 4;
+        for (slot, (buf, off)) in agents.slots.iter().enumerate() {
+            pass.set_vertex_buffer(slot as u32, buf.slice(*off..*off + len));
+        }
+        pass.draw(0..VERTS_PER_COPY * params.copies, 0..agents.n);
+        pass.pop_debug_group();
+    }
+}

@@ -1,0 +1,92 @@
+//! Colour maps baked into a 256-texel lookup texture. All but `twilight` come from `colorous`
+//! (d3-scale-chromatic's schemes); `twilight` (matplotlib's cyclic map, not in colorous) is
+//! approximated from control points.
+
+use anyhow::{bail, Result};
+
+/// Texels in the lookup texture.
+pub const LUT_SIZE: usize = 256;
+
+/// The names `--colormap` accepts (the same list as the scene schema's).
+pub const NAMES: &[&str] = crate::scene::RENDER_COLORMAPS;
+
+/// Maps whose two ends meet: the right ones for `--color heading`.
+pub fn is_cyclic(name: &str) -> bool {
+    matches!(name, "twilight" | "sinebow")
+}
+
+/// matplotlib's `twilight` at 9 evenly spaced points (sRGB), joined linearly.
+const TWILIGHT: [[f32; 3]; 9] = [
+    [0.886, 0.851, 0.888],
+    [0.616, 0.679, 0.813],
+    [0.373, 0.446, 0.751],
+    [0.308, 0.204, 0.548],
+    [0.185, 0.078, 0.219],
+    [0.434, 0.108, 0.300],
+    [0.694, 0.276, 0.284],
+    [0.812, 0.579, 0.478],
+    [0.886, 0.851, 0.888],
+];
+
+fn twilight(t: f64) -> [u8; 3] {
+    let x = t.clamp(0.0, 1.0) * (TWILIGHT.len() - 1) as f64;
+    let i = (x.floor() as usize).min(TWILIGHT.len() - 2);
+    let f = (x - i as f64) as f32;
+    let a = TWILIGHT[i];
+    let b = TWILIGHT[i + 1];
+    let mut out = [0u8; 3];
+    for k in 0..3 {
+        out[k] = ((a[k] + (b[k] - a[k]) * f) * 255.0).round() as u8;
+    }
+    out
+}
+
+/// The map's 256 colours as sRGB RGBA bytes.
+pub fn bake(name: &str) -> Result<Vec<u8>> {
+    let g: Option<colorous::Gradient> = match name {
+        "viridis" => Some(colorous::VIRIDIS),
+        "magma" => Some(colorous::MAGMA),
+        "inferno" => Some(colorous::INFERNO),
+        "plasma" => Some(colorous::PLASMA),
+        "turbo" => Some(colorous::TURBO),
+        "cividis" => Some(colorous::CIVIDIS),
+        "sinebow" => Some(colorous::SINEBOW),
+        "twilight" => None,
+        _ => bail!(
+            "--colormap: unknown colour map {name:?} (one of: {})",
+            NAMES.join(", ")
+        ),
+    };
+    let mut out = Vec::with_capacity(LUT_SIZE * 4);
+    for i in 0..LUT_SIZE {
+        let t = i as f64 / (LUT_SIZE - 1) as f64;
+        let rgb = match g {
+            // A cyclic gradient's eval at 1.0 equals 0.0; sample [0, 1) so the seam is even.
+            Some(g) if is_cyclic(name) => {
+                let c = g.eval_continuous(i as f64 / LUT_SIZE as f64);
+                [c.r, c.g, c.b]
+            }
+            Some(g) => {
+                let c = g.eval_continuous(t);
+                [c.r, c.g, c.b]
+            }
+            None => twilight(i as f64 / LUT_SIZE as f64),
+        };
+        out.extend_from_slice(&[rgb[0], rgb[1], rgb[2], 255]);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_named_map_bakes() {
+        for n in NAMES {
+            let lut = bake(n).unwrap();
+            assert_eq!(lut.len(), LUT_SIZE * 4);
+        }
+        assert!(bake("rainbow-ish").is_err());
+    }
+}

@@ -1,0 +1,197 @@
+//! Local density on the GPU (shaders/density.wgsl): splat counts into a grid over the world,
+//! blur it, sample it per agent. The per-agent values feed the agents pass as a vertex
+//! attribute.
+
+use super::layout_entry;
+
+/// Keep in sync with `WORKGROUP` in shaders/density.wgsl.
+const WORKGROUP: u32 = 64;
+
+/// Cells along the world's longer side.
+pub const GRID_LONG_SIDE: u32 = 160;
+
+/// Keep in sync with `Params` in shaders/density.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct DensityParams {
+    pub grid: [u32; 2],
+    pub n: u32,
+    pub wrap: u32,
+    pub world: [f32; 2],
+    pub _pad: [f32; 2],
+}
+
+/// Grid cells for a world of this size: square cells, `GRID_LONG_SIDE` along the longer side.
+pub fn grid_for(world: [f32; 2]) -> [u32; 2] {
+    let (w, h) = (world[0].max(1e-6), world[1].max(1e-6));
+    if w >= h {
+        [
+            GRID_LONG_SIDE,
+            ((GRID_LONG_SIDE as f32 * h / w).round() as u32).max(1),
+        ]
+    } else {
+        [
+            ((GRID_LONG_SIDE as f32 * w / h).round() as u32).max(1),
+            GRID_LONG_SIDE,
+        ]
+    }
+}
+
+pub struct DensityPass {
+    pipelines: [wgpu::ComputePipeline; 4],
+    bind_group: wgpu::BindGroup,
+    params_buf: wgpu::Buffer,
+    counts: wgpu::Buffer,
+    params: DensityParams,
+    /// One value per agent (capacity of the agents buffer).
+    pub density: wgpu::Buffer,
+}
+
+impl DensityPass {
+    /// `pos` holds x\[0..cap\], y\[0..cap\] from offset 0.
+    pub fn new(
+        device: &wgpu::Device,
+        pos: &wgpu::Buffer,
+        capacity: u32,
+        world: [f32; 2],
+        wrap: bool,
+    ) -> Self {
+        let module = device.create_shader_module(wgpu::include_wgsl!("../../shaders/density.wgsl"));
+        let cs = wgpu::ShaderStages::COMPUTE;
+        let bgl = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("density bind group layout"),
+            entries: &[
+                layout_entry::uniform(0, cs),
+                layout_entry::storage(1, cs, true),
+                layout_entry::storage(2, cs, false),
+                layout_entry::storage(3, cs, false),
+                layout_entry::storage(4, cs, false),
+                layout_entry::storage(5, cs, false),
+            ],
+        });
+        let grid = grid_for(world);
+        let cells = (grid[0] * grid[1]) as u64;
+        let params = DensityParams {
+            grid,
+            n: 0,
+            wrap: wrap as u32,
+            world,
+            _pad: [0.0; 2],
+        };
+        let buf = |label: &str, size: u64, usage: wgpu::BufferUsages| {
+            device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: size.max(4),
+                usage,
+                mapped_at_creation: false,
+            })
+        };
+        let st = wgpu::BufferUsages::STORAGE;
+        let params_buf = buf(
+            "density params",
+            std::mem::size_of::<DensityParams>() as u64,
+            wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+        );
+        let counts = buf(
+            "density counts",
+            cells * 4,
+            st | wgpu::BufferUsages::COPY_DST,
+        );
+        let tmp = buf("density blur temp", cells * 4, st);
+        let field = buf("density field", cells * 4, st);
+        let density = buf(
+            "density per agent",
+            capacity as u64 * 4,
+            st | wgpu::BufferUsages::VERTEX,
+        );
+        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("density bind group"),
+            layout: &bgl,
+            entries: &[
+                wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: params_buf.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 1,
+                    resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                        buffer: pos,
+                        offset: 0,
+                        size: wgpu::BufferSize::new(capacity.max(1) as u64 * 8),
+                    }),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 2,
+                    resource: counts.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 3,
+                    resource: tmp.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 4,
+                    resource: field.as_entire_binding(),
+                },
+                wgpu::BindGroupEntry {
+                    binding: 5,
+                    resource: density.as_entire_binding(),
+                },
+            ],
+        });
+        let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("density pipeline layout"),
+            bind_group_layouts: &[Some(&bgl)],
+            immediate_size: 0,
+        });
+        let pipe = |entry: &str| {
+            device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(entry),
+                layout: Some(&layout),
+                module: &module,
+                entry_point: Some(entry),
+                compilation_options: Default::default(),
+                cache: None,
+            })
+        };
+        DensityPass {
+            pipelines: [
+                pipe("cs_splat"),
+                pipe("cs_blur_x"),
+                pipe("cs_blur_y"),
+                pipe("cs_sample"),
+            ],
+            bind_group,
+            params_buf,
+            counts,
+            params,
+            density,
+        }
+    }
+
+    /// Mean agents per cell for `n` agents: the scale of the density values.
+    pub fn mean_per_cell(&self, n: u32) -> f32 {
+        n as f32 / (self.params.grid[0] * self.params.grid[1]) as f32
+    }
+
+    pub fn run(&mut self, queue: &wgpu::Queue, encoder: &mut wgpu::CommandEncoder, n: u32) {
+        self.params.n = n;
+        queue.write_buffer(&self.params_buf, 0, bytemuck::bytes_of(&self.params));
+        encoder.clear_buffer(&self.counts, 0, None);
+        let cells = self.params.grid[0] * self.params.grid[1];
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("density pass"),
+            timestamp_writes: None,
+        });
+        pass.push_debug_group("density");
+        pass.set_bind_group(0, &self.bind_group, &[]);
+        for (p, items) in self.pipelines.iter().zip([n, cells, cells, n]) {
+            if items == 0 {
+                continue;
+            }
+            pass.set_pipeline(p);
+            let (x, y) = super::dispatch_2d(items.div_ceil(WORKGROUP));
+            pass.dispatch_workgroups(x, y, 1);
+        }
+        pass.pop_debug_group();
+    }
+}

@@ -1,0 +1,95 @@
+//! Trails: the previous HDR frame is faded by a factor instead of cleared
+//! (shaders/fade.wgsl). The blend state does the arithmetic: dst × constant.
+
+use super::HDR_FORMAT;
+
+pub struct FadePass {
+    pipeline: wgpu::RenderPipeline,
+}
+
+impl FadePass {
+    pub fn new(device: &wgpu::Device) -> Self {
+        let module = device.create_shader_module(wgpu::include_wgsl!("../../shaders/fade.wgsl"));
+        let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("fade pipeline layout"),
+            bind_group_layouts: &[],
+            immediate_size: 0,
+        });
+        let fade = wgpu::BlendComponent {
+            src_factor: wgpu::BlendFactor::Zero,
+            dst_factor: wgpu::BlendFactor::Constant,
+            operation: wgpu::BlendOperation::Add,
+        };
+        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+            label: Some("fade pipeline"),
+            layout: Some(&layout),
+            vertex: wgpu::VertexState {
+                module: &module,
+                entry_point: Some("vs_fullscreen"),
+                compilation_options: Default::default(),
+                buffers: &[],
+            },
+            primitive: wgpu::PrimitiveState::default(),
+            depth_stencil: None,
+            multisample: wgpu::MultisampleState::default(),
+            fragment: Some(wgpu::FragmentState {
+                module: &module,
+                entry_point: Some("fs_fade"),
+                compilation_options: Default::default(),
+                targets: &[Some(wgpu::ColorTargetState {
+                    format: HDR_FORMAT,
+                    blend: Some(wgpu::BlendState {
+                        color: fade,
+                        alpha: fade,
+                    }),
+                    write_mask: wgpu::ColorWrites::ALL,
+                })],
+            }),
+            multiview_mask: None,
+            cache: None,
+        });
+        FadePass { pipeline }
+    }
+
+    /// Scales `hdr` by `factor` in place; `None` clears it instead (first frame, no trails).
+    pub fn run(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        hdr: &wgpu::TextureView,
+        factor: Option<f32>,
+    ) {
+        let load = match factor {
+            Some(_) => wgpu::LoadOp::Load,
+            None => wgpu::LoadOp::Clear(wgpu::Color::TRANSPARENT),
+        };
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("fade pass"),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: hdr,
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations {
+                    load,
+                    store: wgpu::StoreOp::Store,
+                },
+            })],
+            depth_stencil_attachment: None,
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        if let Some(f) = factor {
+            pass.push_debug_group("trails fade");
+            pass.set_pipeline(&self.pipeline);
+            let f = f as f64;
+            pass.set_blend_constant(wgpu::Color {
+                r: f,
+                g: f,
+                b: f,
+                a: f,
+            });
+            pass.draw(0..3, 0..1);
+            pass.pop_debug_group();
+        }
+    }
+}

@@ -1,0 +1,165 @@
+//! The GPU context: a wgpu device with no window. A real GPU is preferred; where none exists a
+//! software driver (Mesa lavapipe through Vulkan, or llvmpipe through GL/EGL) does the work.
+
+use anyhow::{bail, Context, Result};
+
+/// The packages that give a Debian/Ubuntu machine a software GPU (and the video encoder).
+pub const GPU_PACKAGES: &str =
+    "mesa-vulkan-drivers libvulkan1 libegl1 libegl-mesa0 libgl1-mesa-dri";
+
+/// A device and its queue, plus what was chosen, for the one-line report.
+pub struct Gpu {
+    pub device: wgpu::Device,
+    pub queue: wgpu::Queue,
+    pub info: wgpu::AdapterInfo,
+    pub limits: wgpu::Limits,
+}
+
+/// One adapter as `forge gpus` lists it.
+#[derive(Clone, Debug)]
+pub struct AdapterSummary {
+    pub index: usize,
+    pub info: wgpu::AdapterInfo,
+    pub max_texture: u32,
+}
+
+fn instance() -> wgpu::Instance {
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+    // Vulkan first (real GPUs, lavapipe); GL through EGL as the fallback. `WGPU_BACKEND`
+    // (read by `from_env`) narrows this.
+    if std::env::var_os("WGPU_BACKEND").is_none() {
+        desc.backends = wgpu::Backends::VULKAN | wgpu::Backends::GL;
+    }
+    wgpu::Instance::new(desc)
+}
+
+/// Lower is better: a real GPU before a software one, Vulkan before GL.
+fn rank(info: &wgpu::AdapterInfo) -> (u8, u8) {
+    let kind = match info.device_type {
+        wgpu::DeviceType::DiscreteGpu => 0,
+        wgpu::DeviceType::IntegratedGpu => 1,
+        wgpu::DeviceType::VirtualGpu => 2,
+        wgpu::DeviceType::Other => 3,
+        wgpu::DeviceType::Cpu => 4,
+    };
+    let backend = match info.backend {
+        wgpu::Backend::Vulkan => 0,
+        wgpu::Backend::Gl => 2,
+        _ => 1,
+    };
+    (kind, backend)
+}
+
+fn adapters() -> Vec<wgpu::Adapter> {
+    let inst = instance();
+    let mut all = pollster::block_on(inst.enumerate_adapters(wgpu::Backends::all()));
+    all.sort_by_key(|a| rank(&a.get_info()));
+    all
+}
+
+/// Every adapter present, best first (the order `--adapter` indexes).
+pub fn list() -> Vec<AdapterSummary> {
+    adapters()
+        .into_iter()
+        .enumerate()
+        .map(|(index, a)| AdapterSummary {
+            index,
+            info: a.get_info(),
+            max_texture: a.limits().max_texture_dimension_2d,
+        })
+        .collect()
+}
+
+/// `Cpu`/`Other` etc. in words.
+pub fn kind_name(t: wgpu::DeviceType) -> &'static str {
+    match t {
+        wgpu::DeviceType::DiscreteGpu => "discrete GPU",
+        wgpu::DeviceType::IntegratedGpu => "integrated GPU",
+        wgpu::DeviceType::VirtualGpu => "virtual GPU",
+        wgpu::DeviceType::Cpu => "software (CPU)",
+        wgpu::DeviceType::Other => "other",
+    }
+}
+
+/// The line printed when rendering starts.
+pub fn describe(info: &wgpu::AdapterInfo) -> String {
+    let driver = if info.driver.is_empty() {
+        String::new()
+    } else {
+        format!(", {} {}", info.driver, info.driver_info)
+    };
+    format!(
+        "{} ({:?}, {}{})",
+        info.name,
+        info.backend,
+        kind_name(info.device_type),
+        driver.trim_end()
+    )
+}
+
+/// The error when no adapter exists at all.
+pub fn no_adapter_message() -> String {
+    format!(
+        "no GPU adapter found (neither Vulkan nor GL/EGL); for a software renderer install Mesa: \
+         apt-get install {GPU_PACKAGES}"
+    )
+}
+
+impl Gpu {
+    /// The best adapter, or the one `choice` names (an index from `forge gpus`, or a part of
+    /// its name, case-insensitive).
+    pub fn new(choice: Option<&str>) -> Result<Gpu> {
+        let all = adapters();
+        if all.is_empty() {
+            bail!(no_adapter_message());
+        }
+        let adapter = match choice {
+            None => all.into_iter().next().expect("not empty"),
+            Some(c) => {
+                let names: Vec<String> = all.iter().map(|a| a.get_info().name).collect();
+                let pick = match c.parse::<usize>() {
+                    Ok(i) => all.into_iter().nth(i),
+                    Err(_) => {
+                        let c = c.to_lowercase();
+                        all.into_iter()
+                            .find(|a| a.get_info().name.to_lowercase().contains(&c))
+                    }
+                };
+                match pick {
+                    Some(a) => a,
+                    None => bail!(
+                        "--adapter: no adapter {c:?} (present: {})",
+                        names
+                            .iter()
+                            .enumerate()
+                            .map(|(i, n)| format!("{i}: {n}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                }
+            }
+        };
+        let info = adapter.get_info();
+        let limits = adapter.limits();
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("forge render device"),
+            required_features: wgpu::Features::empty(),
+            required_limits: limits.clone(),
+            experimental_features: wgpu::ExperimentalFeatures::disabled(),
+            memory_hints: wgpu::MemoryHints::Performance,
+            trace: wgpu::Trace::Off,
+        }))
+        .with_context(|| format!("cannot open the GPU adapter {}", info.name))?;
+        Ok(Gpu {
+            device,
+            queue,
+            info,
+            limits,
+        })
+    }
+
+    /// The largest width or height a render target may have here.
+    pub fn max_size(&self) -> u32 {
+        self.limits.max_texture_dimension_2d
+    }
+}

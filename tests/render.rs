@@ -1,0 +1,708 @@
+//! The renderer and video export, driven through the real binary.
+//!
+//! - Every WGSL file parses and validates with naga (no GPU needed).
+//! - Golden images at 320x180 on whatever adapter is present (lavapipe in CI), compared with
+//!   the references in tests/golden/ at a mean absolute error of at most 0.005 (0..1 scale).
+//!   `FORGE_UPDATE_GOLDEN=1` rewrites the references (look at them before committing).
+//! - Same input, same frames; MP4s checked with ffprobe; BFS1; every bad input.
+//!
+//! Tests that need a GPU adapter (or FFmpeg) skip with a printed message when there is none,
+//! unless `FORGE_REQUIRE_GPU_TESTS=1` (set by scripts/test.sh), where they fail instead.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use assert_cmd::Command;
+use forge::bfs;
+use tempfile::TempDir;
+
+// ---------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------
+
+fn forge(dir: &Path) -> Command {
+    let mut c = Command::cargo_bin("forge").expect("the forge binary is built");
+    c.current_dir(dir)
+        .timeout(Duration::from_secs(240))
+        .env("XDG_RUNTIME_DIR", std::env::temp_dir());
+    c
+}
+
+struct Run {
+    code: Option<i32>,
+    stderr: String,
+    stdout: String,
+}
+
+fn run(dir: &Path, args: &[&str]) -> Run {
+    run_env(dir, args, &[])
+}
+
+fn run_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut c = forge(dir);
+    c.args(args);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c.output().expect("forge runs");
+    let r = Run {
+        code: out.status.code(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+    };
+    assert!(
+        !r.stderr.contains("panicked"),
+        "forge {args:?} panicked:\n{}",
+        r.stderr
+    );
+    r
+}
+
+fn ok(dir: &Path, args: &[&str]) -> Run {
+    let r = run(dir, args);
+    assert_eq!(r.code, Some(0), "forge {args:?} failed:\n{}", r.stderr);
+    r
+}
+
+fn fails(dir: &Path, args: &[&str], env: &[(&str, &str)], needle: &str) -> Run {
+    let r = run_env(dir, args, env);
+    assert_ne!(r.code, Some(0), "forge {args:?} should fail");
+    assert!(
+        r.stderr.contains(needle),
+        "forge {args:?}: expected {needle:?} in stderr:\n{}",
+        r.stderr
+    );
+    r
+}
+
+fn require() -> bool {
+    std::env::var("FORGE_REQUIRE_GPU_TESTS").is_ok_and(|v| v == "1")
+}
+
+/// True if a GPU adapter (or software driver) is present; otherwise skips (or fails when
+/// FORGE_REQUIRE_GPU_TESTS=1).
+fn have_gpu(test: &str) -> bool {
+    static PRESENT: OnceLock<Result<(), String>> = OnceLock::new();
+    let r = PRESENT.get_or_init(|| {
+        let d = TempDir::new().unwrap();
+        let r = run(d.path(), &["gpus"]);
+        if r.code == Some(0) {
+            Ok(())
+        } else {
+            Err(r.stderr)
+        }
+    });
+    match r {
+        Ok(()) => true,
+        Err(e) if require() => panic!(
+            "{test}: FORGE_REQUIRE_GPU_TESTS=1 but no GPU adapter: {e}\n\
+             install: apt-get install mesa-vulkan-drivers libvulkan1 libegl1 libegl-mesa0 libgl1-mesa-dri"
+        ),
+        Err(_) => {
+            println!("SKIPPED {test}: no GPU adapter (install mesa-vulkan-drivers for lavapipe)");
+            eprintln!("SKIPPED {test}: no GPU adapter (install mesa-vulkan-drivers for lavapipe)");
+            false
+        }
+    }
+}
+
+fn have_ffmpeg(test: &str) -> bool {
+    let present = std::process::Command::new("ffmpeg")
+        .arg("-version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+        && std::process::Command::new("ffprobe")
+            .arg("-version")
+            .output()
+            .is_ok_and(|o| o.status.success());
+    if !present {
+        if require() {
+            panic!("{test}: FORGE_REQUIRE_GPU_TESTS=1 but ffmpeg/ffprobe missing (apt-get install ffmpeg)");
+        }
+        println!("SKIPPED {test}: ffmpeg/ffprobe not installed");
+        eprintln!("SKIPPED {test}: ffmpeg/ffprobe not installed");
+    }
+    present
+}
+
+/// A synthetic 2D recording (independent of the solver, so the goldens only change when the
+/// renderer does): `n` agents on a sunflower spiral in a 320x180 wrapping world, turning
+/// slowly, speeds 20..80.
+fn synthetic(path: &Path, n: usize, frames: usize) {
+    let mut scene = forge::cli::load_scene("turbulence").unwrap();
+    scene.render = None;
+    scene.agents = n as u32;
+    scene.world = [320.0, 180.0, 0.0];
+    let header = forge::cli::header_for(&scene);
+    let file = fs::File::create(path).unwrap();
+    let mut w = bfs::Writer::new(file, &header).unwrap();
+    for f in 0..frames {
+        let mut pos = vec![0f32; 2 * n];
+        let mut vel = vec![0f32; 2 * n];
+        for i in 0..n {
+            let r = (i as f32 / n as f32).sqrt() * 100.0;
+            let a = i as f32 * 2.399_963 + f as f32 * 0.05;
+            pos[i] = (160.0 + r * a.cos() * 1.5).rem_euclid(320.0);
+            pos[n + i] = (90.0 + r * a.sin()).rem_euclid(180.0);
+            let s = 20.0 + 60.0 * ((i * 7919) % 101) as f32 / 100.0;
+            let h = a + 1.3;
+            vel[i] = s * h.cos();
+            vel[n + i] = s * h.sin();
+        }
+        w.write_frame(f as u64 * 10, &pos, &vel).unwrap();
+    }
+    w.finalize().unwrap();
+}
+
+fn read_png(path: &Path) -> (u32, u32, Vec<u8>) {
+    let dec = png::Decoder::new(std::io::BufReader::new(fs::File::open(path).unwrap()));
+    let mut r = dec.read_info().unwrap();
+    let mut buf = vec![0; r.output_buffer_size().unwrap()];
+    let info = r.next_frame(&mut buf).unwrap();
+    buf.truncate(info.buffer_size());
+    (info.width, info.height, buf)
+}
+
+fn golden_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
+}
+
+/// Mean absolute difference of two RGBA8 images, 0..1.
+fn mean_abs_error(a: &[u8], b: &[u8]) -> f64 {
+    assert_eq!(a.len(), b.len());
+    let s: u64 = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| (*x as i32 - *y as i32).unsigned_abs() as u64)
+        .sum();
+    s as f64 / a.len() as f64 / 255.0
+}
+
+#[derive(serde::Deserialize)]
+struct Probe {
+    streams: Vec<serde_json::Value>,
+}
+
+fn ffprobe(path: &Path) -> serde_json::Value {
+    let out = std::process::Command::new("ffprobe")
+        .args(["-v", "error", "-count_frames", "-select_streams", "v:0"])
+        .args(["-show_entries", "stream=codec_name,pix_fmt,width,height,nb_read_frames,r_frame_rate,color_space,color_primaries,color_transfer,color_range"])
+        .args(["-of", "json"])
+        .arg(path)
+        .output()
+        .expect("ffprobe runs");
+    assert!(
+        out.status.success(),
+        "ffprobe {}: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let p: Probe = serde_json::from_slice(&out.stdout).unwrap();
+    p.streams.into_iter().next().expect("a video stream")
+}
+
+fn check_mp4(path: &Path, w: u32, h: u32, frames: u64, fps: &str) {
+    let s = ffprobe(path);
+    let field = |k: &str| {
+        s[k].as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| s[k].to_string())
+    };
+    assert_eq!(field("codec_name"), "h264", "{s}");
+    assert_eq!(field("pix_fmt"), "yuv420p", "{s}");
+    assert_eq!(s["width"].as_u64(), Some(w as u64), "{s}");
+    assert_eq!(s["height"].as_u64(), Some(h as u64), "{s}");
+    assert_eq!(field("nb_read_frames"), frames.to_string(), "{s}");
+    assert_eq!(field("r_frame_rate"), fps, "{s}");
+    assert_eq!(field("color_space"), "bt709", "{s}");
+    assert_eq!(field("color_primaries"), "bt709", "{s}");
+    assert_eq!(field("color_transfer"), "bt709", "{s}");
+    assert_eq!(field("color_range"), "tv", "{s}");
+}
+
+fn no_output(dir: &Path, name: &str) {
+    assert!(!dir.join(name).exists(), "{name} was left behind");
+    assert!(
+        !dir.join(format!("{name}.partial")).exists(),
+        "{name}.partial was left behind"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Shaders: no GPU needed
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn every_wgsl_file_parses_and_validates() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders");
+    let mut seen = 0;
+    for e in fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().and_then(|x| x.to_str()) != Some("wgsl") {
+            continue;
+        }
+        let src = fs::read_to_string(&p).unwrap();
+        let module = naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| {
+            panic!(
+                "{}",
+                e.emit_to_string_with_path(&src, &p.display().to_string())
+            )
+        });
+        naga::valid::Validator::new(
+            naga::valid::ValidationFlags::all(),
+            naga::valid::Capabilities::default(),
+        )
+        .validate(&module)
+        .unwrap_or_else(|e| {
+            panic!(
+                "{}",
+                e.emit_to_string_with_path(&src, &p.display().to_string())
+            )
+        });
+        seen += 1;
+    }
+    assert!(
+        seen >= 6,
+        "expected every pass's WGSL in shaders/, found {seen}"
+    );
+}
+
+#[test]
+fn render_help_documents_defaults() {
+    let d = TempDir::new().unwrap();
+    let r = ok(d.path(), &["render", "--help"]);
+    for flag in [
+        "--4k",
+        "--1080p",
+        "--720p",
+        "--size",
+        "--fps",
+        "--frames",
+        "--encoder",
+        "--crf",
+        "--preset",
+        "--png",
+        "--color",
+        "--colormap",
+        "--range",
+        "--trails",
+        "--bloom",
+        "--exposure",
+        "--background",
+        "--point-size",
+        "--fit",
+        "--follow",
+        "--force",
+    ] {
+        assert!(r.stdout.contains(flag), "render --help lacks {flag}");
+    }
+    assert!(
+        r.stdout.contains("default"),
+        "render --help shows no defaults"
+    );
+}
+
+#[test]
+fn bad_sizes_are_refused_before_any_work() {
+    let d = TempDir::new().unwrap();
+    synthetic(&d.path().join("s.bfs"), 100, 2);
+    fails(
+        d.path(),
+        &["render", "s.bfs", "--size", "321x180"],
+        &[],
+        "even",
+    );
+    fails(
+        d.path(),
+        &["render", "s.bfs", "--size", "0x180"],
+        &[],
+        "above zero",
+    );
+    fails(d.path(), &["render", "s.bfs", "--size", "big"], &[], "WxH");
+    no_output(d.path(), "s.mp4");
+}
+
+// ---------------------------------------------------------------------------------------
+// Golden images and determinism
+// ---------------------------------------------------------------------------------------
+
+const GOLDEN_CASES: &[(&str, &[&str])] = &[
+    (
+        "speed_plain",
+        &["--color", "speed", "--trails", "0", "--bloom", "0"],
+    ),
+    (
+        "speed_bloom",
+        &["--color", "speed", "--trails", "0", "--bloom", "1.0"],
+    ),
+    (
+        "heading_trails",
+        &["--color", "heading", "--trails", "0.8", "--bloom", "0"],
+    ),
+    (
+        "density",
+        &[
+            "--color",
+            "density",
+            "--colormap",
+            "viridis",
+            "--trails",
+            "0",
+            "--bloom",
+            "0.5",
+        ],
+    ),
+    (
+        "fixed_cover",
+        &[
+            "--color",
+            "fixed",
+            "--fit",
+            "cover",
+            "--trails",
+            "0",
+            "--bloom",
+            "0.5",
+            "--background",
+            "#203040",
+        ],
+    ),
+];
+
+/// Tolerance for golden images: mean absolute error over all channels, 0..1.
+const GOLDEN_TOLERANCE: f64 = 0.005;
+
+#[test]
+fn golden_images() {
+    if !have_gpu("golden_images") {
+        return;
+    }
+    let d = TempDir::new().unwrap();
+    synthetic(&d.path().join("g.bfs"), 1500, 4);
+    let update = std::env::var("FORGE_UPDATE_GOLDEN").is_ok_and(|v| v == "1");
+    let mut failures = Vec::new();
+    for (name, flags) in GOLDEN_CASES {
+        let out = format!("{name}.png");
+        let mut args = vec![
+            "still", "g.bfs", "--frame", "3", "--size", "320x180", "-q", "-o", &out,
+        ];
+        args.extend_from_slice(flags);
+        ok(d.path(), &args);
+        let (w, h, got) = read_png(&d.path().join(&out));
+        assert_eq!((w, h), (320, 180));
+        let reference = golden_dir().join(&out);
+        if update {
+            fs::create_dir_all(golden_dir()).unwrap();
+            fs::copy(d.path().join(&out), &reference).unwrap();
+            continue;
+        }
+        assert!(
+            reference.exists(),
+            "no reference {}: run with FORGE_UPDATE_GOLDEN=1 and look at it",
+            reference.display()
+        );
+        let (_, _, want) = read_png(&reference);
+        let e = mean_abs_error(&got, &want);
+        if e > GOLDEN_TOLERANCE {
+            let keep = std::env::temp_dir().join(format!("forge-golden-{out}"));
+            let _ = fs::copy(d.path().join(&out), &keep);
+            failures.push(format!(
+                "{name}: mean abs error {e:.4} > {GOLDEN_TOLERANCE} (got: {})",
+                keep.display()
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "golden images differ:\n{}",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn same_input_same_frames() {
+    if !have_gpu("same_input_same_frames") {
+        return;
+    }
+    let d = TempDir::new().unwrap();
+    synthetic(&d.path().join("g.bfs"), 1500, 5);
+    for dir in ["a", "b"] {
+        ok(
+            d.path(),
+            &[
+                "render", "g.bfs", "--png", dir, "--size", "160x90", "--trails", "0.7", "--bloom",
+                "0.8", "--color", "density", "-q",
+            ],
+        );
+    }
+    for k in 0..5 {
+        let f = format!("frame_{k:06}.png");
+        let a = fs::read(d.path().join("a").join(&f)).unwrap();
+        let b = fs::read(d.path().join("b").join(&f)).unwrap();
+        assert!(a == b, "{f} differs between two renders of the same input");
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// End to end through FFmpeg
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn simulate_then_render_mp4() {
+    if !have_gpu("simulate_then_render_mp4") || !have_ffmpeg("simulate_then_render_mp4") {
+        return;
+    }
+    let d = TempDir::new().unwrap();
+    ok(
+        d.path(),
+        &[
+            "simulate",
+            "turbulence",
+            "--agents",
+            "2000",
+            "--steps",
+            "24",
+            "-o",
+            "t.bfs",
+            "-q",
+        ],
+    );
+    ok(
+        d.path(),
+        &[
+            "render", "t.bfs", "--size", "320x180", "--fps", "25", "-o", "t.mp4", "-q",
+        ],
+    );
+    check_mp4(&d.path().join("t.mp4"), 320, 180, 25, "25/1");
+    // Existing output without --force: refused, the video untouched.
+    let before = fs::read(d.path().join("t.mp4")).unwrap();
+    fails(
+        d.path(),
+        &["render", "t.bfs", "--size", "320x180", "-o", "t.mp4"],
+        &[],
+        "--force",
+    );
+    assert_eq!(fs::read(d.path().join("t.mp4")).unwrap(), before);
+    ok(
+        d.path(),
+        &[
+            "render", "t.bfs", "--size", "320x180", "--frames", "4..10", "-o", "t.mp4", "--force",
+            "-q",
+        ],
+    );
+    check_mp4(&d.path().join("t.mp4"), 320, 180, 6, "30/1");
+}
+
+#[test]
+fn four_k_two_frames() {
+    if !have_gpu("four_k_two_frames") || !have_ffmpeg("four_k_two_frames") {
+        return;
+    }
+    let d = TempDir::new().unwrap();
+    synthetic(&d.path().join("g.bfs"), 2000, 3);
+    ok(
+        d.path(),
+        &[
+            "render",
+            "g.bfs",
+            "--4k",
+            "--frames",
+            "0..2",
+            "--preset",
+            "ultrafast",
+            "-o",
+            "k.mp4",
+            "-q",
+        ],
+    );
+    check_mp4(&d.path().join("k.mp4"), 3840, 2160, 2, "30/1");
+}
+
+#[test]
+fn bfs1_renders() {
+    if !have_gpu("bfs1_renders") || !have_ffmpeg("bfs1_renders") {
+        return;
+    }
+    let d = TempDir::new().unwrap();
+    let n = 500;
+    let frames: Vec<bfs::Bfs1Frame> = (0..6)
+        .map(|f| {
+            let px = (0..n)
+                .map(|i| (i as f32 * 37.0 + f as f32 * 5.0) % 1900.0 + 10.0)
+                .collect();
+            let py = (0..n).map(|i| (i as f32 * 53.0) % 1060.0 + 10.0).collect();
+            let vx = (0..n).map(|i| (i % 7) as f32 * 10.0).collect();
+            let vy = (0..n).map(|i| (i % 5) as f32 * -8.0).collect();
+            (f * 4, px, py, vx, vy)
+        })
+        .collect();
+    bfs::write_bfs1(
+        fs::File::create(d.path().join("b.bfs")).unwrap(),
+        0.05,
+        1,
+        n as i32,
+        &frames,
+        true,
+    )
+    .unwrap();
+    ok(
+        d.path(),
+        &["render", "b.bfs", "--size", "320x180", "-o", "b.mp4", "-q"],
+    );
+    check_mp4(&d.path().join("b.mp4"), 320, 180, 6, "30/1");
+}
+
+// ---------------------------------------------------------------------------------------
+// Bad input: clear error, non-zero exit, nothing under the final name
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn ffmpeg_missing_or_dying() {
+    if !have_gpu("ffmpeg_missing_or_dying") {
+        return;
+    }
+    let d = TempDir::new().unwrap();
+    synthetic(&d.path().join("g.bfs"), 300, 12);
+    let r = fails(
+        d.path(),
+        &["render", "g.bfs", "--size", "160x90", "-o", "x.mp4"],
+        &[("FORGE_FFMPEG", "/nonexistent/ffmpeg")],
+        "FFmpeg not found",
+    );
+    assert!(r.stderr.contains("apt-get install ffmpeg"), "{}", r.stderr);
+    no_output(d.path(), "x.mp4");
+
+    // An "FFmpeg" that reads a little, complains and dies.
+    let fake = d.path().join("fake-ffmpeg.sh");
+    fs::write(
+        &fake,
+        "#!/bin/sh\nhead -c 30000 >/dev/null\necho 'fake encoder: out of cheese' >&2\nexit 3\n",
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&fake, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let r = fails(
+        d.path(),
+        &["render", "g.bfs", "--size", "160x90", "-o", "x.mp4"],
+        &[("FORGE_FFMPEG", fake.to_str().unwrap())],
+        "out of cheese",
+    );
+    assert!(r.stderr.contains("FFmpeg"), "{}", r.stderr);
+    no_output(d.path(), "x.mp4");
+}
+
+#[test]
+fn bad_outputs_and_sizes() {
+    if !have_gpu("bad_outputs_and_sizes") {
+        return;
+    }
+    let d = TempDir::new().unwrap();
+    synthetic(&d.path().join("g.bfs"), 300, 2);
+    fails(
+        d.path(),
+        &[
+            "render",
+            "g.bfs",
+            "--size",
+            "160x90",
+            "-o",
+            "no/such/dir/x.mp4",
+        ],
+        &[],
+        "no/such/dir",
+    );
+    fails(
+        d.path(),
+        &["render", "g.bfs", "--size", "40000x40000", "-o", "big.mp4"],
+        &[],
+        "texture limit",
+    );
+    no_output(d.path(), "big.mp4");
+    fails(
+        d.path(),
+        &["still", "g.bfs", "--frame", "7", "-o", "s.png"],
+        &[],
+        "--frame",
+    );
+    no_output(d.path(), "s.png");
+    fails(
+        d.path(),
+        &["render", "g.bfs", "--frames", "5..9", "-o", "f.mp4"],
+        &[],
+        "--frames",
+    );
+    no_output(d.path(), "f.mp4");
+}
+
+#[test]
+fn broken_recordings() {
+    if !have_gpu("broken_recordings") || !have_ffmpeg("broken_recordings") {
+        return;
+    }
+    let d = TempDir::new().unwrap();
+    let n = 400;
+    synthetic(&d.path().join("g.bfs"), n, 6);
+    let full = fs::read(d.path().join("g.bfs")).unwrap();
+    let frame_bytes = 4 * n * 4;
+
+    // Zero frames.
+    synthetic(&d.path().join("zero.bfs"), n, 0);
+    fails(
+        d.path(),
+        &["render", "zero.bfs", "-o", "z.mp4"],
+        &[],
+        "no frames",
+    );
+    no_output(d.path(), "z.mp4");
+
+    // Cut in the middle of the last frame: the good frames render, with a warning.
+    fs::write(
+        d.path().join("cut.bfs"),
+        &full[..full.len() - frame_bytes / 2 - 64],
+    )
+    .unwrap();
+    let r = ok(
+        d.path(),
+        &[
+            "render", "cut.bfs", "--size", "160x90", "-o", "cut.mp4", "-q",
+        ],
+    );
+    assert!(
+        r.stderr.contains("warning"),
+        "no warning for a truncated file:\n{}",
+        r.stderr
+    );
+    let s = ffprobe(&d.path().join("cut.mp4"));
+    let frames: u64 = s["nb_read_frames"].as_str().unwrap().parse().unwrap();
+    assert!(
+        (1..6).contains(&frames),
+        "{frames} frames from a truncated file"
+    );
+
+    // A damaged frame in the middle: stops, names the frame, leaves nothing.
+    let mut bad = full.clone();
+    let at = full.len() - 3 * frame_bytes;
+    for b in &mut bad[at..at + 64] {
+        *b ^= 0xA5;
+    }
+    fs::write(d.path().join("bad.bfs"), &bad).unwrap();
+    let r = run(
+        d.path(),
+        &["render", "bad.bfs", "--size", "160x90", "-o", "bad.mp4"],
+    );
+    if r.code == Some(0) {
+        // The damage hit no checked byte: the file still decodes; nothing more to check.
+        return;
+    }
+    assert!(
+        r.stderr.contains("frame"),
+        "error does not name the frame:\n{}",
+        r.stderr
+    );
+    no_output(d.path(), "bad.mp4");
+}

@@ -1,0 +1,439 @@
+//! `forge sweep` and `forge info --plot`, driven through the binary: the Vicsek order
+//! parameter's known limits, error bars that shrink with seeds, byte-identical reruns, the CSV's
+//! columns, PNGs that decode, resuming an interrupted sweep without redoing finished points, and
+//! bad `--vary` expressions rejected with a message that names them.
+//!
+//! Sizes are small (N = 40..100, a few hundred steps) so the whole file runs in seconds.
+
+use std::fs;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+use tempfile::TempDir;
+
+fn forge(dir: &Path) -> Command {
+    let mut c = Command::cargo_bin("forge").expect("the forge binary is built");
+    c.current_dir(dir).timeout(Duration::from_secs(120));
+    c
+}
+
+struct Out {
+    ok: bool,
+    stderr: String,
+}
+
+fn run(dir: &Path, args: &[&str]) -> Out {
+    let o = forge(dir).args(args).output().expect("forge runs");
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(!stderr.contains("panicked"), "forge panicked:\n{stderr}");
+    Out {
+        ok: o.status.success(),
+        stderr,
+    }
+}
+
+fn ok(dir: &Path, args: &[&str]) -> String {
+    let o = run(dir, args);
+    assert!(o.ok, "forge {} failed:\n{}", args.join(" "), o.stderr);
+    o.stderr
+}
+
+/// The CSV as (header, rows of fields).
+fn csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let text = fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let head = lines.next().unwrap().split(',').map(String::from).collect();
+    let rows = lines
+        .map(|l| l.split(',').map(String::from).collect())
+        .collect();
+    (head, rows)
+}
+
+fn col(head: &[String], name: &str) -> usize {
+    head.iter()
+        .position(|h| h == name)
+        .unwrap_or_else(|| panic!("no column {name} in {head:?}"))
+}
+
+fn num(s: &str) -> f64 {
+    s.parse()
+        .unwrap_or_else(|_| panic!("{s:?} is not a number"))
+}
+
+/// Width and height of a PNG, decoding every pixel.
+fn decode_png(path: &Path) -> (u32, u32) {
+    let file = std::io::BufReader::new(fs::File::open(path).unwrap());
+    let mut reader = png::Decoder::new(file).read_info().expect("a PNG header");
+    let mut buf = vec![0; reader.output_buffer_size().expect("a sane size")];
+    let info = reader.next_frame(&mut buf).expect("PNG pixels decode");
+    // Not blank: a plot has both white background and dark ink.
+    let px = &buf[..info.buffer_size()];
+    assert!(px.iter().any(|&b| b < 64) && px.iter().any(|&b| b > 250));
+    (info.width, info.height)
+}
+
+/// A small, quick Vicsek sweep's common flags.
+const SMALL: [&str; 6] = [
+    "--equilibrate",
+    "200",
+    "--measure",
+    "100",
+    "--vary",
+    "density=4",
+];
+
+#[test]
+fn vicsek_order_parameter_has_the_known_limits() {
+    let d = TempDir::new().unwrap();
+    let mut args = vec![
+        "sweep",
+        "vicsek",
+        "--vary",
+        "noise=0,1,2,3,4,2pi",
+        "--vary",
+        "agents=100",
+        "--seeds",
+        "2",
+        "-o",
+        "s.csv",
+    ];
+    args.extend(SMALL);
+    ok(d.path(), &args);
+    let (head, rows) = csv(&d.path().join("s.csv"));
+    assert_eq!(rows.len(), 6);
+    let order: Vec<f64> = rows.iter().map(|r| num(&r[col(&head, "order")])).collect();
+    // η → 0: everyone aligns.
+    assert!(order[0] > 0.99, "order at η = 0: {}", order[0]);
+    // Decreasing with noise.
+    for w in order.windows(2) {
+        assert!(w[1] < w[0], "order parameter not decreasing: {order:?}");
+    }
+    // η = 2π: headings are random; |mean of N unit vectors| ≈ sqrt(π/4N) ≈ 0.89/√N.
+    // Within a factor 2 of 1/√N.
+    let random = 1.0 / 100f64.sqrt();
+    let last = order[5];
+    assert!(
+        last > random / 2.0 && last < random * 2.0,
+        "order at η = 2π: {last}, 1/√N = {random}"
+    );
+    // L = sqrt(N/ρ) = 5.
+    assert_eq!(num(&rows[0][col(&head, "L")]), 5.0);
+    assert_eq!(rows[0][col(&head, "N")], "100");
+}
+
+#[test]
+fn error_bars_shrink_with_more_seeds() {
+    let d = TempDir::new().unwrap();
+    let mut se = Vec::new();
+    for seeds in ["4", "32"] {
+        let out = format!("s{seeds}.csv");
+        let mut args = vec![
+            "sweep",
+            "vicsek",
+            "--vary",
+            "noise=2,3,4",
+            "--vary",
+            "agents=40",
+            "--seeds",
+            seeds,
+            "-o",
+            &out,
+        ];
+        args.extend(SMALL);
+        ok(d.path(), &args);
+        let (head, rows) = csv(&d.path().join(&out));
+        let total: f64 = rows.iter().map(|r| num(&r[col(&head, "order_se")])).sum();
+        se.push(total);
+    }
+    // 8× the seeds: about √8 ≈ 2.8× smaller; ask for 1.5×.
+    assert!(se[1] * 1.5 < se[0], "standard errors {se:?}");
+}
+
+#[test]
+fn sweeps_are_reproducible_from_their_seeds() {
+    let d = TempDir::new().unwrap();
+    let sweep = |out: &str, jobs: &str| {
+        let mut args = vec![
+            "sweep",
+            "vicsek",
+            "--vary",
+            "noise=1:3:1",
+            "--vary",
+            "agents=40,90",
+            "--seeds",
+            "3",
+            "--jobs",
+            jobs,
+            "-o",
+            out,
+        ];
+        args.extend(SMALL);
+        ok(d.path(), &args);
+        fs::read(d.path().join(out)).unwrap()
+    };
+    let a = sweep("a.csv", "1");
+    let b = sweep("b.csv", "1");
+    let c = sweep("c.csv", "4");
+    assert_eq!(a, b, "the same sweep twice");
+    assert_eq!(a, c, "--jobs 1 and --jobs 4");
+}
+
+#[test]
+fn csv_has_the_documented_columns_and_plots_decode() {
+    let d = TempDir::new().unwrap();
+    let mut args = vec![
+        "sweep",
+        "vicsek",
+        "--vary",
+        "noise=0:6:2",
+        "--vary",
+        "agents=40,100",
+        "--seeds",
+        "2",
+        "-o",
+        "s.csv",
+        "--plot",
+        "s.png",
+    ];
+    args.extend(SMALL);
+    let err = ok(d.path(), &args);
+    assert!(err.contains("8 points"), "{err}");
+    let (head, rows) = csv(&d.path().join("s.csv"));
+    assert_eq!(
+        head.join(","),
+        "noise,agents,density,N,L,seeds,equilibrate,measure,order,order_se,binder,susceptibility"
+    );
+    assert_eq!(rows.len(), 8);
+    // Rows in point order: the first --vary outermost.
+    assert_eq!(rows[0][..2], ["0", "40"]);
+    assert_eq!(rows[1][..2], ["0", "100"]);
+    assert_eq!(rows[7][..2], ["6", "100"]);
+    for r in &rows {
+        assert_eq!(r.len(), head.len());
+        let u = num(&r[col(&head, "binder")]);
+        let chi = num(&r[col(&head, "susceptibility")]);
+        // A Binder cumulant lies in [−∞, 2/3]; near 2/3 when ordered.
+        assert!(u <= 2.0 / 3.0 + 1e-9, "binder {u}");
+        assert!(chi >= 0.0, "susceptibility {chi}");
+        assert_eq!(r[col(&head, "seeds")], "2");
+    }
+    assert_eq!(decode_png(&d.path().join("s.png")), (960, 640));
+    assert!(!d.path().join("s.csv.partial").exists());
+
+    // The same outputs again: refused without --force, accepted with it.
+    let again = run(d.path(), &args);
+    assert!(!again.ok);
+    assert!(again.stderr.contains("already exists"), "{}", again.stderr);
+    args.push("--force");
+    ok(d.path(), &args);
+
+    // forge info --plot: a recording's metrics over time.
+    ok(
+        d.path(),
+        &[
+            "simulate", "vicsek", "--agents", "300", "--steps", "60", "-o", "v.bfs", "-q",
+        ],
+    );
+    ok(d.path(), &["info", "v.bfs", "--plot", "m.png"]);
+    assert_eq!(decode_png(&d.path().join("m.png")), (960, 900));
+    let r = run(d.path(), &["info", "v.bfs", "--plot", "m.png"]);
+    assert!(!r.ok && r.stderr.contains("--plot"), "{}", r.stderr);
+    let r = run(d.path(), &["info", "v.bfs", "--plot", "m.jpg"]);
+    assert!(!r.ok && r.stderr.contains(".png"), "{}", r.stderr);
+}
+
+/// The sweep the resume tests cut short.
+fn resumable(out: &str, extra: &[&str]) -> Vec<String> {
+    let mut a: Vec<String> = [
+        "sweep",
+        "vicsek",
+        "--vary",
+        "noise=0.5,1.5,2.5",
+        "--vary",
+        "agents=40,60",
+        "--seeds",
+        "2",
+        "-o",
+        out,
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    // SMALL, but a --measure given in `extra` wins.
+    let measure = extra.iter().position(|&e| e == "--measure");
+    for (k, s) in SMALL.iter().enumerate() {
+        let v = match (k, measure) {
+            (3, Some(i)) => extra[i + 1],
+            _ => s,
+        };
+        a.push(v.to_string());
+    }
+    let skip = measure.map(|i| i..i + 2).unwrap_or(0..0);
+    a.extend(
+        extra
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !skip.contains(i))
+            .map(|(_, s)| s.to_string()),
+    );
+    a
+}
+
+#[test]
+fn an_interrupted_sweep_resumes_without_redoing_finished_points() {
+    let d = TempDir::new().unwrap();
+    let p = d.path();
+    let args = resumable("full.csv", &[]);
+    let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+    ok(p, &args);
+    let full = fs::read_to_string(p.join("full.csv")).unwrap();
+    let lines: Vec<&str> = full.lines().collect();
+    assert_eq!(lines.len(), 7);
+
+    // What an interrupted sweep leaves: the header, two finished rows (in completion order,
+    // here reversed) and a row cut short. One finished row is doctored: if resuming ran that
+    // point again, the doctored value would be replaced.
+    let doctored = lines[1].replace(&lines[1].split(',').nth(8).unwrap().to_string(), "0.123456");
+    let partial = format!("{}\n{}\n{}\n0.5,60,4,60,3.8", lines[0], lines[3], doctored);
+    fs::write(p.join("cut.csv.partial"), &partial).unwrap();
+
+    // Without --resume the interrupted sweep is not thrown away.
+    let args = resumable("cut.csv", &[]);
+    let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+    let r = run(p, &args);
+    assert!(!r.ok && r.stderr.contains("--resume"), "{}", r.stderr);
+
+    let args = resumable("cut.csv", &["--resume"]);
+    let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+    let err = ok(p, &args);
+    assert!(
+        err.contains("skipping 2 finished points of 6, running 4"),
+        "{err}"
+    );
+    assert!(err.contains("line 4 is incomplete"), "{err}");
+    let resumed = fs::read_to_string(p.join("cut.csv")).unwrap();
+    assert!(!p.join("cut.csv.partial").exists());
+    // Identical to the uninterrupted sweep, but for the doctored row that was kept.
+    let want = full.replace(lines[1], &doctored);
+    assert_eq!(resumed, want);
+
+    // Resuming a finished sweep runs nothing.
+    let err = ok(p, &args);
+    assert!(
+        err.contains("skipping 6 finished points of 6, running 0"),
+        "{err}"
+    );
+    assert_eq!(fs::read_to_string(p.join("cut.csv")).unwrap(), want);
+
+    // A resume with other settings is refused, naming them.
+    let args = resumable("cut.csv", &["--resume", "--measure", "50"]);
+    let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+    let r = run(p, &args);
+    assert!(!r.ok && r.stderr.contains("--measure 100"), "{}", r.stderr);
+}
+
+#[test]
+fn a_killed_sweep_keeps_its_finished_rows_and_resumes() {
+    let d = TempDir::new().unwrap();
+    let p = d.path();
+    // Big enough that the sweep is still running when two points are done: 10 points of
+    // N = 400 for 1000 steps, one job.
+    let flags = [
+        "--vary",
+        "noise=0.5:5:0.5",
+        "--vary",
+        "agents=400",
+        "--vary",
+        "density=4",
+        "--seeds",
+        "1",
+        "--equilibrate",
+        "500",
+        "--measure",
+        "500",
+        "--jobs",
+        "1",
+    ];
+    let mut full = vec!["sweep", "vicsek", "-o", "full.csv"];
+    full.extend(flags);
+    ok(p, &full);
+    let want = fs::read_to_string(p.join("full.csv")).unwrap();
+
+    let bin = assert_cmd::cargo::cargo_bin("forge");
+    let mut cut = vec!["sweep", "vicsek", "-o", "cut.csv"];
+    cut.extend(flags);
+    let mut child = std::process::Command::new(bin)
+        .args(&cut)
+        .current_dir(p)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let partial = p.join("cut.csv.partial");
+    let t0 = Instant::now();
+    loop {
+        let rows = fs::read_to_string(&partial)
+            .map(|t| t.lines().count().saturating_sub(1))
+            .unwrap_or(0);
+        if rows >= 2 || t0.elapsed() > Duration::from_secs(60) {
+            break;
+        }
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let mut resume = cut.clone();
+    resume.push("--resume");
+    let err = ok(p, &resume);
+    eprintln!("{err}");
+    if partial_was_left(&err) {
+        assert!(err.contains("skipping"), "{err}");
+        assert!(!err.contains("skipping 0 finished"), "{err}");
+    }
+    assert_eq!(fs::read_to_string(p.join("cut.csv")).unwrap(), want);
+}
+
+/// Whether the killed sweep had not finished (on a very fast machine it may have).
+fn partial_was_left(stderr: &str) -> bool {
+    stderr.contains(".partial")
+}
+
+#[test]
+fn bad_vary_expressions_are_named() {
+    let d = TempDir::new().unwrap();
+    for (expr, want) in [
+        ("noise=0:1", "start:end:step"),
+        ("noise=0:1:-0.1", "step must be > 0"),
+        ("noise=x", "not a finite number"),
+        ("speed=1,2", "unknown parameter \"speed\""),
+        ("agents=0", "whole number"),
+        ("noise", "expected NAME=VALUES"),
+        ("w_ali=1,2", "a boids parameter, but scene vicsek is vicsek"),
+        ("seed=1,2", "--seeds"),
+    ] {
+        let r = run(
+            d.path(),
+            &["sweep", "vicsek", "--vary", expr, "-o", "x.csv"],
+        );
+        assert!(!r.ok, "{expr} was accepted");
+        assert!(
+            r.stderr.contains(&format!("--vary {expr:?}")) && r.stderr.contains(want),
+            "{expr}: {}",
+            r.stderr
+        );
+        assert!(!d.path().join("x.csv").exists());
+        assert!(!d.path().join("x.csv.partial").exists());
+    }
+    let r = run(
+        d.path(),
+        &[
+            "sweep", "vicsek", "--vary", "noise=1", "--vary", "noise=2", "-o", "x.csv",
+        ],
+    );
+    assert!(!r.ok && r.stderr.contains("already varied"), "{}", r.stderr);
+}
