@@ -326,12 +326,12 @@ impl CpuSolver {
             Self::for_chunks(&self.pool, n, |r| {
                 let mut ranges = [(0u32, 0u32); 27];
                 let mut cur_cell = usize::MAX;
-                let mut nr = 0;
+                let (mut nr, mut seam) = (0, false);
                 for t in r {
                     let c = g.cell_of[g.order[t] as usize] as usize;
                     if c != cur_cell {
                         cur_cell = c;
-                        nr = g.neighbour_ranges(c, p.wraps(), D, &mut ranges);
+                        (nr, seam) = g.neighbour_ranges(c, p.wraps(), D, &mut ranges);
                     }
                     let src = Src {
                         pos: &g.spos,
@@ -339,7 +339,7 @@ impl CpuSolver {
                         vfix: &g.svfix,
                         m: n,
                     };
-                    let (pi, vi) = boids_agent::<D>(&p, rmax2, &src, t, &ranges[..nr]);
+                    let (pi, vi) = boids_agent::<D>(&p, rmax2, seam, &src, t, &ranges[..nr]);
                     check(bad, t, &pi, &vi);
                     // SAFETY: slot t belongs to this chunk.
                     unsafe { out.put::<D>(n, t, &pi, &vi) };
@@ -357,7 +357,7 @@ impl CpuSolver {
             Self::for_chunks(&self.pool, n, |r| {
                 let all = [(0u32, n as u32)];
                 for s in r {
-                    let (pi, vi) = boids_agent::<D>(&p, rmax2, &src, s, &all);
+                    let (pi, vi) = boids_agent::<D>(&p, rmax2, p.wraps(), &src, s, &all);
                     check(bad, s, &pi, &vi);
                     // SAFETY: chunks partition 0..n.
                     unsafe { out.put::<D>(n, s, &pi, &vi) };
@@ -383,7 +383,7 @@ impl CpuSolver {
                     let c = g.cell_of[g.order[t] as usize] as usize;
                     if c != cur_cell {
                         cur_cell = c;
-                        nr = g.neighbour_ranges(c, p.wraps(), 2, &mut ranges);
+                        nr = g.neighbour_ranges(c, p.wraps(), 2, &mut ranges).0;
                     }
                     let src = Src {
                         pos: &g.spos,
@@ -469,6 +469,7 @@ fn check<const D: usize>(bad: &AtomicUsize, slot: usize, p: &[f32; D], v: &[f32;
 fn boids_agent<const D: usize>(
     p: &Params,
     rmax2: f32,
+    wrap: bool,
     src: &Src,
     me: usize,
     ranges: &[(u32, u32)],
@@ -480,7 +481,6 @@ fn boids_agent<const D: usize>(
         pi[k] = src.pos[k * m + me];
         vi[k] = src.vel[k * m + me];
     }
-    let wrap = p.wraps();
     let mut acc = BoidsAcc::<D>::new();
     let axis = |k: usize| &src.pos[k * m..(k + 1) * m];
     let (xs, ys, zs) = (axis(0), axis(1), if D == 3 { axis(2) } else { axis(0) });
@@ -498,10 +498,15 @@ fn boids_agent<const D: usize>(
                 let fall = [fx[j], fy[j], fz[j]];
                 let mut vfix = [0i64; D];
                 vfix.copy_from_slice(&fall[..D]);
-                acc.boids_pair(p, &d, d2, &vfix, j != me);
+                acc.boids_pair(p, &d, d2, &vfix);
             }
         }
     }
+    // The agent was its own candidate (every search visits its own slot; d2 = 0 < rmax2).
+    let fall = [fx[me], fy[me], fz[me]];
+    let mut vfix = [0i64; D];
+    vfix.copy_from_slice(&fall[..D]);
+    acc.remove_self(p, &vfix);
     boids_integrate(p, &acc, &mut pi, &mut vi);
     (pi, vi)
 }

@@ -122,7 +122,10 @@ impl Grid {
         out
     }
 
-    /// The distinct cells next to (and including) cell `c`, as slot ranges; returns how many.
+    /// The distinct cells next to (and including) cell `c`, as slot ranges; returns how many,
+    /// and whether offsets to them may cross the wrap seam (if not, every candidate is less
+    /// than two cells — at most a fifth of the world — away, so minimum-image correction would
+    /// change nothing and can be skipped: same bytes, less work).
     #[inline]
     pub fn neighbour_ranges(
         &self,
@@ -130,7 +133,7 @@ impl Grid {
         wrap: bool,
         dim: usize,
         out: &mut [(u32, u32); 27],
-    ) -> usize {
+    ) -> (usize, bool) {
         // Fast path: a 2D cell away from every edge: three consecutive cells in three rows.
         let (dx, dy) = (self.dims[0], self.dims[1]);
         if dim == 2 {
@@ -144,7 +147,7 @@ impl Grid {
                         len += 1;
                     }
                 }
-                return len;
+                return (len, wrap && (dx < 5 || dy < 5));
             }
         }
         let cc = self.coords(c);
@@ -199,6 +202,6 @@ impl Grid {
                 }
             }
         }
-        len
+        (len, wrap)
     }
 }

@@ -148,32 +148,41 @@ impl<const D: usize> BoidsAcc<D> {
 
     /// One neighbour candidate j within the largest radius, at offset `d = p_j − p_i`
     /// (minimum image), squared distance `d2`, velocity already in fixed point (`vfix_j`,
-    /// see [`to_fix`]); `other` is false for the agent itself. Alignment and cohesion add
-    /// their term or an exact zero (branch-free: nearly every candidate counts for both);
-    /// separation, rarer, branches.
+    /// see [`to_fix`]). The agent itself may be among the candidates (d2 = 0): take it out
+    /// afterwards with [`BoidsAcc::remove_self`]. Alignment and cohesion add their term or an
+    /// exact zero (branch-free: nearly every candidate counts for both); separation, rarer,
+    /// branches.
     #[inline(always)]
-    pub fn boids_pair(
-        &mut self,
-        p: &Params,
-        d: &[f32; D],
-        d2: f32,
-        vfix_j: &[i64; D],
-        other: bool,
-    ) {
-        if other & (d2 < p.r_sep2) & (d2 > 0.0) {
+    pub fn boids_pair(&mut self, p: &Params, d: &[f32; D], d2: f32, vfix_j: &[i64; D]) {
+        if (d2 < p.r_sep2) & (d2 > 0.0) {
             // (p_i − p_j) / |p_i − p_j|²
             for k in 0..D {
                 self.sep[k] = self.sep[k].wrapping_add(to_fix(-d[k] / d2));
             }
         }
-        let m_ali = other & (d2 < p.r_ali2);
-        let m_coh = other & (d2 < p.r_coh2);
+        let m_ali = d2 < p.r_ali2;
+        let m_coh = d2 < p.r_coh2;
         for k in 0..D {
             self.ali[k] = self.ali[k].wrapping_add(vfix_j[k] & -(m_ali as i64));
             self.coh[k] = self.coh[k].wrapping_add(to_fix(d[k]) & -(m_coh as i64));
         }
         self.n_ali += m_ali as u32;
         self.n_coh += m_coh as u32;
+    }
+
+    /// Undo what the agent itself added as a candidate (d = 0, d2 = 0): exact in fixed point.
+    #[inline(always)]
+    pub fn remove_self(&mut self, p: &Params, vfix_self: &[i64; D]) {
+        if 0.0 < p.r_ali2 {
+            for k in 0..D {
+                self.ali[k] = self.ali[k].wrapping_sub(vfix_self[k]);
+            }
+            self.n_ali -= 1;
+        }
+        if 0.0 < p.r_coh2 {
+            // Its cohesion term was to_fix(0) = 0.
+            self.n_coh -= 1;
+        }
     }
 }
 
