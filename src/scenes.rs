@@ -21,8 +21,8 @@ pub const BUILTIN: &[Builtin] = builtin![
     "murmuration3d"
 ];
 
-/// The scene `forge demo` and the README's main command use.
-pub const DEFAULT: &str = "turbulence";
+/// The scene `forge demo` (the README's main command) renders: flocks visible even at 10k agents.
+pub const DEFAULT: &str = "murmuration";
 
 pub fn find(name: &str) -> Option<&'static Builtin> {
     BUILTIN.iter().find(|b| b.name == name)
