@@ -13,6 +13,19 @@ use crate::sim::{cpu::CpuSolver, init, Params};
 
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
+    /// What to measure: the solver (default), or the renderer (`forge bench render`).
+    #[arg(value_parser = ["solver", "render"], default_value = "solver")]
+    pub what: String,
+    /// Renderer: output sizes to measure.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "1280x720,1920x1080,3840x2160"
+    )]
+    pub render_sizes: Vec<String>,
+    /// Renderer: agent counts to measure.
+    #[arg(long, value_delimiter = ',', default_value = "2000,100000,1000000")]
+    pub render_agents: Vec<u64>,
     /// Agent counts to measure (constant density).
     #[arg(
         long,
@@ -84,6 +97,9 @@ fn peak_rss_kib() -> Option<u64> {
 }
 
 pub fn run(a: BenchArgs) -> Result<ExitCode> {
+    if a.what == "render" {
+        return bench_render(&a);
+    }
     if let Some(n) = a.memory_probe {
         let s = bench_scene(n, 2);
         let mut solver = solver_for(&s, 0, Search::Auto)?;
@@ -263,6 +279,129 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
             "Peak memory, {n} agents 2D simulated and recorded: {:.0} MB\n",
             kib as f64 * 1024.0 / 1e6
         )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Frames rendered per configuration of `forge bench render`: enough to time, few enough that
+/// 1M agents at 4K on a software driver finish.
+fn render_frames(agents: u64, pixels: u64) -> u64 {
+    match (agents, pixels) {
+        (a, _) if a >= 1_000_000 => 6,
+        (a, p) if a >= 100_000 || p > 2_100_000 => 20,
+        _ => 60,
+    }
+}
+
+/// Render-only, encode-only and end-to-end frames/s (x264 medium, crf 18) for each size and
+/// agent count, on the adapter wgpu picks (a software driver where there is no GPU).
+fn bench_render(a: &BenchArgs) -> Result<ExitCode> {
+    use crate::video::{self, Destination, Encoding, Job, LookFlags};
+    let mut sizes = Vec::new();
+    for s in &a.render_sizes {
+        let (w, h) = s
+            .split_once('x')
+            .and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)))
+            .ok_or_else(|| anyhow::anyhow!("--render-sizes: {s:?} is not WxH"))?;
+        if w == 0 || h == 0 || w % 2 == 1 || h % 2 == 1 {
+            bail!("--render-sizes: {s:?} must be two even numbers > 0");
+        }
+        sizes.push([w, h]);
+    }
+    let dir = tempfile::tempdir()?;
+    let gpu = crate::render::gpu::Gpu::new(None)?;
+    let adapter = crate::render::gpu::describe(&gpu.info);
+    drop(gpu);
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "forge bench render — {adapter}\n")?;
+    writeln!(out, "| size | agents | frames | render-only fps | encode-only fps | end-to-end fps | end-to-end / slower stage |")?;
+    writeln!(out, "|---|---:|---:|---:|---:|---:|---:|")?;
+    for &n in &a.render_agents {
+        if n == 0 || n > scene::MAX_AGENTS {
+            bail!(
+                "--render-agents: each count must be in 1..={}, got {n}",
+                scene::MAX_AGENTS
+            );
+        }
+        let most = sizes
+            .iter()
+            .map(|s| render_frames(n, s[0] as u64 * s[1] as u64))
+            .max()
+            .unwrap_or(1);
+        // A recording of `most` frames at the solver benchmark's density.
+        let s = bench_scene(n, 2);
+        let path = dir.path().join(format!("bench-{n}.bfs"));
+        {
+            let mut solver = solver_for(&s, 0, Search::Auto)?;
+            let mut h = header_for(&s);
+            h.agents = n as u32;
+            let mut rec = Recorder::start(
+                crate::bfs::Writer::new(std::fs::File::create(&path)?, &h)?,
+                2,
+                n as usize,
+            )?;
+            let (st, ids) = solver.slots();
+            rec.record(0, st, ids)?;
+            for _ in 1..most {
+                solver.step().expect("bench scenes stay finite");
+                let (st, ids) = solver.slots();
+                rec.record(solver.step, st, ids)?;
+            }
+            rec.finish()?;
+        }
+        for &size in &sizes {
+            let frames = render_frames(n, size[0] as u64 * size[1] as u64);
+            let look = LookFlags {
+                size: Some(size),
+                trails: Some(0.8),
+                ..Default::default()
+            };
+            let job = |dest| Job {
+                input: path.clone(),
+                look: look.clone(),
+                frames: Some((Some(0), Some(frames))),
+                fps: Some(30),
+                dest,
+                force: true,
+                quiet: true,
+                adapter: None,
+            };
+            let kept = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            let r = video::render(&job(Destination::Collect {
+                frames: kept.clone(),
+                keep: frames as usize,
+            }))?;
+            let encoding = Encoding {
+                encoder: video::defaults::ENCODER.into(),
+                crf: video::defaults::CRF,
+                preset: video::defaults::PRESET.into(),
+                fps: 30,
+            };
+            let enc_path = dir.path().join("encode-only.mp4");
+            let t0 = Instant::now();
+            let mut sink = video::FfmpegSink::start(&enc_path, size[0], size[1], &encoding)?;
+            for f in kept.lock().unwrap_or_else(|e| e.into_inner()).drain(..) {
+                sink.push(&f)?;
+            }
+            sink.finish()?;
+            let t_enc = t0.elapsed().as_secs_f64();
+            let e = video::render(&job(Destination::Mp4 {
+                path: dir.path().join("e2e.mp4"),
+                encoding,
+            }))?;
+            let slower = r.secs.max(t_enc);
+            writeln!(
+                out,
+                "| {}x{} | {n} | {frames} | {:.1} | {:.1} | {:.1} | {:.2} |",
+                size[0],
+                size[1],
+                frames as f64 / r.secs,
+                frames as f64 / t_enc,
+                frames as f64 / e.secs,
+                e.secs / slower
+            )?;
+            out.flush()?;
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

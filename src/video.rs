@@ -554,8 +554,19 @@ fn write_png_atomic(path: &Path, width: u32, height: u32, rgba: &[u8], force: bo
 /// Where frames go.
 #[derive(Clone, Debug)]
 pub enum Destination {
-    Mp4 { path: PathBuf, encoding: Encoding },
-    Png { dir: PathBuf },
+    Mp4 {
+        path: PathBuf,
+        encoding: Encoding,
+    },
+    Png {
+        dir: PathBuf,
+    },
+    /// yuv420p frames kept in memory (up to `keep` of them) or dropped: render-only timing
+    /// for `forge bench render`.
+    Collect {
+        frames: std::sync::Arc<std::sync::Mutex<Vec<Vec<u8>>>>,
+        keep: usize,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -675,6 +686,7 @@ pub fn render(job: &Job) -> Result<Report> {
             prepare_png_dir(dir, job.force)?;
             (None, Some(dir.clone()))
         }
+        Destination::Collect { .. } => (None, None),
     };
     let result = (|| -> Result<Report> {
         let gpu = Gpu::new(job.adapter.as_deref())?;
@@ -683,7 +695,7 @@ pub fn render(job: &Job) -> Result<Report> {
             eprintln!("adapter: {adapter}");
         }
         let output = match job.dest {
-            Destination::Mp4 { .. } => Output::Yuv420p,
+            Destination::Mp4 { .. } | Destination::Collect { .. } => Output::Yuv420p,
             Destination::Png { .. } => Output::Rgba8,
         };
         let (w, h) = (look.width, look.height);
@@ -696,6 +708,16 @@ pub fn render(job: &Job) -> Result<Report> {
                 ffmpeg = Some(std::rc::Rc::new(std::cell::RefCell::new(f)));
                 let f = ffmpeg.clone().unwrap();
                 sink = Box::new(move |bytes| f.borrow_mut().push(bytes));
+            }
+            Destination::Collect { frames, keep } => {
+                let (frames, keep) = (frames.clone(), *keep);
+                sink = Box::new(move |bytes| {
+                    let mut f = frames.lock().unwrap_or_else(|e| e.into_inner());
+                    if f.len() < keep {
+                        f.push(bytes.to_vec());
+                    }
+                    Ok(())
+                });
             }
             Destination::Png { dir } => {
                 let dir = dir.clone();
