@@ -69,19 +69,30 @@ pub fn bench_scene(n: u64, dim: usize) -> Scene {
     s
 }
 
-/// Mean milliseconds per step, after one warm-up step.
-fn time_steps(solver: &mut CpuSolver, seconds: f64) -> f64 {
-    solver.step().expect("bench scenes stay finite");
-    let t0 = Instant::now();
-    let mut k = 0;
-    while k < 3 || t0.elapsed().as_secs_f64() < seconds {
+/// Steps timed per run: every size is measured over the same stretch of the same dynamics
+/// (steps 2..=STEPS+1 from the scene's uniform start), so costs per agent-step compare. Boids
+/// clump as a run goes on, which makes later steps dearer at any N.
+const STEPS: usize = 20;
+
+/// Mean milliseconds per step over steps 2..=STEPS+1 of fresh runs from `make`, repeated
+/// until `seconds` of stepping have been timed (at least once). Also returns the solver's
+/// thread count.
+fn time_steps(make: impl Fn() -> Result<CpuSolver>, seconds: f64) -> Result<(f64, usize)> {
+    let mut timed = 0.0;
+    let mut steps = 0usize;
+    let mut threads = 1;
+    while steps == 0 || timed < seconds {
+        let mut solver = make()?;
+        threads = solver.threads();
         solver.step().expect("bench scenes stay finite");
-        k += 1;
-        if k >= 10_000 {
-            break;
+        let t0 = Instant::now();
+        for _ in 0..STEPS {
+            solver.step().expect("bench scenes stay finite");
         }
+        timed += t0.elapsed().as_secs_f64();
+        steps += STEPS;
     }
-    t0.elapsed().as_secs_f64() * 1e3 / k as f64
+    Ok((timed * 1e3 / steps as f64, threads))
 }
 
 fn solver_for(s: &Scene, threads: usize, search: Search) -> Result<CpuSolver> {
@@ -163,8 +174,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
 
     if want("boidforge") {
         let s = bench_scene(2000, 2);
-        let mut solver = solver_for(&s, 0, Search::Auto)?;
-        let ms = time_steps(&mut solver, seconds.max(1.0));
+        let (ms, _) = time_steps(|| solver_for(&s, 0, Search::Auto), seconds.max(1.0))?;
         writeln!(out, "BoidForge's benchmark, N = 2000 boidforge preset: {:.4} ms/step ({:.0}x faster than BoidForge's native C backend at 1.7 ms/step)\n", ms, 1.7 / ms)?;
     }
 
@@ -182,18 +192,21 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
                     threads.push(cores);
                 }
                 for &t in &threads {
+                    if t > 1 && n < crate::sim::cpu::PARALLEL_MIN as u64 {
+                        continue; // one thread regardless: the row above
+                    }
                     let mut searches = vec![Search::Grid];
-                    if n <= 10_000 {
+                    // Brute force is O(N²): up to 10k agents, on all threads only.
+                    if n <= 10_000 && (t > 1 || n < crate::sim::cpu::PARALLEL_MIN as u64) {
                         searches.push(Search::Brute);
                     }
                     for &search in &searches {
-                        let mut solver = solver_for(&s, t, search)?;
-                        let ms = time_steps(&mut solver, seconds);
+                        let (ms, used) = time_steps(|| solver_for(&s, t, search), seconds)?;
                         let rate = n as f64 / (ms / 1e3);
                         writeln!(
                             out,
                             "| {dim}D | {n} | {} | {} | {:.3} | {} | {:.1} |",
-                            solver.threads(),
+                            used,
                             format!("{search:?}").to_lowercase(),
                             ms,
                             si(rate),
@@ -217,8 +230,8 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
         writeln!(out, "|---:|---:|---:|")?;
         for n in [16u64, 32, 48, 64, 96, 128, 256, 512] {
             let s = bench_scene(n, 2);
-            let b = time_steps(&mut solver_for(&s, 1, Search::Brute)?, seconds.min(0.2));
-            let g = time_steps(&mut solver_for(&s, 1, Search::Grid)?, seconds.min(0.2));
+            let (b, _) = time_steps(|| solver_for(&s, 1, Search::Brute), seconds.min(0.2))?;
+            let (g, _) = time_steps(|| solver_for(&s, 1, Search::Grid), seconds.min(0.2))?;
             writeln!(out, "| {n} | {b:.4} | {g:.4} |")?;
         }
         writeln!(out)?;
@@ -240,7 +253,11 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
                 let file = std::fs::File::create(dir.path().join("bench.bfs"))?;
                 let mut h = header_for(&s);
                 h.agents = n as u32;
-                Some(Recorder::start(crate::bfs::Writer::new(file, &h)?, 2, n as usize)?)
+                Some(Recorder::start(
+                    crate::bfs::Writer::new(file, &h)?,
+                    2,
+                    n as usize,
+                )?)
             } else {
                 None
             };

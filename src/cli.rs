@@ -13,7 +13,7 @@ use crate::metrics::{self, Metrics, Space};
 use crate::record::{OutputFile, Recorder};
 use crate::scene::{self, Boundary, Scene, Search};
 use crate::scenes;
-use crate::sim::{cpu::CpuSolver, init, Params};
+use crate::sim::{init, Params};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -53,10 +53,12 @@ pub enum Command {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Backend {
-    /// The best backend present (today: the CPU).
+    /// CUDA when a device and NVRTC are present, else the CPU (with a one-line note).
     Auto,
     /// Multi-threaded CPU solver.
     Cpu,
+    /// NVIDIA GPU through CUDA (NVRTC compiles the kernels at first use); fails where absent.
+    Cuda,
 }
 
 #[derive(clap::Args, Debug)]
@@ -244,8 +246,8 @@ fn simulate(a: SimulateArgs) -> Result<ExitCode> {
     if a.threads == Some(0) {
         bail!("--threads: must be at least 1");
     }
-    // Only the CPU backend exists in this build; `auto` resolves to it.
-    let _backend = a.backend;
+    let backend = crate::sim::cuda::choose(a.backend == Backend::Cuda, a.backend == Backend::Auto, a.quiet)
+        .map_err(anyhow::Error::msg)?;
 
     let state = init::initial_state(&scene).map_err(|e| {
         // Outside `layout: file` (whose errors name scene.init.*), the only failures are
@@ -278,14 +280,10 @@ fn simulate(a: SimulateArgs) -> Result<ExitCode> {
             .map_err(|e| anyhow!("writing {}: {e}", out_path.display()))?;
         let mut rec = Recorder::start(writer, dim, n)?;
         let params = Params::from_scene(&scene, n);
-        let mut solver = CpuSolver::new(params, state, a.threads.unwrap_or(0), scene.search)
+        let mut solver = crate::sim::cuda::AnySolver::new(&backend, params, state, a.threads.unwrap_or(0), scene.search)
             .map_err(anyhow::Error::msg)?;
         let wr = |e: bfs::BfsError| anyhow!("writing {}: {e}", out_path.display());
-        {
-            let (st, ids) = solver.slots();
-            rec.record(0, st, ids)
-        }
-        .map_err(wr)?;
+        solver.record(&mut rec).map_err(wr)?;
         let bar = progress(scene.steps, a.quiet);
         let t0 = Instant::now();
         let every = scene.record_every as u64;
@@ -296,11 +294,7 @@ fn simulate(a: SimulateArgs) -> Result<ExitCode> {
                 break;
             }
             if solver.step % every == 0 {
-                {
-                    let (st, ids) = solver.slots();
-                    rec.record(solver.step, st, ids)
-                }
-                .map_err(wr)?;
+                solver.record(&mut rec).map_err(wr)?;
             }
             if solver.step % 16 == 0 {
                 bar.set_position(solver.step);
@@ -308,6 +302,8 @@ fn simulate(a: SimulateArgs) -> Result<ExitCode> {
         }
         let secs = t0.elapsed().as_secs_f64();
         bar.finish_and_clear();
+        let late = solver.finish(&mut rec).map_err(wr)?;
+        diverged = diverged.or(late);
         let frames = rec.finish().map_err(wr)?;
         Ok(Outcome {
             steps: solver.step,
@@ -838,7 +834,7 @@ pub struct DemoArgs {
     pub quiet: bool,
 }
 
-/// Demo settings: `turbulence`, fewer agents and steps, 1280x720.
+/// Demo settings: the default scene (`murmuration`) with fewer agents and steps, 1280x720.
 const DEMO_AGENTS: u64 = 10_000;
 const DEMO_STEPS: u64 = 360;
 

@@ -1,6 +1,7 @@
 //! The solver: models, neighbour grid, CPU backend. Never imports the renderer.
 
 pub mod cpu;
+pub mod cuda;
 pub mod grid;
 pub mod init;
 pub mod math;

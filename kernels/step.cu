@@ -1,0 +1,281 @@
+// forge's step on the GPU: the CPU solver's step (src/sim/cpu.rs) kernel by kernel.
+//
+// Grid search, per step:
+//   cell_index_kernel     cell of every slot, and its rank within the cell (atomics)
+//   scan_blocks_kernel,
+//   scan_sums_kernel,
+//   scan_add_kernel       exclusive prefix of the cell counts -> cell_start (counting sort)
+//   build_grid_kernel     coherent reorder into cell order: positions, velocities (Vicsek: unit
+//                         velocities), their fixed-point form (svfix), agent ids
+//   boids_grid_kernel2/3, vicsek_grid_kernel
+//                         the force and integration, boundaries, RNG; writes slot t of `next`
+// Brute force (small N), per step:
+//   build_brute_kernel    fixed-point velocities (Vicsek: unit velocities) in slot order
+//   boids_brute_kernel2/3, vicsek_brute_kernel
+//
+// The order of agents inside a cell depends on the atomics; the result does not: neighbour
+// sums are 64-bit fixed point (order-free) and each agent's id travels with it.
+//
+// Compiled by NVRTC at run time with --fmad=false (src/sim/cuda.rs); forge_math.h is pasted in
+// place of the #include below.
+#include "forge_math.h"
+
+#define BLOCK 256
+#define SCAN_BLOCK 1024
+
+// Records the first (step, agent) whose new state is not finite: key = step << 32 | agent.
+__device__ __forceinline__ void check(fu64* bad, fu64 step, fu32 agent, const float* p,
+                                      const float* v, int d) {
+    bool ok = true;
+    for (int k = 0; k < d; k++) {
+        ok = ok & finite_f32(p[k]) & finite_f32(v[k]);
+    }
+    if (!ok) {
+        atomicMin(bad, (step << 32) | (fu64)agent);
+    }
+}
+
+extern "C" __global__ void cell_index_kernel(GridShape g, const float* __restrict__ pos, fu32 n,
+                                             fu32 dim, fu32* __restrict__ cell_of,
+                                             fu32* __restrict__ rank, fu32* __restrict__ counts) {
+    fu32 s = blockIdx.x * blockDim.x + threadIdx.x;
+    if (s >= n) {
+        return;
+    }
+    fu32 c = cell_index(&g, pos, n, s, (int)dim);
+    cell_of[s] = c;
+    rank[s] = atomicAdd(&counts[c], 1u);
+}
+
+// Exclusive scan of `len` counts, one block of SCAN_BLOCK elements each; block totals to sums.
+extern "C" __global__ void scan_blocks_kernel(const fu32* __restrict__ counts,
+                                              fu32* __restrict__ out, fu32* __restrict__ sums,
+                                              fu32 len) {
+    __shared__ fu32 buf[SCAN_BLOCK];
+    fu32 i = blockIdx.x * SCAN_BLOCK + threadIdx.x;
+    fu32 x = i < len ? counts[i] : 0u;
+    buf[threadIdx.x] = x;
+    __syncthreads();
+    for (fu32 off = 1; off < SCAN_BLOCK; off <<= 1) {
+        fu32 y = threadIdx.x >= off ? buf[threadIdx.x - off] : 0u;
+        __syncthreads();
+        buf[threadIdx.x] += y;
+        __syncthreads();
+    }
+    if (i < len) {
+        out[i] = buf[threadIdx.x] - x;
+    }
+    if (threadIdx.x == SCAN_BLOCK - 1) {
+        sums[blockIdx.x] = buf[SCAN_BLOCK - 1];
+    }
+}
+
+// Exclusive scan of the `nb` block totals in place, by one block (each thread a contiguous run).
+extern "C" __global__ void scan_sums_kernel(fu32* __restrict__ sums, fu32 nb) {
+    __shared__ fu32 buf[SCAN_BLOCK];
+    fu32 per = (nb + SCAN_BLOCK - 1) / SCAN_BLOCK;
+    fu32 lo = threadIdx.x * per;
+    fu32 hi = lo + per < nb ? lo + per : nb;
+    fu32 local = 0;
+    for (fu32 i = lo; i < hi; i++) {
+        local += sums[i];
+    }
+    buf[threadIdx.x] = local;
+    __syncthreads();
+    for (fu32 off = 1; off < SCAN_BLOCK; off <<= 1) {
+        fu32 y = threadIdx.x >= off ? buf[threadIdx.x - off] : 0u;
+        __syncthreads();
+        buf[threadIdx.x] += y;
+        __syncthreads();
+    }
+    fu32 run = buf[threadIdx.x] - local;
+    for (fu32 i = lo; i < hi; i++) {
+        fu32 v = sums[i];
+        sums[i] = run;
+        run += v;
+    }
+}
+
+extern "C" __global__ void scan_add_kernel(fu32* __restrict__ out, const fu32* __restrict__ sums,
+                                           fu32 len) {
+    fu32 i = blockIdx.x * SCAN_BLOCK + threadIdx.x;
+    if (i < len) {
+        out[i] += sums[blockIdx.x];
+    }
+}
+
+// Gather slot s of the current state into its sorted slot t (CpuSolver::build_grid).
+extern "C" __global__ void build_grid_kernel(fu32 n, fu32 dim, fu32 units,
+                                             const fu32* __restrict__ cell_of,
+                                             const fu32* __restrict__ rank,
+                                             const fu32* __restrict__ cell_start,
+                                             const float* __restrict__ pos,
+                                             const float* __restrict__ vel,
+                                             const fu32* __restrict__ ids,
+                                             float* __restrict__ spos, float* __restrict__ svel,
+                                             fi64* __restrict__ svfix, fu32* __restrict__ next_ids,
+                                             fu32* __restrict__ scell) {
+    fu32 s = blockIdx.x * blockDim.x + threadIdx.x;
+    if (s >= n) {
+        return;
+    }
+    fu32 c = cell_of[s];
+    fu32 t = cell_start[c] + rank[s];
+    next_ids[t] = ids[s];
+    scell[t] = c;
+    if (units) {
+        float u[2];
+        unit2(vel[s], vel[n + s], u);
+        spos[t] = pos[s];
+        spos[n + t] = pos[n + s];
+        svel[t] = u[0];
+        svel[n + t] = u[1];
+        svfix[t] = to_fix(u[0]);
+        svfix[n + t] = to_fix(u[1]);
+    } else {
+        for (fu32 k = 0; k < dim; k++) {
+            float v = vel[(fu64)k * n + s];
+            spos[(fu64)k * n + t] = pos[(fu64)k * n + s];
+            svel[(fu64)k * n + t] = v;
+            svfix[(fu64)k * n + t] = to_fix(v);
+        }
+    }
+}
+
+// Fixed-point velocities (Vicsek: unit velocities, kept in `units` too) of the current slots
+// (CpuSolver::build_brute).
+extern "C" __global__ void build_brute_kernel(fu32 n, fu32 dim, fu32 is_units,
+                                              const float* __restrict__ vel,
+                                              float* __restrict__ units,
+                                              fi64* __restrict__ bvfix) {
+    fu32 s = blockIdx.x * blockDim.x + threadIdx.x;
+    if (s >= n) {
+        return;
+    }
+    if (is_units) {
+        float u[2];
+        unit2(vel[s], vel[n + s], u);
+        units[s] = u[0];
+        units[n + s] = u[1];
+        bvfix[s] = to_fix(u[0]);
+        bvfix[n + s] = to_fix(u[1]);
+    } else {
+        for (fu32 k = 0; k < dim; k++) {
+            bvfix[(fu64)k * n + s] = to_fix(vel[(fu64)k * n + s]);
+        }
+    }
+}
+
+template <int D>
+__device__ __forceinline__ void put(float* out_pos, float* out_vel, fu32 n, fu32 t,
+                                    const float* p, const float* v) {
+    for (int k = 0; k < D; k++) {
+        out_pos[(fu64)k * n + t] = p[k];
+        out_vel[(fu64)k * n + t] = v[k];
+    }
+}
+
+template <int D>
+__device__ __forceinline__ void boids_grid(Params p, GridShape g, fu64 step,
+                                           const fu32* cell_start, const fu32* scell,
+                                           const fu32* ids, const float* spos, const float* svel,
+                                           const fi64* svfix, float* out_pos, float* out_vel,
+                                           fu64* bad) {
+    fu32 n = p.n;
+    fu32 t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= n) {
+        return;
+    }
+    float rmax2 = fmaxf(fmaxf(p.r_sep2, p.r_ali2), p.r_coh2);
+    fu32 ranges[27][2];
+    bool seam;
+    int nr = neighbour_ranges(&g, cell_start, scell[t], g.wrap != 0, D, ranges, &seam);
+    Src src = {spos, svel, svfix, n};
+    float pi[D], vi[D];
+    boids_agent<D>(&p, rmax2, seam, &src, t, ranges, nr, pi, vi);
+    check(bad, step + 1, ids[t], pi, vi, D);
+    put<D>(out_pos, out_vel, n, t, pi, vi);
+}
+
+extern "C" __global__ void boids_grid_kernel2(Params p, GridShape g, fu64 step,
+                                              const fu32* cell_start, const fu32* scell,
+                                              const fu32* ids, const float* spos,
+                                              const float* svel, const fi64* svfix,
+                                              float* out_pos, float* out_vel, fu64* bad) {
+    boids_grid<2>(p, g, step, cell_start, scell, ids, spos, svel, svfix, out_pos, out_vel, bad);
+}
+
+extern "C" __global__ void boids_grid_kernel3(Params p, GridShape g, fu64 step,
+                                              const fu32* cell_start, const fu32* scell,
+                                              const fu32* ids, const float* spos,
+                                              const float* svel, const fi64* svfix,
+                                              float* out_pos, float* out_vel, fu64* bad) {
+    boids_grid<3>(p, g, step, cell_start, scell, ids, spos, svel, svfix, out_pos, out_vel, bad);
+}
+
+extern "C" __global__ void vicsek_grid_kernel(Params p, GridShape g, fu64 step,
+                                              const fu32* cell_start, const fu32* scell,
+                                              const fu32* ids, const float* spos,
+                                              const float* svel, const fi64* svfix,
+                                              float* out_pos, float* out_vel, fu64* bad) {
+    fu32 n = p.n;
+    fu32 t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= n) {
+        return;
+    }
+    fu32 ranges[27][2];
+    bool seam;
+    int nr = neighbour_ranges(&g, cell_start, scell[t], g.wrap != 0, 2, ranges, &seam);
+    Src src = {spos, svel, svfix, n};
+    float pi[2], vi[2];
+    vicsek_agent(&p, step, ids[t], &src, t, ranges, nr, pi, vi);
+    check(bad, step + 1, ids[t], pi, vi, 2);
+    put<2>(out_pos, out_vel, n, t, pi, vi);
+}
+
+template <int D>
+__device__ __forceinline__ void boids_brute(Params p, fu64 step, const float* pos,
+                                            const float* vel, const fi64* bvfix, float* out_pos,
+                                            float* out_vel, fu64* bad) {
+    fu32 n = p.n;
+    fu32 s = blockIdx.x * blockDim.x + threadIdx.x;
+    if (s >= n) {
+        return;
+    }
+    float rmax2 = fmaxf(fmaxf(p.r_sep2, p.r_ali2), p.r_coh2);
+    fu32 all[1][2] = {{0u, n}};
+    Src src = {pos, vel, bvfix, n};
+    float pi[D], vi[D];
+    boids_agent<D>(&p, rmax2, p.boundary == 0, &src, s, all, 1, pi, vi);
+    check(bad, step + 1, s, pi, vi, D);
+    put<D>(out_pos, out_vel, n, s, pi, vi);
+}
+
+extern "C" __global__ void boids_brute_kernel2(Params p, fu64 step, const float* pos,
+                                               const float* vel, const fi64* bvfix,
+                                               float* out_pos, float* out_vel, fu64* bad) {
+    boids_brute<2>(p, step, pos, vel, bvfix, out_pos, out_vel, bad);
+}
+
+extern "C" __global__ void boids_brute_kernel3(Params p, fu64 step, const float* pos,
+                                               const float* vel, const fi64* bvfix,
+                                               float* out_pos, float* out_vel, fu64* bad) {
+    boids_brute<3>(p, step, pos, vel, bvfix, out_pos, out_vel, bad);
+}
+
+// Brute force keeps slots = agent ids (the CPU never reorders without a grid).
+extern "C" __global__ void vicsek_brute_kernel(Params p, fu64 step, const float* pos,
+                                               const float* units, const fi64* bvfix,
+                                               float* out_pos, float* out_vel, fu64* bad) {
+    fu32 n = p.n;
+    fu32 s = blockIdx.x * blockDim.x + threadIdx.x;
+    if (s >= n) {
+        return;
+    }
+    fu32 all[1][2] = {{0u, n}};
+    Src src = {pos, units, bvfix, n};
+    float pi[2], vi[2];
+    vicsek_agent(&p, step, s, &src, s, all, 1, pi, vi);
+    check(bad, step + 1, s, pi, vi, 2);
+    put<2>(out_pos, out_vel, n, s, pi, vi);
+}

@@ -1,0 +1,181 @@
+//! The CUDA backend's checks.
+//!
+//! Without a GPU: every kernel compiles with NVRTC for sm_80 and sm_90 with no error and no
+//! warning (SKIP, loudly, where NVRTC is absent, unless FORGE_REQUIRE_NVRTC=1), and the backend
+//! choice through the real binary (`--backend cuda` fails clearly, `--backend auto` notes the
+//! CPU). With a GPU: CPU and CUDA recordings are byte-identical.
+
+use std::path::Path;
+use std::process::Command;
+
+use assert_cmd::prelude::*;
+use forge::sim::cuda;
+
+/// A SKIP line that shows even when the test harness captures output (it captures the print
+/// macros, not direct writes to stderr).
+fn skip(msg: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "SKIP {msg}");
+}
+
+fn nvrtc_required() -> bool {
+    std::env::var("FORGE_REQUIRE_NVRTC").is_ok_and(|v| v == "1")
+}
+
+#[test]
+fn kernels_compile_with_nvrtc_without_warnings() {
+    if !cuda::nvrtc_present() {
+        assert!(
+            !nvrtc_required(),
+            "FORGE_REQUIRE_NVRTC=1 but libnvrtc cannot be loaded (LD_LIBRARY_PATH?)"
+        );
+        skip(&format!(
+            "kernels_compile_with_nvrtc_without_warnings: NVRTC not found ({})",
+            cuda::INSTALL_NVRTC
+        ));
+        return;
+    }
+    for arch in ["sm_80", "sm_90"] {
+        let c = cuda::compile(arch).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!c.cubin.is_empty(), "{arch}: empty CUBIN");
+        assert!(c.log.is_empty(), "{arch}: NVRTC warnings:\n{}", c.log);
+    }
+}
+
+#[test]
+fn nvrtc_options_forbid_fma_and_fast_math() {
+    assert!(cuda::NVRTC_OPTIONS.contains(&"--fmad=false"));
+    for o in cuda::NVRTC_OPTIONS {
+        assert!(!o.contains("fast"), "{o}");
+    }
+    // Every kernel the solver launches is in the source.
+    let src = cuda::kernel_source();
+    assert!(!src.contains("#include \"forge_math.h\""));
+    for k in [
+        "cell_index_kernel",
+        "scan_blocks_kernel",
+        "scan_sums_kernel",
+        "scan_add_kernel",
+        "build_grid_kernel",
+        "build_brute_kernel",
+        "boids_grid_kernel2",
+        "boids_grid_kernel3",
+        "vicsek_grid_kernel",
+        "boids_brute_kernel2",
+        "boids_brute_kernel3",
+        "vicsek_brute_kernel",
+    ] {
+        assert!(
+            src.contains(&format!("void {k}(")),
+            "kernel {k} missing from step.cu"
+        );
+    }
+}
+
+#[test]
+fn params_layout_matches_the_header() {
+    assert_eq!(std::mem::size_of::<forge::sim::Params>(), 96);
+    assert_eq!(std::mem::size_of::<cuda::GridShape>(), 32);
+    assert!(cuda::MATH_H.contains("sizeof(struct Params) == 96"));
+    assert!(cuda::MATH_H.contains("sizeof(struct GridShape) == 32"));
+}
+
+fn forge() -> Command {
+    Command::cargo_bin("forge").expect("forge binary")
+}
+
+#[test]
+fn backend_cuda_without_a_device_fails_clearly() {
+    if cuda::open_device().is_ok() {
+        skip(&format!("backend_cuda_without_a_device_fails_clearly: a CUDA device is present"));
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("c.bfs");
+    let o = forge()
+        .args(["simulate", "cuplan", "--steps", "3", "--backend", "cuda", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "must fail: {err}");
+    assert!(err.contains("--backend cuda"), "{err}");
+    assert!(
+        err.contains("driver") || err.contains("device") || err.contains("NVRTC"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(!out.exists(), "no output on failure");
+    assert!(!Path::new(&format!("{}.partial", out.display())).exists());
+}
+
+#[test]
+fn backend_auto_without_a_device_notes_the_cpu() {
+    if cuda::open_device().is_ok() {
+        skip(&format!("backend_auto_without_a_device_notes_the_cpu: a CUDA device is present"));
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("a.bfs");
+    let o = forge()
+        .args(["simulate", "cuplan", "--steps", "3", "--backend", "auto", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let notes: Vec<&str> = err.lines().filter(|l| l.starts_with("note:")).collect();
+    assert_eq!(notes.len(), 1, "{err}");
+    assert!(notes[0].contains("CPU"), "{err}");
+    // --quiet says nothing.
+    let o = forge()
+        .args(["simulate", "cuplan", "--steps", "3", "-q", "--force", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert!(o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// On a machine with a GPU: the CPU and CUDA recordings of every built-in scene and of several
+/// agent counts are the same bytes (scripts/gpu-check.sh runs the larger version).
+#[test]
+fn cuda_matches_cpu_bytes_when_a_gpu_is_present() {
+    if cuda::open_device().is_err() {
+        skip(&format!("cuda_matches_cpu_bytes_when_a_gpu_is_present: no CUDA device"));
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let scenes = forge::scenes::names();
+    let mut cases: Vec<(String, Vec<String>)> = scenes
+        .iter()
+        .map(|s| (s.to_string(), vec!["--steps".into(), "20".into()]))
+        .collect();
+    for n in ["1", "2", "1000"] {
+        cases.push((
+            "cuplan".into(),
+            vec!["--steps".into(), "20".into(), "--agents".into(), n.into()],
+        ));
+    }
+    for (scene, extra) in cases {
+        for search in ["brute", "grid"] {
+            let mut files = Vec::new();
+            for backend in ["cpu", "cuda"] {
+                let out = dir.path().join(format!("{scene}-{search}-{backend}-{}.bfs", extra.join("")));
+                let o = forge()
+                    .args(["simulate", &scene, "-q", "--force", "--search", search])
+                    .args(&extra)
+                    .args(["--backend", backend, "-o"])
+                    .arg(&out)
+                    .output()
+                    .unwrap();
+                assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+                files.push(std::fs::read(&out).unwrap());
+            }
+            assert!(
+                files[0] == files[1],
+                "{scene} {extra:?} --search {search}: CPU and CUDA recordings differ"
+            );
+        }
+    }
+}

@@ -1,0 +1,473 @@
+//! The CUDA kernels' arithmetic, checked on a machine with no GPU.
+//!
+//! kernels/forge_math.h holds every `__host__ __device__` function the kernels use. Here it is
+//! compiled as host C++ (kernels/host/shim.cpp, g++ through the `cc` crate, -ffp-contract=off
+//! -fno-fast-math: what NVRTC --fmad=false computes), loaded, and compared byte for byte with
+//! src/sim/math.rs function by function, and with whole steps of the CPU solver (grid and brute
+//! force, every built-in scene, N = 1, 2, ...). A kernel change that breaks the determinism
+//! contract fails here.
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use forge::scene::Search;
+use forge::sim::cpu::CpuSolver;
+use forge::sim::cuda::{grid_shape, GridShape};
+use forge::sim::math::*;
+use forge::sim::{init, Params, State};
+
+struct Lib {
+    _lib: libloading::Library,
+    to_fix: unsafe extern "C" fn(f32) -> i64,
+    from_fix: unsafe extern "C" fn(i64) -> f32,
+    wrap_delta: unsafe extern "C" fn(f32, f32, f32, i32) -> f32,
+    mix64: unsafe extern "C" fn(u64) -> u64,
+    rand_u32: unsafe extern "C" fn(u64, u64, u64, u64) -> u32,
+    rand_uniform: unsafe extern "C" fn(u64, u64, u64, u64) -> f32,
+    cos_sin: unsafe extern "C" fn(f32, *mut f32, *mut f32),
+    apply_boundary: unsafe extern "C" fn(*mut f32, *mut f32, f32, u32),
+    unit2: unsafe extern "C" fn(f32, f32, *mut f32),
+    params_size: unsafe extern "C" fn() -> u32,
+    grid_shape_size: unsafe extern "C" fn() -> u32,
+    #[allow(clippy::type_complexity)]
+    boids_pairs_integrate: unsafe extern "C" fn(
+        *const Params,
+        i32,
+        u32,
+        *const f32,
+        *const f32,
+        *const i64,
+        i32,
+        *mut f32,
+        *mut f32,
+        *mut i64,
+    ),
+    vicsek_integrate:
+        unsafe extern "C" fn(*const Params, *const i64, *const f32, u64, u64, *mut f32, *mut f32),
+    #[allow(clippy::type_complexity)]
+    step: unsafe extern "C" fn(
+        *const Params,
+        *const GridShape,
+        i32,
+        u64,
+        *const f32,
+        *const f32,
+        *const u32,
+        *mut f32,
+        *mut f32,
+        *mut u32,
+    ) -> i64,
+}
+
+/// Build kernels/host/shim.cpp into a shared library (once) and load it.
+fn lib() -> &'static Lib {
+    static LIB: OnceLock<Lib> = OnceLock::new();
+    LIB.get_or_init(|| {
+        let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let shim = root.join("kernels/host/shim.cpp");
+        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
+            "libforge_kernels_host_{}.so",
+            std::process::id()
+        ));
+        let target = format!("{}-unknown-linux-gnu", std::env::consts::ARCH);
+        let compiler = cc::Build::new()
+            .cpp(true)
+            .target(&target)
+            .host(&target)
+            .opt_level(2)
+            .cargo_metadata(false)
+            .cargo_warnings(false)
+            .flag("-std=c++17")
+            .flag("-ffp-contract=off")
+            .flag("-fno-fast-math")
+            .flag("-fPIC")
+            .flag("-Wall")
+            .flag("-Wextra")
+            .flag("-Werror")
+            .try_get_compiler()
+            .expect("a C++ compiler (g++) for the host build of kernels/forge_math.h");
+        let o = compiler
+            .to_command()
+            .arg("-shared")
+            .arg("-o")
+            .arg(&out)
+            .arg(&shim)
+            .output()
+            .expect("run the C++ compiler");
+        assert!(
+            o.status.success(),
+            "host build of kernels/forge_math.h failed:\n{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        // SAFETY: our own library, built just now; the signatures match kernels/host/shim.cpp.
+        unsafe {
+            let l = libloading::Library::new(&out).expect("load the host build");
+            let _ = std::fs::remove_file(&out);
+            macro_rules! sym {
+                ($name:literal) => {
+                    *l.get(concat!($name, "\0").as_bytes())
+                        .unwrap_or_else(|e| panic!("{}: {e}", $name))
+                };
+            }
+            Lib {
+                to_fix: sym!("fm_to_fix"),
+                from_fix: sym!("fm_from_fix"),
+                wrap_delta: sym!("fm_wrap_delta"),
+                mix64: sym!("fm_mix64"),
+                rand_u32: sym!("fm_rand_u32"),
+                rand_uniform: sym!("fm_rand_uniform"),
+                cos_sin: sym!("fm_cos_sin"),
+                apply_boundary: sym!("fm_apply_boundary"),
+                unit2: sym!("fm_unit2"),
+                params_size: sym!("fm_params_size"),
+                grid_shape_size: sym!("fm_grid_shape_size"),
+                boids_pairs_integrate: sym!("fm_boids_pairs_integrate"),
+                vicsek_integrate: sym!("fm_vicsek_integrate"),
+                step: sym!("fm_step"),
+                _lib: l,
+            }
+        }
+    })
+}
+
+/// xorshift64*: the test's own deterministic randomness.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn f32_bits(&mut self) -> f32 {
+        f32::from_bits(self.next() as u32)
+    }
+    fn uniform(&mut self, lo: f32, hi: f32) -> f32 {
+        lo + (hi - lo) * ((self.next() >> 40) as f32 / (1u64 << 24) as f32)
+    }
+}
+
+/// Values that stress every branch: signed zeros, denormals, infinities, NaN, the clamp edges.
+fn special_f32() -> Vec<f32> {
+    let mut v = vec![
+        0.0,
+        -0.0,
+        f32::MIN_POSITIVE,
+        -f32::MIN_POSITIVE,
+        1e-45,
+        -1e-45,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        -f32::NAN,
+        f32::MAX,
+        f32::MIN,
+        FIX_CLAMP,
+        -FIX_CLAMP,
+        FIX_CLAMP * 1.0000001,
+        -FIX_CLAMP * 1.0000001,
+        0.5,
+        1.0,
+        std::f32::consts::PI,
+        -std::f32::consts::PI,
+    ];
+    let mut r = Rng(0x1234_5678_9abc_def1);
+    for _ in 0..20_000 {
+        v.push(r.f32_bits());
+        v.push(r.uniform(-2000.0, 2000.0));
+        v.push(r.uniform(-1.0, 1.0) * 1e-6);
+    }
+    v
+}
+
+fn same(a: f32, b: f32) -> bool {
+    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+}
+
+#[test]
+fn layouts_match() {
+    let l = lib();
+    unsafe {
+        assert_eq!((l.params_size)() as usize, std::mem::size_of::<Params>());
+        assert_eq!((l.grid_shape_size)() as usize, std::mem::size_of::<GridShape>());
+    }
+}
+
+#[test]
+fn to_fix_and_from_fix_match() {
+    let l = lib();
+    for x in special_f32() {
+        assert_eq!(unsafe { (l.to_fix)(x) }, to_fix(x), "to_fix({x:e})");
+    }
+    let mut r = Rng(99);
+    for _ in 0..50_000 {
+        let s = r.next() as i64 >> (r.next() % 64);
+        assert!(same(unsafe { (l.from_fix)(s) }, from_fix(s)), "from_fix({s})");
+    }
+}
+
+#[test]
+fn wrap_delta_and_boundaries_match() {
+    let l = lib();
+    let xs = special_f32();
+    let mut r = Rng(7);
+    for (i, &x) in xs.iter().enumerate() {
+        let size = [1920.0f32, 31.6, 1.0, 100.0][i % 4];
+        for wrap in [false, true] {
+            let a = unsafe { (l.wrap_delta)(x, size, size * 0.5, wrap as i32) };
+            assert!(same(a, wrap_delta(x, size, size * 0.5, wrap)), "wrap_delta({x:e})");
+        }
+        for boundary in 0..3u32 {
+            let v0 = r.uniform(-5.0, 5.0);
+            let (mut p, mut v) = (x, v0);
+            apply_boundary(&mut p, &mut v, size, boundary);
+            let (mut q, mut w) = (x, v0);
+            unsafe { (l.apply_boundary)(&mut q, &mut w, size, boundary) };
+            assert!(same(p, q) && same(v, w), "apply_boundary({x:e}, {size}, {boundary})");
+        }
+    }
+}
+
+#[test]
+fn rng_matches() {
+    let l = lib();
+    let mut r = Rng(5);
+    for i in 0..50_000u64 {
+        let (a, b, c, d) = (r.next(), r.next() % 100_000, i, r.next() % 4);
+        unsafe {
+            assert_eq!((l.mix64)(a), mix64(a));
+            assert_eq!((l.rand_u32)(a, b, c, d), rand_u32(a, b, c, d));
+            assert!(same((l.rand_uniform)(a, b, c, d), rand_uniform(a, b, c, d)));
+        }
+    }
+}
+
+#[test]
+fn cos_sin_and_unit2_match() {
+    let l = lib();
+    let mut xs: Vec<f32> = (-20_000..=20_000)
+        .map(|i| i as f32 * std::f32::consts::PI / 20_000.0)
+        .collect();
+    xs.extend(special_f32());
+    for &x in &xs {
+        let (c, s) = cos_sin(x);
+        let (mut c2, mut s2) = (0f32, 0f32);
+        unsafe { (l.cos_sin)(x, &mut c2, &mut s2) };
+        assert!(same(c, c2) && same(s, s2), "cos_sin({x:e})");
+    }
+    for w in xs.windows(2) {
+        let u = unit2([w[0], w[1]]);
+        let mut u2 = [0f32; 2];
+        unsafe { (l.unit2)(w[0], w[1], u2.as_mut_ptr()) };
+        assert!(same(u[0], u2[0]) && same(u[1], u2[1]), "unit2({w:?})");
+    }
+}
+
+fn scene_params(name: &str, n: usize) -> (Params, State) {
+    let mut scene = forge::cli::load_scene(name).unwrap();
+    scene.agents = n as u32;
+    if let Some(c) = scene.init.count {
+        scene.init.count = Some(c.min(n as u32));
+    }
+    let state = init::initial_state(&scene).unwrap();
+    (Params::from_scene(&scene, state.n), state)
+}
+
+fn boids_pairs_case<const D: usize>(l: &Lib, p: &Params, r: &mut Rng) {
+    let m = (r.next() % 40) as usize;
+    let rad = p.radius();
+    let mut d = Vec::new();
+    let mut d2 = Vec::new();
+    let mut vfix = Vec::new();
+    let mut acc = BoidsAcc::<D>::new();
+    for i in 0..m {
+        let mut dd = [0f32; D];
+        for x in dd.iter_mut() {
+            *x = r.uniform(-rad, rad);
+        }
+        if i == 0 {
+            dd = [0.0; D];
+        }
+        let q = norm2(&dd);
+        let mut vf = [0i64; D];
+        for x in vf.iter_mut() {
+            *x = to_fix(r.uniform(-200.0, 200.0));
+        }
+        acc.boids_pair(p, &dd, q, &vf);
+        d.extend_from_slice(&dd);
+        d2.push(q);
+        vfix.extend_from_slice(&vf);
+    }
+    let mut pos = [0f32; D];
+    let mut vel = [0f32; D];
+    for k in 0..D {
+        pos[k] = r.uniform(-10.0, p.world[k] + 10.0);
+        vel[k] = r.uniform(-300.0, 300.0);
+    }
+    let (mut pos2, mut vel2) = (pos, vel);
+    // Candidate 0 is the agent itself (d = 0): taken out again, as boids_agent does.
+    let self0 = m > 0;
+    if self0 {
+        let mut vself = [0i64; D];
+        vself.copy_from_slice(&vfix[..D]);
+        acc.remove_self(p, &vself);
+    }
+    boids_integrate(p, &acc, &mut pos, &mut vel);
+    let mut acc_out = [0i64; 11];
+    unsafe {
+        (l.boids_pairs_integrate)(
+            p,
+            D as i32,
+            m as u32,
+            d.as_ptr(),
+            d2.as_ptr(),
+            vfix.as_ptr(),
+            self0 as i32,
+            pos2.as_mut_ptr(),
+            vel2.as_mut_ptr(),
+            acc_out.as_mut_ptr(),
+        )
+    };
+    assert_eq!(&acc_out[..D], &acc.sep[..]);
+    assert_eq!(&acc_out[D..2 * D], &acc.ali[..]);
+    assert_eq!(&acc_out[2 * D..3 * D], &acc.coh[..]);
+    assert_eq!(acc_out[3 * D], acc.n_ali as i64);
+    assert_eq!(acc_out[3 * D + 1], acc.n_coh as i64);
+    for k in 0..D {
+        assert!(same(pos[k], pos2[k]) && same(vel[k], vel2[k]), "boids_integrate");
+    }
+}
+
+#[test]
+fn boids_pair_and_integrate_match() {
+    let l = lib();
+    let mut r = Rng(11);
+    for name in ["murmuration", "cuplan", "turbulence", "schooling", "murmuration3d"] {
+        let (p, _) = scene_params(name, 10);
+        for _ in 0..3000 {
+            if p.dim == 2 {
+                boids_pairs_case::<2>(l, &p, &mut r);
+            } else {
+                boids_pairs_case::<3>(l, &p, &mut r);
+            }
+        }
+    }
+}
+
+#[test]
+fn vicsek_integrate_matches() {
+    let l = lib();
+    let mut r = Rng(13);
+    for name in ["vicsek", "plasma"] {
+        let (p, _) = scene_params(name, 10);
+        if p.model != 1 {
+            continue;
+        }
+        for i in 0..20_000u64 {
+            let sum = if i % 7 == 0 {
+                [0i64, 0]
+            } else {
+                [to_fix(r.uniform(-30.0, 30.0)), to_fix(r.uniform(-30.0, 30.0))]
+            };
+            let own = if i % 11 == 0 {
+                [0.0, 0.0]
+            } else {
+                unit2([r.uniform(-1.0, 1.0), r.uniform(-1.0, 1.0)])
+            };
+            let mut pos = [r.uniform(-1.0, p.world[0] + 1.0), r.uniform(-1.0, p.world[1] + 1.0)];
+            let mut vel = [0f32; 2];
+            let (mut pos2, mut vel2) = (pos, vel);
+            vicsek_integrate(&p, &sum, own, i / 3, i, &mut pos, &mut vel);
+            unsafe {
+                (l.vicsek_integrate)(&p, sum.as_ptr(), own.as_ptr(), i / 3, i, pos2.as_mut_ptr(), vel2.as_mut_ptr())
+            };
+            for k in 0..2 {
+                assert!(same(pos[k], pos2[k]) && same(vel[k], vel2[k]), "vicsek_integrate {i}");
+            }
+        }
+    }
+}
+
+/// Slot order + ids → agent order.
+fn agent_order(dim: usize, n: usize, pos: &[f32], vel: &[f32], ids: &[u32]) -> State {
+    let slots = State {
+        dim,
+        n,
+        pos: pos.to_vec(),
+        vel: vel.to_vec(),
+    };
+    let mut st = State::zeros(dim, n).unwrap();
+    forge::sim::cpu::unpermute(&slots, ids, &mut st.pos, &mut st.vel);
+    st
+}
+
+fn bits(st: &State) -> Vec<u32> {
+    st.pos.iter().chain(st.vel.iter()).map(|x| x.to_bits()).collect()
+}
+
+/// `steps` whole steps of the host build of the kernels (grid with reversed in-cell order, or
+/// brute force) against CpuSolver, compared byte for byte after every step.
+fn whole_steps(name: &str, n: usize, steps: u64) {
+    let l = lib();
+    let (p, state) = scene_params(name, n);
+    let n = state.n;
+    let dim = state.dim;
+    for (search, grid) in [(Search::Grid, 1), (Search::Brute, 0)] {
+        let mut cpu = CpuSolver::new(p, state.clone(), 1, search).unwrap();
+        let shape = if grid == 1 {
+            grid_shape(&p, n).unwrap()
+        } else {
+            GridShape::default()
+        };
+        let (mut pos, mut vel) = (state.pos.clone(), state.vel.clone());
+        let mut ids: Vec<u32> = (0..n as u32).collect();
+        let (mut npos, mut nvel, mut nids) = (pos.clone(), vel.clone(), ids.clone());
+        for s in 0..steps {
+            let cpu_ok = cpu.step().is_ok();
+            let bad = unsafe {
+                (l.step)(
+                    &p,
+                    &shape,
+                    grid,
+                    s,
+                    pos.as_ptr(),
+                    vel.as_ptr(),
+                    ids.as_ptr(),
+                    npos.as_mut_ptr(),
+                    nvel.as_mut_ptr(),
+                    nids.as_mut_ptr(),
+                )
+            };
+            assert_eq!(cpu_ok, bad < 0, "{name} n={n}: divergence differs at step {s}");
+            if !cpu_ok {
+                break;
+            }
+            std::mem::swap(&mut pos, &mut npos);
+            std::mem::swap(&mut vel, &mut nvel);
+            std::mem::swap(&mut ids, &mut nids);
+            let host = agent_order(dim, n, &pos, &vel, &ids);
+            assert!(
+                bits(&host) == bits(&cpu.state()),
+                "{name} n={n} {search:?}: the kernels' arithmetic differs from the CPU at step {}",
+                s + 1
+            );
+        }
+    }
+}
+
+#[test]
+fn whole_steps_match_the_cpu_on_every_builtin_scene() {
+    for name in forge::scenes::names() {
+        whole_steps(name, 400, 25);
+    }
+}
+
+#[test]
+fn whole_steps_match_the_cpu_for_tiny_and_larger_flocks() {
+    for n in [1, 2, 3, 97] {
+        whole_steps("cuplan", n, 20);
+        whole_steps("vicsek", n, 20);
+    }
+    whole_steps("murmuration", 3000, 5);
+    whole_steps("murmuration3d", 2000, 5);
+}
