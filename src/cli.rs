@@ -246,8 +246,12 @@ fn simulate(a: SimulateArgs) -> Result<ExitCode> {
     if a.threads == Some(0) {
         bail!("--threads: must be at least 1");
     }
-    let backend = crate::sim::cuda::choose(a.backend == Backend::Cuda, a.backend == Backend::Auto, a.quiet)
-        .map_err(anyhow::Error::msg)?;
+    let backend = crate::sim::cuda::choose(
+        a.backend == Backend::Cuda,
+        a.backend == Backend::Auto,
+        a.quiet,
+    )
+    .map_err(anyhow::Error::msg)?;
 
     let state = init::initial_state(&scene).map_err(|e| {
         // Outside `layout: file` (whose errors name scene.init.*), the only failures are
@@ -274,14 +278,19 @@ fn simulate(a: SimulateArgs) -> Result<ExitCode> {
         .unwrap_or_else(|| PathBuf::from(format!("{}.bfs", scene.name)));
     let (out, file) = OutputFile::create(&out_path, a.force, "output")?;
     let header = header_for(&scene);
-    let writing = out.writing_path().to_path_buf();
     let result = (|| -> Result<Outcome> {
         let writer = bfs::Writer::new(file, &header)
             .map_err(|e| anyhow!("writing {}: {e}", out_path.display()))?;
         let mut rec = Recorder::start(writer, dim, n)?;
         let params = Params::from_scene(&scene, n);
-        let mut solver = crate::sim::cuda::AnySolver::new(&backend, params, state, a.threads.unwrap_or(0), scene.search)
-            .map_err(anyhow::Error::msg)?;
+        let mut solver = crate::sim::cuda::AnySolver::new(
+            &backend,
+            params,
+            state,
+            a.threads.unwrap_or(0),
+            scene.search,
+        )
+        .map_err(anyhow::Error::msg)?;
         let wr = |e: bfs::BfsError| anyhow!("writing {}: {e}", out_path.display());
         solver.record(&mut rec).map_err(wr)?;
         let bar = progress(scene.steps, a.quiet);
@@ -323,7 +332,6 @@ fn simulate(a: SimulateArgs) -> Result<ExitCode> {
         }
     };
     out.commit()?;
-    let _ = writing;
     if let Some(d) = o.diverged {
         eprintln!(
             "error: {d}; the recording keeps the {} good frames (up to step {}) in {}",

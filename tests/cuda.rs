@@ -87,13 +87,23 @@ fn forge() -> Command {
 #[test]
 fn backend_cuda_without_a_device_fails_clearly() {
     if cuda::open_device().is_ok() {
-        skip(&format!("backend_cuda_without_a_device_fails_clearly: a CUDA device is present"));
+        skip(&format!(
+            "backend_cuda_without_a_device_fails_clearly: a CUDA device is present"
+        ));
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("c.bfs");
     let o = forge()
-        .args(["simulate", "cuplan", "--steps", "3", "--backend", "cuda", "-o"])
+        .args([
+            "simulate",
+            "cuplan",
+            "--steps",
+            "3",
+            "--backend",
+            "cuda",
+            "-o",
+        ])
         .arg(&out)
         .output()
         .unwrap();
@@ -112,13 +122,23 @@ fn backend_cuda_without_a_device_fails_clearly() {
 #[test]
 fn backend_auto_without_a_device_notes_the_cpu() {
     if cuda::open_device().is_ok() {
-        skip(&format!("backend_auto_without_a_device_notes_the_cpu: a CUDA device is present"));
+        skip(&format!(
+            "backend_auto_without_a_device_notes_the_cpu: a CUDA device is present"
+        ));
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("a.bfs");
     let o = forge()
-        .args(["simulate", "cuplan", "--steps", "3", "--backend", "auto", "-o"])
+        .args([
+            "simulate",
+            "cuplan",
+            "--steps",
+            "3",
+            "--backend",
+            "auto",
+            "-o",
+        ])
         .arg(&out)
         .output()
         .unwrap();
@@ -134,7 +154,11 @@ fn backend_auto_without_a_device_notes_the_cpu() {
         .output()
         .unwrap();
     assert!(o.status.success());
-    assert!(o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
 
 /// On a machine with a GPU: the CPU and CUDA recordings of every built-in scene and of several
@@ -142,7 +166,9 @@ fn backend_auto_without_a_device_notes_the_cpu() {
 #[test]
 fn cuda_matches_cpu_bytes_when_a_gpu_is_present() {
     if cuda::open_device().is_err() {
-        skip(&format!("cuda_matches_cpu_bytes_when_a_gpu_is_present: no CUDA device"));
+        skip(&format!(
+            "cuda_matches_cpu_bytes_when_a_gpu_is_present: no CUDA device"
+        ));
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -161,7 +187,9 @@ fn cuda_matches_cpu_bytes_when_a_gpu_is_present() {
         for search in ["brute", "grid"] {
             let mut files = Vec::new();
             for backend in ["cpu", "cuda"] {
-                let out = dir.path().join(format!("{scene}-{search}-{backend}-{}.bfs", extra.join("")));
+                let out = dir
+                    .path()
+                    .join(format!("{scene}-{search}-{backend}-{}.bfs", extra.join("")));
                 let o = forge()
                     .args(["simulate", &scene, "-q", "--force", "--search", search])
                     .args(&extra)

@@ -65,10 +65,8 @@ fn lib() -> &'static Lib {
     LIB.get_or_init(|| {
         let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
         let shim = root.join("kernels/host/shim.cpp");
-        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
-            "libforge_kernels_host_{}.so",
-            std::process::id()
-        ));
+        let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("libforge_kernels_host_{}.so", std::process::id()));
         let target = format!("{}-unknown-linux-gnu", std::env::consts::ARCH);
         let compiler = cc::Build::new()
             .cpp(true)
@@ -189,7 +187,10 @@ fn layouts_match() {
     let l = lib();
     unsafe {
         assert_eq!((l.params_size)() as usize, std::mem::size_of::<Params>());
-        assert_eq!((l.grid_shape_size)() as usize, std::mem::size_of::<GridShape>());
+        assert_eq!(
+            (l.grid_shape_size)() as usize,
+            std::mem::size_of::<GridShape>()
+        );
     }
 }
 
@@ -202,7 +203,10 @@ fn to_fix_and_from_fix_match() {
     let mut r = Rng(99);
     for _ in 0..50_000 {
         let s = r.next() as i64 >> (r.next() % 64);
-        assert!(same(unsafe { (l.from_fix)(s) }, from_fix(s)), "from_fix({s})");
+        assert!(
+            same(unsafe { (l.from_fix)(s) }, from_fix(s)),
+            "from_fix({s})"
+        );
     }
 }
 
@@ -215,7 +219,10 @@ fn wrap_delta_and_boundaries_match() {
         let size = [1920.0f32, 31.6, 1.0, 100.0][i % 4];
         for wrap in [false, true] {
             let a = unsafe { (l.wrap_delta)(x, size, size * 0.5, wrap as i32) };
-            assert!(same(a, wrap_delta(x, size, size * 0.5, wrap)), "wrap_delta({x:e})");
+            assert!(
+                same(a, wrap_delta(x, size, size * 0.5, wrap)),
+                "wrap_delta({x:e})"
+            );
         }
         for boundary in 0..3u32 {
             let v0 = r.uniform(-5.0, 5.0);
@@ -223,7 +230,10 @@ fn wrap_delta_and_boundaries_match() {
             apply_boundary(&mut p, &mut v, size, boundary);
             let (mut q, mut w) = (x, v0);
             unsafe { (l.apply_boundary)(&mut q, &mut w, size, boundary) };
-            assert!(same(p, q) && same(v, w), "apply_boundary({x:e}, {size}, {boundary})");
+            assert!(
+                same(p, q) && same(v, w),
+                "apply_boundary({x:e}, {size}, {boundary})"
+            );
         }
     }
 }
@@ -334,7 +344,10 @@ fn boids_pairs_case<const D: usize>(l: &Lib, p: &Params, r: &mut Rng) {
     assert_eq!(acc_out[3 * D], acc.n_ali as i64);
     assert_eq!(acc_out[3 * D + 1], acc.n_coh as i64);
     for k in 0..D {
-        assert!(same(pos[k], pos2[k]) && same(vel[k], vel2[k]), "boids_integrate");
+        assert!(
+            same(pos[k], pos2[k]) && same(vel[k], vel2[k]),
+            "boids_integrate"
+        );
     }
 }
 
@@ -342,7 +355,13 @@ fn boids_pairs_case<const D: usize>(l: &Lib, p: &Params, r: &mut Rng) {
 fn boids_pair_and_integrate_match() {
     let l = lib();
     let mut r = Rng(11);
-    for name in ["murmuration", "cuplan", "turbulence", "schooling", "murmuration3d"] {
+    for name in [
+        "murmuration",
+        "cuplan",
+        "turbulence",
+        "schooling",
+        "murmuration3d",
+    ] {
         let (p, _) = scene_params(name, 10);
         for _ in 0..3000 {
             if p.dim == 2 {
@@ -367,22 +386,39 @@ fn vicsek_integrate_matches() {
             let sum = if i % 7 == 0 {
                 [0i64, 0]
             } else {
-                [to_fix(r.uniform(-30.0, 30.0)), to_fix(r.uniform(-30.0, 30.0))]
+                [
+                    to_fix(r.uniform(-30.0, 30.0)),
+                    to_fix(r.uniform(-30.0, 30.0)),
+                ]
             };
             let own = if i % 11 == 0 {
                 [0.0, 0.0]
             } else {
                 unit2([r.uniform(-1.0, 1.0), r.uniform(-1.0, 1.0)])
             };
-            let mut pos = [r.uniform(-1.0, p.world[0] + 1.0), r.uniform(-1.0, p.world[1] + 1.0)];
+            let mut pos = [
+                r.uniform(-1.0, p.world[0] + 1.0),
+                r.uniform(-1.0, p.world[1] + 1.0),
+            ];
             let mut vel = [0f32; 2];
             let (mut pos2, mut vel2) = (pos, vel);
             vicsek_integrate(&p, &sum, own, i / 3, i, &mut pos, &mut vel);
             unsafe {
-                (l.vicsek_integrate)(&p, sum.as_ptr(), own.as_ptr(), i / 3, i, pos2.as_mut_ptr(), vel2.as_mut_ptr())
+                (l.vicsek_integrate)(
+                    &p,
+                    sum.as_ptr(),
+                    own.as_ptr(),
+                    i / 3,
+                    i,
+                    pos2.as_mut_ptr(),
+                    vel2.as_mut_ptr(),
+                )
             };
             for k in 0..2 {
-                assert!(same(pos[k], pos2[k]) && same(vel[k], vel2[k]), "vicsek_integrate {i}");
+                assert!(
+                    same(pos[k], pos2[k]) && same(vel[k], vel2[k]),
+                    "vicsek_integrate {i}"
+                );
             }
         }
     }
@@ -402,7 +438,11 @@ fn agent_order(dim: usize, n: usize, pos: &[f32], vel: &[f32], ids: &[u32]) -> S
 }
 
 fn bits(st: &State) -> Vec<u32> {
-    st.pos.iter().chain(st.vel.iter()).map(|x| x.to_bits()).collect()
+    st.pos
+        .iter()
+        .chain(st.vel.iter())
+        .map(|x| x.to_bits())
+        .collect()
 }
 
 /// `steps` whole steps of the host build of the kernels (grid with reversed in-cell order, or
@@ -438,7 +478,11 @@ fn whole_steps(name: &str, n: usize, steps: u64) {
                     nids.as_mut_ptr(),
                 )
             };
-            assert_eq!(cpu_ok, bad < 0, "{name} n={n}: divergence differs at step {s}");
+            assert_eq!(
+                cpu_ok,
+                bad < 0,
+                "{name} n={n}: divergence differs at step {s}"
+            );
             if !cpu_ok {
                 break;
             }
