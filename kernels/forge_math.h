@@ -499,4 +499,141 @@ FORGE_HD bool finite_f32(float x) {
     return x - x == 0.0f;
 }
 
+// ---- One slot of a kernel ----
+//
+// The body of each per-slot kernel of kernels/step.cu, which keeps only its index computation,
+// bounds guard, this call and (per-agent kernels) the divergence atomic. kernels/host/shim.cpp
+// runs the same functions over all slots, so tests/kernels_host.rs checks the code the GPU runs.
+// Rust counterparts (src/sim/cpu.rs): gather_slot is one slot of CpuSolver::build_grid's gather,
+// brute_prep_slot one slot of CpuSolver::build_brute, boids_grid_slot/boids_brute_slot and
+// vicsek_grid_slot/vicsek_brute_slot the loop bodies of CpuSolver::step_boids / step_vicsek
+// (grid / brute force; they call boids_agent / vicsek_agent, named as in cpu.rs), put_slot
+// their `out.put` and `check`.
+
+// The unit velocity of slot s of vel (2 x n) to slot t of u, and in fixed point of ufix.
+FORGE_HD void unit_slot(fu32 n, const float* __restrict__ vel, fu32 s, float* __restrict__ u,
+                        fi64* __restrict__ ufix, fu32 t) {
+    float w[2];
+    unit2(vel[s], vel[n + s], w);
+    u[t] = w[0];
+    u[n + t] = w[1];
+    ufix[t] = to_fix(w[0]);
+    ufix[n + t] = to_fix(w[1]);
+}
+
+// Gather slot s of the current state (component-major, n agents) into its sorted slot
+// t = cell_start[cell_of[s]] + rank[s]: id, cell, position, velocity (units, i.e. Vicsek: the
+// unit velocity, dim 2) and that velocity in fixed point (build_grid_kernel).
+FORGE_HD void gather_slot(fu32 n, fu32 dim, bool units, const fu32* __restrict__ cell_of,
+                          const fu32* __restrict__ rank, const fu32* __restrict__ cell_start,
+                          const float* __restrict__ pos, const float* __restrict__ vel,
+                          const fu32* __restrict__ ids, float* __restrict__ spos,
+                          float* __restrict__ svel, fi64* __restrict__ svfix,
+                          fu32* __restrict__ next_ids, fu32* __restrict__ scell, fu32 s) {
+    fu32 c = cell_of[s];
+    fu32 t = cell_start[c] + rank[s];
+    next_ids[t] = ids[s];
+    scell[t] = c;
+    if (units) {
+        spos[t] = pos[s];
+        spos[n + t] = pos[n + s];
+        unit_slot(n, vel, s, svel, svfix, t);
+    } else {
+        for (fu32 k = 0; k < dim; k++) {
+            float v = vel[(fu64)k * n + s];
+            spos[(fu64)k * n + t] = pos[(fu64)k * n + s];
+            svel[(fu64)k * n + t] = v;
+            svfix[(fu64)k * n + t] = to_fix(v);
+        }
+    }
+}
+
+// Brute force, slot s: its velocity in fixed point (is_units, i.e. Vicsek: its unit velocity,
+// kept in `units` too) (build_brute_kernel). Positions and (Boids) velocities are read in place.
+FORGE_HD void brute_prep_slot(fu32 n, fu32 dim, bool is_units, const float* __restrict__ vel,
+                              float* __restrict__ units, fi64* __restrict__ bvfix, fu32 s) {
+    if (is_units) {
+        unit_slot(n, vel, s, units, bvfix, s);
+    } else {
+        for (fu32 k = 0; k < dim; k++) {
+            bvfix[(fu64)k * n + s] = to_fix(vel[(fu64)k * n + s]);
+        }
+    }
+}
+
+// Write slot t's new state (component-major, n agents); returns whether it is finite.
+template <int D>
+FORGE_HD bool put_slot(float* out_pos, float* out_vel, fu32 n, fu32 t, const float* p,
+                       const float* v) {
+    bool ok = true;
+    for (int k = 0; k < D; k++) {
+        ok = ok & finite_f32(p[k]) & finite_f32(v[k]);
+    }
+    for (int k = 0; k < D; k++) {
+        out_pos[(fu64)k * n + t] = p[k];
+        out_vel[(fu64)k * n + t] = v[k];
+    }
+    return ok;
+}
+
+// Grid search: the boid in sorted slot t (cell scell[t]) of spos/svel/svfix steps into slot t
+// of out_* (boids_grid_kernel2/3). Returns whether its new state is finite.
+template <int D>
+FORGE_HD bool boids_grid_slot(const Params* p, const GridShape* g, const fu32* cell_start,
+                              const fu32* scell, const float* spos, const float* svel,
+                              const fi64* svfix, fu32 t, float* out_pos, float* out_vel) {
+    fu32 n = p->n;
+    float rmax2 = fmaxf(fmaxf(p->r_sep2, p->r_ali2), p->r_coh2);
+    fu32 ranges[27][2];
+    bool seam;
+    int nr = neighbour_ranges(g, cell_start, scell[t], g->wrap != 0, D, ranges, &seam);
+    Src src = {spos, svel, svfix, n};
+    float pi[D], vi[D];
+    boids_agent<D>(p, rmax2, seam, &src, t, ranges, nr, pi, vi);
+    return put_slot<D>(out_pos, out_vel, n, t, pi, vi);
+}
+
+// Grid search: the Vicsek particle in sorted slot t (agent ids[t], cell scell[t]) of
+// spos/svel (unit velocities)/svfix steps into slot t of out_* (vicsek_grid_kernel).
+FORGE_HD bool vicsek_grid_slot(const Params* p, const GridShape* g, fu64 step,
+                               const fu32* cell_start, const fu32* scell, const fu32* ids,
+                               const float* spos, const float* svel, const fi64* svfix, fu32 t,
+                               float* out_pos, float* out_vel) {
+    fu32 n = p->n;
+    fu32 ranges[27][2];
+    bool seam;
+    int nr = neighbour_ranges(g, cell_start, scell[t], g->wrap != 0, 2, ranges, &seam);
+    Src src = {spos, svel, svfix, n};
+    float pi[2], vi[2];
+    vicsek_agent(p, step, ids[t], &src, t, ranges, nr, pi, vi);
+    return put_slot<2>(out_pos, out_vel, n, t, pi, vi);
+}
+
+// Brute force: the boid in slot s of pos/vel (bvfix from brute_prep_slot) steps into slot s of
+// out_* against all n agents (boids_brute_kernel2/3).
+template <int D>
+FORGE_HD bool boids_brute_slot(const Params* p, const float* pos, const float* vel,
+                               const fi64* bvfix, fu32 s, float* out_pos, float* out_vel) {
+    fu32 n = p->n;
+    float rmax2 = fmaxf(fmaxf(p->r_sep2, p->r_ali2), p->r_coh2);
+    fu32 all[1][2] = {{0u, n}};
+    Src src = {pos, vel, bvfix, n};
+    float pi[D], vi[D];
+    boids_agent<D>(p, rmax2, p->boundary == 0, &src, s, all, 1, pi, vi);
+    return put_slot<D>(out_pos, out_vel, n, s, pi, vi);
+}
+
+// Brute force: the Vicsek particle in slot s = agent s (brute force never reorders) of
+// pos/units (units and bvfix from brute_prep_slot) steps into slot s of out_*
+// (vicsek_brute_kernel).
+FORGE_HD bool vicsek_brute_slot(const Params* p, fu64 step, const float* pos, const float* units,
+                                const fi64* bvfix, fu32 s, float* out_pos, float* out_vel) {
+    fu32 n = p->n;
+    fu32 all[1][2] = {{0u, n}};
+    Src src = {pos, units, bvfix, n};
+    float pi[2], vi[2];
+    vicsek_agent(p, step, s, &src, s, all, 1, pi, vi);
+    return put_slot<2>(out_pos, out_vel, n, s, pi, vi);
+}
+
 #endif

@@ -16,6 +16,10 @@
 // The order of agents inside a cell depends on the atomics; the result does not: neighbour
 // sums are 64-bit fixed point (order-free) and each agent's id travels with it.
 //
+// Each per-slot kernel is an index, a bounds guard and one call to its slot function in
+// forge_math.h (gather_slot, brute_prep_slot, boids_grid_slot, ...), which
+// kernels/host/shim.cpp runs over all slots on the host for tests/kernels_host.rs.
+//
 // Compiled by NVRTC at run time with --fmad=false (src/sim/cuda.rs); forge_math.h is pasted in
 // place of the #include below.
 #include "forge_math.h"
@@ -24,15 +28,8 @@
 #define SCAN_BLOCK 1024
 
 // Records the first (step, agent) whose new state is not finite: key = step << 32 | agent.
-__device__ __forceinline__ void check(fu64* bad, fu64 step, fu32 agent, const float* p,
-                                      const float* v, int d) {
-    bool ok = true;
-    for (int k = 0; k < d; k++) {
-        ok = ok & finite_f32(p[k]) & finite_f32(v[k]);
-    }
-    if (!ok) {
-        atomicMin(bad, (step << 32) | (fu64)agent);
-    }
+__device__ __forceinline__ void flag(fu64* bad, fu64 step, fu32 agent) {
+    atomicMin(bad, (step << 32) | (fu64)agent);
 }
 
 extern "C" __global__ void cell_index_kernel(GridShape g, const float* __restrict__ pos, fu32 n,
@@ -119,27 +116,8 @@ extern "C" __global__ void build_grid_kernel(fu32 n, fu32 dim, fu32 units,
     if (s >= n) {
         return;
     }
-    fu32 c = cell_of[s];
-    fu32 t = cell_start[c] + rank[s];
-    next_ids[t] = ids[s];
-    scell[t] = c;
-    if (units) {
-        float u[2];
-        unit2(vel[s], vel[n + s], u);
-        spos[t] = pos[s];
-        spos[n + t] = pos[n + s];
-        svel[t] = u[0];
-        svel[n + t] = u[1];
-        svfix[t] = to_fix(u[0]);
-        svfix[n + t] = to_fix(u[1]);
-    } else {
-        for (fu32 k = 0; k < dim; k++) {
-            float v = vel[(fu64)k * n + s];
-            spos[(fu64)k * n + t] = pos[(fu64)k * n + s];
-            svel[(fu64)k * n + t] = v;
-            svfix[(fu64)k * n + t] = to_fix(v);
-        }
-    }
+    gather_slot(n, dim, units != 0, cell_of, rank, cell_start, pos, vel, ids, spos, svel, svfix,
+                next_ids, scell, s);
 }
 
 // Fixed-point velocities (Vicsek: unit velocities, kept in `units` too) of the current slots
@@ -152,27 +130,7 @@ extern "C" __global__ void build_brute_kernel(fu32 n, fu32 dim, fu32 is_units,
     if (s >= n) {
         return;
     }
-    if (is_units) {
-        float u[2];
-        unit2(vel[s], vel[n + s], u);
-        units[s] = u[0];
-        units[n + s] = u[1];
-        bvfix[s] = to_fix(u[0]);
-        bvfix[n + s] = to_fix(u[1]);
-    } else {
-        for (fu32 k = 0; k < dim; k++) {
-            bvfix[(fu64)k * n + s] = to_fix(vel[(fu64)k * n + s]);
-        }
-    }
-}
-
-template <int D>
-__device__ __forceinline__ void put(float* out_pos, float* out_vel, fu32 n, fu32 t,
-                                    const float* p, const float* v) {
-    for (int k = 0; k < D; k++) {
-        out_pos[(fu64)k * n + t] = p[k];
-        out_vel[(fu64)k * n + t] = v[k];
-    }
+    brute_prep_slot(n, dim, is_units != 0, vel, units, bvfix, s);
 }
 
 template <int D>
@@ -181,20 +139,13 @@ __device__ __forceinline__ void boids_grid(Params p, GridShape g, fu64 step,
                                            const fu32* ids, const float* spos, const float* svel,
                                            const fi64* svfix, float* out_pos, float* out_vel,
                                            fu64* bad) {
-    fu32 n = p.n;
     fu32 t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= n) {
+    if (t >= p.n) {
         return;
     }
-    float rmax2 = fmaxf(fmaxf(p.r_sep2, p.r_ali2), p.r_coh2);
-    fu32 ranges[27][2];
-    bool seam;
-    int nr = neighbour_ranges(&g, cell_start, scell[t], g.wrap != 0, D, ranges, &seam);
-    Src src = {spos, svel, svfix, n};
-    float pi[D], vi[D];
-    boids_agent<D>(&p, rmax2, seam, &src, t, ranges, nr, pi, vi);
-    check(bad, step + 1, ids[t], pi, vi, D);
-    put<D>(out_pos, out_vel, n, t, pi, vi);
+    if (!boids_grid_slot<D>(&p, &g, cell_start, scell, spos, svel, svfix, t, out_pos, out_vel)) {
+        flag(bad, step + 1, ids[t]);
+    }
 }
 
 extern "C" __global__ void boids_grid_kernel2(Params p, GridShape g, fu64 step,
@@ -218,37 +169,27 @@ extern "C" __global__ void vicsek_grid_kernel(Params p, GridShape g, fu64 step,
                                               const fu32* ids, const float* spos,
                                               const float* svel, const fi64* svfix,
                                               float* out_pos, float* out_vel, fu64* bad) {
-    fu32 n = p.n;
     fu32 t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= n) {
+    if (t >= p.n) {
         return;
     }
-    fu32 ranges[27][2];
-    bool seam;
-    int nr = neighbour_ranges(&g, cell_start, scell[t], g.wrap != 0, 2, ranges, &seam);
-    Src src = {spos, svel, svfix, n};
-    float pi[2], vi[2];
-    vicsek_agent(&p, step, ids[t], &src, t, ranges, nr, pi, vi);
-    check(bad, step + 1, ids[t], pi, vi, 2);
-    put<2>(out_pos, out_vel, n, t, pi, vi);
+    if (!vicsek_grid_slot(&p, &g, step, cell_start, scell, ids, spos, svel, svfix, t, out_pos,
+                          out_vel)) {
+        flag(bad, step + 1, ids[t]);
+    }
 }
 
 template <int D>
 __device__ __forceinline__ void boids_brute(Params p, fu64 step, const float* pos,
                                             const float* vel, const fi64* bvfix, float* out_pos,
                                             float* out_vel, fu64* bad) {
-    fu32 n = p.n;
     fu32 s = blockIdx.x * blockDim.x + threadIdx.x;
-    if (s >= n) {
+    if (s >= p.n) {
         return;
     }
-    float rmax2 = fmaxf(fmaxf(p.r_sep2, p.r_ali2), p.r_coh2);
-    fu32 all[1][2] = {{0u, n}};
-    Src src = {pos, vel, bvfix, n};
-    float pi[D], vi[D];
-    boids_agent<D>(&p, rmax2, p.boundary == 0, &src, s, all, 1, pi, vi);
-    check(bad, step + 1, s, pi, vi, D);
-    put<D>(out_pos, out_vel, n, s, pi, vi);
+    if (!boids_brute_slot<D>(&p, pos, vel, bvfix, s, out_pos, out_vel)) {
+        flag(bad, step + 1, s);
+    }
 }
 
 extern "C" __global__ void boids_brute_kernel2(Params p, fu64 step, const float* pos,
@@ -267,15 +208,11 @@ extern "C" __global__ void boids_brute_kernel3(Params p, fu64 step, const float*
 extern "C" __global__ void vicsek_brute_kernel(Params p, fu64 step, const float* pos,
                                                const float* units, const fi64* bvfix,
                                                float* out_pos, float* out_vel, fu64* bad) {
-    fu32 n = p.n;
     fu32 s = blockIdx.x * blockDim.x + threadIdx.x;
-    if (s >= n) {
+    if (s >= p.n) {
         return;
     }
-    fu32 all[1][2] = {{0u, n}};
-    Src src = {pos, units, bvfix, n};
-    float pi[2], vi[2];
-    vicsek_agent(&p, step, s, &src, s, all, 1, pi, vi);
-    check(bad, step + 1, s, pi, vi, 2);
-    put<2>(out_pos, out_vel, n, s, pi, vi);
+    if (!vicsek_brute_slot(&p, step, pos, units, bvfix, s, out_pos, out_vel)) {
+        flag(bad, step + 1, s);
+    }
 }

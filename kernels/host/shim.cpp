@@ -1,11 +1,35 @@
 // Host build of kernels/forge_math.h for tests/kernels_host.rs: thin extern "C" wrappers around
-// the __host__ __device__ arithmetic, and a whole step over all agents that mirrors the CUDA
-// kernels of kernels/step.cu (cell index, counting sort, reorder, per-agent step) on the CPU.
+// the __host__ __device__ arithmetic, and a whole step over all agents that runs the per-slot
+// bodies of the CUDA kernels of kernels/step.cu (cell index, reorder, per-agent step: the same
+// forge_math.h functions) on the CPU, with a sequential counting sort in place of the atomics
+// and scan kernels.
 // Compiled with -ffp-contract=off -fno-fast-math, so it computes what the GPU computes under
 // NVRTC --fmad=false.
 #include <stdlib.h>
 #include <string.h>
 #include "../forge_math.h"
+
+// fm_boids_pairs_integrate for one D.
+template <int D>
+static void pairs_integrate(const Params* p, fu32 m, const float* d, const float* d2,
+                            const fi64* vfix, int self0, float* pos, float* vel, fi64* acc_out) {
+    BoidsAcc<D> acc;
+    boids_acc_new<D>(&acc);
+    for (fu32 i = 0; i < m; i++) {
+        boids_pair<D>(&acc, p, d + D * i, d2[i], vfix + D * i);
+    }
+    if (self0) {
+        boids_remove_self<D>(&acc, p, vfix);
+    }
+    for (int k = 0; k < D; k++) {
+        acc_out[k] = acc.sep[k];
+        acc_out[D + k] = acc.ali[k];
+        acc_out[2 * D + k] = acc.coh[k];
+    }
+    acc_out[3 * D] = acc.n_ali;
+    acc_out[3 * D + 1] = acc.n_coh;
+    boids_integrate<D>(p, &acc, pos, vel);
+}
 
 extern "C" {
 
@@ -36,39 +60,9 @@ void fm_boids_pairs_integrate(const Params* p, int dim, fu32 m, const float* d, 
                               const fi64* vfix, int self0, float* pos, float* vel,
                               fi64* acc_out) {
     if (dim == 2) {
-        BoidsAcc<2> acc;
-        boids_acc_new<2>(&acc);
-        for (fu32 i = 0; i < m; i++) {
-            boids_pair<2>(&acc, p, d + 2 * i, d2[i], vfix + 2 * i);
-        }
-        if (self0) {
-            boids_remove_self<2>(&acc, p, vfix);
-        }
-        for (int k = 0; k < 2; k++) {
-            acc_out[k] = acc.sep[k];
-            acc_out[2 + k] = acc.ali[k];
-            acc_out[4 + k] = acc.coh[k];
-        }
-        acc_out[6] = acc.n_ali;
-        acc_out[7] = acc.n_coh;
-        boids_integrate<2>(p, &acc, pos, vel);
+        pairs_integrate<2>(p, m, d, d2, vfix, self0, pos, vel, acc_out);
     } else {
-        BoidsAcc<3> acc;
-        boids_acc_new<3>(&acc);
-        for (fu32 i = 0; i < m; i++) {
-            boids_pair<3>(&acc, p, d + 3 * i, d2[i], vfix + 3 * i);
-        }
-        if (self0) {
-            boids_remove_self<3>(&acc, p, vfix);
-        }
-        for (int k = 0; k < 3; k++) {
-            acc_out[k] = acc.sep[k];
-            acc_out[3 + k] = acc.ali[k];
-            acc_out[6 + k] = acc.coh[k];
-        }
-        acc_out[9] = acc.n_ali;
-        acc_out[10] = acc.n_coh;
-        boids_integrate<3>(p, &acc, pos, vel);
+        pairs_integrate<3>(p, m, d, d2, vfix, self0, pos, vel, acc_out);
     }
 }
 
@@ -77,20 +71,23 @@ void fm_vicsek_integrate(const Params* p, const fi64* sum, const float* own_unit
     vicsek_integrate(p, sum, own_unit, step, agent, pos, vel);
 }
 
-// One whole step of n agents, as the GPU does it. State in slot order (pos, vel
-// component-major, ids[s] = agent in slot s); the new state goes to out_* (slot order, ids in
-// out_ids). grid == 0: brute force (slots keep their agents). grid != 0: counting sort into the
-// cells of `g`, with the agents inside a cell in REVERSE of their current slot order (the GPU's
-// atomics give an arbitrary order: the result must not depend on it). Returns the first agent
-// whose new state is not finite, or -1.
+// One whole step of n agents, as the GPU does it: the per-slot bodies are the very functions
+// step.cu's kernels call (gather_slot, brute_prep_slot, boids_grid_slot, ...); only the cell
+// ranks and the scan are done here instead of by atomics and scan kernels. State in slot order
+// (pos, vel component-major, ids[s] = agent in slot s); the new state goes to out_* (slot order,
+// ids in out_ids). grid == 0: brute force (slots keep their agents: ids must be the identity,
+// as on the GPU). grid != 0: counting sort into the cells of `g`, with the agents inside a cell
+// in REVERSE of their current slot order (the GPU's atomics give an arbitrary order: the result
+// must not depend on it). Returns the first agent whose new state is not finite, or -1.
 long long fm_step(const Params* p, const GridShape* g, int grid, fu64 step, const float* pos,
                   const float* vel, const fu32* ids, float* out_pos, float* out_vel,
                   fu32* out_ids) {
     fu32 n = p->n;
-    int dim = (int)p->dim;
+    fu32 dim = p->dim;
     bool vicsek = p->model == 1;
-    float rmax2 = fmaxf(fmaxf(p->r_sep2, p->r_ali2), p->r_coh2);
     long long bad = -1;
+    // Grid: the sorted state (spos, svel, svfix, scell). Brute force: svel holds the unit
+    // velocities (Vicsek) and svfix the fixed-point velocities (`units`, `bvfix` on the GPU).
     float* spos = (float*)malloc(sizeof(float) * dim * (size_t)n + 4);
     float* svel = (float*)malloc(sizeof(float) * dim * (size_t)n + 4);
     fi64* svfix = (fi64*)malloc(sizeof(fi64) * dim * (size_t)n + 8);
@@ -103,7 +100,7 @@ long long fm_step(const Params* p, const GridShape* g, int grid, fu64 step, cons
         cell_start = (fu32*)calloc((size_t)g->ncells + 1, sizeof(fu32));
         // cell_index_kernel, with ranks handed out from the last slot down.
         for (fu32 s = 0; s < n; s++) {
-            cell_of[s] = cell_index(g, pos, n, s, dim);
+            cell_of[s] = cell_index(g, pos, n, s, (int)dim);
         }
         for (fu32 s = n; s-- > 0;) {
             rank[s] = counts[cell_of[s]]++;
@@ -117,27 +114,8 @@ long long fm_step(const Params* p, const GridShape* g, int grid, fu64 step, cons
         cell_start[g->ncells] = n;
         // build_grid_kernel
         for (fu32 s = 0; s < n; s++) {
-            fu32 c = cell_of[s];
-            fu32 t = cell_start[c] + rank[s];
-            out_ids[t] = ids[s];
-            scell[t] = c;
-            if (vicsek) {
-                float u[2];
-                unit2(vel[s], vel[n + s], u);
-                spos[t] = pos[s];
-                spos[n + t] = pos[n + s];
-                svel[t] = u[0];
-                svel[n + t] = u[1];
-                svfix[t] = to_fix(u[0]);
-                svfix[n + t] = to_fix(u[1]);
-            } else {
-                for (int k = 0; k < dim; k++) {
-                    float v = vel[(size_t)k * n + s];
-                    spos[(size_t)k * n + t] = pos[(size_t)k * n + s];
-                    svel[(size_t)k * n + t] = v;
-                    svfix[(size_t)k * n + t] = to_fix(v);
-                }
-            }
+            gather_slot(n, dim, vicsek, cell_of, rank, cell_start, pos, vel, ids, spos, svel,
+                        svfix, out_ids, scell, s);
         }
         free(cell_of);
         free(rank);
@@ -146,50 +124,34 @@ long long fm_step(const Params* p, const GridShape* g, int grid, fu64 step, cons
         // build_brute_kernel: slots stay.
         for (fu32 s = 0; s < n; s++) {
             out_ids[s] = ids[s];
-            if (vicsek) {
-                float u[2];
-                unit2(vel[s], vel[n + s], u);
-                spos[s] = pos[s];
-                spos[n + s] = pos[n + s];
-                svel[s] = u[0];
-                svel[n + s] = u[1];
-                svfix[s] = to_fix(u[0]);
-                svfix[n + s] = to_fix(u[1]);
-            } else {
-                for (int k = 0; k < dim; k++) {
-                    spos[(size_t)k * n + s] = pos[(size_t)k * n + s];
-                    svel[(size_t)k * n + s] = vel[(size_t)k * n + s];
-                    svfix[(size_t)k * n + s] = to_fix(vel[(size_t)k * n + s]);
-                }
-            }
+            brute_prep_slot(n, dim, vicsek, vel, svel, svfix, s);
         }
     }
-    Src src = {spos, svel, svfix, n};
+    // boids_grid_kernel2/3, vicsek_grid_kernel; boids_brute_kernel2/3, vicsek_brute_kernel
     for (fu32 t = 0; t < n; t++) {
-        fu32 ranges[27][2];
-        int nr;
-        bool seam = p->boundary == 0;
+        bool ok;
         if (grid) {
-            nr = neighbour_ranges(g, cell_start, scell[t], g->wrap != 0, dim, ranges, &seam);
-        } else {
-            ranges[0][0] = 0;
-            ranges[0][1] = n;
-            nr = 1;
-        }
-        float pi[3], vi[3];
-        if (vicsek) {
-            vicsek_agent(p, step, out_ids[t], &src, t, ranges, nr, pi, vi);
-        } else if (dim == 2) {
-            boids_agent<2>(p, rmax2, seam, &src, t, ranges, nr, pi, vi);
-        } else {
-            boids_agent<3>(p, rmax2, seam, &src, t, ranges, nr, pi, vi);
-        }
-        for (int k = 0; k < dim; k++) {
-            if (!(finite_f32(pi[k]) && finite_f32(vi[k])) && bad < 0) {
-                bad = out_ids[t];
+            if (vicsek) {
+                ok = vicsek_grid_slot(p, g, step, cell_start, scell, out_ids, spos, svel, svfix, t,
+                                      out_pos, out_vel);
+            } else if (dim == 2) {
+                ok = boids_grid_slot<2>(p, g, cell_start, scell, spos, svel, svfix, t, out_pos,
+                                        out_vel);
+            } else {
+                ok = boids_grid_slot<3>(p, g, cell_start, scell, spos, svel, svfix, t, out_pos,
+                                        out_vel);
             }
-            out_pos[(size_t)k * n + t] = pi[k];
-            out_vel[(size_t)k * n + t] = vi[k];
+        } else {
+            if (vicsek) {
+                ok = vicsek_brute_slot(p, step, pos, svel, svfix, t, out_pos, out_vel);
+            } else if (dim == 2) {
+                ok = boids_brute_slot<2>(p, pos, vel, svfix, t, out_pos, out_vel);
+            } else {
+                ok = boids_brute_slot<3>(p, pos, vel, svfix, t, out_pos, out_vel);
+            }
+        }
+        if (!ok && bad < 0) {
+            bad = out_ids[t];
         }
     }
     free(spos);

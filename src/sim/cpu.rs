@@ -262,6 +262,7 @@ impl CpuSolver {
         };
         let outfix = OutI64(g.svfix.as_ptr() as *mut i64);
         let outid = OutU32(self.next_ids.as_mut_ptr());
+        let outcell = OutU32(g.scell.as_ptr() as *mut u32);
         let ids = &self.ids;
         Self::for_chunks(&self.pool, n, |r| {
             for t in r {
@@ -269,6 +270,7 @@ impl CpuSolver {
                 // SAFETY: slot t is written by this chunk only.
                 unsafe {
                     outid.set(t, ids[s]);
+                    outcell.set(t, g.cell_of[s]);
                     if units {
                         let u = unit2([st.vel[s], st.vel[n + s]]);
                         outp.put::<2>(n, t, &[st.pos[s], st.pos[n + s]], &u);
@@ -328,7 +330,7 @@ impl CpuSolver {
                 let mut cur_cell = usize::MAX;
                 let (mut nr, mut seam) = (0, false);
                 for t in r {
-                    let c = g.cell_of[g.order[t] as usize] as usize;
+                    let c = g.scell[t] as usize;
                     if c != cur_cell {
                         cur_cell = c;
                         (nr, seam) = g.neighbour_ranges(c, p.wraps(), D, &mut ranges);
@@ -380,7 +382,7 @@ impl CpuSolver {
                 let mut cur_cell = usize::MAX;
                 let mut nr = 0;
                 for t in r {
-                    let c = g.cell_of[g.order[t] as usize] as usize;
+                    let c = g.scell[t] as usize;
                     if c != cur_cell {
                         cur_cell = c;
                         nr = g.neighbour_ranges(c, p.wraps(), 2, &mut ranges).0;

@@ -21,6 +21,9 @@ pub struct Grid {
     pub cell_of: Vec<u32>,
     /// Agent at each sorted slot.
     pub order: Vec<u32>,
+    /// Cell of each sorted slot (read in order by the step, where `cell_of[order[t]]` would
+    /// be a dependent, scattered load).
+    pub scell: Vec<u32>,
     /// Positions and velocities (or, for Vicsek, unit velocities) in sorted order.
     pub spos: Vec<f32>,
     pub svel: Vec<f32>,
@@ -81,6 +84,7 @@ impl Grid {
             cell_start: alloc(ncells + 1)?,
             cell_of: alloc(n)?,
             order: alloc(n)?,
+            scell: alloc(n)?,
             spos: allocf(dim * n)?,
             svel: allocf(dim * n)?,
             svfix: {
