@@ -12,7 +12,7 @@ use anyhow::{bail, Context, Result};
 
 use crate::bfs::{self, Writer};
 use crate::sim::cpu::unpermute;
-use crate::sim::State;
+use crate::sim::{filled, State};
 
 /// Where a recording goes: written to `NAME.partial` beside the final name and renamed on
 /// success, so a failed run never leaves a half-written file under the final name. (A run
@@ -176,21 +176,13 @@ impl Recorder {
     pub fn start(mut writer: Writer<File>, dim: usize, n: usize) -> Result<Recorder> {
         let jobs = Queue::<Job>::new();
         let free = Queue::<Buffers>::new();
-        let alloc_err = || anyhow::anyhow!("cannot allocate frame buffers for {n} agents");
-        let falloc = |len: usize| -> Result<Vec<f32>> {
-            let mut v = Vec::new();
-            v.try_reserve_exact(len).map_err(|_| alloc_err())?;
-            v.resize(len, 0.0);
-            Ok(v)
-        };
+        let what = || format!("frame buffers for {n} agents");
+        let falloc = |len: usize| filled(len, 0f32, what).map_err(anyhow::Error::msg);
         for _ in 0..DEPTH {
-            let mut ids = Vec::new();
-            ids.try_reserve_exact(n).map_err(|_| alloc_err())?;
-            ids.resize(n, 0u32);
             let b = Buffers {
                 pos: falloc(dim * n)?,
                 vel: falloc(dim * n)?,
-                ids,
+                ids: filled(n, 0u32, what).map_err(anyhow::Error::msg)?,
             };
             free.push(b);
         }

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::grid::Grid;
 use super::math::*;
 use super::pool::Pool;
-use super::{Diverged, Params, State};
+use super::{filled, Diverged, Params, State};
 use crate::scene::{Model, Search};
 
 /// Up to this many agents `--search auto` compares every pair: the grid's sort costs more
@@ -91,14 +91,6 @@ impl OutU32 {
     }
 }
 
-fn alloc<T: Clone>(len: usize, v: T) -> Result<Vec<T>, String> {
-    let mut out = Vec::new();
-    out.try_reserve_exact(len)
-        .map_err(|_| format!("cannot allocate the solver's work arrays ({len} entries)"))?;
-    out.resize(len, v);
-    Ok(out)
-}
-
 impl CpuSolver {
     /// `state` in agent order; `threads == 0` means all cores.
     pub fn new(
@@ -108,6 +100,7 @@ impl CpuSolver {
         search: Search,
     ) -> Result<CpuSolver, String> {
         let n = state.n;
+        let work = || "the solver's work arrays".to_string();
         let search = choose_search(search, n);
         let threads = if threads == 0 {
             std::thread::available_parallelism()
@@ -128,21 +121,21 @@ impl CpuSolver {
         };
         let brute = search == Search::Brute;
         let units = if params.model() == Model::Vicsek && brute {
-            alloc(2 * n, 0.0)?
+            filled(2 * n, 0.0, work)?
         } else {
             Vec::new()
         };
         let bvfix = if brute {
-            alloc(state.dim * n, 0i64)?
+            filled(state.dim * n, 0i64, work)?
         } else {
             Vec::new()
         };
         let next = State::zeros(state.dim, n)?;
-        let mut ids = alloc(n, 0u32)?;
+        let mut ids = filled(n, 0u32, work)?;
         for (i, x) in ids.iter_mut().enumerate() {
             *x = i as u32;
         }
-        let next_ids = alloc(n, 0u32)?;
+        let next_ids = filled(n, 0u32, work)?;
         Ok(CpuSolver {
             params,
             cur: state,

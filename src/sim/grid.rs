@@ -3,7 +3,7 @@
 //! The grid only decides which pairs are *tested*; every pair within the radius is found, and
 //! sums are order-free, so grid and brute force give the same bytes.
 
-use super::{Params, State};
+use super::{filled, Params, State};
 
 /// Most cells the grid may have, whatever the world and radius: a huge world with a tiny
 /// radius gets coarser cells (more candidates per agent), never unbounded memory.
@@ -63,37 +63,18 @@ impl Grid {
             inv_cell[k] = dims[k] as f32 / p.world[k];
         }
         let ncells: usize = dims.iter().product();
-        let alloc = |len: usize| -> Result<Vec<u32>, String> {
-            let mut v = Vec::new();
-            v.try_reserve_exact(len)
-                .map_err(|_| "cannot allocate the neighbour grid".to_string())?;
-            v.resize(len, 0);
-            Ok(v)
-        };
-        let allocf = |len: usize| -> Result<Vec<f32>, String> {
-            let mut v = Vec::new();
-            v.try_reserve_exact(len)
-                .map_err(|_| "cannot allocate the neighbour grid".to_string())?;
-            v.resize(len, 0.0);
-            Ok(v)
-        };
+        let what = || "the neighbour grid".to_string();
         Ok(Grid {
             dims,
             inv_cell,
             ncells,
-            cell_start: alloc(ncells + 1)?,
-            cell_of: alloc(n)?,
-            order: alloc(n)?,
-            scell: alloc(n)?,
-            spos: allocf(dim * n)?,
-            svel: allocf(dim * n)?,
-            svfix: {
-                let mut v = Vec::new();
-                v.try_reserve_exact(dim * n)
-                    .map_err(|_| "cannot allocate the neighbour grid".to_string())?;
-                v.resize(dim * n, 0i64);
-                v
-            },
+            cell_start: filled(ncells + 1, 0u32, what)?,
+            cell_of: filled(n, 0u32, what)?,
+            order: filled(n, 0u32, what)?,
+            scell: filled(n, 0u32, what)?,
+            spos: filled(dim * n, 0f32, what)?,
+            svel: filled(dim * n, 0f32, what)?,
+            svfix: filled(dim * n, 0i64, what)?,
         })
     }
 

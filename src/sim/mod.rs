@@ -23,15 +23,13 @@ impl State {
     /// Zeroed state; an error (not an abort) when the memory cannot be had.
     pub fn zeros(dim: usize, n: usize) -> Result<State, String> {
         let len = dim.checked_mul(n).ok_or("agent count overflows")?;
-        let mut pos = Vec::new();
-        let mut vel = Vec::new();
-        pos.try_reserve_exact(len)
-            .map_err(|_| format!("cannot allocate the state of {n} agents"))?;
-        vel.try_reserve_exact(len)
-            .map_err(|_| format!("cannot allocate the state of {n} agents"))?;
-        pos.resize(len, 0.0);
-        vel.resize(len, 0.0);
-        Ok(State { dim, n, pos, vel })
+        let what = || format!("the state of {n} agents");
+        Ok(State {
+            dim,
+            n,
+            pos: filled(len, 0.0, what)?,
+            vel: filled(len, 0.0, what)?,
+        })
     }
 
     /// The first agent whose position or velocity is not finite.
@@ -42,6 +40,16 @@ impl State {
             })
         })
     }
+}
+
+/// `len` copies of `v`, or an error naming `what` could not be allocated: large arrays sized
+/// by user input must fail as an error, never abort the process.
+pub fn filled<T: Clone>(len: usize, v: T, what: impl Fn() -> String) -> Result<Vec<T>, String> {
+    let mut out = Vec::new();
+    out.try_reserve_exact(len)
+        .map_err(|_| format!("cannot allocate {}", what()))?;
+    out.resize(len, v);
+    Ok(out)
 }
 
 /// Parameters of one run, identical in layout to `struct Params` in `kernels/common.h`
