@@ -16,15 +16,7 @@ else
     nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader || true
 fi
 if ! python3 -c 'import ctypes; ctypes.CDLL("libnvrtc.so.13")' >/dev/null 2>&1; then
-    python3 -m pip install -q --disable-pip-version-check nvidia-cuda-nvrtc >/dev/null 2>&1 || true
-    NVRTC_LIB="$(python3 -c '
-import glob, os, site
-for d in site.getsitepackages() + [site.getusersitepackages()]:
-    hits = sorted(glob.glob(os.path.join(d, "nvidia", "**", "libnvrtc.so*"), recursive=True))
-    if hits:
-        print(os.path.dirname(hits[0])); break
-' 2>/dev/null || true)"
-    [ -n "$NVRTC_LIB" ] && export LD_LIBRARY_PATH="$NVRTC_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    . scripts/nvrtc.sh
 fi
 export XDG_CACHE_HOME="${XDG_CACHE_HOME:-$OUT/cache}"
 

@@ -9,21 +9,11 @@ cd "$(dirname "$0")/.."
 
 # CUDA backend: NVRTC from PyPI (no GPU needed), so that tests/cuda.rs compiles every kernel for
 # sm_80 and sm_90 instead of skipping; then that test is required (FORGE_REQUIRE_NVRTC=1).
-if command -v python3 >/dev/null 2>&1; then
-    python3 -m pip install -q --disable-pip-version-check nvidia-cuda-nvrtc >/dev/null 2>&1 || true
-    NVRTC_LIB="$(python3 -c '
-import glob, os, site
-for d in site.getsitepackages() + [site.getusersitepackages()]:
-    hits = sorted(glob.glob(os.path.join(d, "nvidia", "**", "libnvrtc.so*"), recursive=True))
-    if hits:
-        print(os.path.dirname(hits[0])); break
-' 2>/dev/null || true)"
-    if [ -n "$NVRTC_LIB" ]; then
-        export LD_LIBRARY_PATH="$NVRTC_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-        export FORGE_REQUIRE_NVRTC=1
-    else
-        echo "warning: NVRTC missing (pip install nvidia-cuda-nvrtc): the CUDA kernel compile test is skipped" >&2
-    fi
+. scripts/nvrtc.sh
+if [ -n "$NVRTC_LIB" ]; then
+    export FORGE_REQUIRE_NVRTC=1
+else
+    echo "warning: NVRTC missing (pip install nvidia-cuda-nvrtc): the CUDA kernel compile test is skipped" >&2
 fi
 
 cargo test --release
