@@ -5,15 +5,14 @@
 #   (b) v_a against density ρ at η = 2 in a box of side L = 20 (N = ρ·400, from 40 to 4000).
 # Writes docs/vicsek-fig2a.{csv,png} and docs/vicsek-fig2b.{csv,png} and prints the wall times.
 #
-# The paper measured after long transients; the defaults here (1500 + 1000 steps, 2 seeds) run in
-# a few minutes on two cores. For the paper's 2500 + 1500 steps:
-#   EQUILIBRATE=2500 MEASURE=1500 SEEDS=3 scripts/vicsek-fig2.sh
+# The defaults are the paper's 2500 + 1500 steps with 2 seeds: about three minutes on two
+# cores. More seeds: SEEDS=5 scripts/vicsek-fig2.sh
 # Other knobs: OUT (folder, default docs), JOBS (default: all cores), FORGE (the binary).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-EQUILIBRATE="${EQUILIBRATE:-1500}"
-MEASURE="${MEASURE:-1000}"
+EQUILIBRATE="${EQUILIBRATE:-2500}"
+MEASURE="${MEASURE:-1500}"
 SEEDS="${SEEDS:-2}"
 OUT="${OUT:-docs}"
 JOBS_FLAG=()
