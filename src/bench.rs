@@ -120,10 +120,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
         let mut rec = Recorder::start(crate::bfs::Writer::new(file, &h)?, 2, n as usize)?;
         for _ in 0..3 {
             solver.step().expect("finite");
-            {
-                let (st, ids) = solver.slots();
-                rec.record(solver.step, st, ids)
-            }?;
+            solver.record(&mut rec)?;
         }
         rec.finish()?;
         println!("{}", peak_rss_kib().unwrap_or(0));
@@ -265,8 +262,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
             for _ in 0..steps {
                 solver.step().expect("finite");
                 if let Some(r) = rec.as_mut() {
-                    let (st, ids) = solver.slots();
-                    r.record(solver.step, st, ids)?;
+                    solver.record(r)?;
                 }
             }
             if let Some(r) = rec {
@@ -366,12 +362,10 @@ fn bench_render(a: &BenchArgs) -> Result<ExitCode> {
                 2,
                 n as usize,
             )?;
-            let (st, ids) = solver.slots();
-            rec.record(0, st, ids)?;
+            solver.record(&mut rec)?;
             for _ in 1..most {
                 solver.step().expect("bench scenes stay finite");
-                let (st, ids) = solver.slots();
-                rec.record(solver.step, st, ids)?;
+                solver.record(&mut rec)?;
             }
             rec.finish()?;
         }

@@ -106,6 +106,8 @@ impl Drop for OutputFile {
 struct Job {
     step: u64,
     buf: Buffers,
+    /// The buffers already hold agent order (`ids` unused); else slot order + ids.
+    ordered: bool,
 }
 
 struct Buffers {
@@ -197,6 +199,11 @@ impl Recorder {
                     let _closer = CloseOnDrop(free.clone());
                     while let Some(job) = jobs.pop() {
                         let b = job.buf;
+                        if job.ordered {
+                            writer.write_frame(job.step, &b.pos, &b.vel)?;
+                            free.push(b);
+                            continue;
+                        }
                         let st = State {
                             dim,
                             n,
@@ -237,7 +244,33 @@ impl Recorder {
         b.pos.copy_from_slice(&state.pos);
         b.vel.copy_from_slice(&state.vel);
         b.ids.copy_from_slice(ids);
-        self.jobs.push(Job { step, buf: b });
+        self.jobs.push(Job {
+            step,
+            buf: b,
+            ordered: false,
+        });
+        self.frames += 1;
+        Ok(())
+    }
+
+    /// Queue the frame of `step`, written by `fill` straight into the recorder's buffers in
+    /// agent order (positions, velocities): the CPU solver un-permutes with all its threads
+    /// instead of a copy here and a serial un-permute on the writer thread.
+    pub fn record_with(
+        &mut self,
+        step: u64,
+        fill: impl FnOnce(&mut [f32], &mut [f32]),
+    ) -> Result<(), bfs::BfsError> {
+        let mut b = match self.free.pop() {
+            Some(b) => b,
+            None => return Err(self.writer_error()),
+        };
+        fill(&mut b.pos, &mut b.vel);
+        self.jobs.push(Job {
+            step,
+            buf: b,
+            ordered: true,
+        });
         self.frames += 1;
         Ok(())
     }

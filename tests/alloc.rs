@@ -82,15 +82,13 @@ fn steps_and_recording_allocate_nothing() {
         // writer thread has surely started (its start-up allocates) and handed buffers back.
         for _ in 0..2 * forge::record::DEPTH + 2 {
             solver.step().unwrap();
-            let (st, ids) = solver.slots();
-            rec.record(solver.step, st, ids).unwrap();
+            solver.record(&mut rec).unwrap();
         }
         ALLOCS.store(0, Ordering::SeqCst);
         COUNTING.store(true, Ordering::SeqCst);
         for _ in 0..20 {
             solver.step().unwrap();
-            let (st, ids) = solver.slots();
-            rec.record(solver.step, st, ids).unwrap();
+            solver.record(&mut rec).unwrap();
         }
         COUNTING.store(false, Ordering::SeqCst);
         let allocs = ALLOCS.load(Ordering::SeqCst);

@@ -59,6 +59,13 @@ unsafe impl Send for Out {}
 unsafe impl Sync for Out {}
 
 impl Out {
+    /// # Safety
+    /// `idx` in bounds of both arrays, written by this task only.
+    #[inline(always)]
+    unsafe fn set(&self, idx: usize, p: f32, v: f32) {
+        *self.pos.add(idx) = p;
+        *self.vel.add(idx) = v;
+    }
     fn of(st: &mut State) -> Out {
         Out {
             pos: st.pos.as_mut_ptr(),
@@ -167,6 +174,29 @@ impl CpuSolver {
     /// The state in slot order and the agent id of each slot (what the recorder takes).
     pub fn slots(&self) -> (&State, &[u32]) {
         (&self.cur, &self.ids)
+    }
+
+    /// Queue the current state as the frame of the current step, in agent order, un-permuted
+    /// by all the solver's threads straight into the recorder's buffer.
+    pub fn record(&self, rec: &mut crate::record::Recorder) -> Result<(), crate::bfs::BfsError> {
+        rec.record_with(self.step, |pos, vel| {
+            let (st, ids, n) = (&self.cur, &self.ids, self.cur.n);
+            let out = Out {
+                pos: pos.as_mut_ptr(),
+                vel: vel.as_mut_ptr(),
+            };
+            assert!(pos.len() == st.pos.len() && vel.len() == st.vel.len());
+            Self::for_chunks(&self.pool, n, |r| {
+                for s in r {
+                    let i = ids[s] as usize;
+                    for k in 0..st.dim {
+                        // SAFETY: ids is a permutation of 0..n, so agent i is written by
+                        // this chunk only; k*n + i < dim*n = the buffers' length (checked).
+                        unsafe { out.set(k * n + i, st.pos[k * n + s], st.vel[k * n + s]) };
+                    }
+                }
+            });
+        })
     }
 
     /// The state in agent order (allocates: for tests and summaries, not the step loop).

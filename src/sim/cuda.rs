@@ -857,10 +857,7 @@ impl AnySolver {
     /// Record the current state as the frame of the current step (CUDA: asynchronously).
     pub fn record(&mut self, rec: &mut Recorder) -> Result<(), crate::bfs::BfsError> {
         match &mut self.inner {
-            Inner::Cpu(s) => {
-                let (st, ids) = s.slots();
-                rec.record(s.step, st, ids)
-            }
+            Inner::Cpu(s) => s.record(rec),
             Inner::Cuda(s) => s.record(rec),
         }
     }
