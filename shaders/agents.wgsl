@@ -1,6 +1,10 @@
 // Agents as instanced soft point sprites (a bright core and a faint halo), added into the
 // HDR target. One instance per agent; six vertices (two triangles) per copy, nine copies in a
 // wrapping world so that a sprite crossing the seam shows on both sides.
+//
+// 3D recordings seen through a perspective camera use `vs_main3` (one copy; sprites shrink
+// with distance and fade towards the background with fog) and `vs_box`/`fs_box` for the
+// optional wireframe of the world box.
 
 // Keep in sync with `AgentParams` in src/render/agents.rs.
 struct Params {
@@ -15,6 +19,18 @@ struct Params {
     copies: u32,       // 1, or 9 in a wrapping world
     intensity: f32,    // brightness of one sprite's core
     halo: f32,         // brightness of the halo relative to the core
+    // 3D only (zero for 2D).
+    view_proj: mat4x4f, // world → clip
+    eye: vec3f,         // camera position
+    fog: f32,           // 0..1: how far the farthest agents fade towards the background
+    period: vec3f,      // world size (the wrap period; the box's far corner)
+    ref_dist: f32,      // distance at which a sprite has radius_px
+    anchor: vec3f,      // with min_image: agents show at their image nearest this point
+    min_image: u32,     // 1: wrap positions around `anchor` (follow camera, periodic world)
+    fog_near: f32,      // distance where fog starts
+    fog_far: f32,       // distance where fog is full
+    box_level: f32,     // brightness of the box's lines
+    near: f32,          // agents closer to the eye than this are not drawn
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -28,6 +44,7 @@ struct VsOut {
 }
 
 const TAU: f32 = 6.283185307179586;
+const HALF_PI: f32 = 1.5707963267948966;
 
 fn corner(i: u32) -> vec2f {
     // Two triangles: (-1,-1) (1,-1) (1,1) / (-1,-1) (1,1) (-1,1)
@@ -90,6 +107,107 @@ fn vs_main(
     let u = (clamp(t, 0.0, 1.0) * 255.0 + 0.5) / 256.0;
     out.color = textureSampleLevel(lut, lut_sampler, vec2f(u, 0.5), 0.0).rgb;
     return out;
+}
+
+fn hidden() -> VsOut {
+    var out: VsOut;
+    out.clip = vec4f(2.0, 2.0, 2.0, 1.0);
+    out.uv = vec2f(0.0);
+    out.color = vec3f(0.0);
+    return out;
+}
+
+// Remaining brightness after fog at distance `dist` from the eye.
+fn fog_factor(dist: f32) -> f32 {
+    let f = clamp((dist - p.fog_near) / max(p.fog_far - p.fog_near, 1e-6), 0.0, 1.0);
+    return 1.0 - p.fog * f;
+}
+
+@vertex
+fn vs_main3(
+    @builtin(vertex_index) vi: u32,
+    @location(0) x: f32,
+    @location(1) y: f32,
+    @location(2) z: f32,
+    @location(3) vx: f32,
+    @location(4) vy: f32,
+    @location(5) vz: f32,
+    @location(6) density: f32,
+) -> VsOut {
+    var out: VsOut;
+    let c = corner(vi % 6u);
+    var pos = vec3f(x, y, z);
+    if p.min_image == 1u {
+        pos = pos - round((pos - p.anchor) / p.period) * p.period;
+    }
+    let clip = p.view_proj * vec4f(pos, 1.0);
+    if clip.w <= p.near || x != x || y != y || z != z {
+        return hidden();
+    }
+    let dist = distance(pos, p.eye);
+    let ndc = clip.xy / clip.w;
+    // Perspective: a sprite's size falls with distance; a core stays at least ~0.7 px.
+    let scale = clamp(p.ref_dist / max(dist, 1e-6), 0.25, 4.0);
+    let radius = max(p.radius_px * scale, 0.7 / p.core);
+    let r_ndc = vec2f(radius) * 2.0 / p.viewport;
+    if any(abs(ndc) > vec2f(1.0) + r_ndc) {
+        return hidden();
+    }
+    out.clip = vec4f(ndc + c * r_ndc, 0.0, 1.0);
+    out.uv = c;
+
+    var t = 0.5;
+    var brightness = 1.0;
+    let v = vec3f(vx, vy, vz);
+    switch p.mode {
+        case 0u: {
+            t = (length(v) - p.range.x) / max(p.range.y - p.range.x, 1e-20);
+        }
+        case 1u: {
+            // Azimuth → the cyclic map; elevation → brightness (×0.5 diving, ×2 climbing).
+            t = atan2(vy, vx) / TAU + 0.5;
+            let elevation = asin(clamp(vz / max(length(v), 1e-20), -1.0, 1.0));
+            brightness = exp2(elevation / HALF_PI);
+        }
+        case 2u: {
+            t = (density - p.range.x) / max(p.range.y - p.range.x, 1e-20);
+        }
+        default: {
+            t = 0.75;
+        }
+    }
+    let u = (clamp(t, 0.0, 1.0) * 255.0 + 0.5) / 256.0;
+    let rgb = textureSampleLevel(lut, lut_sampler, vec2f(u, 0.5), 0.0).rgb;
+    out.color = rgb * brightness * fog_factor(dist);
+    return out;
+}
+
+// The world box's twelve edges as a line list: corner indices (bit 0 x, bit 1 y, bit 2 z).
+const BOX_CORNERS: array<u32, 24> = array<u32, 24>(
+    0u, 1u, 2u, 3u, 4u, 5u, 6u, 7u,
+    0u, 2u, 1u, 3u, 4u, 6u, 5u, 7u,
+    0u, 4u, 1u, 5u, 2u, 6u, 3u, 7u,
+);
+
+@vertex
+fn vs_box(@builtin(vertex_index) vi: u32) -> VsOut {
+    var corners = BOX_CORNERS;
+    let k = corners[min(vi, 23u)];
+    var pos = vec3f(f32(k & 1u), f32((k >> 1u) & 1u), f32((k >> 2u) & 1u)) * p.period;
+    if p.min_image == 1u {
+        // Agents show at their images nearest the anchor: the box is the cell around it.
+        pos = pos + p.anchor - 0.5 * p.period;
+    }
+    var out: VsOut;
+    out.clip = p.view_proj * vec4f(pos, 1.0);
+    out.uv = vec2f(0.0);
+    out.color = vec3f(p.box_level * fog_factor(distance(pos, p.eye)));
+    return out;
+}
+
+@fragment
+fn fs_box(in: VsOut) -> @location(0) vec4f {
+    return vec4f(in.color, in.color.r);
 }
 
 @fragment

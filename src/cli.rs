@@ -53,7 +53,8 @@ pub enum Command {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Backend {
-    /// CUDA when a device and NVRTC are present, else the CPU (with a one-line note).
+    /// The CPU, with a one-line note, until the CUDA backend is verified on a GPU; then CUDA
+    /// when a device and NVRTC are present.
     Auto,
     /// Multi-threaded CPU solver.
     Cpu,
@@ -699,9 +700,31 @@ pub struct LookArgs {
     /// How the world fills the frame when their aspects differ [default: letterbox].
     #[arg(long, value_enum)]
     pub fit: Option<crate::render::Fit>,
-    /// Keep the centre of mass in the middle of the frame (eased).
+    /// Keep the centre of mass in the middle of the frame (eased); for a 3D recording, the
+    /// same as --camera follow.
     #[arg(long)]
     pub follow: bool,
+    /// 3D recordings: orbit (circle the world once over the clip), fixed (from --eye towards
+    /// --target), follow (track the centre of mass) or top (orthographic x-y projection)
+    /// [default: orbit; fixed if --eye or --target is given].
+    #[arg(long, value_enum)]
+    pub camera: Option<crate::render::camera::CameraMode>,
+    /// 3D, --camera fixed: where the eye is, world units
+    /// [default: where the orbit starts, 25° above the -y side].
+    #[arg(long, value_name = "X,Y,Z", value_parser = parse_vec3, allow_hyphen_values = true)]
+    pub eye: Option<[f32; 3]>,
+    /// 3D, --camera fixed: the point looked at, world units [default: the world's centre].
+    #[arg(long, value_name = "X,Y,Z", value_parser = parse_vec3, allow_hyphen_values = true)]
+    pub target: Option<[f32; 3]>,
+    /// 3D: vertical field of view in degrees [default: 45].
+    #[arg(long, value_name = "DEG")]
+    pub fov: Option<f32>,
+    /// 3D: fog, 0..1: how far the farthest agents fade towards the background [default: 0].
+    #[arg(long)]
+    pub fog: Option<f32>,
+    /// 3D: draw the world box as a faint wireframe.
+    #[arg(long = "box")]
+    pub world_box: bool,
     /// GPU adapter: an index or part of a name from `forge gpus` [default: the best present].
     #[arg(long)]
     pub adapter: Option<String>,
@@ -731,6 +754,12 @@ impl LookArgs {
             fit: self.fit,
             follow: self.follow,
             vignette: self.vignette,
+            camera: self.camera,
+            eye: self.eye,
+            target: self.target,
+            fov: self.fov,
+            fog: self.fog,
+            world_box: self.world_box,
         }
     }
 }
@@ -865,6 +894,24 @@ fn parse_size(s: &str) -> std::result::Result<[u32; 2], String> {
         return Err(format!("H.264 (yuv420p) needs even sizes, got {w}x{h}"));
     }
     Ok([w, h])
+}
+
+fn parse_vec3(s: &str) -> std::result::Result<[f32; 3], String> {
+    let parts: Vec<&str> = s.split(',').collect();
+    if parts.len() != 3 {
+        return Err(format!("expected X,Y,Z, got {s:?}"));
+    }
+    let mut v = [0.0f32; 3];
+    for (o, t) in v.iter_mut().zip(&parts) {
+        *o = t
+            .trim()
+            .parse()
+            .map_err(|_| format!("bad number {:?} in {s:?}", t.trim()))?;
+        if !o.is_finite() {
+            return Err(format!("need finite numbers, got {s:?}"));
+        }
+    }
+    Ok(v)
 }
 
 fn parse_range_f32(s: &str) -> std::result::Result<[f32; 2], String> {

@@ -216,7 +216,27 @@ pub struct Render {
     pub size: Option<[u32; 2]>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fps: Option<u32>,
+    /// 3D only: orbit, fixed, follow or top (`forge render --camera`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub camera: Option<String>,
+    /// 3D, fixed camera: eye and target in world units.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub eye: Option<[f64; 3]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<[f64; 3]>,
+    /// 3D: vertical field of view, degrees.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fov: Option<f64>,
+    /// 3D: fog strength, 0..1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fog: Option<f64>,
+    /// 3D: draw the world box.
+    #[serde(rename = "box", skip_serializing_if = "Option::is_none")]
+    pub world_box: Option<bool>,
 }
+
+/// Cameras for 3D recordings (`scene.render.camera`, `forge render --camera`).
+pub const RENDER_CAMERAS: &[&str] = &["orbit", "fixed", "follow", "top"];
 
 pub const RENDER_COLORS: &[&str] = &["speed", "heading", "density", "fixed"];
 pub const RENDER_COLORMAPS: &[&str] = &[
@@ -777,6 +797,58 @@ fn resolve(f: SceneFile, src: &Source, cx: &mut Ctx) -> Scene {
         if let Some(fps) = r.fps {
             if fps == 0 || fps > 240 {
                 cx.err("scene.render.fps", format!("must be in 1..=240, got {fps}"));
+            }
+        }
+        let three_d = [
+            ("camera", r.camera.is_some()),
+            ("eye", r.eye.is_some()),
+            ("target", r.target.is_some()),
+            ("fov", r.fov.is_some()),
+            ("fog", r.fog.is_some()),
+            ("box", r.world_box.is_some()),
+        ];
+        if dim != 3 {
+            for (name, given) in three_d {
+                if given {
+                    cx.err(
+                        &format!("scene.render.{name}"),
+                        "applies to 3D scenes only (dim 3)",
+                    );
+                }
+            }
+        }
+        if let Some(c) = &r.camera {
+            if !RENDER_CAMERAS.contains(&c.as_str()) {
+                cx.err(
+                    "scene.render.camera",
+                    format!(
+                        "unknown camera \"{c}\" (one of: {})",
+                        RENDER_CAMERAS.join(", ")
+                    ),
+                );
+            }
+        }
+        for (name, v) in [("eye", r.eye), ("target", r.target)] {
+            if let Some(p) = v {
+                if !p.iter().all(|x| x.is_finite()) {
+                    cx.err(
+                        &format!("scene.render.{name}"),
+                        "must be three finite numbers [x, y, z]",
+                    );
+                }
+            }
+        }
+        if let Some(f) = r.fov {
+            if !(f.is_finite() && f > 1.0 && f < 170.0) {
+                cx.err(
+                    "scene.render.fov",
+                    format!("must be between 1 and 170 degrees, got {f}"),
+                );
+            }
+        }
+        if let Some(f) = r.fog {
+            if !(0.0..=1.0).contains(&f) {
+                cx.err("scene.render.fog", format!("must be in [0, 1], got {f}"));
             }
         }
         if let Some(b) = &r.background {

@@ -18,7 +18,8 @@ pub const BUILTIN: &[Builtin] = builtin![
     "plasma",
     "vicsek",
     "cuplan",
-    "murmuration3d"
+    "murmuration3d",
+    "shoal3d"
 ];
 
 /// The scene `forge demo` (the README's main command) renders: flocks visible even at 10k agents.

@@ -18,8 +18,9 @@ use anyhow::{anyhow, bail, Context, Result};
 
 use crate::bfs::{Frame, Header, Reader};
 use crate::record::OutputFile;
+use crate::render::camera::{self, CameraMode};
 use crate::render::gpu::Gpu;
-use crate::render::{colormap, ColorMode, Fit, Look, Output, Renderer, World};
+use crate::render::{colormap, ColorMode, Fit, Look, Output, Renderer, View3, World};
 use crate::scene::{self, Boundary};
 
 /// Defaults used when neither a flag nor the recording's scene says otherwise.
@@ -65,6 +66,104 @@ pub struct LookFlags {
     pub fit: Option<Fit>,
     pub follow: bool,
     pub vignette: Option<f32>,
+    /// 3D recordings only.
+    pub camera: Option<CameraMode>,
+    pub eye: Option<[f32; 3]>,
+    pub target: Option<[f32; 3]>,
+    pub fov: Option<f32>,
+    pub fog: Option<f32>,
+    pub world_box: bool,
+}
+
+/// The 3D view from the flags, else the scene's `render` section (`None` for a 2D recording,
+/// which refuses every 3D flag). The clip the orbit spans is filled in by the caller.
+fn resolve_view3(f: &LookFlags, s: &scene::Render, dim: u8) -> Result<Option<View3>> {
+    if dim != 3 {
+        let given = [
+            f.camera.map(|c| format!("--camera {}", c.name())),
+            f.eye.map(|_| "--eye".to_string()),
+            f.target.map(|_| "--target".to_string()),
+            f.fov.map(|_| "--fov".to_string()),
+            f.fog.map(|_| "--fog".to_string()),
+            f.world_box.then(|| "--box".to_string()),
+        ];
+        if let Some(flag) = given.into_iter().flatten().next() {
+            bail!(
+                "{flag}: this recording is 2D; --camera, --eye, --target, --fov, --fog and --box apply to 3D recordings only"
+            );
+        }
+        return Ok(None);
+    }
+    let v3 = |a: [f64; 3]| a.map(|x| x as f32);
+    let flag_fixed = f.eye.is_some() || f.target.is_some();
+    let scene_mode = match s.camera.as_deref() {
+        None => None,
+        Some("orbit") => Some(CameraMode::Orbit),
+        Some("fixed") => Some(CameraMode::Fixed),
+        Some("follow") => Some(CameraMode::Follow),
+        Some("top") => Some(CameraMode::Top),
+        Some(other) => bail!("scene.render.camera: unknown camera {other:?}"),
+    };
+    let mode = if let Some(m) = f.camera {
+        m
+    } else if flag_fixed {
+        CameraMode::Fixed
+    } else if f.follow {
+        CameraMode::Follow
+    } else if let Some(m) = scene_mode {
+        m
+    } else if s.eye.is_some() || s.target.is_some() {
+        CameraMode::Fixed
+    } else {
+        CameraMode::Orbit
+    };
+    if flag_fixed && mode != CameraMode::Fixed {
+        let flag = if f.eye.is_some() { "--eye" } else { "--target" };
+        bail!(
+            "{flag}: only with --camera fixed (the {} camera places itself)",
+            mode.name()
+        );
+    }
+    let (eye, target) = if mode == CameraMode::Fixed {
+        (f.eye.or(s.eye.map(v3)), f.target.or(s.target.map(v3)))
+    } else {
+        (None, None)
+    };
+    for (name, v) in [("--eye", eye), ("--target", target)] {
+        if let Some(p) = v {
+            if !p.iter().all(|x| x.is_finite()) {
+                bail!("{name}: must be three finite numbers X,Y,Z");
+            }
+        }
+    }
+    if let (Some(e), Some(t)) = (eye, target) {
+        if camera::distance(e, t) <= 0.0 {
+            bail!("--eye and --target: must be different points");
+        }
+    }
+    if mode == CameraMode::Top && f.fov.is_some() {
+        bail!("--fov: the top camera is orthographic; use --camera orbit, fixed or follow");
+    }
+    let fov = f
+        .fov
+        .or(s.fov.map(|x| x as f32))
+        .unwrap_or(camera::DEFAULT_FOV);
+    if !(fov.is_finite() && fov > 1.0 && fov < 170.0) {
+        bail!("--fov: must be between 1 and 170 degrees, got {fov}");
+    }
+    let fog = f.fog.or(s.fog.map(|x| x as f32)).unwrap_or(0.0);
+    if !(0.0..=1.0).contains(&fog) {
+        bail!("--fog: must be in [0, 1], got {fog}");
+    }
+    Ok(Some(View3 {
+        mode,
+        eye,
+        target,
+        fov,
+        fog,
+        world_box: f.world_box || s.world_box.unwrap_or(false),
+        clip: (0, 1),
+    }))
 }
 
 /// The recording's scene `render` section, if it has one that parses.
@@ -77,6 +176,7 @@ pub fn scene_render(h: &Header) -> Option<scene::Render> {
 /// Flags, else the scene's `render` section, else defaults; validated.
 pub fn resolve_look(f: &LookFlags, h: &Header) -> Result<Look> {
     let s = scene_render(h).unwrap_or_default();
+    let view3 = resolve_view3(f, &s, h.dim)?;
     let [width, height] = f.size.or(s.size).unwrap_or(defaults::SIZE);
     if width == 0 || height == 0 {
         bail!("--size: must be above zero, got {width}x{height}");
@@ -177,6 +277,7 @@ pub fn resolve_look(f: &LookFlags, h: &Header) -> Result<Look> {
         fit: f.fit.unwrap_or(Fit::Letterbox),
         follow: f.follow,
         vignette,
+        view3,
     })
 }
 
@@ -184,6 +285,7 @@ pub fn world_of(h: &Header) -> World {
     World {
         dim: h.dim as usize,
         size: [h.world_size[0], h.world_size[1]],
+        depth: if h.dim == 3 { h.world_size[2] } else { 0.0 },
         wrap: h.boundary == Boundary::Wrap,
         open: h.boundary == Boundary::Open,
     }
@@ -227,6 +329,94 @@ pub fn speed_range(r: &mut Reader, frames: std::ops::Range<u64>) -> Result<[f32;
         return Ok([hi - s * 0.5, hi + s * 0.5]);
     }
     Ok([lo, hi])
+}
+
+/// Density at the map's ends for a 3D recording: 0 and the 95th percentile of the agents'
+/// local density over frames sampled from `frames`, computed on the CPU the way the density
+/// pass does on the GPU (the same grid and blur; nearest cell instead of trilinear). Agents
+/// fill so little of a 3D world that a multiple of the mean per cell (the 2D rule) saturates.
+pub fn density_range_3d(r: &mut Reader, frames: std::ops::Range<u64>) -> Result<[f32; 2]> {
+    let h = r.header();
+    let size = h.world_size;
+    let wrap = h.boundary == Boundary::Wrap;
+    let g = crate::render::density::grid_for_3d(size).map(|x| x as usize);
+    let cells = g[0] * g[1] * g[2];
+    let index = |c: [isize; 3]| -> usize {
+        let mut q = [0usize; 3];
+        for a in 0..3 {
+            let n = g[a] as isize;
+            q[a] = if wrap {
+                c[a].rem_euclid(n) as usize
+            } else {
+                c[a].clamp(0, n - 1) as usize
+            };
+        }
+        (q[2] * g[1] + q[1]) * g[0] + q[0]
+    };
+    const W: [f32; 5] = [0.0625, 0.25, 0.375, 0.25, 0.0625];
+    let count = frames.end - frames.start;
+    let picks: Vec<u64> = if count <= RANGE_SAMPLE_FRAMES {
+        frames.clone().collect()
+    } else {
+        (0..RANGE_SAMPLE_FRAMES)
+            .map(|i| frames.start + i * (count - 1) / (RANGE_SAMPLE_FRAMES - 1))
+            .collect()
+    };
+    let mut values = Vec::new();
+    let mut f = Frame::empty();
+    let (mut a, mut b) = (vec![0f32; cells], vec![0f32; cells]);
+    for k in picks {
+        r.read_frame_into(k, &mut f)
+            .map_err(|e| anyhow!("frame {k}: {e}"))?;
+        let n = f.agents(3);
+        let cell_of = |i: usize| -> Option<[isize; 3]> {
+            let mut c = [0isize; 3];
+            for ax in 0..3 {
+                let x = (f.pos[ax * n + i] / size[ax] * g[ax] as f32).floor();
+                if !(x >= 0.0 && x < g[ax] as f32) {
+                    return None;
+                }
+                c[ax] = x as isize;
+            }
+            Some(c)
+        };
+        a.iter_mut().for_each(|x| *x = 0.0);
+        for i in 0..n {
+            if let Some(c) = cell_of(i) {
+                a[index(c)] += 1.0;
+            }
+        }
+        // Blur along x, y, z (ping-pong between a and b), as shaders/density.wgsl does.
+        for axis in 0..3 {
+            for z in 0..g[2] {
+                for y in 0..g[1] {
+                    for x in 0..g[0] {
+                        let c = [x as isize, y as isize, z as isize];
+                        let mut s = 0.0;
+                        for (t, w) in W.iter().enumerate() {
+                            let mut q = c;
+                            q[axis] += t as isize - 2;
+                            s += w * a[index(q)];
+                        }
+                        b[index(c)] = s;
+                    }
+                }
+            }
+            std::mem::swap(&mut a, &mut b);
+        }
+        let step = (n / RANGE_SAMPLE_AGENTS).max(1);
+        for i in (0..n).step_by(step) {
+            if let Some(c) = cell_of(i) {
+                values.push(a[index(c)]);
+            }
+        }
+    }
+    if values.is_empty() {
+        return Ok([0.0, 1.0]);
+    }
+    values.sort_by(|a, b| a.total_cmp(b));
+    let hi = values[((values.len() - 1) as f64 * 0.95).round() as usize];
+    Ok([0.0, if hi > 1e-6 { hi } else { 1.0 }])
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -624,12 +814,6 @@ fn open_input(path: &Path) -> Result<Reader> {
         eprintln!("warning: {}: {w}", path.display());
     }
     let h = r.header();
-    if h.dim == 3 {
-        eprintln!(
-            "note: {} is 3D: rendered as an orthographic projection onto x, y",
-            path.display()
-        );
-    }
     if h.world_inferred {
         eprintln!(
             "note: {} stores no world size; using the inferred {} x {}",
@@ -656,11 +840,28 @@ fn progress(len: u64, quiet: bool) -> indicatif::ProgressBar {
     bar
 }
 
-/// Resolves the look for `r`, filling the speed range from the file where needed.
-fn full_look(job_look: &LookFlags, r: &mut Reader, frames: std::ops::Range<u64>) -> Result<Look> {
+/// Resolves the look for `r`, filling the speed range from the file where needed; an orbit
+/// turns once over `frames`.
+fn full_look(
+    job_look: &LookFlags,
+    r: &mut Reader,
+    frames: std::ops::Range<u64>,
+    path: &Path,
+) -> Result<Look> {
     let mut look = resolve_look(job_look, r.header())?;
+    if let Some(v) = look.view3.as_mut() {
+        v.clip = (frames.start, frames.end - frames.start);
+        if v.mode == CameraMode::Top {
+            eprintln!(
+                "note: {} is 3D: --camera top renders an orthographic projection onto x, y",
+                path.display()
+            );
+        }
+    }
     if look.color == ColorMode::Speed && look.range.is_none() {
         look.range = Some(speed_range(r, frames)?);
+    } else if look.color == ColorMode::Density && look.range.is_none() && r.header().dim == 3 {
+        look.range = Some(density_range_3d(r, frames)?);
     }
     Ok(look)
 }
@@ -670,7 +871,7 @@ pub fn render(job: &Job) -> Result<Report> {
     let mut reader = open_input(&job.input)?;
     let count = reader.frame_count();
     let range = frames_range(job.frames, count, &job.input)?;
-    let look = full_look(&job.look, &mut reader, range.clone())?;
+    let look = full_look(&job.look, &mut reader, range.clone(), &job.input)?;
     let world = world_of(reader.header());
     let capacity = reader.header().agents;
     drop(reader);
@@ -814,7 +1015,7 @@ pub fn still(
             input.display()
         );
     }
-    let look = full_look(look, &mut reader, 0..count)?;
+    let look = full_look(look, &mut reader, 0..count, input)?;
     let warm = if look.trails > 0.0 {
         ((1.0f32 / 256.0).ln() / look.trails.ln()).ceil() as u64
     } else {

@@ -1226,6 +1226,7 @@ fn scenes_lists_all_builtins() {
             "murmuration3d",
             "plasma",
             "schooling",
+            "shoal3d",
             "turbulence",
             "vicsek"
         ],
@@ -1246,6 +1247,7 @@ fn every_builtin_scene_runs() {
         "vicsek",
         "cuplan",
         "murmuration3d",
+        "shoal3d",
     ] {
         let out = format!("{name}.bfs");
         succeeds(

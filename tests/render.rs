@@ -156,6 +156,56 @@ fn synthetic(path: &Path, n: usize, frames: usize) {
     w.finalize().unwrap();
 }
 
+/// A synthetic 3D recording (independent of the solver): `n` agents in four clumps on a
+/// ring inside a 200x200x120 wrapping box, the ring tilted so heights differ, circling the
+/// z axis (so headings cover every azimuth) while climbing on one side and diving on the
+/// other; speeds 20..80.
+fn synthetic3d(path: &Path, n: usize, frames: usize) {
+    synthetic3d_with(path, n, frames, None)
+}
+
+/// `synthetic3d` carrying a scene `render` section.
+fn synthetic3d_with(path: &Path, n: usize, frames: usize, render: Option<forge::scene::Render>) {
+    let mut scene = forge::cli::load_scene("murmuration3d").unwrap();
+    scene.render = render;
+    scene.agents = n as u32;
+    scene.world = [200.0, 200.0, 120.0];
+    let header = forge::cli::header_for(&scene);
+    assert_eq!(header.dim, 3);
+    let file = fs::File::create(path).unwrap();
+    let mut w = bfs::Writer::new(file, &header).unwrap();
+    for f in 0..frames {
+        let mut pos = vec![0f32; 3 * n];
+        let mut vel = vec![0f32; 3 * n];
+        for i in 0..n {
+            let clump = (i % 4) as f32;
+            let a = clump * std::f32::consts::FRAC_PI_2 + f as f32 * 0.1;
+            // Fibonacci sphere of radius 14 around the clump's centre.
+            let k = (i / 4) as f32 + 0.5;
+            let m = (n / 4).max(1) as f32;
+            let zc = 1.0 - 2.0 * k / m;
+            let rc = (1.0 - zc * zc).max(0.0).sqrt();
+            let t = k * 2.399_963;
+            let c = [
+                100.0 + 60.0 * a.cos(),
+                100.0 + 60.0 * a.sin(),
+                60.0 + 30.0 * a.cos(),
+            ];
+            pos[i] = c[0] + 14.0 * rc * t.cos();
+            pos[n + i] = c[1] + 14.0 * rc * t.sin();
+            pos[2 * n + i] = c[2] + 14.0 * zc;
+            let s = 20.0 + 60.0 * ((i * 7919) % 101) as f32 / 100.0;
+            let d = [-a.sin(), a.cos(), -a.sin() * 0.8];
+            let l = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+            for (ax, v) in d.iter().enumerate() {
+                vel[ax * n + i] = s * v / l;
+            }
+        }
+        w.write_frame(f as u64 * 10, &pos, &vel).unwrap();
+    }
+    w.finalize().unwrap();
+}
+
 fn read_png(path: &Path) -> (u32, u32, Vec<u8>) {
     let dec = png::Decoder::new(std::io::BufReader::new(fs::File::open(path).unwrap()));
     let mut r = dec.read_info().unwrap();
@@ -294,6 +344,12 @@ fn render_help_documents_defaults() {
         "--point-size",
         "--fit",
         "--follow",
+        "--camera",
+        "--eye",
+        "--target",
+        "--fov",
+        "--fog",
+        "--box",
         "--force",
     ] {
         assert!(r.stdout.contains(flag), "render --help lacks {flag}");
@@ -371,6 +427,58 @@ const GOLDEN_CASES: &[(&str, &[&str])] = &[
     ),
 ];
 
+/// 3D goldens, rendered from `synthetic3d` (frame 3 of 4: the orbit is three quarters round).
+const GOLDEN_CASES_3D: &[(&str, &[&str])] = &[
+    (
+        "orbit_3d",
+        &[
+            "--camera", "orbit", "--color", "heading", "--box", "--fog", "0.6", "--trails", "0",
+            "--bloom", "0.5",
+        ],
+    ),
+    (
+        "fixed_3d",
+        &[
+            "--camera",
+            "fixed",
+            "--eye=-60,-120,200",
+            "--target",
+            "100,100,60",
+            "--fov",
+            "60",
+            "--color",
+            "speed",
+            "--box",
+            "--trails",
+            "0",
+            "--bloom",
+            "0",
+        ],
+    ),
+    (
+        "follow_3d",
+        &[
+            "--camera", "follow", "--color", "heading", "--box", "--trails", "0.8", "--bloom",
+            "0.3",
+        ],
+    ),
+    (
+        "top_3d_density",
+        &[
+            "--camera",
+            "top",
+            "--color",
+            "density",
+            "--colormap",
+            "viridis",
+            "--trails",
+            "0",
+            "--bloom",
+            "0",
+        ],
+    ),
+];
+
 /// Tolerance for golden images: mean absolute error over all channels, 0..1.
 const GOLDEN_TOLERANCE: f64 = 0.005;
 
@@ -381,21 +489,36 @@ fn golden_images() {
     }
     let d = TempDir::new().unwrap();
     synthetic(&d.path().join("g.bfs"), 1500, 4);
+    check_goldens(d.path(), "g.bfs", GOLDEN_CASES);
+}
+
+#[test]
+fn golden_images_3d() {
+    if !have_gpu("golden_images_3d") {
+        return;
+    }
+    let d = TempDir::new().unwrap();
+    synthetic3d(&d.path().join("g3.bfs"), 1200, 4);
+    check_goldens(d.path(), "g3.bfs", GOLDEN_CASES_3D);
+}
+
+fn check_goldens(dir: &Path, input: &str, cases: &[(&str, &[&str])]) {
+    let d = dir;
     let update = std::env::var("FORGE_UPDATE_GOLDEN").is_ok_and(|v| v == "1");
     let mut failures = Vec::new();
-    for (name, flags) in GOLDEN_CASES {
+    for (name, flags) in cases {
         let out = format!("{name}.png");
         let mut args = vec![
-            "still", "g.bfs", "--frame", "3", "--size", "320x180", "-q", "-o", &out,
+            "still", input, "--frame", "3", "--size", "320x180", "-q", "-o", &out,
         ];
         args.extend_from_slice(flags);
-        ok(d.path(), &args);
-        let (w, h, got) = read_png(&d.path().join(&out));
+        ok(d, &args);
+        let (w, h, got) = read_png(&d.join(&out));
         assert_eq!((w, h), (320, 180));
         let reference = golden_dir().join(&out);
         if update {
             fs::create_dir_all(golden_dir()).unwrap();
-            fs::copy(d.path().join(&out), &reference).unwrap();
+            fs::copy(d.join(&out), &reference).unwrap();
             continue;
         }
         assert!(
@@ -407,7 +530,7 @@ fn golden_images() {
         let e = mean_abs_error(&got, &want);
         if e > GOLDEN_TOLERANCE {
             let keep = std::env::temp_dir().join(format!("forge-golden-{out}"));
-            let _ = fs::copy(d.path().join(&out), &keep);
+            let _ = fs::copy(d.join(&out), &keep);
             failures.push(format!(
                 "{name}: mean abs error {e:.4} > {GOLDEN_TOLERANCE} (got: {})",
                 keep.display()
@@ -418,6 +541,223 @@ fn golden_images() {
         failures.is_empty(),
         "golden images differ:\n{}",
         failures.join("\n")
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// 3D: the camera's projection (no GPU needed) and its flags
+// ---------------------------------------------------------------------------------------
+
+fn near(a: [f32; 2], b: [f32; 2], tol: f32) -> bool {
+    (a[0] - b[0]).abs() <= tol && (a[1] - b[1]).abs() <= tol
+}
+
+#[test]
+fn projection_puts_known_points_on_known_pixels() {
+    use forge::render::camera::{self, Camera};
+    let (w, h) = (320.0f32, 180.0f32);
+    // Eye 10 units on the -y side of the origin, 90° vertical field of view: one unit at
+    // distance 10 is 1/10 of the half-height (90 px), and x is scaled by 1/aspect.
+    let cam = Camera {
+        eye: [0.0, -10.0, 0.0],
+        target: [0.0, 0.0, 0.0],
+        fov_y: 90.0,
+    };
+    let m = camera::view_proj(&cam, w / h, 0.1, 100.0);
+    let px = |p| camera::to_pixel(&m, p, w, h).expect("in front of the camera");
+    assert!(near(px([0.0, 0.0, 0.0]), [160.0, 90.0], 1e-3));
+    // z is up: 5 units up at distance 10 → half-way to the top edge.
+    assert!(near(px([0.0, 0.0, 5.0]), [160.0, 45.0], 1e-3));
+    // x is to the right: 5 units at distance 10 → 0.5 / aspect of the half-width.
+    assert!(near(
+        px([5.0, 0.0, 0.0]),
+        [160.0 + 160.0 * 0.5 * h / w, 90.0],
+        1e-3
+    ));
+    // Twice as far: half the offset (perspective).
+    assert!(near(px([0.0, 10.0, 5.0]), [160.0, 67.5], 1e-3));
+    // The corners of the view at the target's distance.
+    assert!(near(px([-10.0 * w / h, 0.0, 10.0]), [0.0, 0.0], 1e-2));
+    assert!(near(px([10.0 * w / h, 0.0, -10.0]), [w, h], 1e-2));
+    // Behind the eye: not on the image.
+    assert!(camera::to_pixel(&m, [0.0, -20.0, 0.0], w, h).is_none());
+    // Depth runs 0 at the near plane to 1 at the far plane.
+    let c = camera::transform(&m, [0.0, -9.9, 0.0]);
+    assert!(
+        (c[2] / c[3]).abs() < 1e-4,
+        "near plane depth {}",
+        c[2] / c[3]
+    );
+    let c = camera::transform(&m, [0.0, 90.0, 0.0]);
+    assert!(
+        (c[2] / c[3] - 1.0).abs() < 1e-4,
+        "far plane depth {}",
+        c[2] / c[3]
+    );
+    // The WGSL layout is the transpose.
+    let cols = camera::columns(&m);
+    assert_eq!(cols[3][2], m[2][3]);
+    // Looking straight down still gives a usable matrix (x to the right).
+    let top = Camera {
+        eye: [0.0, 0.0, 10.0],
+        target: [0.0, 0.0, 0.0],
+        fov_y: 90.0,
+    };
+    let m = camera::view_proj(&top, 1.0, 0.1, 100.0);
+    let p = camera::to_pixel(&m, [5.0, 0.0, 0.0], 100.0, 100.0).unwrap();
+    assert!(near(p, [75.0, 50.0], 1e-3), "{p:?}");
+}
+
+#[test]
+fn orbit_frames_the_world_and_moves_smoothly() {
+    use forge::render::camera;
+    let (w, h) = (320.0f32, 180.0f32);
+    let size = [200.0f32, 200.0, 120.0];
+    let centre = size.map(|s| s / 2.0);
+    let radius = camera::distance(size, [0.0; 3]) / 2.0;
+    let steps = 240;
+    let mut prev: Option<[f32; 3]> = None;
+    for k in 0..=steps {
+        let phase = k as f32 / steps as f32;
+        let cam = camera::orbit(centre, radius, camera::DEFAULT_FOV, w / h, phase);
+        let (n, f) = camera::planes(cam.eye, centre, radius);
+        let m = camera::view_proj(&cam, w / h, n, f);
+        // The centre of the world is the centre of the image, always.
+        let c = camera::to_pixel(&m, centre, w, h).unwrap();
+        assert!(
+            near(c, [w / 2.0, h / 2.0], 1e-2),
+            "phase {phase}: centre at {c:?}"
+        );
+        // Every corner of the world box is on the image.
+        for bits in 0..8 {
+            let p = [0, 1, 2].map(|a| if bits >> a & 1 == 1 { size[a] } else { 0.0 });
+            let q = camera::to_pixel(&m, p, w, h).unwrap();
+            assert!(
+                (0.0..=w).contains(&q[0]) && (0.0..=h).contains(&q[1]),
+                "phase {phase}: corner {p:?} off the image at {q:?}"
+            );
+        }
+        // Constant distance, small steps: no jumps.
+        let d = camera::distance(cam.eye, centre);
+        assert!((d - camera::fit_distance(radius, camera::DEFAULT_FOV, w / h)).abs() < 1e-2);
+        if let Some(p) = prev {
+            let step = camera::distance(p, cam.eye);
+            let arc =
+                std::f32::consts::TAU * d * camera::ELEVATION_DEG.to_radians().cos() / steps as f32;
+            assert!(
+                step <= arc * 1.01,
+                "phase {phase}: eye jumped {step} (arc {arc})"
+            );
+        }
+        prev = Some(cam.eye);
+    }
+    // One full turn: back where it started.
+    let a = camera::orbit(centre, radius, 45.0, w / h, 0.0).eye;
+    let b = camera::orbit(centre, radius, 45.0, w / h, 1.0).eye;
+    assert!(camera::distance(a, b) < 1e-2);
+}
+
+#[test]
+fn camera_flags_need_a_3d_recording() {
+    let d = TempDir::new().unwrap();
+    synthetic(&d.path().join("flat.bfs"), 100, 2);
+    for (flags, needle) in [
+        (&["--camera", "orbit"][..], "--camera orbit"),
+        (&["--camera", "follow"][..], "--camera follow"),
+        (&["--eye", "1,2,3"][..], "--eye"),
+        (&["--fog", "0.5"][..], "--fog"),
+        (&["--box"][..], "--box"),
+    ] {
+        let mut args = vec!["still", "flat.bfs", "--frame", "0", "-o", "x.png"];
+        args.extend_from_slice(flags);
+        let r = fails(d.path(), &args, &[], needle);
+        assert!(r.stderr.contains("2D"), "{}", r.stderr);
+        no_output(d.path(), "x.png");
+        let mut args = vec!["render", "flat.bfs", "-o", "x.mp4"];
+        args.extend_from_slice(flags);
+        fails(d.path(), &args, &[], needle);
+        no_output(d.path(), "x.mp4");
+    }
+    // And on a 3D recording, the flags that do not go together.
+    synthetic3d(&d.path().join("deep.bfs"), 100, 2);
+    for (flags, needle) in [
+        (&["--camera", "orbit", "--eye", "1,2,3"][..], "--eye"),
+        (&["--camera", "follow", "--target", "1,2,3"][..], "--target"),
+        (&["--fog", "2"][..], "--fog"),
+        (&["--fov", "0"][..], "--fov"),
+        (&["--eye", "1,2"][..], "X,Y,Z"),
+    ] {
+        let mut args = vec!["still", "deep.bfs", "--frame", "0", "-o", "x.png"];
+        args.extend_from_slice(flags);
+        fails(d.path(), &args, &[], needle);
+        no_output(d.path(), "x.png");
+    }
+}
+
+#[test]
+fn scene_render_section_sets_the_camera() {
+    // A 2D scene asking for a camera is refused when loaded, naming the field.
+    let d = TempDir::new().unwrap();
+    fs::write(
+        d.path().join("flat.json"),
+        r#"{"model": "boids", "agents": 10, "steps": 1, "render": {"camera": "orbit"}}"#,
+    )
+    .unwrap();
+    fails(
+        d.path(),
+        &["simulate", "flat.json", "-o", "f.bfs", "-q"],
+        &[],
+        "scene.render.camera",
+    );
+    no_output(d.path(), "f.bfs");
+    if !have_gpu("scene_render_section_sets_the_camera") {
+        return;
+    }
+    // The scene's eye, target, fov, fog and box give the same picture as the flags.
+    let render = forge::scene::Render {
+        eye: Some([-60.0, -120.0, 200.0]),
+        target: Some([100.0, 100.0, 60.0]),
+        fov: Some(60.0),
+        fog: Some(0.4),
+        world_box: Some(true),
+        ..Default::default()
+    };
+    synthetic3d_with(&d.path().join("s.bfs"), 300, 2, Some(render));
+    synthetic3d(&d.path().join("f.bfs"), 300, 2);
+    let common = ["--frame", "1", "--size", "160x90", "--bloom", "0", "-q"];
+    let mut a = vec!["still", "s.bfs", "-o", "s.png"];
+    a.extend_from_slice(&common);
+    ok(d.path(), &a);
+    let mut b = vec![
+        "still",
+        "f.bfs",
+        "-o",
+        "f.png",
+        "--eye=-60,-120,200",
+        "--target",
+        "100,100,60",
+        "--fov",
+        "60",
+        "--fog",
+        "0.4",
+        "--box",
+    ];
+    b.extend_from_slice(&common);
+    ok(d.path(), &b);
+    let (_, _, x) = read_png(&d.path().join("s.png"));
+    let (_, _, y) = read_png(&d.path().join("f.png"));
+    assert!(
+        x == y,
+        "the scene's camera and the same flags give different images"
+    );
+    // A flag still wins over the scene: --camera orbit drops the scene's fixed eye.
+    let mut c = vec!["still", "s.bfs", "-o", "o.png", "--camera", "orbit"];
+    c.extend_from_slice(&common);
+    ok(d.path(), &c);
+    let (_, _, z) = read_png(&d.path().join("o.png"));
+    assert!(
+        x != z,
+        "--camera orbit did not override the scene's fixed camera"
     );
 }
 

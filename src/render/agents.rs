@@ -1,7 +1,7 @@
 //! The agents pass: instanced soft point sprites, added into the HDR target
 //! (shaders/agents.wgsl).
 
-use super::{layout_entry, HDR_FORMAT};
+use super::{layout_entry, HDR_FORMAT, LDR_FORMAT};
 
 /// Keep in sync with `Params` in shaders/agents.wgsl.
 #[repr(C)]
@@ -18,6 +18,19 @@ pub struct AgentParams {
     pub copies: u32,
     pub intensity: f32,
     pub halo: f32,
+    // 3D only (left zero for 2D).
+    /// World → clip, column-major.
+    pub view_proj: [[f32; 4]; 4],
+    pub eye: [f32; 3],
+    pub fog: f32,
+    pub period: [f32; 3],
+    pub ref_dist: f32,
+    pub anchor: [f32; 3],
+    pub min_image: u32,
+    pub fog_near: f32,
+    pub fog_far: f32,
+    pub box_level: f32,
+    pub near: f32,
 }
 
 /// Vertices per sprite copy (two triangles).
@@ -25,6 +38,10 @@ const VERTS_PER_COPY: u32 = 6;
 
 pub struct AgentsPass {
     pipeline: wgpu::RenderPipeline,
+    /// 3D agents through a perspective camera (`vs_main3`).
+    pipeline3: wgpu::RenderPipeline,
+    /// The world box's wireframe (`vs_box`, a line list).
+    box_pipeline: wgpu::RenderPipeline,
     bind_group: wgpu::BindGroup,
     params: wgpu::Buffer,
 }
@@ -32,6 +49,12 @@ pub struct AgentsPass {
 /// Where each per-agent attribute lives: (buffer, byte offset) for x, y, vx, vy, density.
 pub struct AgentBuffers<'a> {
     pub slots: [(&'a wgpu::Buffer, u64); 5],
+    pub n: u32,
+}
+
+/// The same for 3D: x, y, z, vx, vy, vz, density.
+pub struct AgentBuffers3<'a> {
+    pub slots: [(&'a wgpu::Buffer, u64); 7],
     pub n: u32,
 }
 
@@ -75,12 +98,57 @@ impl AgentsPass {
             bind_group_layouts: &[Some(&bgl)],
             immediate_size: 0,
         });
-        let attrs: [[wgpu::VertexAttribute; 1]; 5] = [
+        let additive = wgpu::BlendComponent {
+            src_factor: wgpu::BlendFactor::One,
+            dst_factor: wgpu::BlendFactor::One,
+            operation: wgpu::BlendOperation::Add,
+        };
+        let make = |label: &str,
+                    vs: &str,
+                    fs: &str,
+                    buffers: &[Option<wgpu::VertexBufferLayout>],
+                    topology: wgpu::PrimitiveTopology,
+                    format: wgpu::TextureFormat| {
+            device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+                label: Some(label),
+                layout: Some(&layout),
+                vertex: wgpu::VertexState {
+                    module: &module,
+                    entry_point: Some(vs),
+                    compilation_options: Default::default(),
+                    buffers,
+                },
+                primitive: wgpu::PrimitiveState {
+                    topology,
+                    ..Default::default()
+                },
+                depth_stencil: None,
+                multisample: wgpu::MultisampleState::default(),
+                fragment: Some(wgpu::FragmentState {
+                    module: &module,
+                    entry_point: Some(fs),
+                    compilation_options: Default::default(),
+                    targets: &[Some(wgpu::ColorTargetState {
+                        format,
+                        blend: Some(wgpu::BlendState {
+                            color: additive,
+                            alpha: additive,
+                        }),
+                        write_mask: wgpu::ColorWrites::ALL,
+                    })],
+                }),
+                multiview_mask: None,
+                cache: None,
+            })
+        };
+        let attrs: [[wgpu::VertexAttribute; 1]; 7] = [
             wgpu::vertex_attr_array![0 => Float32],
             wgpu::vertex_attr_array![1 => Float32],
             wgpu::vertex_attr_array![2 => Float32],
             wgpu::vertex_attr_array![3 => Float32],
             wgpu::vertex_attr_array![4 => Float32],
+            wgpu::vertex_attr_array![5 => Float32],
+            wgpu::vertex_attr_array![6 => Float32],
         ];
         let buffers: Vec<Option<wgpu::VertexBufferLayout>> = attrs
             .iter()
@@ -92,41 +160,37 @@ impl AgentsPass {
                 })
             })
             .collect();
-        let additive = wgpu::BlendComponent {
-            src_factor: wgpu::BlendFactor::One,
-            dst_factor: wgpu::BlendFactor::One,
-            operation: wgpu::BlendOperation::Add,
-        };
-        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("agents pipeline"),
-            layout: Some(&layout),
-            vertex: wgpu::VertexState {
-                module: &module,
-                entry_point: Some("vs_main"),
-                compilation_options: Default::default(),
-                buffers: &buffers,
-            },
-            primitive: wgpu::PrimitiveState::default(),
-            depth_stencil: None,
-            multisample: wgpu::MultisampleState::default(),
-            fragment: Some(wgpu::FragmentState {
-                module: &module,
-                entry_point: Some("fs_main"),
-                compilation_options: Default::default(),
-                targets: &[Some(wgpu::ColorTargetState {
-                    format: HDR_FORMAT,
-                    blend: Some(wgpu::BlendState {
-                        color: additive,
-                        alpha: additive,
-                    }),
-                    write_mask: wgpu::ColorWrites::ALL,
-                })],
-            }),
-            multiview_mask: None,
-            cache: None,
-        });
+        let tri = wgpu::PrimitiveTopology::TriangleList;
+        let hdr = HDR_FORMAT;
+        let pipeline = make(
+            "agents pipeline",
+            "vs_main",
+            "fs_main",
+            &buffers[..5],
+            tri,
+            hdr,
+        );
+        let pipeline3 = make(
+            "agents 3D pipeline",
+            "vs_main3",
+            "fs_main",
+            &buffers,
+            tri,
+            hdr,
+        );
+        // The box goes onto the display image, after tone mapping: no trails, no bloom.
+        let box_pipeline = make(
+            "world box pipeline",
+            "vs_box",
+            "fs_box",
+            &[],
+            wgpu::PrimitiveTopology::LineList,
+            LDR_FORMAT,
+        );
         AgentsPass {
             pipeline,
+            pipeline3,
+            box_pipeline,
             bind_group,
             params,
         }
@@ -177,6 +241,43 @@ impl AgentsPass {
             pass.set_vertex_buffer(slot as u32, buf.slice(*off..*off + len));
         }
         pass.draw(0..VERTS_PER_COPY * params.copies, 0..agents.n);
+        pass.pop_debug_group();
+    }
+
+    /// Draws every agent of a 3D recording through the camera in `params` into `hdr`
+    /// (loaded, not cleared).
+    pub fn draw3(
+        &self,
+        queue: &wgpu::Queue,
+        encoder: &mut wgpu::CommandEncoder,
+        hdr: &wgpu::TextureView,
+        params: &AgentParams,
+        agents: &AgentBuffers3,
+    ) {
+        queue.write_buffer(&self.params, 0, bytemuck::bytes_of(params));
+        let mut pass = super::begin_pass(encoder, "agents 3D pass", hdr, None);
+        pass.set_bind_group(0, &self.bind_group, &[]);
+        if agents.n == 0 {
+            return;
+        }
+        pass.push_debug_group("agents 3D");
+        pass.set_pipeline(&self.pipeline3);
+        let len = agents.n as u64 * 4;
+        for (slot, (buf, off)) in agents.slots.iter().enumerate() {
+            pass.set_vertex_buffer(slot as u32, buf.slice(*off..*off + len));
+        }
+        pass.draw(0..VERTS_PER_COPY, 0..agents.n);
+        pass.pop_debug_group();
+    }
+
+    /// The world box's wireframe, added onto the display image `ldr` with the camera given
+    /// to the last [`draw3`](Self::draw3) of this frame.
+    pub fn draw_box(&self, encoder: &mut wgpu::CommandEncoder, ldr: &wgpu::TextureView) {
+        let mut pass = super::begin_pass(encoder, "world box pass", ldr, None);
+        pass.push_debug_group("world box");
+        pass.set_pipeline(&self.box_pipeline);
+        pass.set_bind_group(0, &self.bind_group, &[]);
+        pass.draw(0..24, 0..1);
         pass.pop_debug_group();
     }
 }

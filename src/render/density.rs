@@ -1,6 +1,6 @@
 //! Local density on the GPU (shaders/density.wgsl): splat counts into a grid over the world,
 //! blur it, sample it per agent. The per-agent values feed the agents pass as a vertex
-//! attribute.
+//! attribute. A 3D world gets a 3D grid.
 
 use super::layout_entry;
 
@@ -9,6 +9,14 @@ const WORKGROUP: u32 = 64;
 
 /// Cells along the world's longer side.
 pub const GRID_LONG_SIDE: u32 = 160;
+/// Cells along a 3D world's longest side (48³ ≈ 110k cells at most).
+pub const GRID_LONG_SIDE_3D: u32 = 48;
+
+/// Grid cells for a 3D world: cubic cells, `GRID_LONG_SIDE_3D` along the longest side.
+pub fn grid_for_3d(world: [f32; 3]) -> [u32; 3] {
+    let long = world.iter().fold(1e-6f32, |a, &b| a.max(b));
+    world.map(|s| ((GRID_LONG_SIDE_3D as f32 * s.max(0.0) / long).round() as u32).max(1))
+}
 
 /// Keep in sync with `Params` in shaders/density.wgsl.
 #[repr(C)]
@@ -18,7 +26,8 @@ pub struct DensityParams {
     pub n: u32,
     pub wrap: u32,
     pub world: [f32; 2],
-    pub _pad: [f32; 2],
+    pub grid_z: u32,
+    pub world_z: f32,
 }
 
 /// Grid cells for a world of this size: square cells, `GRID_LONG_SIDE` along the longer side.
@@ -38,7 +47,8 @@ pub fn grid_for(world: [f32; 2]) -> [u32; 2] {
 }
 
 pub struct DensityPass {
-    pipelines: [wgpu::ComputePipeline; 4],
+    /// In order, each with whether it runs once per agent (else once per cell).
+    pipelines: Vec<(wgpu::ComputePipeline, bool)>,
     bind_group: wgpu::BindGroup,
     params_buf: wgpu::Buffer,
     counts: wgpu::Buffer,
@@ -48,12 +58,14 @@ pub struct DensityPass {
 }
 
 impl DensityPass {
-    /// `pos` holds x\[0..cap\], y\[0..cap\] from offset 0.
+    /// `pos` holds x\[0..cap\], y\[0..cap\] (and z\[0..cap\] when `depth` is given: a 3D
+    /// world `depth` deep, with a 3D grid) from offset 0.
     pub fn new(
         device: &wgpu::Device,
         pos: &wgpu::Buffer,
         capacity: u32,
         world: [f32; 2],
+        depth: Option<f32>,
         wrap: bool,
     ) -> Self {
         let module = device.create_shader_module(wgpu::include_wgsl!("../../shaders/density.wgsl"));
@@ -69,15 +81,23 @@ impl DensityPass {
                 layout_entry::storage(5, cs, false),
             ],
         });
-        let grid = grid_for(world);
-        let cells = (grid[0] * grid[1]) as u64;
+        let (grid, grid_z) = match depth {
+            None => (grid_for(world), 1),
+            Some(d) => {
+                let g = grid_for_3d([world[0], world[1], d]);
+                ([g[0], g[1]], g[2])
+            }
+        };
+        let cells = (grid[0] * grid[1] * grid_z) as u64;
         let params = DensityParams {
             grid,
             n: 0,
             wrap: wrap as u32,
             world,
-            _pad: [0.0; 2],
+            grid_z,
+            world_z: depth.unwrap_or(0.0),
         };
+        let dim = if depth.is_some() { 3 } else { 2 };
         let buf = |label: &str, size: u64, usage: wgpu::BufferUsages| {
             device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(label),
@@ -117,7 +137,7 @@ impl DensityPass {
                     resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
                         buffer: pos,
                         offset: 0,
-                        size: wgpu::BufferSize::new(capacity.max(1) as u64 * 8),
+                        size: wgpu::BufferSize::new(capacity.max(1) as u64 * 4 * dim),
                     }),
                 },
                 wgpu::BindGroupEntry {
@@ -153,13 +173,24 @@ impl DensityPass {
                 cache: None,
             })
         };
+        let entries: &[(&str, bool)] = if depth.is_some() {
+            &[
+                ("cs_splat3", true),
+                ("cs_blur3_x", false),
+                ("cs_blur3_y", false),
+                ("cs_blur3_z", false),
+                ("cs_sample3", true),
+            ]
+        } else {
+            &[
+                ("cs_splat", true),
+                ("cs_blur_x", false),
+                ("cs_blur_y", false),
+                ("cs_sample", true),
+            ]
+        };
         DensityPass {
-            pipelines: [
-                pipe("cs_splat"),
-                pipe("cs_blur_x"),
-                pipe("cs_blur_y"),
-                pipe("cs_sample"),
-            ],
+            pipelines: entries.iter().map(|&(e, a)| (pipe(e), a)).collect(),
             bind_group,
             params_buf,
             counts,
@@ -170,21 +201,26 @@ impl DensityPass {
 
     /// Mean agents per cell for `n` agents: the scale of the density values.
     pub fn mean_per_cell(&self, n: u32) -> f32 {
-        n as f32 / (self.params.grid[0] * self.params.grid[1]) as f32
+        n as f32 / self.cells() as f32
+    }
+
+    fn cells(&self) -> u32 {
+        self.params.grid[0] * self.params.grid[1] * self.params.grid_z
     }
 
     pub fn run(&mut self, queue: &wgpu::Queue, encoder: &mut wgpu::CommandEncoder, n: u32) {
         self.params.n = n;
         queue.write_buffer(&self.params_buf, 0, bytemuck::bytes_of(&self.params));
         encoder.clear_buffer(&self.counts, 0, None);
-        let cells = self.params.grid[0] * self.params.grid[1];
+        let cells = self.cells();
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some("density pass"),
             timestamp_writes: None,
         });
         pass.push_debug_group("density");
         pass.set_bind_group(0, &self.bind_group, &[]);
-        for (p, items) in self.pipelines.iter().zip([n, cells, cells, n]) {
+        for (p, per_agent) in &self.pipelines {
+            let items = if *per_agent { n } else { cells };
             if items == 0 {
                 continue;
             }

@@ -5,10 +5,17 @@
 //! bloom (mip chain) → tonemap (ACES, background, vignette, sRGB) → yuv (compute, for video)
 //! → readback ring.
 //!
+//! 3D recordings go through a perspective camera (`camera`: orbit, fixed or follow; `top`
+//! keeps the orthographic x–y projection): the agents pass projects each agent with the
+//! frame's view-projection matrix, shrinks its sprite with distance and fades it with fog; the
+//! world box's wireframe, if asked for, is drawn onto the display image after tone mapping.
+//! Density in 3D is counted on a 3D grid.
+//!
 //! The renderer never advances the physics: it sees only what a `.bfs` file holds.
 
 pub mod agents;
 pub mod bloom;
+pub mod camera;
 pub mod colormap;
 pub mod density;
 pub mod fade;
@@ -20,8 +27,9 @@ pub mod yuv;
 use anyhow::{bail, Result};
 
 use crate::bfs::Frame;
-use agents::{AgentBuffers, AgentParams, AgentsPass};
+use agents::{AgentBuffers, AgentBuffers3, AgentParams, AgentsPass};
 use bloom::BloomPass;
+use camera::{Camera, CameraMode};
 use density::DensityPass;
 use fade::FadePass;
 use gpu::Gpu;
@@ -101,17 +109,56 @@ pub struct Look {
     pub fit: Fit,
     pub follow: bool,
     pub vignette: f32,
+    /// 3D recordings only: how they are looked at (`None` for 2D).
+    pub view3: Option<View3>,
 }
+
+/// How a 3D recording is shown (resolved and validated).
+#[derive(Clone, Debug, PartialEq)]
+pub struct View3 {
+    pub mode: CameraMode,
+    /// Fixed camera: eye and target (world units) [default: the orbit's start, world centre].
+    pub eye: Option<[f32; 3]>,
+    pub target: Option<[f32; 3]>,
+    /// Vertical field of view, degrees.
+    pub fov: f32,
+    /// 0..1: how far the farthest agents fade towards the background.
+    pub fog: f32,
+    /// Draw the world box as a faint wireframe.
+    pub world_box: bool,
+    /// The clip one orbit spans: first frame number and frame count.
+    pub clip: (u64, u64),
+}
+
+/// Brightness of the world box's lines, added to the display image (sRGB-encoded).
+const BOX_LEVEL: f32 = 0.16;
+/// Follow camera: fraction of the way to the new centre (and radius) taken each frame.
+const FOLLOW_EASE: f32 = 0.15;
+const FOLLOW_RADIUS_EASE: f32 = 0.05;
+/// Follow camera: the framed radius is this many times the agents' RMS distance from the
+/// centre of mass.
+const FOLLOW_RADIUS_RMS: f32 = 2.0;
+/// Agents sampled per frame for the follow camera's radius.
+const FOLLOW_SAMPLE_AGENTS: usize = 50_000;
 
 /// What the renderer knows about the world from the file's header.
 #[derive(Clone, Copy, Debug)]
 pub struct World {
     pub dim: usize,
-    /// x, y size (a 3D world is projected onto x, y).
+    /// x, y size (density, and the `top` camera, use the x–y projection of a 3D world).
     pub size: [f32; 2],
+    /// z size (0 in 2D).
+    pub depth: f32,
     pub wrap: bool,
     /// Agents outside the world are possible (open boundary): no scissor.
     pub open: bool,
+}
+
+impl World {
+    /// The z size when density is counted on a 3D grid (3D recordings), else `None`.
+    pub fn density_depth(&self) -> Option<f32> {
+        (self.dim == 3 && self.depth > 0.0).then_some(self.depth)
+    }
 }
 
 /// What comes out of each frame.
@@ -311,6 +358,38 @@ pub fn centre_of_mass(frame: &Frame, n: usize, world: &World) -> Option<[f32; 2]
     Some(out)
 }
 
+/// Centre of mass in 3D (circular mean per axis in a periodic world); `None` if no agent has
+/// finite coordinates.
+pub fn centre_of_mass3(frame: &Frame, n: usize, size: [f32; 3], wrap: bool) -> Option<[f32; 3]> {
+    let mut out = [0.0f32; 3];
+    for (axis, o) in out.iter_mut().enumerate() {
+        let xs = frame.pos.get(axis * n..(axis + 1) * n)?;
+        let l = size[axis] as f64;
+        let periodic = wrap && l > 0.0;
+        let (mut a, mut b, mut count) = (0.0f64, 0.0f64, 0usize);
+        for &x in xs.iter().filter(|x| x.is_finite()) {
+            if periodic {
+                let t = x as f64 / l * std::f64::consts::TAU;
+                a += t.cos();
+                b += t.sin();
+            } else {
+                a += x as f64;
+            }
+            count += 1;
+        }
+        if count == 0 {
+            return None;
+        }
+        *o = if periodic {
+            let t = b.atan2(a).rem_euclid(std::f64::consts::TAU);
+            (t / std::f64::consts::TAU * l) as f32
+        } else {
+            (a / count as f64) as f32
+        };
+    }
+    Some(out)
+}
+
 /// The GPU side of rendering: owns every pass and target, renders one frame at a time and
 /// hands finished frames (oldest first, a few frames behind) to a callback.
 pub struct Renderer {
@@ -333,6 +412,8 @@ pub struct Renderer {
     tight: Vec<u8>,
     drawn: u64,
     centre: Option<[f32; 2]>,
+    /// Follow camera (3D): eased centre and radius.
+    follow3: Option<([f32; 3], f32)>,
     /// Colour range actually used (resolved by the caller for speed).
     range: [f32; 2],
 }
@@ -447,8 +528,16 @@ impl Renderer {
         let fade = FadePass::new(device);
         let capacity = capacity.max(1);
         let agents_buf = Self::agent_buffer(device, world.dim, capacity);
-        let density = (look.color == ColorMode::Density)
-            .then(|| DensityPass::new(device, &agents_buf, capacity, world.size, world.wrap));
+        let density = (look.color == ColorMode::Density).then(|| {
+            DensityPass::new(
+                device,
+                &agents_buf,
+                capacity,
+                world.size,
+                world.density_depth(),
+                world.wrap,
+            )
+        });
         let range = look.range.unwrap_or([0.0, 1.0]);
         Ok(Renderer {
             gpu,
@@ -470,6 +559,7 @@ impl Renderer {
             tight: Vec::new(),
             drawn: 0,
             centre: None,
+            follow3: None,
             range,
         })
     }
@@ -538,6 +628,128 @@ impl Renderer {
         )
     }
 
+    /// 3D through a perspective camera: the camera for this frame, as the 3D fields of the
+    /// agents pass's parameters. `None` for 2D and for the `top` camera.
+    fn camera3(&mut self, frame: &Frame, n: usize) -> Option<AgentParams> {
+        let v = self.look.view3.clone()?;
+        if v.mode == CameraMode::Top {
+            return None;
+        }
+        let size = [self.world.size[0], self.world.size[1], self.world.depth];
+        let aspect = self.look.width as f32 / self.look.height as f32;
+        let box_centre = size.map(|s| s / 2.0);
+        let box_radius = camera::distance(size, [0.0; 3]) / 2.0;
+        let (cam, centre, radius, min_image) = match v.mode {
+            CameraMode::Orbit | CameraMode::Top => {
+                let phase = if v.clip.1 == 0 {
+                    0.0
+                } else {
+                    (frame.index.saturating_sub(v.clip.0) % v.clip.1) as f32 / v.clip.1 as f32
+                };
+                let cam = camera::orbit(box_centre, box_radius, v.fov, aspect, phase);
+                (cam, box_centre, box_radius, false)
+            }
+            CameraMode::Fixed => {
+                let target = v.target.unwrap_or(box_centre);
+                let eye = v
+                    .eye
+                    .unwrap_or_else(|| camera::orbit(target, box_radius, v.fov, aspect, 0.0).eye);
+                let cam = Camera {
+                    eye,
+                    target,
+                    fov_y: v.fov,
+                };
+                (cam, target, box_radius, false)
+            }
+            CameraMode::Follow => {
+                let (c, r) = self.follow_sphere(frame, n, size, box_centre, box_radius);
+                let d = camera::fit_distance(r, v.fov, aspect);
+                let cam = Camera {
+                    eye: camera::eye_around(c, d, camera::START_AZIMUTH_DEG),
+                    target: c,
+                    fov_y: v.fov,
+                };
+                (cam, c, r, self.world.wrap)
+            }
+        };
+        let ref_dist = camera::distance(cam.eye, centre).max(1e-6);
+        let (near, far) = camera::planes(cam.eye, centre, radius);
+        let m = camera::view_proj(&cam, aspect, near, far);
+        Some(AgentParams {
+            view_proj: camera::columns(&m),
+            eye: cam.eye,
+            fog: v.fog,
+            period: size,
+            ref_dist,
+            anchor: centre,
+            min_image: min_image as u32,
+            fog_near: (ref_dist - radius).max(0.0),
+            fog_far: ref_dist + radius,
+            box_level: BOX_LEVEL,
+            near,
+            ..Default::default()
+        })
+    }
+
+    /// Follow camera: the eased centre of mass and framed radius.
+    fn follow_sphere(
+        &mut self,
+        frame: &Frame,
+        n: usize,
+        size: [f32; 3],
+        fallback_centre: [f32; 3],
+        fallback_radius: f32,
+    ) -> ([f32; 3], f32) {
+        let wrap = self.world.wrap;
+        let Some(target) = centre_of_mass3(frame, n, size, wrap) else {
+            return self.follow3.unwrap_or((fallback_centre, fallback_radius));
+        };
+        // Offset of `p` from `c` (the nearest image in a periodic world).
+        let offset = |p: f32, c: f32, l: f32| {
+            let d = p - c;
+            if wrap && l > 0.0 {
+                d - (d / l).round() * l
+            } else {
+                d
+            }
+        };
+        let step = (n / FOLLOW_SAMPLE_AGENTS).max(1);
+        let (mut sum, mut count) = (0.0f64, 0usize);
+        for i in (0..n).step_by(step) {
+            let mut r2 = 0.0f64;
+            for a in 0..3 {
+                let d = offset(frame.pos[a * n + i], target[a], size[a]) as f64;
+                r2 += d * d;
+            }
+            if r2.is_finite() {
+                sum += r2;
+                count += 1;
+            }
+        }
+        let rms = if count > 0 {
+            (sum / count as f64).sqrt() as f32
+        } else {
+            fallback_radius
+        };
+        let min_r = fallback_radius * 0.02;
+        let r_target = (rms * FOLLOW_RADIUS_RMS).clamp(min_r.max(1e-3), fallback_radius * 2.0);
+        let next = match self.follow3 {
+            None => (target, r_target),
+            Some((prev, r)) => {
+                let mut c = prev;
+                for a in 0..3 {
+                    c[a] = prev[a] + FOLLOW_EASE * offset(target[a], prev[a], size[a]);
+                    if wrap && size[a] > 0.0 {
+                        c[a] = c[a].rem_euclid(size[a]);
+                    }
+                }
+                (c, r + FOLLOW_RADIUS_EASE * (r_target - r))
+            }
+        };
+        self.follow3 = Some(next);
+        next
+    }
+
     /// Renders `frame`; finished frames (a few behind) go to `sink` in order.
     pub fn render(
         &mut self,
@@ -560,11 +772,17 @@ impl Renderer {
                     &self.agents_buf,
                     n32,
                     self.world.size,
+                    self.world.density_depth(),
                     self.world.wrap,
                 ));
             }
         }
-        let (view_min, view_size, centre) = self.view(frame, n);
+        let cam3 = self.camera3(frame, n);
+        let (view_min, view_size, centre) = if cam3.is_some() {
+            ([0.0; 2], [1.0; 2], [0.0; 2])
+        } else {
+            self.view(frame, n)
+        };
         let queue = &self.gpu.queue;
         // Positions at 0, velocities right after them (same layout as the file's frame).
         let stride = dim as u64 * n as u64 * 4;
@@ -599,37 +817,71 @@ impl Renderer {
         // Below ~0.7 px a core would fall between pixel centres and flicker: keep it a pixel.
         let core_px = (self.look.point_size * h / 1080.0).max(0.7);
         let radius_px = core_px * 4.0;
-        let params = AgentParams {
-            view_min,
-            view_size,
-            world: self.world.size,
-            viewport: [w, h],
-            range,
-            radius_px,
-            core: (core_px / radius_px).clamp(0.05, 1.0),
-            mode: self.look.color.code(),
-            copies: if self.world.wrap { 9 } else { 1 },
-            intensity: 1.0,
-            halo: 0.35,
-        };
         let density_buf = self
             .density
             .as_ref()
             .map(|d| &d.density)
             .unwrap_or(&self.agents_buf);
-        let bufs = AgentBuffers {
-            slots: [
-                (&self.agents_buf, 0),
-                (&self.agents_buf, n as u64 * 4),
-                (&self.agents_buf, stride),
-                (&self.agents_buf, stride + n as u64 * 4),
-                (density_buf, 0),
-            ],
-            n: n32,
-        };
-        let scissor = self.scissor(centre, view_min, view_size);
-        self.agents
-            .draw(queue, &mut encoder, &self.hdr_view, &params, &bufs, scissor);
+        let mut with_box = false;
+        if let Some(c) = cam3 {
+            let core = (core_px / radius_px).clamp(0.05, 1.0);
+            let params = AgentParams {
+                viewport: [w, h],
+                range,
+                radius_px,
+                core,
+                mode: self.look.color.code(),
+                copies: 1,
+                intensity: 1.0,
+                halo: 0.35,
+                ..c
+            };
+            let q = n as u64 * 4;
+            let a = &self.agents_buf;
+            let bufs = AgentBuffers3 {
+                slots: [
+                    (a, 0),
+                    (a, q),
+                    (a, 2 * q),
+                    (a, stride),
+                    (a, stride + q),
+                    (a, stride + 2 * q),
+                    (density_buf, 0),
+                ],
+                n: n32,
+            };
+            self.agents
+                .draw3(queue, &mut encoder, &self.hdr_view, &params, &bufs);
+            with_box = self.look.view3.as_ref().is_some_and(|v| v.world_box);
+        } else {
+            let params = AgentParams {
+                view_min,
+                view_size,
+                world: self.world.size,
+                viewport: [w, h],
+                range,
+                radius_px,
+                core: (core_px / radius_px).clamp(0.05, 1.0),
+                mode: self.look.color.code(),
+                copies: if self.world.wrap { 9 } else { 1 },
+                intensity: 1.0,
+                halo: 0.35,
+                ..Default::default()
+            };
+            let bufs = AgentBuffers {
+                slots: [
+                    (&self.agents_buf, 0),
+                    (&self.agents_buf, n as u64 * 4),
+                    (&self.agents_buf, stride),
+                    (&self.agents_buf, stride + n as u64 * 4),
+                    (density_buf, 0),
+                ],
+                n: n32,
+            };
+            let scissor = self.scissor(centre, view_min, view_size);
+            self.agents
+                .draw(queue, &mut encoder, &self.hdr_view, &params, &bufs, scissor);
+        }
         if let Some(b) = &self.bloom {
             b.run(&mut encoder);
         }
@@ -651,6 +903,9 @@ impl Renderer {
                 aspect: w / h,
             },
         );
+        if with_box {
+            self.agents.draw_box(&mut encoder, &ldr_view);
+        }
         match &self.yuv {
             Some(y) => {
                 y.run(&mut encoder);
