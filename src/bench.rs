@@ -23,6 +23,9 @@ pub struct BenchArgs {
         default_value = "1280x720,1920x1080,3840x2160"
     )]
     pub render_sizes: Vec<String>,
+    /// Renderer: dimensions to measure (3D through the default orbit camera).
+    #[arg(long, value_delimiter = ',', default_value = "2,3")]
+    pub render_dims: Vec<usize>,
     /// Renderer: agent counts to measure.
     #[arg(long, value_delimiter = ',', default_value = "2000,100000,1000000")]
     pub render_agents: Vec<u64>,
@@ -337,90 +340,95 @@ fn bench_render(a: &BenchArgs) -> Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     writeln!(out, "forge bench render — {adapter}\n")?;
     writeln!(out, "| size | agents | frames | render-only fps | encode-only fps | end-to-end fps | end-to-end / slower stage |")?;
-    writeln!(out, "|---|---:|---:|---:|---:|---:|---:|")?;
-    for &n in &a.render_agents {
-        if n == 0 || n > scene::MAX_AGENTS {
-            bail!(
-                "--render-agents: each count must be in 1..={}, got {n}",
-                scene::MAX_AGENTS
-            );
-        }
-        let most = sizes
-            .iter()
-            .map(|s| render_frames(n, s[0] as u64 * s[1] as u64))
-            .max()
-            .unwrap_or(1);
-        // A recording of `most` frames at the solver benchmark's density.
-        let s = bench_scene(n, 2);
-        let path = dir.path().join(format!("bench-{n}.bfs"));
-        {
-            let mut solver = solver_for(&s, 0, Search::Auto)?;
-            let mut h = header_for(&s);
-            h.agents = n as u32;
-            let mut rec = Recorder::start(
-                crate::bfs::Writer::new(std::fs::File::create(&path)?, &h)?,
-                2,
-                n as usize,
-            )?;
-            solver.record(&mut rec)?;
-            for _ in 1..most {
-                solver.step().expect("bench scenes stay finite");
+    writeln!(out, "|---|---|---:|---:|---:|---:|---:|---:|")?;
+    if let Some(&d) = a.render_dims.iter().find(|&&d| d != 2 && d != 3) {
+        bail!("--render-dims: each must be 2 or 3, got {d}");
+    }
+    for &dim in &a.render_dims {
+        for &n in &a.render_agents {
+            if n == 0 || n > scene::MAX_AGENTS {
+                bail!(
+                    "--render-agents: each count must be in 1..={}, got {n}",
+                    scene::MAX_AGENTS
+                );
+            }
+            let most = sizes
+                .iter()
+                .map(|s| render_frames(n, s[0] as u64 * s[1] as u64))
+                .max()
+                .unwrap_or(1);
+            // A recording of `most` frames at the solver benchmark's density.
+            let s = bench_scene(n, dim);
+            let path = dir.path().join(format!("bench-{dim}d-{n}.bfs"));
+            {
+                let mut solver = solver_for(&s, 0, Search::Auto)?;
+                let mut h = header_for(&s);
+                h.agents = n as u32;
+                let mut rec = Recorder::start(
+                    crate::bfs::Writer::new(std::fs::File::create(&path)?, &h)?,
+                    dim,
+                    n as usize,
+                )?;
                 solver.record(&mut rec)?;
+                for _ in 1..most {
+                    solver.step().expect("bench scenes stay finite");
+                    solver.record(&mut rec)?;
+                }
+                rec.finish()?;
             }
-            rec.finish()?;
-        }
-        for &size in &sizes {
-            let frames = render_frames(n, size[0] as u64 * size[1] as u64);
-            let look = LookFlags {
-                size: Some(size),
-                trails: Some(0.8),
-                ..Default::default()
-            };
-            let job = |dest| Job {
-                input: path.clone(),
-                look: look.clone(),
-                frames: Some((Some(0), Some(frames))),
-                fps: Some(30),
-                dest,
-                force: true,
-                quiet: true,
-                adapter: None,
-            };
-            let kept = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-            let r = video::render(&job(Destination::Collect {
-                frames: kept.clone(),
-                keep: frames as usize,
-            }))?;
-            let encoding = Encoding {
-                encoder: video::defaults::ENCODER.into(),
-                crf: video::defaults::CRF,
-                preset: video::defaults::PRESET.into(),
-                fps: 30,
-            };
-            let enc_path = dir.path().join("encode-only.mp4");
-            let t0 = Instant::now();
-            let mut sink = video::FfmpegSink::start(&enc_path, size[0], size[1], &encoding)?;
-            for f in kept.lock().unwrap_or_else(|e| e.into_inner()).drain(..) {
-                sink.push(&f)?;
+            for &size in &sizes {
+                let frames = render_frames(n, size[0] as u64 * size[1] as u64);
+                let look = LookFlags {
+                    size: Some(size),
+                    trails: Some(0.8),
+                    ..Default::default()
+                };
+                let job = |dest| Job {
+                    input: path.clone(),
+                    look: look.clone(),
+                    frames: Some((Some(0), Some(frames))),
+                    fps: Some(30),
+                    dest,
+                    force: true,
+                    quiet: true,
+                    adapter: None,
+                };
+                let kept = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+                let r = video::render(&job(Destination::Collect {
+                    frames: kept.clone(),
+                    keep: frames as usize,
+                }))?;
+                let encoding = Encoding {
+                    encoder: video::defaults::ENCODER.into(),
+                    crf: video::defaults::CRF,
+                    preset: video::defaults::PRESET.into(),
+                    fps: 30,
+                };
+                let enc_path = dir.path().join("encode-only.mp4");
+                let t0 = Instant::now();
+                let mut sink = video::FfmpegSink::start(&enc_path, size[0], size[1], &encoding)?;
+                for f in kept.lock().unwrap_or_else(|e| e.into_inner()).drain(..) {
+                    sink.push(&f)?;
+                }
+                sink.finish()?;
+                let t_enc = t0.elapsed().as_secs_f64();
+                let e = video::render(&job(Destination::Mp4 {
+                    path: dir.path().join("e2e.mp4"),
+                    encoding,
+                }))?;
+                let slower = r.secs.max(t_enc);
+                writeln!(
+                    out,
+                    "| {dim}D | {}x{} | {n} | {frames} | {:.1} | {:.1} | {:.1} | {:.2} |",
+                    size[0],
+                    size[1],
+                    frames as f64 / r.secs,
+                    frames as f64 / t_enc,
+                    frames as f64 / e.secs,
+                    e.secs / slower
+                )?;
+                out.flush()?;
             }
-            sink.finish()?;
-            let t_enc = t0.elapsed().as_secs_f64();
-            let e = video::render(&job(Destination::Mp4 {
-                path: dir.path().join("e2e.mp4"),
-                encoding,
-            }))?;
-            let slower = r.secs.max(t_enc);
-            writeln!(
-                out,
-                "| {}x{} | {n} | {frames} | {:.1} | {:.1} | {:.1} | {:.2} |",
-                size[0],
-                size[1],
-                frames as f64 / r.secs,
-                frames as f64 / t_enc,
-                frames as f64 / e.secs,
-                e.secs / slower
-            )?;
-            out.flush()?;
         }
     }
     Ok(ExitCode::SUCCESS)
