@@ -15,7 +15,7 @@ use crate::scene::{Model, Search};
 
 /// Up to this many agents `--search auto` compares every pair: the grid's sort costs more
 /// than it saves. Measured with `forge bench --only crossover` (see README).
-pub const BRUTE_MAX: usize = 48;
+pub const BRUTE_MAX: usize = 24;
 /// Below this many agents one thread does the step: fan-out costs more than it saves.
 pub const PARALLEL_MIN: usize = 6000;
 
