@@ -339,7 +339,7 @@ fn bench_render(a: &BenchArgs) -> Result<ExitCode> {
     drop(gpu);
     let mut out = std::io::stdout().lock();
     writeln!(out, "forge bench render — {adapter}\n")?;
-    writeln!(out, "| size | agents | frames | render-only fps | encode-only fps | end-to-end fps | end-to-end / slower stage |")?;
+    writeln!(out, "| dim | size | agents | frames | render-only fps | encode-only fps | end-to-end fps | end-to-end / slower stage |")?;
     writeln!(out, "|---|---|---:|---:|---:|---:|---:|---:|")?;
     if let Some(&d) = a.render_dims.iter().find(|&&d| d != 2 && d != 3) {
         bail!("--render-dims: each must be 2 or 3, got {d}");
