@@ -1,6 +1,6 @@
 //! Command line: parse flags, resolve them into a validated configuration, run.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -294,7 +294,7 @@ fn simulate(a: SimulateArgs) -> Result<ExitCode> {
         .map_err(anyhow::Error::msg)?;
         let wr = |e: bfs::BfsError| anyhow!("writing {}: {e}", out_path.display());
         solver.record(&mut rec).map_err(wr)?;
-        let bar = progress(scene.steps, a.quiet);
+        let bar = crate::progress::bar(scene.steps, a.quiet, "steps");
         let t0 = Instant::now();
         let every = scene.record_every as u64;
         let mut diverged = None;
@@ -394,21 +394,6 @@ pub fn header_for(scene: &Scene) -> Header {
         source: SourceFormat::Forge,
         world_inferred: false,
     }
-}
-
-fn progress(len: u64, quiet: bool) -> indicatif::ProgressBar {
-    if quiet || !std::io::stderr().is_terminal() {
-        return indicatif::ProgressBar::hidden();
-    }
-    let bar = indicatif::ProgressBar::new(len);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{bar:40.cyan/blue} {pos}/{len} steps  {per_sec}  ETA {eta}",
-        )
-        .expect("valid template")
-        .progress_chars("█▉▊▋▌▍▎▏ "),
-    );
-    bar
 }
 
 pub fn si(x: f64) -> String {

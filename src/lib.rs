@@ -4,6 +4,7 @@ pub mod bfs;
 pub mod cli;
 pub mod metrics;
 pub mod plot;
+pub mod progress;
 pub mod record;
 pub mod render;
 pub mod scene;

@@ -7,7 +7,7 @@
 //! error: every complete frame renders, with the reader's warning printed.
 
 use std::collections::VecDeque;
-use std::io::{IsTerminal, Read, Write};
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
@@ -825,21 +825,6 @@ fn open_input(path: &Path) -> Result<Reader> {
     Ok(r)
 }
 
-fn progress(len: u64, quiet: bool) -> indicatif::ProgressBar {
-    if quiet || !std::io::stderr().is_terminal() {
-        return indicatif::ProgressBar::hidden();
-    }
-    let bar = indicatif::ProgressBar::new(len);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{bar:40.cyan/blue} {pos}/{len} frames  {per_sec}  ETA {eta}",
-        )
-        .expect("valid template")
-        .progress_chars("█▉▊▋▌▍▎▏ "),
-    );
-    bar
-}
-
 /// Resolves the look for `r`, filling the speed range from the file where needed; an orbit
 /// turns once over `frames`.
 fn full_look(
@@ -931,7 +916,7 @@ pub fn render(job: &Job) -> Result<Report> {
                 });
             }
         }
-        let bar = progress(range.end - range.start, job.quiet);
+        let bar = crate::progress::bar(range.end - range.start, job.quiet, "frames");
         let t0 = Instant::now();
         let mut source = FrameSource::start(&job.input, range.clone())?;
         let mut done = 0u64;
