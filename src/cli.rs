@@ -62,13 +62,9 @@ pub enum Backend {
     Cuda,
 }
 
-#[derive(clap::Args, Debug)]
-pub struct SimulateArgs {
-    /// A scene file (JSON) or the name of a built-in scene (see `forge scenes`).
-    pub scene: String,
-    /// Output recording [default: SCENE_NAME.bfs in the current folder].
-    #[arg(short, long)]
-    pub output: Option<PathBuf>,
+/// What `simulate` and `run` may change of a scene; stored back into the recording's scene.
+#[derive(clap::Args, Debug, Clone, Copy, Default)]
+pub struct Overrides {
     /// Override the scene's number of steps.
     #[arg(long)]
     pub steps: Option<u64>,
@@ -78,6 +74,17 @@ pub struct SimulateArgs {
     /// Override the scene's random seed.
     #[arg(long)]
     pub seed: Option<u64>,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct SimulateArgs {
+    /// A scene file (JSON) or the name of a built-in scene (see `forge scenes`).
+    pub scene: String,
+    /// Output recording [default: SCENE_NAME.bfs in the current folder].
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub overrides: Overrides,
     /// Worker threads [default: all cores]. The output does not depend on it.
     #[arg(long)]
     pub threads: Option<usize>,
@@ -217,13 +224,13 @@ pub fn load_scene(arg: &str) -> Result<Scene> {
 
 fn simulate(a: SimulateArgs) -> Result<ExitCode> {
     let mut scene = load_scene(&a.scene)?;
-    if let Some(s) = a.steps {
+    if let Some(s) = a.overrides.steps {
         if s > scene::MAX_STEPS {
             bail!("--steps: must be at most {}, got {s}", scene::MAX_STEPS);
         }
         scene.steps = s;
     }
-    if let Some(n) = a.agents {
+    if let Some(n) = a.overrides.agents {
         if n == 0 || n > scene::MAX_AGENTS {
             bail!("--agents: must be in 1..={}, got {n}", scene::MAX_AGENTS);
         }
@@ -238,7 +245,7 @@ fn simulate(a: SimulateArgs) -> Result<ExitCode> {
             scene.init.count = Some(c.min(n as u32));
         }
     }
-    if let Some(s) = a.seed {
+    if let Some(s) = a.overrides.seed {
         scene.seed = s;
     }
     if let Some(s) = a.search {
@@ -257,7 +264,7 @@ fn simulate(a: SimulateArgs) -> Result<ExitCode> {
     let state = init::initial_state(&scene).map_err(|e| {
         // Outside `layout: file` (whose errors name scene.init.*), the only failures are
         // about the agent count (memory): name the field or flag that set it.
-        let what = if a.agents.is_some() {
+        let what = if a.overrides.agents.is_some() {
             "--agents"
         } else {
             "scene.agents"
@@ -828,15 +835,8 @@ pub struct RunArgs {
     /// Keep the recording here [default: a temporary file, deleted afterwards].
     #[arg(long, value_name = "FILE.bfs")]
     pub bfs: Option<PathBuf>,
-    /// Override the scene's number of steps.
-    #[arg(long)]
-    pub steps: Option<u64>,
-    /// Override the scene's number of agents.
-    #[arg(long)]
-    pub agents: Option<u64>,
-    /// Override the scene's random seed.
-    #[arg(long)]
-    pub seed: Option<u64>,
+    #[command(flatten)]
+    pub overrides: Overrides,
     #[command(flatten)]
     pub video: VideoArgs,
     #[command(flatten)]
@@ -1074,9 +1074,7 @@ fn run_cmd(a: RunArgs) -> Result<ExitCode> {
     let sim = SimulateArgs {
         scene: a.scene.clone(),
         output: Some(bfs_path.clone()),
-        steps: a.steps,
-        agents: a.agents,
-        seed: a.seed,
+        overrides: a.overrides,
         threads: None,
         search: None,
         backend: Backend::Auto,
@@ -1103,9 +1101,11 @@ fn demo_cmd(a: DemoArgs) -> Result<ExitCode> {
         scene: scenes::DEFAULT.to_string(),
         output: Some(a.output),
         bfs: None,
-        steps: Some(DEMO_STEPS),
-        agents: Some(DEMO_AGENTS),
-        seed: None,
+        overrides: Overrides {
+            steps: Some(DEMO_STEPS),
+            agents: Some(DEMO_AGENTS),
+            seed: None,
+        },
         video: VideoArgs {
             fps: None,
             encoder: crate::video::defaults::ENCODER.into(),

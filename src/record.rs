@@ -235,22 +235,13 @@ impl Recorder {
     }
 
     /// Queue a copy of the state (slot order, `ids[s]` = agent in slot s) as the frame of
-    /// `step`. Blocks only when the disk is behind.
+    /// `step`; the writer thread un-permutes it. Blocks only when the disk is behind.
     pub fn record(&mut self, step: u64, state: &State, ids: &[u32]) -> Result<(), bfs::BfsError> {
-        let mut b = match self.free.pop() {
-            Some(b) => b,
-            None => return Err(self.writer_error()),
-        };
-        b.pos.copy_from_slice(&state.pos);
-        b.vel.copy_from_slice(&state.vel);
-        b.ids.copy_from_slice(ids);
-        self.jobs.push(Job {
-            step,
-            buf: b,
-            ordered: false,
-        });
-        self.frames += 1;
-        Ok(())
+        self.queue(step, false, |b| {
+            b.pos.copy_from_slice(&state.pos);
+            b.vel.copy_from_slice(&state.vel);
+            b.ids.copy_from_slice(ids);
+        })
     }
 
     /// Queue the frame of `step`, written by `fill` straight into the recorder's buffers in
@@ -261,16 +252,21 @@ impl Recorder {
         step: u64,
         fill: impl FnOnce(&mut [f32], &mut [f32]),
     ) -> Result<(), bfs::BfsError> {
-        let mut b = match self.free.pop() {
-            Some(b) => b,
-            None => return Err(self.writer_error()),
+        self.queue(step, true, |b| fill(&mut b.pos, &mut b.vel))
+    }
+
+    /// Take free buffers (waiting for the writer if it is behind), fill them, queue them.
+    fn queue(
+        &mut self,
+        step: u64,
+        ordered: bool,
+        fill: impl FnOnce(&mut Buffers),
+    ) -> Result<(), bfs::BfsError> {
+        let Some(mut buf) = self.free.pop() else {
+            return Err(self.writer_error());
         };
-        fill(&mut b.pos, &mut b.vel);
-        self.jobs.push(Job {
-            step,
-            buf: b,
-            ordered: true,
-        });
+        fill(&mut buf);
+        self.jobs.push(Job { step, buf, ordered });
         self.frames += 1;
         Ok(())
     }

@@ -1,7 +1,7 @@
 //! Trails: the previous HDR frame is faded by a factor instead of cleared
 //! (shaders/fade.wgsl). The blend state does the arithmetic: dst × constant.
 
-use super::HDR_FORMAT;
+use super::{fullscreen_pipeline, HDR_FORMAT};
 
 pub struct FadePass {
     pipeline: wgpu::RenderPipeline,
@@ -10,44 +10,24 @@ pub struct FadePass {
 impl FadePass {
     pub fn new(device: &wgpu::Device) -> Self {
         let module = device.create_shader_module(wgpu::include_wgsl!("../../shaders/fade.wgsl"));
-        let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("fade pipeline layout"),
-            bind_group_layouts: &[],
-            immediate_size: 0,
-        });
         let fade = wgpu::BlendComponent {
             src_factor: wgpu::BlendFactor::Zero,
             dst_factor: wgpu::BlendFactor::Constant,
             operation: wgpu::BlendOperation::Add,
         };
-        let pipeline = device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("fade pipeline"),
-            layout: Some(&layout),
-            vertex: wgpu::VertexState {
-                module: &module,
-                entry_point: Some("vs_fullscreen"),
-                compilation_options: Default::default(),
-                buffers: &[],
-            },
-            primitive: wgpu::PrimitiveState::default(),
-            depth_stencil: None,
-            multisample: wgpu::MultisampleState::default(),
-            fragment: Some(wgpu::FragmentState {
-                module: &module,
-                entry_point: Some("fs_fade"),
-                compilation_options: Default::default(),
-                targets: &[Some(wgpu::ColorTargetState {
-                    format: HDR_FORMAT,
-                    blend: Some(wgpu::BlendState {
-                        color: fade,
-                        alpha: fade,
-                    }),
-                    write_mask: wgpu::ColorWrites::ALL,
-                })],
-            }),
-            multiview_mask: None,
-            cache: None,
-        });
+        let blend = wgpu::BlendState {
+            color: fade,
+            alpha: fade,
+        };
+        let pipeline = fullscreen_pipeline(
+            device,
+            "fade pipeline",
+            &module,
+            "fs_fade",
+            None,
+            HDR_FORMAT,
+            Some(blend),
+        );
         FadePass { pipeline }
     }
 

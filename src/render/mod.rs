@@ -249,19 +249,21 @@ pub(crate) fn dispatch_2d(groups: u32) -> (u32, u32) {
     }
 }
 
-/// A pipeline drawing one full-screen triangle (`vs_fullscreen` in `module`).
+/// A pipeline drawing one full-screen triangle (`vs_fullscreen` in `module`), with one bind
+/// group (or none).
 pub(crate) fn fullscreen_pipeline(
     device: &wgpu::Device,
     label: &str,
     module: &wgpu::ShaderModule,
     fs_entry: &str,
-    bgl: &wgpu::BindGroupLayout,
+    bgl: Option<&wgpu::BindGroupLayout>,
     format: wgpu::TextureFormat,
     blend: Option<wgpu::BlendState>,
 ) -> wgpu::RenderPipeline {
+    let groups = [bgl];
     let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
         label: Some(label),
-        bind_group_layouts: &[Some(bgl)],
+        bind_group_layouts: if bgl.is_some() { &groups } else { &[] },
         immediate_size: 0,
     });
     device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {

@@ -70,7 +70,7 @@ impl TonemapPass {
             "tonemap",
             &module,
             "fs_tonemap",
-            &bgl,
+            Some(&bgl),
             LDR_FORMAT,
             None,
         );

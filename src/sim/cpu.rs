@@ -83,17 +83,22 @@ impl Out {
     }
 }
 
-/// A u32 array written by disjoint chunks.
-#[derive(Clone, Copy)]
-struct OutU32(*mut u32);
-// SAFETY: as for `Out`.
-unsafe impl Send for OutU32 {}
-unsafe impl Sync for OutU32 {}
-impl OutU32 {
+/// One array written by disjoint chunks of a pass.
+struct OutArr<T>(*mut T);
+impl<T> Clone for OutArr<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for OutArr<T> {}
+// SAFETY: as for `Out`: every index is written by one task only.
+unsafe impl<T: Send> Send for OutArr<T> {}
+unsafe impl<T: Send> Sync for OutArr<T> {}
+impl<T> OutArr<T> {
     /// # Safety
     /// `i` in bounds, written by this task only.
     #[inline(always)]
-    unsafe fn set(&self, i: usize, v: u32) {
+    unsafe fn set(&self, i: usize, v: T) {
         *self.0.add(i) = v;
     }
 }
@@ -251,8 +256,9 @@ impl CpuSolver {
         let n = st.n;
         let dim = st.dim;
         {
+            // Write pointers come from `&mut` before the shared borrow the pass reads through.
+            let cells = OutArr(grid.cell_of.as_mut_ptr());
             let g: &Grid = grid;
-            let cells = OutU32(g.cell_of.as_ptr() as *mut u32);
             Self::for_chunks(&self.pool, n, |r| {
                 for s in r {
                     // SAFETY: chunks are disjoint, s < n.
@@ -278,14 +284,14 @@ impl CpuSolver {
             starts[c] -= 1;
             grid.order[starts[c] as usize] = s as u32;
         }
-        let g: &Grid = grid;
         let outp = Out {
-            pos: g.spos.as_ptr() as *mut f32,
-            vel: g.svel.as_ptr() as *mut f32,
+            pos: grid.spos.as_mut_ptr(),
+            vel: grid.svel.as_mut_ptr(),
         };
-        let outfix = OutI64(g.svfix.as_ptr() as *mut i64);
-        let outid = OutU32(self.next_ids.as_mut_ptr());
-        let outcell = OutU32(g.scell.as_ptr() as *mut u32);
+        let outfix = OutArr(grid.svfix.as_mut_ptr());
+        let outcell = OutArr(grid.scell.as_mut_ptr());
+        let outid = OutArr(self.next_ids.as_mut_ptr());
+        let g: &Grid = grid;
         let ids = &self.ids;
         Self::for_chunks(&self.pool, n, |r| {
             for t in r {
@@ -318,16 +324,16 @@ impl CpuSolver {
         let st = &self.cur;
         let n = st.n;
         let dim = st.dim;
-        let outfix = OutI64(self.bvfix.as_mut_ptr());
-        let outu = OutU32(self.units.as_mut_ptr() as *mut u32);
+        let outfix = OutArr(self.bvfix.as_mut_ptr());
+        let outu = OutArr(self.units.as_mut_ptr());
         Self::for_chunks(&self.pool, n, |r| {
             for s in r {
                 // SAFETY: chunks partition 0..n.
                 unsafe {
                     if units {
                         let u = unit2([st.vel[s], st.vel[n + s]]);
-                        outu.set(s, u[0].to_bits());
-                        outu.set(n + s, u[1].to_bits());
+                        outu.set(s, u[0]);
+                        outu.set(n + s, u[1]);
                         outfix.set(s, to_fix(u[0]));
                         outfix.set(n + s, to_fix(u[1]));
                     } else {
@@ -442,21 +448,6 @@ impl CpuSolver {
                 }
             });
         }
-    }
-}
-
-/// An i64 array written by disjoint chunks.
-#[derive(Clone, Copy)]
-struct OutI64(*mut i64);
-// SAFETY: as for `Out`.
-unsafe impl Send for OutI64 {}
-unsafe impl Sync for OutI64 {}
-impl OutI64 {
-    /// # Safety
-    /// `i` in bounds, written by this task only.
-    #[inline(always)]
-    unsafe fn set(&self, i: usize, v: i64) {
-        *self.0.add(i) = v;
     }
 }
 
