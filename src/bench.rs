@@ -6,10 +6,11 @@ use std::time::Instant;
 
 use anyhow::{bail, Result};
 
-use crate::cli::{header_for, si};
+use crate::bfs::Header;
 use crate::record::Recorder;
 use crate::scene::{self, Scene, Search};
 use crate::sim::{cpu::CpuSolver, init, Params};
+use crate::units::si;
 
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
@@ -118,7 +119,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
         let s = bench_scene(n, 2);
         let mut solver = solver_for(&s, 0, Search::Auto)?;
         let file = std::fs::OpenOptions::new().write(true).open("/dev/null")?;
-        let mut h = header_for(&s);
+        let mut h = Header::for_scene(&s);
         h.agents = n as u32;
         let mut rec = Recorder::start(crate::bfs::Writer::new(file, &h)?, 2, n as usize)?;
         for _ in 0..3 {
@@ -251,7 +252,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
             solver.step().expect("finite");
             let mut rec = if recording {
                 let file = std::fs::File::create(dir.path().join("bench.bfs"))?;
-                let mut h = header_for(&s);
+                let mut h = Header::for_scene(&s);
                 h.agents = n as u32;
                 Some(Recorder::start(
                     crate::bfs::Writer::new(file, &h)?,
@@ -321,7 +322,9 @@ fn render_frames(agents: u64, pixels: u64) -> u64 {
 /// Render-only, encode-only and end-to-end frames/s (x264 medium, crf 18) for each size and
 /// agent count, on the adapter wgpu picks (a software driver where there is no GPU).
 fn bench_render(a: &BenchArgs) -> Result<ExitCode> {
-    use crate::video::{self, Destination, Encoding, Job, LookFlags};
+    use crate::look::LookFlags;
+    use crate::video::ffmpeg::{Encoding, FfmpegSink};
+    use crate::video::{self, Destination, Job};
     let mut sizes = Vec::new();
     for s in &a.render_sizes {
         let (w, h) = s
@@ -362,7 +365,7 @@ fn bench_render(a: &BenchArgs) -> Result<ExitCode> {
             let path = dir.path().join(format!("bench-{dim}d-{n}.bfs"));
             {
                 let mut solver = solver_for(&s, 0, Search::Auto)?;
-                let mut h = header_for(&s);
+                let mut h = Header::for_scene(&s);
                 h.agents = n as u32;
                 let mut rec = Recorder::start(
                     crate::bfs::Writer::new(std::fs::File::create(&path)?, &h)?,
@@ -380,6 +383,7 @@ fn bench_render(a: &BenchArgs) -> Result<ExitCode> {
                 let frames = render_frames(n, size[0] as u64 * size[1] as u64);
                 let look = LookFlags {
                     size: Some(size),
+                    fps: Some(30),
                     trails: Some(0.8),
                     ..Default::default()
                 };
@@ -387,7 +391,6 @@ fn bench_render(a: &BenchArgs) -> Result<ExitCode> {
                     input: path.clone(),
                     look: look.clone(),
                     frames: Some((Some(0), Some(frames))),
-                    fps: Some(30),
                     dest,
                     force: true,
                     quiet: true,
@@ -399,14 +402,13 @@ fn bench_render(a: &BenchArgs) -> Result<ExitCode> {
                     keep: frames as usize,
                 }))?;
                 let encoding = Encoding {
-                    encoder: video::defaults::ENCODER.into(),
-                    crf: video::defaults::CRF,
-                    preset: video::defaults::PRESET.into(),
-                    fps: 30,
+                    encoder: crate::look::defaults::ENCODER.into(),
+                    crf: crate::look::defaults::CRF,
+                    preset: crate::look::defaults::PRESET.into(),
                 };
                 let enc_path = dir.path().join("encode-only.mp4");
                 let t0 = Instant::now();
-                let mut sink = video::FfmpegSink::start(&enc_path, size[0], size[1], &encoding)?;
+                let mut sink = FfmpegSink::start(&enc_path, size[0], size[1], 30, &encoding)?;
                 for f in kept.lock().unwrap_or_else(|e| e.into_inner()).drain(..) {
                     sink.push(&f)?;
                 }

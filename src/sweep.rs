@@ -21,7 +21,6 @@ use std::time::Instant;
 
 use anyhow::{anyhow, bail, Context, Result};
 
-use crate::cli::load_scene;
 use crate::metrics::polarization;
 use crate::plot;
 use crate::scene::{self, Layout, Model, Scene, Search};
@@ -789,7 +788,7 @@ fn check_csv_output(path: &Path, partial: &Path, a: &SweepArgs) -> Result<()> {
 // The command
 
 pub fn run(a: SweepArgs) -> Result<ExitCode> {
-    let mut base = load_scene(&a.scene)?;
+    let mut base = Scene::load(&a.scene)?;
     if a.seeds == 0 {
         bail!("--seeds: must be at least 1");
     }

@@ -74,7 +74,7 @@ fn steps_and_recording_allocate_nothing() {
         let mut solver = CpuSolver::new(Params::from_scene(&s, n), st, threads, search).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let file = std::fs::File::create(dir.path().join("a.bfs")).unwrap();
-        let mut h = forge::cli::header_for(&s);
+        let mut h = forge::bfs::Header::for_scene(&s);
         h.agents = n as u32;
         let mut rec =
             Recorder::start(forge::bfs::Writer::new(file, &h).unwrap(), s.dim, n).unwrap();

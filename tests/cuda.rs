@@ -172,7 +172,7 @@ fn cuda_matches_cpu_bytes_when_a_gpu_is_present() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let scenes = forge::scenes::names();
+    let scenes = forge::scene::builtin::names();
     let mut cases: Vec<(String, Vec<String>)> = scenes
         .iter()
         .map(|s| (s.to_string(), vec!["--steps".into(), "20".into()]))

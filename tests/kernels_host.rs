@@ -274,7 +274,7 @@ fn cos_sin_and_unit2_match() {
 }
 
 fn scene_params(name: &str, n: usize) -> (Params, State) {
-    let mut scene = forge::cli::load_scene(name).unwrap();
+    let mut scene = forge::scene::Scene::load(name).unwrap();
     scene.agents = n as u32;
     if let Some(c) = scene.init.count {
         scene.init.count = Some(c.min(n as u32));
@@ -501,7 +501,7 @@ fn whole_steps(name: &str, n: usize, steps: u64) {
 
 #[test]
 fn whole_steps_match_the_cpu_on_every_builtin_scene() {
-    for name in forge::scenes::names() {
+    for name in forge::scene::builtin::names() {
         whole_steps(name, 400, 25);
     }
 }

@@ -131,11 +131,11 @@ fn have_ffmpeg(test: &str) -> bool {
 /// renderer does): `n` agents on a sunflower spiral in a 320x180 wrapping world, turning
 /// slowly, speeds 20..80.
 fn synthetic(path: &Path, n: usize, frames: usize) {
-    let mut scene = forge::cli::load_scene("turbulence").unwrap();
+    let mut scene = forge::scene::Scene::load("turbulence").unwrap();
     scene.render = None;
     scene.agents = n as u32;
     scene.world = [320.0, 180.0, 0.0];
-    let header = forge::cli::header_for(&scene);
+    let header = forge::bfs::Header::for_scene(&scene);
     let file = fs::File::create(path).unwrap();
     let mut w = bfs::Writer::new(file, &header).unwrap();
     for f in 0..frames {
@@ -166,11 +166,11 @@ fn synthetic3d(path: &Path, n: usize, frames: usize) {
 
 /// `synthetic3d` carrying a scene `render` section.
 fn synthetic3d_with(path: &Path, n: usize, frames: usize, render: Option<forge::scene::Render>) {
-    let mut scene = forge::cli::load_scene("murmuration3d").unwrap();
+    let mut scene = forge::scene::Scene::load("murmuration3d").unwrap();
     scene.render = render;
     scene.agents = n as u32;
     scene.world = [200.0, 200.0, 120.0];
-    let header = forge::cli::header_for(&scene);
+    let header = forge::bfs::Header::for_scene(&scene);
     assert_eq!(header.dim, 3);
     let file = fs::File::create(path).unwrap();
     let mut w = bfs::Writer::new(file, &header).unwrap();

@@ -8,7 +8,7 @@ use anyhow::{bail, Result};
 pub const LUT_SIZE: usize = 256;
 
 /// The names `--colormap` accepts (the same list as the scene schema's).
-pub const NAMES: &[&str] = crate::scene::RENDER_COLORMAPS;
+pub const NAMES: &[&str] = crate::vocab::COLORMAPS;
 
 /// Maps whose two ends meet: the right ones for `--color heading`.
 pub fn is_cyclic(name: &str) -> bool {

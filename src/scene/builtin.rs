@@ -7,7 +7,7 @@ pub struct Builtin {
 
 macro_rules! builtin {
     ($($name:literal),* $(,)?) => {
-        &[$(Builtin { name: $name, text: include_str!(concat!("../scenes/", $name, ".json")) }),*]
+        &[$(Builtin { name: $name, text: include_str!(concat!("../../scenes/", $name, ".json")) }),*]
     };
 }
 

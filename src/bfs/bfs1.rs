@@ -1,0 +1,209 @@
+//! BoidForge's `BFS1` files: read (world size inferred) and written (for tests and interop).
+
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+
+use super::read::{corrupt, le_f32, le_i32, le_u16, le_u32, read_up_to, Layout, Reader};
+use super::*;
+
+impl Reader {
+    pub(super) fn open_bfs1(mut file: File, len: u64) -> Result<Reader, BfsError> {
+        let mut b = [0u8; BFS1_HEADER_LEN as usize];
+        file.seek(SeekFrom::Start(0))?;
+        let got = read_up_to(&mut file, &mut b)?;
+        if got >= 6 {
+            let version = le_u16(&b, 4);
+            if version != BFS1_VERSION {
+                return Err(BfsError::UnsupportedVersion { found: version });
+            }
+        }
+        if got < b.len() {
+            return Err(corrupt(format!(
+                "file ends inside the 32-byte BFS1 header ({len} bytes)"
+            )));
+        }
+        let version = le_u16(&b, 4);
+        let dim = b[8];
+        if dim != 2 {
+            return Err(corrupt(format!("BFS1 dim is {dim}, only 2 is supported")));
+        }
+        let dtype = b[9];
+        if dtype != 0 {
+            return Err(corrupt(format!(
+                "BFS1 dtype is {dtype}, only 0 (f32) is supported"
+            )));
+        }
+        let max_boids = le_i32(&b, 12);
+        if max_boids < 0 {
+            return Err(corrupt(format!("BFS1 max_boids is negative ({max_boids})")));
+        }
+        let max_n = (max_boids as u64).min(MAX_AGENTS);
+        let dt = le_f32(&b, 16);
+        let seed = u64::from(le_u32(&b, 20));
+        let raw_count = le_i32(&b, 24);
+        let frame_count = match raw_count {
+            -1 => None,
+            c if c >= 0 => Some(c as u64),
+            c => return Err(corrupt(format!("BFS1 frame_count is {c}"))),
+        };
+
+        // Walk the frame headers, skipping payloads, to index every complete frame.
+        let mut warnings = Vec::new();
+        let mut frames = Vec::new();
+        let mut at = BFS1_HEADER_LEN;
+        let mut rd = BufReader::with_capacity(8 << 10, &file);
+        rd.seek(SeekFrom::Start(at))?;
+        let limit = frame_count.unwrap_or(u64::MAX);
+        while (frames.len() as u64) < limit {
+            let k = frames.len() as u64;
+            let left = len - at;
+            if left == 0 {
+                break;
+            }
+            if left < 8 {
+                warnings.push(format!(
+                    "file cut inside frame {k}: {k} complete frames readable"
+                ));
+                break;
+            }
+            let mut fh = [0u8; 8];
+            rd.read_exact(&mut fh)?;
+            let timestep = le_i32(&fh, 0);
+            let n = le_i32(&fh, 4);
+            if timestep < 0 || n < 0 || n as u64 > max_n {
+                warnings.push(format!(
+                    "frame {k} is corrupt (timestep {timestep}, n {n}, max_boids {max_boids}): \
+                     {k} frames readable"
+                ));
+                break;
+            }
+            let payload = 16 * n as u64;
+            if left - 8 < payload {
+                warnings.push(format!(
+                    "file cut inside frame {k}: {k} complete frames readable"
+                ));
+                break;
+            }
+            frames.push(at);
+            at += 8 + payload;
+            rd.seek_relative(payload as i64)?;
+        }
+        drop(rd);
+        let count = frames.len() as u64;
+        match frame_count {
+            None => warnings.push(format!(
+                "recording was not finalized (interrupted?): {count} complete frames"
+            )),
+            // (a cut or corrupt frame met while walking has already been reported)
+            Some(c) if count < c && warnings.is_empty() => {
+                warnings.push(format!(
+                    "file cut inside frame {count}: {count} complete frames readable"
+                ));
+            }
+            _ => {}
+        }
+
+        let mut reader = Reader {
+            file,
+            header: Header {
+                version,
+                dim: 2,
+                model: Model::Boids,
+                boundary: Boundary::Open,
+                agents: 0,
+                dt,
+                seed,
+                record_every: 1,
+                world_size: [BOIDFORGE_WORLD[0], BOIDFORGE_WORLD[1], 0.0],
+                scene_name: "bfs1".into(),
+                scene_json: "{}".into(),
+                frame_count,
+                source: SourceFormat::Bfs1,
+                world_inferred: true,
+            },
+            count,
+            warnings,
+            layout: Layout::Bfs1 { frames, max_n },
+        };
+        if count == 0 {
+            reader.warnings.push(
+                "BFS1 stores no world size and the file has no frames: assumed 1920 x 1080".into(),
+            );
+            return Ok(reader);
+        }
+        let first = reader.read_frame(0)?;
+        let n = first.agents(2);
+        reader.header.agents = n as u32;
+        let (xs, ys) = first.pos.split_at(n);
+        let inside = |v: &[f32], hi: f32| v.iter().all(|&p| (0.0..=hi).contains(&p));
+        let world = if inside(xs, BOIDFORGE_WORLD[0]) && inside(ys, BOIDFORGE_WORLD[1]) {
+            BOIDFORGE_WORLD
+        } else {
+            let extent = |v: &[f32]| {
+                let m = v
+                    .iter()
+                    .copied()
+                    .filter(|p| p.is_finite())
+                    .fold(0.0f32, f32::max);
+                m.ceil().max(1.0)
+            };
+            [extent(xs), extent(ys)]
+        };
+        reader.header.world_size = [world[0], world[1], 0.0];
+        reader.warnings.push(format!(
+            "BFS1 stores no world size: inferred {} x {} from positions",
+            world[0], world[1]
+        ));
+        Ok(reader)
+    }
+}
+
+/// One BFS1 frame as [`write_bfs1`] takes it: `(timestep, px, py, vx, vy)`.
+pub type Bfs1Frame = (i32, Vec<f32>, Vec<f32>, Vec<f32>, Vec<f32>);
+
+/// Writes a BoidForge BFS1 file (for tests and interop): frames given as
+/// `(timestep, px, py, vx, vy)`. A file not `finalized` has frame_count −1 (streaming).
+pub fn write_bfs1<W: Write>(
+    out: W,
+    dt: f32,
+    seed: u32,
+    max_boids: i32,
+    frames: &[Bfs1Frame],
+    finalized: bool,
+) -> io::Result<()> {
+    let mut out = BufWriter::with_capacity(WRITE_BUFFER, out);
+    let count: i32 = if finalized {
+        i32::try_from(frames.len())
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "too many BFS1 frames"))?
+    } else {
+        -1
+    };
+    let mut h = [0u8; BFS1_HEADER_LEN as usize];
+    h[0..4].copy_from_slice(&BFS1_MAGIC);
+    h[4..6].copy_from_slice(&BFS1_VERSION.to_le_bytes());
+    // flags (6..8) = 0
+    h[8] = 2; // dim
+    h[9] = 0; // dtype f32
+    h[12..16].copy_from_slice(&max_boids.to_le_bytes());
+    h[16..20].copy_from_slice(&dt.to_le_bytes());
+    h[20..24].copy_from_slice(&seed.to_le_bytes());
+    h[24..28].copy_from_slice(&count.to_le_bytes());
+    out.write_all(&h)?;
+    for (i, (ts, px, py, vx, vy)) in frames.iter().enumerate() {
+        let n = px.len();
+        if py.len() != n || vx.len() != n || vy.len() != n {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("BFS1 frame {i}: px, py, vx, vy lengths differ"),
+            ));
+        }
+        let n32 = i32::try_from(n)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "too many BFS1 agents"))?;
+        out.write_all(&ts.to_le_bytes())?;
+        out.write_all(&n32.to_le_bytes())?;
+        for a in [px, py, vx, vy] {
+            out.write_all(bytemuck::cast_slice(a))?;
+        }
+    }
+    out.flush()
+}

@@ -1,0 +1,308 @@
+//! The `.bfs` stream: the only contract between the simulator and the renderer.
+//!
+//! A `.bfs` file holds a self-describing header and then one fixed-size frame per recorded
+//! step. Frame `k` is found without reading frames `0..k`, and a recording cut at any byte
+//! (crash, kill, full disk) still opens with every complete frame readable.
+//!
+//! forge also reads BoidForge's `BFS1` files (see [`write_bfs1`] and the end of this comment).
+//!
+//! # Layout (forge, version 1)
+//!
+//! All integers and floats are little-endian. Offsets are from the start of the file.
+//!
+//! | offset | size | field                                                               |
+//! |-------:|-----:|---------------------------------------------------------------------|
+//! |      0 |    8 | magic `FORGEBFS`                                                    |
+//! |      8 |    2 | `u16` version (1)                                                   |
+//! |     10 |    2 | `u16` flags (0)                                                     |
+//! |     12 |    4 | `u32` header_len: bytes from file start to the first frame          |
+//! |     16 |    1 | `u8` dim (2 or 3)                                                   |
+//! |     17 |    1 | `u8` model code (0 boids, 1 vicsek)                                 |
+//! |     18 |    1 | `u8` boundary code (0 wrap, 1 reflect, 2 open)                      |
+//! |     19 |    1 | `u8` reserved (0)                                                   |
+//! |     20 |    4 | `u32` agents `n`                                                    |
+//! |     24 |    4 | `f32` dt                                                            |
+//! |     28 |    8 | `u64` seed                                                          |
+//! |     36 |    4 | `u32` record_every (a frame every k steps, k >= 1)                  |
+//! |     40 |   12 | `f32` world_size\[3\] (world is `[0,size)` per axis; z = 0 in 2D)    |
+//! |     52 |    8 | `u64` frame_count (`u64::MAX` while streaming; patched by finalize) |
+//! |     60 |    4 | `u32` name_len (<= 64 MiB)                                          |
+//! |     64 |    N | scene name, UTF-8                                                   |
+//! |  64+N  |    4 | `u32` json_len (<= 64 MiB)                                          |
+//! |  68+N  |    J | the full resolved scene, JSON text, UTF-8                           |
+//! |        |      | zero padding to a multiple of 8                                     |
+//! |    C   |    4 | `u32` CRC-32 (IEEE) of bytes `0..52` and `60..C`, i.e. every header |
+//! |        |      | byte before it except the frame_count field                         |
+//! |   C+4  |    4 | zero padding; header_len = C + 8 (a multiple of 8)                  |
+//!
+//! Then frames, each `frame_size = 24 + 8 * dim * n` bytes, frame `k` at
+//! `header_len + k * frame_size`:
+//!
+//! | offset | size          | field                                                      |
+//! |-------:|--------------:|------------------------------------------------------------|
+//! |      0 |             4 | tag `FRM1`                                                 |
+//! |      4 |             4 | `u32` CRC-32 of bytes 8..frame_size (index, step, payload) |
+//! |      8 |             8 | `u64` index (= k)                                          |
+//! |     16 |             8 | `u64` step (simulation step the frame was taken at)        |
+//! |     24 | 4 * dim * n   | `f32` positions, component-major: x\[0..n\], y\[0..n\], (z\[0..n\]) |
+//! | 24+4dn | 4 * dim * n   | `f32` velocities, same layout                              |
+//!
+//! Reading rules: the magic is checked, then the version against [`SUPPORTED_VERSIONS`];
+//! every size is checked (and capped) before anything sized by the file is allocated; the
+//! header CRC must match. The number of readable frames is:
+//! - `frame_count` if the file holds at least that many complete frames;
+//! - while streaming (`u64::MAX`, the recording was never finalized): every complete frame
+//!   in the file, with a warning;
+//! - if the file is shorter than `frame_count` says: every complete frame, with a warning
+//!   naming the first incomplete one.
+//!
+//! Each frame read checks its tag, index and CRC ([`BfsError::CorruptFrame`]).
+//!
+//! # BoidForge `BFS1` (read support)
+//!
+//! 32-byte header: magic `BFS1`, `u16` version (1), `u16` flags, `u8` dim (2), `u8` dtype
+//! (0 = f32), 2 reserved bytes, `i32` max_boids, `f32` dt, `u32` seed, `i32` frame_count
+//! (−1 while streaming), 4 reserved bytes. Then per frame: `i32` timestep, `i32` n, and `f32`
+//! px\[n\], py\[n\], vx\[n\], vy\[n\]. Frames carry no checksum. BFS1 stores no world size:
+//! the reader infers it from the first frame's positions (BoidForge's 1920 × 1080 if they
+//! fit, otherwise the per-axis maximum rounded up) and says so in a warning.
+
+use std::io;
+
+use crate::scene::{Boundary, Model, Scene};
+
+mod bfs1;
+mod read;
+mod write;
+
+pub use bfs1::{write_bfs1, Bfs1Frame};
+pub use read::Reader;
+pub use write::Writer;
+
+#[cfg(target_endian = "big")]
+compile_error!("forge::bfs writes frames with bytemuck casts and assumes a little-endian target");
+
+/// Magic bytes at the start of a forge `.bfs` file.
+pub const MAGIC: [u8; 8] = *b"FORGEBFS";
+/// The version this build writes.
+pub const VERSION: u16 = 1;
+/// The versions this build reads.
+pub const SUPPORTED_VERSIONS: &[u16] = &[1];
+/// Largest agent count accepted, checked before any allocation sized by the file.
+pub const MAX_AGENTS: u64 = 1 << 31;
+
+/// Largest scene name or scene JSON accepted (bytes).
+pub(super) const MAX_TEXT: u64 = 64 << 20;
+/// Magic bytes of a BoidForge file.
+pub(super) const BFS1_MAGIC: [u8; 4] = *b"BFS1";
+pub(super) const BFS1_HEADER_LEN: u64 = 32;
+pub(super) const BFS1_VERSION: u16 = 1;
+/// Frame tag of a forge frame.
+pub(super) const FRAME_TAG: [u8; 4] = *b"FRM1";
+/// Bytes before the payload in a forge frame.
+pub(super) const FRAME_PREFIX: u64 = 24;
+/// frame_count value while streaming.
+pub(super) const STREAMING: u64 = u64::MAX;
+/// Offset of the frame_count field (excluded from the header CRC).
+pub(super) const FRAME_COUNT_AT: usize = 52;
+/// Bytes of the fixed part of the forge header (through name_len).
+pub(super) const FIXED_HEADER: usize = 64;
+/// Largest header_len accepted: fixed part, two capped texts, lengths, padding, CRC.
+pub(super) const MAX_HEADER_LEN: u64 = FIXED_HEADER as u64 + 4 + 2 * MAX_TEXT + 16;
+/// Buffer of the writer; bulk arrays bigger than this bypass it.
+pub(super) const WRITE_BUFFER: usize = 64 << 10;
+/// BoidForge's default world.
+pub(super) const BOIDFORGE_WORLD: [f32; 2] = [1920.0, 1080.0];
+
+/// Which format a file was read from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SourceFormat {
+    /// forge's own format.
+    Forge,
+    /// BoidForge's `BFS1`.
+    Bfs1,
+}
+
+/// Everything a file says about its recording.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Header {
+    /// Format version read from the file ([`Writer`] always writes [`VERSION`]).
+    pub version: u16,
+    /// 2 or 3.
+    pub dim: u8,
+    pub model: Model,
+    pub boundary: Boundary,
+    /// Agents per frame (for BFS1, those of the first frame).
+    pub agents: u32,
+    pub dt: f32,
+    pub seed: u64,
+    /// A frame every `record_every` steps.
+    pub record_every: u32,
+    /// The world is `[0, size)` per axis; z = 0 in 2D.
+    pub world_size: [f32; 3],
+    pub scene_name: String,
+    /// The full resolved scene, as JSON text.
+    pub scene_json: String,
+    /// `None` while streaming (not finalized).
+    pub frame_count: Option<u64>,
+    pub source: SourceFormat,
+    /// True for BFS1, which stores no world size.
+    pub world_inferred: bool,
+}
+
+/// One recorded frame.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Frame {
+    /// Frame number in the file.
+    pub index: u64,
+    /// Simulation step it was taken at.
+    pub step: u64,
+    /// `dim * n` values, component-major: x\[0..n\], y\[0..n\], (z\[0..n\]).
+    pub pos: Vec<f32>,
+    /// Same layout as `pos`.
+    pub vel: Vec<f32>,
+}
+
+impl Frame {
+    /// A frame with no agents, to be filled by [`Reader::read_frame_into`].
+    pub fn empty() -> Frame {
+        Frame::default()
+    }
+
+    /// Number of agents in this frame.
+    pub fn agents(&self, dim: usize) -> usize {
+        self.pos.len().checked_div(dim).unwrap_or(0)
+    }
+}
+
+/// Everything that can go wrong reading or writing a `.bfs` file.
+#[derive(Debug, thiserror::Error)]
+pub enum BfsError {
+    #[error("i/o error: {0}")]
+    Io(#[from] io::Error),
+    #[error("not a .bfs file (unknown magic; expected \"FORGEBFS\" or \"BFS1\")")]
+    BadMagic,
+    #[error("unsupported .bfs version {found} (this build reads version 1)")]
+    UnsupportedVersion { found: u16 },
+    #[error("corrupt .bfs header: {0}")]
+    CorruptHeader(String),
+    #[error("file is truncated: frame {frame} is incomplete")]
+    Truncated { frame: u64 },
+    #[error("frame {frame} is corrupt (checksum mismatch)")]
+    CorruptFrame { frame: u64 },
+    #[error("frame {frame} is out of range (the file has {count} frames)")]
+    FrameOutOfRange { frame: u64, count: u64 },
+    #[error("too large: {0}")]
+    TooLarge(String),
+}
+
+pub(super) fn invalid_input(msg: String) -> BfsError {
+    BfsError::Io(io::Error::new(io::ErrorKind::InvalidInput, msg))
+}
+
+/// Bytes of one forge frame with `agents` agents in `dim` dimensions.
+pub(super) fn frame_size(dim: u8, agents: u64) -> Option<u64> {
+    agents
+        .checked_mul(8 * u64::from(dim))
+        .and_then(|p| p.checked_add(FRAME_PREFIX))
+}
+
+pub(super) fn pad8(len: usize) -> usize {
+    len.div_ceil(8) * 8
+}
+
+pub(super) fn header_crc(bytes: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(&bytes[..FRAME_COUNT_AT]);
+    h.update(&bytes[FRAME_COUNT_AT + 8..]);
+    h.finalize()
+}
+
+pub(super) fn frame_crc(index: u64, step: u64, pos: &[f32], vel: &[f32]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(&index.to_le_bytes());
+    h.update(&step.to_le_bytes());
+    h.update(bytemuck::cast_slice(pos));
+    h.update(bytemuck::cast_slice(vel));
+    h.finalize()
+}
+
+impl Header {
+    /// The header of a recording of `scene` (its resolved scene travels in the header).
+    pub fn for_scene(scene: &Scene) -> Header {
+        Header {
+            version: VERSION,
+            dim: scene.dim as u8,
+            model: scene.model,
+            boundary: scene.boundary,
+            agents: scene.agents,
+            dt: scene.dt,
+            seed: scene.seed,
+            record_every: scene.record_every,
+            world_size: scene.world,
+            scene_name: scene.name.clone(),
+            scene_json: scene.to_json(),
+            frame_count: None,
+            source: SourceFormat::Forge,
+            world_inferred: false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read::{le_u32, le_u64};
+    use super::write::encode_header;
+    use super::*;
+
+    fn header(dim: u8, agents: u32) -> Header {
+        Header {
+            version: VERSION,
+            dim,
+            model: Model::Vicsek,
+            boundary: Boundary::Wrap,
+            agents,
+            dt: 1.0,
+            seed: 42,
+            record_every: 3,
+            world_size: [10.0, 20.0, if dim == 3 { 30.0 } else { 0.0 }],
+            scene_name: "unit".into(),
+            scene_json: "{\"a\":1}".into(),
+            frame_count: None,
+            source: SourceFormat::Forge,
+            world_inferred: false,
+        }
+    }
+
+    #[test]
+    fn header_layout_is_aligned_and_checksummed() {
+        let b = encode_header(&header(2, 5));
+        assert_eq!(b.len() % 8, 0);
+        assert_eq!(le_u32(&b, 12) as usize, b.len());
+        assert_eq!(le_u64(&b, FRAME_COUNT_AT), STREAMING);
+        let crc_at = b.len() - 8;
+        assert_eq!(header_crc(&b[..crc_at]), le_u32(&b, crc_at));
+    }
+
+    #[test]
+    fn frame_size_formula() {
+        assert_eq!(frame_size(2, 3), Some(24 + 48));
+        assert_eq!(frame_size(3, MAX_AGENTS), Some(24 + 24 * MAX_AGENTS));
+        assert_eq!(frame_size(3, u64::MAX), None);
+    }
+
+    #[test]
+    fn writer_rejects_bad_lengths_and_finalize_patches_count() {
+        let mut w = Writer::new(io::Cursor::new(Vec::new()), &header(3, 2)).unwrap();
+        assert!(w.write_frame(0, &[0.0; 5], &[0.0; 6]).is_err());
+        w.write_frame(0, &[1.0; 6], &[2.0; 6]).unwrap();
+        let (n, cur) = w.finalize().unwrap();
+        assert_eq!(n, 1);
+        let b = cur.into_inner();
+        assert_eq!(le_u64(&b, FRAME_COUNT_AT), 1);
+        assert_eq!(
+            b.len() as u64,
+            le_u32(&b, 12) as u64 + frame_size(3, 2).unwrap()
+        );
+    }
+}

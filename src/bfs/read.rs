@@ -1,0 +1,340 @@
+//! Reading forge `.bfs` files (and dispatching BoidForge's `BFS1` to `bfs1.rs`).
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::Path;
+
+use super::*;
+
+pub(super) enum Layout {
+    Forge {
+        header_len: u64,
+        frame_size: u64,
+    },
+    /// Offsets of the frame headers (timestep, n) of every complete frame.
+    Bfs1 {
+        frames: Vec<u64>,
+        max_n: u64,
+    },
+}
+
+/// Reads a forge or BFS1 file; frames are read on demand.
+pub struct Reader {
+    pub(super) file: File,
+    pub(super) header: Header,
+    pub(super) count: u64,
+    pub(super) warnings: Vec<String>,
+    pub(super) layout: Layout,
+}
+
+pub(super) fn le_u16(b: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes(b[at..at + 2].try_into().unwrap())
+}
+pub(super) fn le_u32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().unwrap())
+}
+pub(super) fn le_i32(b: &[u8], at: usize) -> i32 {
+    i32::from_le_bytes(b[at..at + 4].try_into().unwrap())
+}
+pub(super) fn le_u64(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
+}
+pub(super) fn le_f32(b: &[u8], at: usize) -> f32 {
+    f32::from_le_bytes(b[at..at + 4].try_into().unwrap())
+}
+
+pub(super) fn corrupt(msg: impl Into<String>) -> BfsError {
+    BfsError::CorruptHeader(msg.into())
+}
+
+/// Reads as many bytes as the file has, up to `buf.len()`.
+pub(super) fn read_up_to(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match file.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(k) => got += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+/// Reads exactly `buf.len()` bytes; an early end of file is `Truncated { frame }`.
+pub(super) fn read_frame_bytes(
+    file: &mut File,
+    buf: &mut [u8],
+    frame: u64,
+) -> Result<(), BfsError> {
+    file.read_exact(buf).map_err(|e| {
+        if e.kind() == io::ErrorKind::UnexpectedEof {
+            BfsError::Truncated { frame }
+        } else {
+            BfsError::Io(e)
+        }
+    })
+}
+
+impl Reader {
+    /// Opens a forge or BFS1 file, validating its header and counting its complete frames.
+    pub fn open(path: &Path) -> Result<Reader, BfsError> {
+        let mut file = File::open(path)?;
+        let len = file.metadata()?.len();
+        let mut magic = [0u8; 8];
+        let got = read_up_to(&mut file, &mut magic)?;
+        if got >= 4 && magic[..4] == BFS1_MAGIC {
+            return Reader::open_bfs1(file, len);
+        }
+        if got == 8 && magic == MAGIC {
+            return Reader::open_forge(file, len);
+        }
+        if got < 8
+            && got > 0
+            && (MAGIC.starts_with(&magic[..got]) || BFS1_MAGIC.starts_with(&magic[..got]))
+        {
+            return Err(corrupt(format!("file ends inside the magic ({got} bytes)")));
+        }
+        Err(BfsError::BadMagic)
+    }
+
+    fn open_forge(mut file: File, len: u64) -> Result<Reader, BfsError> {
+        let mut fixed = [0u8; FIXED_HEADER];
+        file.seek(SeekFrom::Start(0))?;
+        let got = read_up_to(&mut file, &mut fixed)?;
+        if got >= 10 {
+            let version = le_u16(&fixed, 8);
+            if !SUPPORTED_VERSIONS.contains(&version) {
+                return Err(BfsError::UnsupportedVersion { found: version });
+            }
+        }
+        if got < FIXED_HEADER {
+            return Err(corrupt(format!(
+                "file ends inside the header ({len} bytes, the fixed part alone is {FIXED_HEADER})"
+            )));
+        }
+        let version = le_u16(&fixed, 8);
+        let header_len = u64::from(le_u32(&fixed, 12));
+        if header_len % 8 != 0
+            || header_len < FIXED_HEADER as u64 + 16
+            || header_len > MAX_HEADER_LEN
+        {
+            return Err(corrupt(format!("header_len {header_len} is impossible")));
+        }
+        if header_len > len {
+            return Err(corrupt(format!(
+                "file ends inside the header ({len} bytes, header_len is {header_len})"
+            )));
+        }
+        // header_len <= file length and <= MAX_HEADER_LEN: safe to allocate.
+        let mut b = vec![0u8; header_len as usize];
+        file.seek(SeekFrom::Start(0))?;
+        file.read_exact(&mut b)?;
+
+        let name_len = u64::from(le_u32(&b, 60));
+        if name_len > MAX_TEXT {
+            return Err(corrupt(format!("name_len {name_len} exceeds {MAX_TEXT}")));
+        }
+        let name_end = FIXED_HEADER + name_len as usize;
+        if name_end as u64 + 4 > header_len {
+            return Err(corrupt(format!(
+                "name_len {name_len} runs past header_len {header_len}"
+            )));
+        }
+        let json_len = u64::from(le_u32(&b, name_end));
+        if json_len > MAX_TEXT {
+            return Err(corrupt(format!("json_len {json_len} exceeds {MAX_TEXT}")));
+        }
+        let json_start = name_end + 4;
+        let json_end = json_start + json_len as usize;
+        let crc_at = pad8(json_end);
+        if (crc_at + 8) as u64 != header_len {
+            return Err(corrupt(format!(
+                "header_len is {header_len} but name and JSON lengths give {}",
+                crc_at + 8
+            )));
+        }
+        let stored_crc = le_u32(&b, crc_at);
+        if header_crc(&b[..crc_at]) != stored_crc {
+            return Err(corrupt("header checksum mismatch"));
+        }
+        if b[json_end..crc_at]
+            .iter()
+            .chain(&b[crc_at + 4..])
+            .any(|&x| x != 0)
+        {
+            return Err(corrupt("nonzero header padding"));
+        }
+        let flags = le_u16(&b, 10);
+        if flags != 0 {
+            return Err(corrupt(format!("unknown flags {flags:#06x}")));
+        }
+        let dim = b[16];
+        if dim != 2 && dim != 3 {
+            return Err(corrupt(format!("dim is {dim}, must be 2 or 3")));
+        }
+        let model = Model::from_code(b[17])
+            .ok_or_else(|| corrupt(format!("unknown model code {}", b[17])))?;
+        let boundary = Boundary::from_code(b[18])
+            .ok_or_else(|| corrupt(format!("unknown boundary code {}", b[18])))?;
+        let agents = le_u32(&b, 20);
+        if u64::from(agents) > MAX_AGENTS {
+            return Err(BfsError::TooLarge(format!(
+                "{agents} agents (at most {MAX_AGENTS})"
+            )));
+        }
+        let dt = le_f32(&b, 24);
+        let seed = le_u64(&b, 28);
+        let record_every = le_u32(&b, 36);
+        if record_every == 0 {
+            return Err(corrupt("record_every is 0"));
+        }
+        let world_size = [le_f32(&b, 40), le_f32(&b, 44), le_f32(&b, 48)];
+        let raw_count = le_u64(&b, FRAME_COUNT_AT);
+        let scene_name = String::from_utf8(b[FIXED_HEADER..name_end].to_vec())
+            .map_err(|_| corrupt("scene name is not UTF-8"))?;
+        let scene_json = String::from_utf8(b[json_start..json_end].to_vec())
+            .map_err(|_| corrupt("scene JSON is not UTF-8"))?;
+
+        let frame_size = frame_size(dim, u64::from(agents)).expect("agents capped");
+        let body = len - header_len;
+        let complete = body / frame_size;
+        let partial = !body.is_multiple_of(frame_size);
+        let mut warnings = Vec::new();
+        let frame_count = (raw_count != STREAMING).then_some(raw_count);
+        let count = match frame_count {
+            None => {
+                let mut w = format!(
+                    "recording was not finalized (interrupted?): {complete} complete frames"
+                );
+                if partial {
+                    w += &format!(" (frame {complete} is incomplete)");
+                }
+                warnings.push(w);
+                complete
+            }
+            Some(c) if complete >= c => {
+                if body > c * frame_size {
+                    warnings.push(format!(
+                        "{} bytes after the last of {c} frames ignored",
+                        body - c * frame_size
+                    ));
+                }
+                c
+            }
+            Some(c) => {
+                warnings.push(format!(
+                    "file cut inside frame {complete}: {complete} complete frames readable \
+                     (the header says {c})"
+                ));
+                complete
+            }
+        };
+        let header = Header {
+            version,
+            dim,
+            model,
+            boundary,
+            agents,
+            dt,
+            seed,
+            record_every,
+            world_size,
+            scene_name,
+            scene_json,
+            frame_count,
+            source: SourceFormat::Forge,
+            world_inferred: false,
+        };
+        Ok(Reader {
+            file,
+            header,
+            count,
+            warnings,
+            layout: Layout::Forge {
+                header_len,
+                frame_size,
+            },
+        })
+    }
+
+    /// The file's header.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// Number of complete frames readable.
+    pub fn frame_count(&self) -> u64 {
+        self.count
+    }
+
+    /// What was odd about the file but did not stop it from opening.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// Reads frame `k` (a direct seek, frames `0..k` are not read).
+    pub fn read_frame(&mut self, k: u64) -> Result<Frame, BfsError> {
+        let mut f = Frame::empty();
+        self.read_frame_into(k, &mut f)?;
+        Ok(f)
+    }
+
+    /// Reads frame `k` into `f`, reusing its buffers.
+    pub fn read_frame_into(&mut self, k: u64, f: &mut Frame) -> Result<(), BfsError> {
+        if k >= self.count {
+            return Err(BfsError::FrameOutOfRange {
+                frame: k,
+                count: self.count,
+            });
+        }
+        match &self.layout {
+            Layout::Forge {
+                header_len,
+                frame_size,
+            } => {
+                // k < count and count * frame_size fits in the file: no overflow.
+                let at = header_len + k * frame_size;
+                let values = usize::from(self.header.dim) * self.header.agents as usize;
+                self.file.seek(SeekFrom::Start(at))?;
+                let mut prefix = [0u8; FRAME_PREFIX as usize];
+                read_frame_bytes(&mut self.file, &mut prefix, k)?;
+                if prefix[0..4] != FRAME_TAG {
+                    return Err(BfsError::CorruptFrame { frame: k });
+                }
+                f.pos.resize(values, 0.0);
+                f.vel.resize(values, 0.0);
+                read_frame_bytes(&mut self.file, bytemuck::cast_slice_mut(&mut f.pos), k)?;
+                read_frame_bytes(&mut self.file, bytemuck::cast_slice_mut(&mut f.vel), k)?;
+                let crc = le_u32(&prefix, 4);
+                let index = le_u64(&prefix, 8);
+                let step = le_u64(&prefix, 16);
+                if index != k || frame_crc(index, step, &f.pos, &f.vel) != crc {
+                    return Err(BfsError::CorruptFrame { frame: k });
+                }
+                f.index = k;
+                f.step = step;
+            }
+            Layout::Bfs1 { frames, max_n } => {
+                let at = frames[k as usize];
+                self.file.seek(SeekFrom::Start(at))?;
+                let mut fh = [0u8; 8];
+                read_frame_bytes(&mut self.file, &mut fh, k)?;
+                let timestep = le_i32(&fh, 0);
+                let n = le_i32(&fh, 4);
+                // Checked at open; checked again in case the file changed since.
+                if timestep < 0 || n < 0 || n as u64 > *max_n {
+                    return Err(BfsError::CorruptFrame { frame: k });
+                }
+                let n = n as usize;
+                f.pos.resize(2 * n, 0.0);
+                f.vel.resize(2 * n, 0.0);
+                read_frame_bytes(&mut self.file, bytemuck::cast_slice_mut(&mut f.pos), k)?;
+                read_frame_bytes(&mut self.file, bytemuck::cast_slice_mut(&mut f.vel), k)?;
+                f.index = k;
+                f.step = timestep as u64;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,382 @@
+//! The command-line arguments of every command, and their value parsers.
+
+use std::path::PathBuf;
+
+use clap::ValueEnum;
+
+use crate::scene::Search;
+use crate::vocab;
+
+/// A flag value that does not parse; clap prints it after the flag's name.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct BadValue(String);
+
+impl From<String> for BadValue {
+    fn from(s: String) -> BadValue {
+        BadValue(s)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Backend {
+    /// The CPU, with a one-line note, until the CUDA backend is verified on a GPU; then CUDA
+    /// when a device and NVRTC are present.
+    Auto,
+    /// Multi-threaded CPU solver.
+    Cpu,
+    /// NVIDIA GPU through CUDA (NVRTC compiles the kernels at first use); fails where absent.
+    Cuda,
+}
+
+/// What `simulate` and `run` may change of a scene; stored back into the recording's scene.
+#[derive(clap::Args, Debug, Clone, Copy, Default)]
+pub struct Overrides {
+    /// Override the scene's number of steps.
+    #[arg(long)]
+    pub steps: Option<u64>,
+    /// Override the scene's number of agents (the world keeps its size).
+    #[arg(long)]
+    pub agents: Option<u64>,
+    /// Override the scene's random seed.
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct SimulateArgs {
+    /// A scene file (JSON) or the name of a built-in scene (see `forge scenes`).
+    pub scene: String,
+    /// Output recording [default: SCENE_NAME.bfs in the current folder].
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub overrides: Overrides,
+    /// Worker threads [default: all cores]. The output does not depend on it.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Neighbour search [default: the scene's, else auto]. The output does not depend on it.
+    #[arg(long, value_enum)]
+    pub search: Option<Search>,
+    #[arg(long, value_enum, default_value = "auto")]
+    pub backend: Backend,
+    /// Overwrite the output if it exists.
+    #[arg(long)]
+    pub force: bool,
+    /// No progress bar and no summary line.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct InfoArgs {
+    /// A recording (.bfs, ours or BoidForge's BFS1).
+    pub file: PathBuf,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Write every frame's metrics to this CSV file.
+    #[arg(long, value_name = "OUT.csv")]
+    pub metrics: Option<PathBuf>,
+    /// Plot every frame's polarization, mean speed and nearest-neighbour distance (PNG).
+    #[arg(long, value_name = "OUT.png")]
+    pub plot: Option<PathBuf>,
+    /// Overwrite the metrics CSV or plot if it exists.
+    #[arg(long)]
+    pub force: bool,
+}
+
+// ---------------------------------------------------------------------------------------------
+// forge render / still / gpus / run / demo
+
+/// How a recording looks. Each flag falls back to the recording's scene `render` section,
+/// then to the default shown.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct LookArgs {
+    /// Output size in pixels, two even numbers [default: scene's, else 1920x1080].
+    #[arg(long, value_name = "WxH", value_parser = parse_size, conflicts_with_all = ["uhd", "fhd", "hd"])]
+    pub size: Option<[u32; 2]>,
+    /// 3840x2160.
+    #[arg(long = "4k", conflicts_with_all = ["fhd", "hd"])]
+    pub uhd: bool,
+    /// 1920x1080.
+    #[arg(long = "1080p", conflicts_with = "hd")]
+    pub fhd: bool,
+    /// 1280x720.
+    #[arg(long = "720p")]
+    pub hd: bool,
+    /// Colour agents by speed, heading, density (computed on the GPU) or one fixed colour
+    /// [default: scene's, else speed].
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(vocab::COLORS))]
+    pub color: Option<String>,
+    /// Colour map [default: scene's, else inferno; sinebow for heading].
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(vocab::COLORMAPS))]
+    pub colormap: Option<String>,
+    /// Values at the colour map's ends [default: scene's, else speed: 5th..95th percentile
+    /// over 16 sampled frames; density: 0..4x the mean agents per cell].
+    #[arg(long, value_name = "A..B", value_parser = parse_range_f32)]
+    pub range: Option<[f32; 2]>,
+    /// Trails: fraction of the previous frame kept, in [0, 1) [default: scene's, else 0 = off].
+    #[arg(long)]
+    pub trails: Option<f32>,
+    /// Bloom strength, 0 = off [default: scene's, else 0.5].
+    #[arg(long)]
+    pub bloom: Option<f32>,
+    /// Exposure before tone mapping [default: scene's, else 1.0].
+    #[arg(long)]
+    pub exposure: Option<f32>,
+    /// Background colour, #rrggbb [default: scene's, else #05050a].
+    #[arg(long, value_name = "#RRGGBB")]
+    pub background: Option<String>,
+    /// Sprite core radius in pixels at 1080p, scaled with the output height
+    /// [default: scene's, else 1.5].
+    #[arg(long)]
+    pub point_size: Option<f32>,
+    /// Vignette strength, 0 = none [default: 0.25].
+    #[arg(long)]
+    pub vignette: Option<f32>,
+    /// How the world fills the frame when their aspects differ [default: letterbox].
+    #[arg(long, value_enum)]
+    pub fit: Option<crate::render::Fit>,
+    /// Keep the centre of mass in the middle of the frame (eased); for a 3D recording, the
+    /// same as --camera follow.
+    #[arg(long)]
+    pub follow: bool,
+    /// 3D recordings: orbit (circle the world once over the clip), fixed (from --eye towards
+    /// --target), follow (track the centre of mass) or top (orthographic x-y projection)
+    /// [default: orbit; fixed if --eye or --target is given].
+    #[arg(long, value_enum)]
+    pub camera: Option<crate::render::camera::CameraMode>,
+    /// 3D, --camera fixed: where the eye is, world units
+    /// [default: where the orbit starts, 25° above the -y side].
+    #[arg(long, value_name = "X,Y,Z", value_parser = parse_vec3, allow_hyphen_values = true)]
+    pub eye: Option<[f32; 3]>,
+    /// 3D, --camera fixed: the point looked at, world units [default: the world's centre].
+    #[arg(long, value_name = "X,Y,Z", value_parser = parse_vec3, allow_hyphen_values = true)]
+    pub target: Option<[f32; 3]>,
+    /// 3D: vertical field of view in degrees [default: 45].
+    #[arg(long, value_name = "DEG")]
+    pub fov: Option<f32>,
+    /// 3D: fog, 0..1: how far the farthest agents fade towards the background [default: 0].
+    #[arg(long)]
+    pub fog: Option<f32>,
+    /// 3D: draw the world box as a faint wireframe.
+    #[arg(long = "box")]
+    pub world_box: bool,
+    /// GPU adapter: an index or part of a name from `forge gpus` [default: the best present].
+    #[arg(long)]
+    pub adapter: Option<String>,
+}
+
+impl LookArgs {
+    pub fn flags(&self) -> crate::look::LookFlags {
+        let size = if self.uhd {
+            Some([3840, 2160])
+        } else if self.fhd {
+            Some([1920, 1080])
+        } else if self.hd {
+            Some([1280, 720])
+        } else {
+            self.size
+        };
+        crate::look::LookFlags {
+            size,
+            fps: None,
+            color: self.color.clone(),
+            colormap: self.colormap.clone(),
+            range: self.range,
+            trails: self.trails,
+            bloom: self.bloom,
+            exposure: self.exposure,
+            background: self.background.clone(),
+            point_size: self.point_size,
+            fit: self.fit,
+            follow: self.follow,
+            vignette: self.vignette,
+            camera: self.camera,
+            eye: self.eye,
+            target: self.target,
+            fov: self.fov,
+            fog: self.fog,
+            world_box: self.world_box,
+        }
+    }
+}
+
+/// Video output flags (shared by render, run and demo).
+#[derive(clap::Args, Debug, Clone)]
+pub struct VideoArgs {
+    /// Frames per second of the video: one recorded frame per video frame
+    /// [default: scene's, else 30].
+    #[arg(long)]
+    pub fps: Option<u32>,
+    /// FFmpeg video encoder (e.g. libx264, libx265, h264_nvenc); --crf and --preset apply
+    /// to libx264/libx265.
+    #[arg(long, default_value = crate::look::defaults::ENCODER)]
+    pub encoder: String,
+    /// Constant rate factor (quality; lower is better, 0..=51).
+    #[arg(long, default_value_t = crate::look::defaults::CRF)]
+    pub crf: u32,
+    /// Encoder preset (ultrafast .. veryslow).
+    #[arg(long, default_value = crate::look::defaults::PRESET)]
+    pub preset: String,
+    /// Write PNG frames (frame_000000.png, ...) into this folder instead of a video.
+    #[arg(long, value_name = "DIR")]
+    pub png: Option<PathBuf>,
+    /// Overwrite the output if it exists.
+    #[arg(long)]
+    pub force: bool,
+    /// No progress bar and no summary line.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+#[derive(clap::Args, Debug)]
+#[command(
+    after_help = "Needs FFmpeg for video (apt-get install ffmpeg) and a GPU or Mesa's software \
+driver (apt-get install mesa-vulkan-drivers libvulkan1 libegl1 libegl-mesa0 libgl1-mesa-dri).\n\
+A recording cut short renders every complete frame (with a warning); a frame that cannot be read \
+stops the render with an error naming it, and no video is left behind."
+)]
+pub struct RenderArgs {
+    /// A recording (.bfs, ours or BoidForge's BFS1).
+    pub file: PathBuf,
+    /// Output video [default: FILE with .mp4].
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// Frames A..B of the recording (B excluded; either may be left out) [default: all].
+    #[arg(long, value_name = "A..B", value_parser = parse_frames)]
+    pub frames: Option<(Option<u64>, Option<u64>)>,
+    #[command(flatten)]
+    pub video: VideoArgs,
+    #[command(flatten)]
+    pub look: LookArgs,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct StillArgs {
+    /// A recording (.bfs, ours or BoidForge's BFS1).
+    pub file: PathBuf,
+    /// Frame to render (with trails, the frames before it are rendered too).
+    #[arg(long, default_value_t = 0)]
+    pub frame: u64,
+    /// Output PNG.
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Overwrite the output if it exists.
+    #[arg(long)]
+    pub force: bool,
+    #[arg(short, long)]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub look: LookArgs,
+}
+
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// A scene file (JSON) or the name of a built-in scene (see `forge scenes`).
+    pub scene: String,
+    /// Output video [default: SCENE_NAME.mp4].
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// Keep the recording here [default: a temporary file, deleted afterwards].
+    #[arg(long, value_name = "FILE.bfs")]
+    pub bfs: Option<PathBuf>,
+    #[command(flatten)]
+    pub overrides: Overrides,
+    #[command(flatten)]
+    pub video: VideoArgs,
+    #[command(flatten)]
+    pub look: LookArgs,
+}
+
+/// `forge demo`: the embedded default scene, sized to render in about a minute on a CPU.
+#[derive(clap::Args, Debug)]
+pub struct DemoArgs {
+    /// Output video.
+    #[arg(short, long, default_value = "demo.mp4")]
+    pub output: PathBuf,
+    /// Overwrite the output if it exists.
+    #[arg(long)]
+    pub force: bool,
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// Demo settings: the default scene (`murmuration`) with fewer agents and steps, 1280x720.
+pub const DEMO_AGENTS: u64 = 10_000;
+pub const DEMO_STEPS: u64 = 360;
+
+fn parse_size(s: &str) -> Result<[u32; 2], BadValue> {
+    let (w, h) = s
+        .split_once(['x', 'X'])
+        .ok_or_else(|| format!("expected WxH (like 1920x1080), got {s:?}"))?;
+    let w: u32 = w
+        .trim()
+        .parse()
+        .map_err(|_| format!("bad width in {s:?}"))?;
+    let h: u32 = h
+        .trim()
+        .parse()
+        .map_err(|_| format!("bad height in {s:?}"))?;
+    if w == 0 || h == 0 {
+        return Err(format!("width and height must be above zero, got {w}x{h}").into());
+    }
+    if w % 2 == 1 || h % 2 == 1 {
+        return Err(format!("H.264 (yuv420p) needs even sizes, got {w}x{h}").into());
+    }
+    Ok([w, h])
+}
+
+fn parse_vec3(s: &str) -> Result<[f32; 3], BadValue> {
+    let parts: Vec<&str> = s.split(',').collect();
+    if parts.len() != 3 {
+        return Err(format!("expected X,Y,Z, got {s:?}").into());
+    }
+    let mut v = [0.0f32; 3];
+    for (o, t) in v.iter_mut().zip(&parts) {
+        *o = t
+            .trim()
+            .parse()
+            .map_err(|_| format!("bad number {:?} in {s:?}", t.trim()))?;
+        if !o.is_finite() {
+            return Err(format!("need finite numbers, got {s:?}").into());
+        }
+    }
+    Ok(v)
+}
+
+fn parse_range_f32(s: &str) -> Result<[f32; 2], BadValue> {
+    let (a, b) = s
+        .split_once("..")
+        .ok_or_else(|| format!("expected A..B, got {s:?}"))?;
+    let a: f32 = a.trim().parse().map_err(|_| format!("bad number {a:?}"))?;
+    let b: f32 = b.trim().parse().map_err(|_| format!("bad number {b:?}"))?;
+    if !(a.is_finite() && b.is_finite() && a < b) {
+        return Err(format!("need finite A < B, got {s}").into());
+    }
+    Ok([a, b])
+}
+
+fn parse_frames(s: &str) -> Result<(Option<u64>, Option<u64>), BadValue> {
+    let (a, b) = s
+        .split_once("..")
+        .ok_or_else(|| format!("expected A..B (B excluded; A.. or ..B allowed), got {s:?}"))?;
+    let num = |t: &str| -> Result<Option<u64>, BadValue> {
+        if t.trim().is_empty() {
+            Ok(None)
+        } else {
+            t.trim()
+                .parse()
+                .map(Some)
+                .map_err(|_| BadValue(format!("bad frame number {t:?}")))
+        }
+    };
+    let (a, b) = (num(a)?, num(b)?);
+    if let (Some(a), Some(b)) = (a, b) {
+        if a >= b {
+            return Err(format!("{a}..{b} is empty").into());
+        }
+    }
+    Ok((a, b))
+}

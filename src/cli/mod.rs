@@ -1,0 +1,107 @@
+//! Command line: argument types (`args`), then one thin file per command. Each command
+//! resolves its flags into validated settings once and hands them to the library.
+
+mod args;
+mod info;
+mod render;
+mod simulate;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+
+pub use args::*;
+
+use crate::scene::{builtin, Model, Scene};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "forge",
+    version,
+    about = "Flocking simulations (boids 2D/3D, Vicsek) recorded to .bfs, exactly reproducible"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Simulate a scene and record every k-th step to a .bfs file.
+    Simulate(SimulateArgs),
+    /// Describe a recording: header, counts, world, model, metric summary.
+    Info(InfoArgs),
+    /// List the built-in scenes.
+    Scenes,
+    /// Measure the solver: ms/step and agent-steps/s over sizes, dims, threads, searches.
+    Bench(crate::bench::BenchArgs),
+    /// Render a recording to an H.264 MP4 (or PNG frames) on the GPU, headless.
+    Render(RenderArgs),
+    /// Render one frame of a recording to a PNG.
+    Still(StillArgs),
+    /// List the GPU adapters the renderer can use (software drivers included).
+    Gpus,
+    /// Simulate a scene and render it to video in one go.
+    Run(RunArgs),
+    /// Render the built-in demo scene to demo.mp4 (about a minute on a CPU-only machine).
+    Demo(DemoArgs),
+    /// Run a scene over a grid of parameter values and seeds, in parallel; the order
+    /// parameter's mean, error, Binder cumulant and susceptibility per point to CSV (and PNG).
+    Sweep(crate::sweep::SweepArgs),
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            if is_broken_pipe(&e) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("error: {e}");
+            for cause in e.chain().skip(1) {
+                eprintln!("  caused by: {cause}");
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+pub fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Simulate(a) => simulate::simulate(a),
+        Command::Info(a) => info::info(a),
+        Command::Scenes => {
+            let mut out = std::io::stdout().lock();
+            for b in builtin::BUILTIN {
+                let s = Scene::builtin(b)?;
+                let kind = match s.model {
+                    Model::Boids => format!("boids {}D", s.dim),
+                    Model::Vicsek => "vicsek".to_string(),
+                };
+                writeln!(
+                    out,
+                    "{:<14} {:<9} {:>6} agents {:>5} steps  {}",
+                    b.name, kind, s.agents, s.steps, s.description
+                )?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Bench(a) => crate::bench::run(a),
+        Command::Render(a) => render::render_cmd(a),
+        Command::Still(a) => render::still_cmd(a),
+        Command::Gpus => render::gpus_cmd(),
+        Command::Run(a) => render::run_cmd(a),
+        Command::Demo(a) => render::demo_cmd(a),
+        Command::Sweep(a) => crate::sweep::run(a),
+    }
+}

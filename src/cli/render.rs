@@ -1,0 +1,189 @@
+//! `forge render`, `still`, `gpus`, `run` and `demo`: recordings to video and images.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+
+use super::simulate::simulate;
+use super::*;
+use crate::scene::{builtin, Scene};
+use crate::units::bytes;
+use crate::video::ffmpeg::Encoding;
+use crate::video::{Destination, Job, Report};
+
+fn video_job(
+    input: PathBuf,
+    output: PathBuf,
+    frames: Option<(Option<u64>, Option<u64>)>,
+    video: &VideoArgs,
+    look: &LookArgs,
+) -> Result<Job> {
+    if video.crf > 51 {
+        bail!("--crf: must be in 0..=51, got {}", video.crf);
+    }
+    let dest = match &video.png {
+        Some(dir) => Destination::Png { dir: dir.clone() },
+        None => Destination::Mp4 {
+            path: output,
+            encoding: Encoding {
+                encoder: video.encoder.clone(),
+                crf: video.crf,
+                preset: video.preset.clone(),
+            },
+        },
+    };
+    let mut flags = look.flags();
+    flags.fps = video.fps;
+    Ok(Job {
+        input,
+        look: flags,
+        frames,
+        dest,
+        force: video.force,
+        quiet: video.quiet,
+        adapter: look.adapter.clone(),
+    })
+}
+
+fn report_render(r: &Report, out: &Path, quiet: bool) {
+    if quiet {
+        return;
+    }
+    let size = std::fs::metadata(out).map(|m| m.len()).unwrap_or(0);
+    eprintln!(
+        "{} frames at {}x{} in {:.2} s ({:.1} frames/s) -> {}{}",
+        r.frames,
+        r.width,
+        r.height,
+        r.secs,
+        r.frames as f64 / r.secs.max(1e-9),
+        out.display(),
+        if out.is_file() {
+            format!(" ({})", bytes(size))
+        } else {
+            String::new()
+        }
+    );
+}
+
+pub fn render_cmd(a: RenderArgs) -> Result<ExitCode> {
+    let output = a
+        .output
+        .clone()
+        .unwrap_or_else(|| a.file.with_extension("mp4"));
+    let job = video_job(a.file.clone(), output.clone(), a.frames, &a.video, &a.look)?;
+    let r = crate::video::render(&job)?;
+    let shown = a.video.png.clone().unwrap_or(output);
+    report_render(&r, &shown, a.video.quiet);
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn still_cmd(a: StillArgs) -> Result<ExitCode> {
+    let r = crate::video::render(&Job {
+        input: a.file.clone(),
+        look: a.look.flags(),
+        frames: None,
+        dest: Destination::Still {
+            path: a.output.clone(),
+            frame: a.frame,
+        },
+        force: a.force,
+        quiet: a.quiet,
+        adapter: a.look.adapter.clone(),
+    })?;
+    report_render(&r, &a.output, a.quiet);
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn gpus_cmd() -> Result<ExitCode> {
+    let all = crate::render::gpu::list();
+    if all.is_empty() {
+        bail!(crate::render::gpu::no_adapter_message());
+    }
+    let mut out = std::io::stdout().lock();
+    for a in &all {
+        writeln!(
+            out,
+            "{}: {}{}",
+            a.index,
+            crate::render::gpu::describe(&a.info),
+            format_args!(", max texture {}", a.max_texture)
+        )?;
+    }
+    writeln!(out, "(the first is used unless --adapter says otherwise)")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn run_cmd(a: RunArgs) -> Result<ExitCode> {
+    let scene = Scene::load(&a.scene)?;
+    let output = a
+        .output
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("{}.mp4", scene.name)));
+    // Refuse an existing video before spending time on the simulation.
+    if a.video.png.is_none() && output.is_file() && !a.video.force {
+        bail!(
+            "output {} already exists (use --force to overwrite it)",
+            output.display()
+        );
+    }
+    let tmp;
+    let bfs_path = match &a.bfs {
+        Some(p) => p.clone(),
+        None => {
+            tmp = tempfile::Builder::new()
+                .prefix("forge-run-")
+                .tempdir()
+                .context("cannot create a temporary folder for the recording")?;
+            tmp.path().join(format!("{}.bfs", scene.name))
+        }
+    };
+    let sim = SimulateArgs {
+        scene: a.scene.clone(),
+        output: Some(bfs_path.clone()),
+        overrides: a.overrides,
+        threads: None,
+        search: None,
+        backend: Backend::Auto,
+        force: a.video.force,
+        quiet: a.video.quiet,
+    };
+    let code = simulate(sim)?;
+    if code != ExitCode::SUCCESS {
+        return Ok(code);
+    }
+    let job = video_job(bfs_path, output.clone(), None, &a.video, &a.look)?;
+    let r = crate::video::render(&job)?;
+    let shown = a.video.png.clone().unwrap_or(output);
+    report_render(&r, &shown, a.video.quiet);
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn demo_cmd(a: DemoArgs) -> Result<ExitCode> {
+    let look = LookArgs {
+        hd: true,
+        ..Default::default()
+    };
+    run_cmd(RunArgs {
+        scene: builtin::DEFAULT.to_string(),
+        output: Some(a.output),
+        bfs: None,
+        overrides: Overrides {
+            steps: Some(DEMO_STEPS),
+            agents: Some(DEMO_AGENTS),
+            seed: None,
+        },
+        video: VideoArgs {
+            fps: None,
+            encoder: crate::look::defaults::ENCODER.into(),
+            crf: crate::look::defaults::CRF,
+            preset: crate::look::defaults::PRESET.into(),
+            png: None,
+            force: a.force,
+            quiet: a.quiet,
+        },
+        look,
+    })
+}

@@ -1,0 +1,178 @@
+//! `forge simulate`: a scene, through the solver, into a recording.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{anyhow, bail, Result};
+
+use super::{Backend, SimulateArgs};
+use crate::bfs::{self, Header};
+use crate::metrics;
+use crate::output::OutputFile;
+use crate::record::Recorder;
+use crate::scene::{self, Scene, Search};
+use crate::sim::{init, Params};
+use crate::units::{bytes, si};
+
+pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
+    let mut scene = Scene::load(&a.scene)?;
+    if let Some(s) = a.overrides.steps {
+        if s > scene::MAX_STEPS {
+            bail!("--steps: must be at most {}, got {s}", scene::MAX_STEPS);
+        }
+        scene.steps = s;
+    }
+    if let Some(n) = a.overrides.agents {
+        if n == 0 || n > scene::MAX_AGENTS {
+            bail!("--agents: must be in 1..={}, got {n}", scene::MAX_AGENTS);
+        }
+        if scene.init.layout == scene::Layout::File {
+            bail!(
+                "--agents: the scene takes its agents from {}",
+                scene.init.path.as_deref().unwrap_or("a file")
+            );
+        }
+        scene.agents = n as u32;
+        if let Some(c) = scene.init.count {
+            scene.init.count = Some(c.min(n as u32));
+        }
+    }
+    if let Some(s) = a.overrides.seed {
+        scene.seed = s;
+    }
+    if let Some(s) = a.search {
+        scene.search = s;
+    }
+    if a.threads == Some(0) {
+        bail!("--threads: must be at least 1");
+    }
+    let backend = crate::sim::cuda::choose(
+        a.backend == Backend::Cuda,
+        a.backend == Backend::Auto,
+        a.quiet,
+    )
+    .map_err(anyhow::Error::msg)?;
+
+    let state = init::initial_state(&scene).map_err(|e| {
+        // Outside `layout: file` (whose errors name scene.init.*), the only failures are
+        // about the agent count (memory): name the field or flag that set it.
+        let what = if a.overrides.agents.is_some() {
+            "--agents"
+        } else {
+            "scene.agents"
+        };
+        let msg = format!("{e:#}");
+        if scene.init.layout == scene::Layout::File || msg.starts_with(what) {
+            e
+        } else {
+            anyhow!("{what}: {msg}")
+        }
+    })?;
+    scene.agents = state.n as u32;
+    let n = state.n;
+    let dim = scene.dim;
+
+    let out_path = a
+        .output
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("{}.bfs", scene.name)));
+    let (out, file) = OutputFile::create(&out_path, a.force, "output")?;
+    let header = Header::for_scene(&scene);
+    let result = (|| -> Result<Outcome> {
+        let writer = bfs::Writer::new(file, &header)
+            .map_err(|e| anyhow!("writing {}: {e}", out_path.display()))?;
+        let mut rec = Recorder::start(writer, dim, n)?;
+        let params = Params::from_scene(&scene, n);
+        let mut solver = crate::sim::cuda::AnySolver::new(
+            &backend,
+            params,
+            state,
+            a.threads.unwrap_or(0),
+            scene.search,
+        )
+        .map_err(anyhow::Error::msg)?;
+        let wr = |e: bfs::BfsError| anyhow!("writing {}: {e}", out_path.display());
+        solver.record(&mut rec).map_err(wr)?;
+        let bar = crate::progress::bar(scene.steps, a.quiet, "steps");
+        let t0 = Instant::now();
+        let every = scene.record_every as u64;
+        let mut diverged = None;
+        while solver.step < scene.steps {
+            if let Err(d) = solver.step() {
+                diverged = Some(d);
+                break;
+            }
+            if solver.step % every == 0 {
+                solver.record(&mut rec).map_err(wr)?;
+            }
+            if solver.step % 16 == 0 {
+                bar.set_position(solver.step);
+            }
+        }
+        let secs = t0.elapsed().as_secs_f64();
+        bar.finish_and_clear();
+        let late = solver.finish(&mut rec).map_err(wr)?;
+        diverged = diverged.or(late);
+        let frames = rec.finish().map_err(wr)?;
+        Ok(Outcome {
+            steps: solver.step,
+            secs,
+            frames,
+            threads: solver.threads(),
+            search: solver.search,
+            polarization: metrics::polarization(dim, n, &solver.slots().0.vel),
+            diverged,
+        })
+    })();
+    let o = match result {
+        Ok(o) => o,
+        Err(e) => {
+            out.abandon();
+            return Err(e);
+        }
+    };
+    out.commit()?;
+    if let Some(d) = o.diverged {
+        eprintln!(
+            "error: {d}; the recording keeps the {} good frames (up to step {}) in {}",
+            o.frames,
+            o.steps,
+            out_path.display()
+        );
+        return Ok(ExitCode::FAILURE);
+    }
+    if !a.quiet {
+        let size = std::fs::metadata(&out_path).map(|m| m.len()).unwrap_or(0);
+        let rate = o.steps as f64 / o.secs.max(1e-9);
+        eprintln!(
+            "{}: {} steps of {} {} ({}D, {}, {} thread{}) in {:.2} s: {:.0} steps/s, {} agent-steps/s; final polarization {:.3} -> {} ({} frames, {})",
+            scene.name,
+            o.steps,
+            n,
+            if scene.model == scene::Model::Vicsek { "particles" } else { "boids" },
+            dim,
+            format!("{:?}", o.search).to_lowercase(),
+            o.threads,
+            if o.threads == 1 { "" } else { "s" },
+            o.secs,
+            rate,
+            si(rate * n as f64),
+            o.polarization,
+            out_path.display(),
+            o.frames,
+            bytes(size),
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+struct Outcome {
+    steps: u64,
+    secs: f64,
+    frames: u64,
+    threads: usize,
+    search: Search,
+    polarization: f64,
+    diverged: Option<crate::sim::Diverged>,
+}

@@ -1,0 +1,298 @@
+//! How a recording looks: command-line flags, else the recording's scene `render` section,
+//! else defaults, resolved once into one validated [`Look`].
+
+use anyhow::{anyhow, bail, Result};
+
+use crate::bfs::Header;
+use crate::render::camera::{self, CameraMode};
+use crate::render::{colormap, ColorMode, Fit, Look, View3, World};
+use crate::scene::{self, Boundary};
+
+/// Defaults used when neither a flag nor the recording's scene says otherwise.
+pub mod defaults {
+    pub const SIZE: [u32; 2] = [1920, 1080];
+    pub const FPS: u32 = 30;
+    pub const COLOR: &str = "speed";
+    pub const COLORMAP: &str = "inferno";
+    /// For `--color heading` (a cyclic map).
+    pub const COLORMAP_HEADING: &str = "sinebow";
+    pub const TRAILS: f32 = 0.0;
+    pub const BLOOM: f32 = 0.5;
+    pub const EXPOSURE: f32 = 1.0;
+    pub const BACKGROUND: &str = "#05050a";
+    pub const POINT_SIZE: f32 = 1.5;
+    pub const VIGNETTE: f32 = 0.25;
+    pub const ENCODER: &str = "libx264";
+    pub const CRF: u32 = 18;
+    pub const PRESET: &str = "medium";
+}
+
+/// Look settings as given on the command line (all optional: the scene's, then defaults).
+#[derive(Clone, Debug, Default)]
+pub struct LookFlags {
+    pub size: Option<[u32; 2]>,
+    /// Frames per second of the video.
+    pub fps: Option<u32>,
+    pub color: Option<String>,
+    pub colormap: Option<String>,
+    pub range: Option<[f32; 2]>,
+    pub trails: Option<f32>,
+    pub bloom: Option<f32>,
+    pub exposure: Option<f32>,
+    pub background: Option<String>,
+    pub point_size: Option<f32>,
+    pub fit: Option<Fit>,
+    pub follow: bool,
+    pub vignette: Option<f32>,
+    /// 3D recordings only.
+    pub camera: Option<CameraMode>,
+    pub eye: Option<[f32; 3]>,
+    pub target: Option<[f32; 3]>,
+    pub fov: Option<f32>,
+    pub fog: Option<f32>,
+    pub world_box: bool,
+}
+
+/// The 3D view from the flags, else the scene's `render` section (`None` for a 2D recording,
+/// which refuses every 3D flag). The clip the orbit spans is filled in by the caller.
+fn resolve_view3(f: &LookFlags, s: &scene::Render, dim: u8) -> Result<Option<View3>> {
+    if dim != 3 {
+        let given = [
+            f.camera.map(|c| format!("--camera {}", c.name())),
+            f.eye.map(|_| "--eye".to_string()),
+            f.target.map(|_| "--target".to_string()),
+            f.fov.map(|_| "--fov".to_string()),
+            f.fog.map(|_| "--fog".to_string()),
+            f.world_box.then(|| "--box".to_string()),
+        ];
+        if let Some(flag) = given.into_iter().flatten().next() {
+            bail!(
+                "{flag}: this recording is 2D; --camera, --eye, --target, --fov, --fog and --box apply to 3D recordings only"
+            );
+        }
+        return Ok(None);
+    }
+    let v3 = |a: [f64; 3]| a.map(|x| x as f32);
+    let flag_fixed = f.eye.is_some() || f.target.is_some();
+    let scene_mode = match s.camera.as_deref() {
+        None => None,
+        Some("orbit") => Some(CameraMode::Orbit),
+        Some("fixed") => Some(CameraMode::Fixed),
+        Some("follow") => Some(CameraMode::Follow),
+        Some("top") => Some(CameraMode::Top),
+        Some(other) => bail!("scene.render.camera: unknown camera {other:?}"),
+    };
+    let mode = if let Some(m) = f.camera {
+        m
+    } else if flag_fixed {
+        CameraMode::Fixed
+    } else if f.follow {
+        CameraMode::Follow
+    } else if let Some(m) = scene_mode {
+        m
+    } else if s.eye.is_some() || s.target.is_some() {
+        CameraMode::Fixed
+    } else {
+        CameraMode::Orbit
+    };
+    if flag_fixed && mode != CameraMode::Fixed {
+        let flag = if f.eye.is_some() { "--eye" } else { "--target" };
+        bail!(
+            "{flag}: only with --camera fixed (the {} camera places itself)",
+            mode.name()
+        );
+    }
+    let (eye, target) = if mode == CameraMode::Fixed {
+        (f.eye.or(s.eye.map(v3)), f.target.or(s.target.map(v3)))
+    } else {
+        (None, None)
+    };
+    for (name, v) in [("--eye", eye), ("--target", target)] {
+        if let Some(p) = v {
+            if !p.iter().all(|x| x.is_finite()) {
+                bail!("{name}: must be three finite numbers X,Y,Z");
+            }
+        }
+    }
+    if let (Some(e), Some(t)) = (eye, target) {
+        if camera::distance(e, t) <= 0.0 {
+            bail!("--eye and --target: must be different points");
+        }
+    }
+    if mode == CameraMode::Top && f.fov.is_some() {
+        bail!("--fov: the top camera is orthographic; use --camera orbit, fixed or follow");
+    }
+    let fov = f
+        .fov
+        .or(s.fov.map(|x| x as f32))
+        .unwrap_or(camera::DEFAULT_FOV);
+    if !(fov.is_finite() && fov > 1.0 && fov < 170.0) {
+        bail!("--fov: must be between 1 and 170 degrees, got {fov}");
+    }
+    let fog = f.fog.or(s.fog.map(|x| x as f32)).unwrap_or(0.0);
+    if !(0.0..=1.0).contains(&fog) {
+        bail!("--fog: must be in [0, 1], got {fog}");
+    }
+    Ok(Some(View3 {
+        mode,
+        eye,
+        target,
+        fov,
+        fog,
+        world_box: f.world_box || s.world_box.unwrap_or(false),
+        clip: (0, 1),
+    }))
+}
+
+/// The recording's scene `render` section, if it has one that parses.
+pub fn scene_render(h: &Header) -> Option<scene::Render> {
+    let v: serde_json::Value = serde_json::from_str(&h.scene_json).ok()?;
+    let r = v.get("render")?;
+    serde_json::from_value(r.clone()).ok()
+}
+
+/// A look resolved for one recording, with the video's frame rate.
+#[derive(Clone, Debug)]
+pub struct Resolved {
+    pub look: Look,
+    pub fps: u32,
+}
+
+/// A setting from the flag, else the recording's `render` section, else the default; with the
+/// name to blame when it is out of range (the flag, or the recording's field).
+fn pick<T>(flag: Option<T>, scene: Option<T>, default: T, name: &str) -> (T, String) {
+    match (flag, scene) {
+        (Some(v), _) => (v, format!("--{name}")),
+        (None, Some(v)) => (
+            v,
+            format!("scene.render.{} (in the recording)", name.replace('-', "_")),
+        ),
+        (None, None) => (default, format!("--{name}")),
+    }
+}
+
+/// Flags, else the scene's `render` section, else defaults; validated, once.
+pub fn resolve_look(f: &LookFlags, h: &Header) -> Result<Resolved> {
+    let s = scene_render(h).unwrap_or_default();
+    let view3 = resolve_view3(f, &s, h.dim)?;
+    let ([width, height], who) = pick(f.size, s.size, defaults::SIZE, "size");
+    if width == 0 || height == 0 {
+        bail!("{who}: must be above zero, got {width}x{height}");
+    }
+    if width % 2 == 1 || height % 2 == 1 {
+        bail!("{who}: H.264 in yuv420p needs even sizes, got {width}x{height}");
+    }
+    let (fps, who) = pick(f.fps, s.fps, defaults::FPS, "fps");
+    if fps == 0 || fps > 240 {
+        bail!("{who}: must be in 1..=240, got {fps}");
+    }
+    let (color_name, who) = pick(
+        f.color.clone(),
+        s.color.clone(),
+        defaults::COLOR.into(),
+        "color",
+    );
+    let color = ColorMode::parse(&color_name).ok_or_else(|| {
+        anyhow!(
+            "{who}: unknown colour mode {color_name:?} (one of: {})",
+            crate::vocab::COLORS.join(", ")
+        )
+    })?;
+    let default_map = if color == ColorMode::Heading {
+        defaults::COLORMAP_HEADING
+    } else {
+        defaults::COLORMAP
+    };
+    let (colormap, who) = pick(
+        f.colormap.clone(),
+        s.colormap.clone(),
+        default_map.into(),
+        "colormap",
+    );
+    if !colormap::NAMES.contains(&colormap.as_str()) {
+        bail!(
+            "{who}: unknown colour map {colormap:?} (one of: {})",
+            colormap::NAMES.join(", ")
+        );
+    }
+    if color == ColorMode::Heading && !colormap::is_cyclic(&colormap) {
+        eprintln!(
+            "warning: --color heading with the non-cyclic map {colormap}: headings just either side of 180° get far-apart colours (twilight or sinebow wrap)"
+        );
+    }
+    let range = match (f.range, s.range) {
+        (Some(r), _) => Some((r, "--range".to_string())),
+        (None, Some(r)) => Some((
+            [r[0] as f32, r[1] as f32],
+            "scene.render.range (in the recording)".to_string(),
+        )),
+        (None, None) => None,
+    };
+    if let Some(([a, b], who)) = &range {
+        if !(a.is_finite() && b.is_finite() && a < b) {
+            bail!("{who}: must be A..B with A < B, got {a}..{b}");
+        }
+    }
+    let f32s = |x: Option<f64>| x.map(|x| x as f32);
+    let (trails, who) = pick(f.trails, f32s(s.trails), defaults::TRAILS, "trails");
+    if !(0.0..1.0).contains(&trails) {
+        bail!("{who}: must be in [0, 1), got {trails}");
+    }
+    let nonneg = |(x, who): (f32, String)| -> Result<f32> {
+        if !x.is_finite() || x < 0.0 {
+            bail!("{who}: must be a number >= 0, got {x}");
+        }
+        Ok(x)
+    };
+    let bloom = nonneg(pick(f.bloom, f32s(s.bloom), defaults::BLOOM, "bloom"))?;
+    let exposure = nonneg(pick(
+        f.exposure,
+        f32s(s.exposure),
+        defaults::EXPOSURE,
+        "exposure",
+    ))?;
+    let point_size = nonneg(pick(
+        f.point_size,
+        f32s(s.point_size),
+        defaults::POINT_SIZE,
+        "point-size",
+    ))?;
+    let vignette = nonneg(pick(f.vignette, None, defaults::VIGNETTE, "vignette"))?;
+    let (bg_text, who) = pick(
+        f.background.clone(),
+        s.background.clone(),
+        defaults::BACKGROUND.into(),
+        "background",
+    );
+    let background = scene::parse_hex_color(&bg_text)
+        .ok_or_else(|| anyhow!("{who}: must be a colour like \"#0a0a12\", got {bg_text:?}"))?;
+    Ok(Resolved {
+        look: Look {
+            width,
+            height,
+            color,
+            colormap,
+            range: range.map(|(r, _)| r),
+            trails,
+            bloom,
+            exposure,
+            background,
+            point_size,
+            fit: f.fit.unwrap_or(Fit::Letterbox),
+            follow: f.follow,
+            vignette,
+            view3,
+        },
+        fps,
+    })
+}
+
+pub fn world_of(h: &Header) -> World {
+    World {
+        dim: h.dim as usize,
+        size: [h.world_size[0], h.world_size[1]],
+        depth: if h.dim == 3 { h.world_size[2] } else { 0.0 },
+        wrap: h.boundary == Boundary::Wrap,
+        open: h.boundary == Boundary::Open,
+    }
+}

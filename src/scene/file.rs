@@ -1,0 +1,68 @@
+//! The scene file as written by a user: every field optional, unknown fields rejected.
+
+use serde::Deserialize;
+
+use super::render::Render;
+use super::{Boundary, Layout, Model, Preset, Search, Velocity};
+
+#[derive(Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SceneFile {
+    pub(super) name: Option<String>,
+    pub(super) description: Option<String>,
+    pub(super) preset: Option<Preset>,
+    pub(super) model: Option<Model>,
+    pub(super) dim: Option<i64>,
+    pub(super) agents: Option<i64>,
+    pub(super) steps: Option<i64>,
+    pub(super) dt: Option<f64>,
+    pub(super) seed: Option<u64>,
+    pub(super) record_every: Option<i64>,
+    pub(super) search: Option<Search>,
+    pub(super) world: Option<WorldFile>,
+    pub(super) boids: Option<BoidsFile>,
+    pub(super) vicsek: Option<VicsekFile>,
+    pub(super) init: Option<InitFile>,
+    pub(super) render: Option<Render>,
+}
+
+#[derive(Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct WorldFile {
+    pub(super) size: Option<Vec<f64>>,
+    pub(super) boundary: Option<Boundary>,
+}
+
+#[derive(Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct BoidsFile {
+    pub(super) r_sep: Option<f64>,
+    pub(super) r_ali: Option<f64>,
+    pub(super) r_coh: Option<f64>,
+    pub(super) w_sep: Option<f64>,
+    pub(super) w_ali: Option<f64>,
+    pub(super) w_coh: Option<f64>,
+    pub(super) max_force: Option<f64>,
+    pub(super) v_min: Option<f64>,
+    pub(super) v_max: Option<f64>,
+}
+
+#[derive(Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct VicsekFile {
+    pub(super) v0: Option<f64>,
+    pub(super) r: Option<f64>,
+    pub(super) noise: Option<f64>,
+}
+
+#[derive(Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct InitFile {
+    pub(super) layout: Option<Layout>,
+    pub(super) velocity: Option<Velocity>,
+    pub(super) center: Option<Vec<f64>>,
+    pub(super) radius: Option<f64>,
+    pub(super) count: Option<i64>,
+    pub(super) path: Option<String>,
+    pub(super) frame: Option<i64>,
+}

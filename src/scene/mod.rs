@@ -1,0 +1,456 @@
+//! Scenes: the resolved scene the solver runs, and how one is loaded — from a file or a
+//! built-in by name — and validated with JSON paths and line numbers.
+//!
+//! - `file`: the schema as a user writes it (every field optional, unknown fields rejected);
+//! - `resolve`: presets fill defaults, every value checked (per section);
+//! - `render`: the `render` section (the recording's default look);
+//! - `lines`: JSON path → line, so validation errors name the line;
+//! - `builtin`: the ready scenes embedded in the binary.
+
+pub mod builtin;
+mod file;
+mod lines;
+mod render;
+mod resolve;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use file::SceneFile;
+pub use lines::json_lines;
+pub use render::{parse_hex_color, Render};
+use resolve::{resolve, Ctx};
+
+/// Which rule set moves the agents.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Model {
+    Boids,
+    Vicsek,
+}
+
+impl Model {
+    pub fn code(self) -> u8 {
+        match self {
+            Model::Boids => 0,
+            Model::Vicsek => 1,
+        }
+    }
+    pub fn from_code(c: u8) -> Option<Model> {
+        match c {
+            0 => Some(Model::Boids),
+            1 => Some(Model::Vicsek),
+            _ => None,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Model::Boids => "boids",
+            Model::Vicsek => "vicsek",
+        }
+    }
+}
+
+/// What happens at the edge of the world box `[0, size)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Boundary {
+    Wrap,
+    Reflect,
+    Open,
+}
+
+impl Boundary {
+    pub fn code(self) -> u8 {
+        match self {
+            Boundary::Wrap => 0,
+            Boundary::Reflect => 1,
+            Boundary::Open => 2,
+        }
+    }
+    pub fn from_code(c: u8) -> Option<Boundary> {
+        match c {
+            0 => Some(Boundary::Wrap),
+            1 => Some(Boundary::Reflect),
+            2 => Some(Boundary::Open),
+            _ => None,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Boundary::Wrap => "wrap",
+            Boundary::Reflect => "reflect",
+            Boundary::Open => "open",
+        }
+    }
+}
+
+/// Neighbour search strategy. The output bytes never depend on it (determinism contract).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Search {
+    Auto,
+    Grid,
+    Brute,
+}
+
+/// Ready-made parameter sets; explicit fields in a scene override them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Preset {
+    /// BoidForge: world 1920×1080, r_sep 12, r_ali/r_coh 30, weights 1.5/1/1, max_force 220,
+    /// speed 40..180, dt 0.05.
+    Boidforge,
+    /// cuplan/pymapf: perception 8, separation distance 1.5, gains sep 6 / coh 1.2 / ali 2.5,
+    /// max accel 4, max speed 2.5, dt 0.05.
+    Cuplan,
+    /// Vicsek et al. 1995: v0 0.03, r 1, dt 1, N 4000, L 31.6, η 2.
+    Vicsek1995,
+}
+
+impl Preset {
+    pub fn name(self) -> &'static str {
+        match self {
+            Preset::Boidforge => "boidforge",
+            Preset::Cuplan => "cuplan",
+            Preset::Vicsek1995 => "vicsek1995",
+        }
+    }
+}
+
+/// Initial positions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Layout {
+    /// Uniform in the world box.
+    Uniform,
+    /// Uniform in a disc (2D) or ball (3D) of `radius` around `center`.
+    Disc,
+    /// `count` discs/balls of `radius` at random centres.
+    Clusters,
+    /// A frame of an existing recording (`path`, `frame`; ours or BoidForge's BFS1).
+    File,
+}
+
+/// Initial velocities.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Velocity {
+    /// Random headings, speeds uniform in the band (v0 for Vicsek).
+    Random,
+    /// One random heading per cluster (the whole flock for other layouts).
+    Aligned,
+}
+
+// ---------------------------------------------------------------------------------------------
+// The resolved scene: every value known, validated, in the types the solver uses.
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BoidsParams {
+    pub r_sep: f32,
+    pub r_ali: f32,
+    pub r_coh: f32,
+    pub w_sep: f32,
+    pub w_ali: f32,
+    pub w_coh: f32,
+    pub max_force: f32,
+    pub v_min: f32,
+    pub v_max: f32,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VicsekParams {
+    pub v0: f32,
+    pub r: f32,
+    pub noise: f32,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Init {
+    pub layout: Layout,
+    pub velocity: Velocity,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub center: Option<Vec<f32>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub radius: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub count: Option<u32>,
+    /// For `file`: as written in the scene, and resolved against the scene's folder.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(skip)]
+    pub resolved_path: Option<PathBuf>,
+    /// For `file`: frame index; negative counts from the end (-1 = last).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frame: Option<i64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Scene {
+    pub name: String,
+    #[serde(skip_serializing_if = "String::is_empty", default)]
+    pub description: String,
+    pub preset: Preset,
+    pub model: Model,
+    pub dim: usize,
+    pub agents: u32,
+    pub steps: u64,
+    pub dt: f32,
+    pub seed: u64,
+    pub record_every: u32,
+    /// Not stored in recordings: the output does not depend on it.
+    #[serde(skip, default = "search_auto")]
+    pub search: Search,
+    pub world: [f32; 3],
+    pub boundary: Boundary,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub boids: Option<BoidsParams>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vicsek: Option<VicsekParams>,
+    pub init: Init,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub render: Option<Render>,
+}
+
+fn search_auto() -> Search {
+    Search::Auto
+}
+
+/// Largest agent count a scene may ask for (the state of 2^31 3D agents is 48 GiB).
+pub const MAX_AGENTS: u64 = 1 << 31;
+/// Largest step count.
+pub const MAX_STEPS: u64 = 1 << 40;
+
+/// An error in a scene: the JSON path, what is wrong, and the line when the field is in the text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SceneError {
+    pub path: String,
+    pub message: String,
+    pub line: Option<usize>,
+}
+
+impl fmt::Display for SceneError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)?;
+        if let Some(l) = self.line {
+            write!(f, " (line {l})")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for SceneError {}
+
+/// Where a scene came from, for resolving relative paths and naming it.
+pub struct Source<'a> {
+    pub text: &'a str,
+    /// The folder that relative paths in the scene are resolved against.
+    pub dir: &'a Path,
+    /// Name used when the scene has no `name` (file stem).
+    pub default_name: &'a str,
+}
+
+/// A scene that could not be loaded: the file, or the built-in, and everything wrong with it.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("cannot read scene file {}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("scene file {}{}", path.display(), list(errors))]
+    Invalid {
+        path: PathBuf,
+        errors: Vec<SceneError>,
+    },
+    #[error("built-in scene {name}: {}", errors[0])]
+    Builtin {
+        name: &'static str,
+        errors: Vec<SceneError>,
+    },
+    #[error("no scene file {arg} and no built-in scene named {name:?} (built-in: {})", builtin::names().join(", "))]
+    NotFound { arg: String, name: String },
+}
+
+fn list(errors: &[SceneError]) -> String {
+    let mut msg = " is not valid:".to_string();
+    for e in errors {
+        msg.push_str(&format!("\n  {e}"));
+    }
+    msg
+}
+
+impl Scene {
+    /// A scene argument: an existing file, else a built-in scene by name (with or without
+    /// `.json`).
+    pub fn load(arg: &str) -> Result<Scene, LoadError> {
+        let path = Path::new(arg);
+        if path.exists() {
+            let text = std::fs::read_to_string(path).map_err(|source| LoadError::Read {
+                path: path.to_path_buf(),
+                source,
+            })?;
+            let dir = match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
+            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("scene");
+            return parse(&Source {
+                text: &text,
+                dir,
+                default_name: stem,
+            })
+            .map_err(|errors| LoadError::Invalid {
+                path: path.to_path_buf(),
+                errors,
+            });
+        }
+        let name = arg.strip_suffix(".json").unwrap_or(arg);
+        match builtin::find(name) {
+            Some(b) => Scene::builtin(b),
+            None => Err(LoadError::NotFound {
+                arg: arg.to_string(),
+                name: name.to_string(),
+            }),
+        }
+    }
+
+    /// A built-in scene.
+    pub fn builtin(b: &builtin::Builtin) -> Result<Scene, LoadError> {
+        parse(&Source {
+            text: b.text,
+            dir: Path::new("."),
+            default_name: b.name,
+        })
+        .map_err(|errors| LoadError::Builtin {
+            name: b.name,
+            errors,
+        })
+    }
+}
+/// Parse and validate a scene. All problems found are returned, the first one first.
+pub fn parse(src: &Source) -> Result<Scene, Vec<SceneError>> {
+    let lines = json_lines(src.text);
+    let mut de = serde_json::Deserializer::from_str(src.text);
+    let syntax = |path: String, inner: &serde_json::Error| {
+        let mut msg = inner.to_string();
+        // serde_json appends " at line L column C": we print the line our own way.
+        if let Some(i) = msg.rfind(" at line ") {
+            msg.truncate(i);
+        }
+        let line = if inner.line() > 0 {
+            Some(inner.line())
+        } else {
+            None
+        };
+        vec![SceneError {
+            path,
+            message: msg,
+            line,
+        }]
+    };
+    let file: SceneFile = match serde_path_to_error::deserialize(&mut de) {
+        Ok(f) => f,
+        Err(e) => {
+            let p = e.path().to_string();
+            // serde_path_to_error marks a position it cannot name with `?`.
+            let p = p.trim_end_matches('?').trim_end_matches('.');
+            let path = if p.is_empty() {
+                "scene".to_string()
+            } else {
+                format!("scene.{p}")
+            };
+            return Err(syntax(path, e.inner()));
+        }
+    };
+    if let Err(e) = de.end() {
+        return Err(syntax("scene".to_string(), &e));
+    }
+    let mut cx = Ctx {
+        lines,
+        errors: Vec::new(),
+    };
+    let scene = resolve(file, src, &mut cx);
+    if cx.errors.is_empty() {
+        Ok(scene)
+    } else {
+        Err(cx.errors)
+    }
+}
+
+impl Scene {
+    /// The largest interaction radius: the neighbour grid's minimum cell size.
+    pub fn interaction_radius(&self) -> f32 {
+        match (&self.boids, &self.vicsek) {
+            (Some(b), _) => b.r_sep.max(b.r_ali).max(b.r_coh),
+            (_, Some(v)) => v.r,
+            _ => 0.0,
+        }
+    }
+
+    /// The resolved scene as JSON text: stored in every recording, enough to reproduce it.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a resolved scene always serialises")
+    }
+
+    /// Re-read a scene stored in a recording (already validated when it was written).
+    pub fn from_stored_json(text: &str) -> Result<Scene, String> {
+        serde_json::from_str(text).map_err(|e| e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_str(t: &str) -> Result<Scene, Vec<SceneError>> {
+        parse(&Source {
+            text: t,
+            dir: Path::new("."),
+            default_name: "t",
+        })
+    }
+
+    #[test]
+    fn error_names_path_and_line() {
+        let t = "{\n  \"model\": \"boids\",\n  \"world\": {\n    \"size\": [\n      -3,\n      100\n    ]\n  }\n}";
+        let e = parse_str(t).unwrap_err();
+        assert_eq!(
+            e[0].to_string(),
+            "scene.world.size[0]: must be > 0, got -3 (line 5)"
+        );
+    }
+
+    #[test]
+    fn unknown_field_is_an_error_with_path() {
+        let e = parse_str("{\"model\": \"boids\",\n \"boids\": {\"r_sepp\": 3}}").unwrap_err();
+        let s = e[0].to_string();
+        assert!(
+            s.starts_with("scene.boids.r_sepp: unknown field `r_sepp`"),
+            "{s}"
+        );
+        assert!(s.ends_with("(line 2)"), "{s}");
+    }
+
+    #[test]
+    fn presets_fill_defaults() {
+        let s = parse_str("{\"preset\": \"vicsek1995\"}").unwrap();
+        assert_eq!(s.model, Model::Vicsek);
+        assert_eq!(s.agents, 4000);
+        assert_eq!(s.world[0], 31.6);
+        let s = parse_str("{\"preset\": \"cuplan\", \"dim\": 3}").unwrap();
+        assert_eq!(s.boids.unwrap().r_sep, 1.5);
+        assert_eq!(s.world, [60.0, 60.0, 60.0]);
+    }
+
+    #[test]
+    fn stored_json_round_trips() {
+        let s = parse_str("{\"model\": \"boids\", \"dim\": 3, \"init\": {\"layout\": \"clusters\", \"count\": 3}}").unwrap();
+        let mut back = Scene::from_stored_json(&s.to_json()).unwrap();
+        back.search = s.search;
+        assert_eq!(s, back);
+    }
+}

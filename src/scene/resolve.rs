@@ -1,0 +1,415 @@
+//! From the file as written to the resolved scene: presets fill defaults, every value is
+//! checked, and every problem is collected with its JSON path and line.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use super::file::SceneFile;
+use super::{
+    BoidsParams, Boundary, Init, Layout, Model, Preset, Scene, SceneError, Search, Source,
+    Velocity, VicsekParams, MAX_AGENTS, MAX_STEPS,
+};
+
+pub(super) struct Ctx {
+    pub(super) lines: HashMap<String, usize>,
+    pub(super) errors: Vec<SceneError>,
+}
+
+impl Ctx {
+    pub(super) fn err(&mut self, path: &str, message: impl Into<String>) {
+        let line = self.lines.get(path).copied();
+        self.errors.push(SceneError {
+            path: path.to_string(),
+            message: message.into(),
+            line,
+        });
+    }
+}
+
+fn fmt_num(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        format!("{x}")
+    }
+}
+
+/// A number that must be finite and positive (`allow_zero`: or zero); the default on error.
+fn pos_f(cx: &mut Ctx, path: &str, v: Option<f64>, default: f64, allow_zero: bool) -> f32 {
+    let x = v.unwrap_or(default);
+    if !x.is_finite() {
+        cx.err(path, format!("must be a finite number, got {x}"));
+        return default as f32;
+    }
+    if x < 0.0 || (!allow_zero && x == 0.0) {
+        cx.err(
+            path,
+            format!(
+                "must be {}, got {}",
+                if allow_zero { ">= 0" } else { "> 0" },
+                fmt_num(x)
+            ),
+        );
+        return default as f32;
+    }
+    if x > 1e30 {
+        cx.err(path, format!("is too large, got {x}"));
+        return default as f32;
+    }
+    x as f32
+}
+
+/// A finite number of any sign; the default on error.
+fn any_f(cx: &mut Ctx, path: &str, v: Option<f64>, default: f64) -> f32 {
+    let x = v.unwrap_or(default);
+    if !x.is_finite() || x.abs() > 1e30 {
+        cx.err(path, format!("must be a finite number, got {x}"));
+        return default as f32;
+    }
+    x as f32
+}
+
+pub(super) fn resolve(f: SceneFile, src: &Source, cx: &mut Ctx) -> Scene {
+    let preset = match (f.preset, f.model) {
+        (Some(p), _) => p,
+        (None, Some(Model::Vicsek)) => Preset::Vicsek1995,
+        (None, Some(Model::Boids)) => Preset::Boidforge,
+        (None, None) => {
+            cx.err(
+                "scene.model",
+                "required: \"boids\" or \"vicsek\" (or give a \"preset\")",
+            );
+            Preset::Boidforge
+        }
+    };
+    let preset_model = if preset == Preset::Vicsek1995 {
+        Model::Vicsek
+    } else {
+        Model::Boids
+    };
+    let model = f.model.unwrap_or(preset_model);
+    if model != preset_model && f.preset.is_some() {
+        cx.err(
+            "scene.preset",
+            format!(
+                "preset \"{}\" is for model \"{}\", but the scene's model is \"{}\"",
+                preset.name(),
+                preset_model.name(),
+                model.name()
+            ),
+        );
+    }
+
+    let dim = match f.dim {
+        None => 2,
+        Some(d @ (2 | 3)) => d as usize,
+        Some(d) => {
+            cx.err("scene.dim", format!("must be 2 or 3, got {d}"));
+            2
+        }
+    };
+    if model == Model::Vicsek && dim != 2 {
+        cx.err(
+            "scene.dim",
+            format!("the vicsek model is 2D only, got {dim}"),
+        );
+    }
+
+    // Preset defaults.
+    let (p_agents, p_dt, p_world, p_boundary): (u64, f64, [f64; 3], Boundary) = match preset {
+        Preset::Boidforge => (2000, 0.05, [1920.0, 1080.0, 1080.0], Boundary::Wrap),
+        Preset::Cuplan => (200, 0.05, [60.0, 60.0, 60.0], Boundary::Wrap),
+        Preset::Vicsek1995 => (4000, 1.0, [31.6, 31.6, 31.6], Boundary::Wrap),
+    };
+
+    let layout = f
+        .init
+        .as_ref()
+        .and_then(|i| i.layout)
+        .unwrap_or(Layout::Uniform);
+    let agents = match f.agents {
+        Some(a) if a <= 0 => {
+            cx.err("scene.agents", format!("must be > 0, got {a}"));
+            1
+        }
+        Some(a) if a as u64 > MAX_AGENTS => {
+            cx.err(
+                "scene.agents",
+                format!("must be at most {MAX_AGENTS}, got {a}"),
+            );
+            1
+        }
+        Some(a) => a as u32,
+        None if layout == Layout::File => 0, // taken from the file later
+        None => p_agents as u32,
+    };
+    let steps = match f.steps {
+        Some(s) if s < 0 => {
+            cx.err("scene.steps", format!("must be >= 0, got {s}"));
+            0
+        }
+        Some(s) if s as u64 > MAX_STEPS => {
+            cx.err(
+                "scene.steps",
+                format!("must be at most {MAX_STEPS}, got {s}"),
+            );
+            0
+        }
+        Some(s) => s as u64,
+        None => 1000,
+    };
+    let record_every = match f.record_every {
+        Some(k) if k <= 0 => {
+            cx.err("scene.record_every", format!("must be >= 1, got {k}"));
+            1
+        }
+        Some(k) if k > u32::MAX as i64 => {
+            cx.err(
+                "scene.record_every",
+                format!("must be at most {}, got {k}", u32::MAX),
+            );
+            1
+        }
+        Some(k) => k as u32,
+        None => 1,
+    };
+    let dt = pos_f(cx, "scene.dt", f.dt, p_dt, false);
+
+    let wf = f.world.clone().unwrap_or_default();
+    let mut world = [0f32; 3];
+    match &wf.size {
+        None => {
+            for (k, w) in world.iter_mut().enumerate().take(dim) {
+                *w = p_world[k] as f32;
+            }
+        }
+        Some(s) if s.len() != dim => {
+            cx.err(
+                "scene.world.size",
+                format!("must have {dim} numbers (dim is {dim}), got {}", s.len()),
+            );
+        }
+        Some(s) => {
+            for k in 0..dim {
+                let path = format!("scene.world.size[{k}]");
+                world[k] = pos_f(cx, &path, Some(s[k]), p_world[k], false);
+            }
+        }
+    }
+    let boundary = wf.boundary.unwrap_or(p_boundary);
+
+    let (boids, vicsek) = model_params(&f, model, preset, cx);
+    let init = resolve_init(&f, layout, dim, &world, agents, src, cx);
+    let render = f.render.clone();
+    if let Some(r) = &render {
+        super::render::check(r, dim, cx);
+    }
+
+    let name = f
+        .name
+        .clone()
+        .unwrap_or_else(|| src.default_name.to_string());
+    if name.is_empty() || name.len() > 200 {
+        cx.err("scene.name", "must be 1 to 200 characters");
+    }
+
+    Scene {
+        name,
+        description: f.description.unwrap_or_default(),
+        preset,
+        model,
+        dim,
+        agents,
+        steps,
+        dt,
+        seed: f.seed.unwrap_or(0),
+        record_every,
+        search: f.search.unwrap_or(Search::Auto),
+        world,
+        boundary,
+        boids,
+        vicsek,
+        init,
+        render,
+    }
+}
+
+/// The model's parameters (the other model's section is an error).
+fn model_params(
+    f: &SceneFile,
+    model: Model,
+    preset: Preset,
+    cx: &mut Ctx,
+) -> (Option<BoidsParams>, Option<VicsekParams>) {
+    if model == Model::Boids {
+        let b = f.boids.clone().unwrap_or_default();
+        if f.vicsek.is_some() {
+            cx.err("scene.vicsek", "only allowed with model \"vicsek\"");
+        }
+        let d: [f64; 9] = match preset {
+            Preset::Cuplan => [1.5, 8.0, 8.0, 6.0, 2.5, 1.2, 4.0, 0.0, 2.5],
+            _ => [12.0, 30.0, 30.0, 1.5, 1.0, 1.0, 220.0, 40.0, 180.0],
+        };
+        let p = BoidsParams {
+            r_sep: pos_f(cx, "scene.boids.r_sep", b.r_sep, d[0], true),
+            r_ali: pos_f(cx, "scene.boids.r_ali", b.r_ali, d[1], true),
+            r_coh: pos_f(cx, "scene.boids.r_coh", b.r_coh, d[2], true),
+            w_sep: any_f(cx, "scene.boids.w_sep", b.w_sep, d[3]),
+            w_ali: any_f(cx, "scene.boids.w_ali", b.w_ali, d[4]),
+            w_coh: any_f(cx, "scene.boids.w_coh", b.w_coh, d[5]),
+            max_force: pos_f(cx, "scene.boids.max_force", b.max_force, d[6], true),
+            v_min: pos_f(cx, "scene.boids.v_min", b.v_min, d[7], true),
+            v_max: pos_f(cx, "scene.boids.v_max", b.v_max, d[8], false),
+        };
+        if p.v_min >= p.v_max {
+            let path = if b.v_min.is_some() {
+                "scene.boids.v_min"
+            } else {
+                "scene.boids.v_max"
+            };
+            cx.err(
+                path,
+                format!(
+                    "v_min must be < v_max, got v_min {} >= v_max {}",
+                    fmt_num(p.v_min as f64),
+                    fmt_num(p.v_max as f64)
+                ),
+            );
+        }
+        let r_max = p.r_sep.max(p.r_ali).max(p.r_coh);
+        if r_max <= 0.0 {
+            cx.err(
+                "scene.boids",
+                "at least one of r_sep, r_ali, r_coh must be > 0",
+            );
+        }
+        (Some(p), None)
+    } else {
+        let v = f.vicsek.clone().unwrap_or_default();
+        if f.boids.is_some() {
+            cx.err("scene.boids", "only allowed with model \"boids\"");
+        }
+        let p = VicsekParams {
+            v0: pos_f(cx, "scene.vicsek.v0", v.v0, 0.03, false),
+            r: pos_f(cx, "scene.vicsek.r", v.r, 1.0, false),
+            noise: pos_f(cx, "scene.vicsek.noise", v.noise, 2.0, true),
+        };
+        if p.noise as f64 > 2.0 * std::f64::consts::PI + 1e-6 {
+            cx.err(
+                "scene.vicsek.noise",
+                format!("must be in [0, 2π], got {}", p.noise),
+            );
+        }
+        (None, Some(p))
+    }
+}
+
+/// Initial conditions: layout, velocities, and the fields each layout allows.
+fn resolve_init(
+    f: &SceneFile,
+    layout: Layout,
+    dim: usize,
+    world: &[f32; 3],
+    agents: u32,
+    src: &Source,
+    cx: &mut Ctx,
+) -> Init {
+    let init_f = f.init.clone().unwrap_or_default();
+    let velocity = init_f.velocity.unwrap_or(Velocity::Random);
+    let mut init = Init {
+        layout,
+        velocity,
+        center: None,
+        radius: None,
+        count: None,
+        path: None,
+        resolved_path: None,
+        frame: None,
+    };
+    let only = |cx: &mut Ctx, present: bool, field: &str, layouts: &str| {
+        if present {
+            cx.err(
+                &format!("scene.init.{field}"),
+                format!("only allowed with layout {layouts}"),
+            );
+        }
+    };
+    let disc_like = matches!(layout, Layout::Disc | Layout::Clusters);
+    if !disc_like {
+        only(
+            cx,
+            init_f.radius.is_some(),
+            "radius",
+            "\"disc\" or \"clusters\"",
+        );
+    }
+    if layout != Layout::Disc {
+        only(cx, init_f.center.is_some(), "center", "\"disc\"");
+    }
+    if layout != Layout::Clusters {
+        only(cx, init_f.count.is_some(), "count", "\"clusters\"");
+    }
+    if layout != Layout::File {
+        only(cx, init_f.path.is_some(), "path", "\"file\"");
+        only(cx, init_f.frame.is_some(), "frame", "\"file\"");
+    }
+    let min_side = world[..dim].iter().cloned().fold(f32::INFINITY, f32::min);
+    if disc_like {
+        init.radius = Some(pos_f(
+            cx,
+            "scene.init.radius",
+            init_f.radius,
+            (min_side / 4.0) as f64,
+            false,
+        ));
+    }
+    if layout == Layout::Disc {
+        let c = match &init_f.center {
+            None => world[..dim].iter().map(|w| w * 0.5).collect(),
+            Some(c) if c.len() != dim => {
+                cx.err(
+                    "scene.init.center",
+                    format!("must have {dim} numbers, got {}", c.len()),
+                );
+                vec![0.0; dim]
+            }
+            Some(c) => (0..dim)
+                .map(|k| any_f(cx, &format!("scene.init.center[{k}]"), Some(c[k]), 0.0))
+                .collect(),
+        };
+        init.center = Some(c);
+    }
+    if layout == Layout::Clusters {
+        init.count = Some(match init_f.count {
+            None => 8,
+            Some(c) if c <= 0 => {
+                cx.err("scene.init.count", format!("must be > 0, got {c}"));
+                1
+            }
+            Some(c) if c > agents.max(1) as i64 => {
+                cx.err(
+                    "scene.init.count",
+                    format!("must be at most the number of agents ({agents}), got {c}"),
+                );
+                1
+            }
+            Some(c) => c as u32,
+        });
+    }
+    if layout == Layout::File {
+        match &init_f.path {
+            None => cx.err("scene.init.path", "required with layout \"file\""),
+            Some(p) => {
+                let pb = Path::new(p);
+                init.resolved_path = Some(if pb.is_absolute() {
+                    pb.to_path_buf()
+                } else {
+                    src.dir.join(pb)
+                });
+                init.path = Some(p.clone());
+            }
+        }
+        init.frame = Some(init_f.frame.unwrap_or(-1));
+    }
+    init
+}

@@ -1,0 +1,261 @@
+//! Recording → video: frames stream from the `.bfs` file (read ahead on a thread), through the
+//! GPU renderer, into one [`FrameSink`]: FFmpeg (H.264, yuv420p, BT.709), a folder of PNG
+//! files, one still image, or memory (benchmarks). One loop serves them all. Nothing is held
+//! whole in memory; an output appears under its final name only when complete.
+//!
+//! A frame that cannot be read (corrupt in the middle of the file) stops the render with an
+//! error naming the frame, and no output is left. A file cut short (crash, kill) is not an
+//! error: every complete frame renders, with the reader's warning printed.
+
+pub mod ffmpeg;
+pub mod png;
+pub mod ranges;
+pub mod sink;
+pub mod source;
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+
+use crate::bfs::Reader;
+use crate::look::{resolve_look, world_of, LookFlags, Resolved};
+use crate::output::OutputFile;
+use crate::render::camera::CameraMode;
+use crate::render::gpu::Gpu;
+use crate::render::{ColorMode, Output, Renderer};
+use ffmpeg::{Encoding, FfmpegSink};
+use ranges::{density_range_3d, speed_range};
+use sink::{Collect, FrameSink, PngDir, Still};
+use source::FrameSource;
+
+/// Where frames go.
+#[derive(Clone, Debug)]
+pub enum Destination {
+    /// A video file through FFmpeg.
+    Mp4 { path: PathBuf, encoding: Encoding },
+    /// One PNG per frame (`frame_000000.png`, …) in a folder.
+    Png { dir: PathBuf },
+    /// One frame as a PNG; with trails, the frames before it are rendered first (as many as
+    /// the trail needs to fade below 1/256), so the still matches the video's frame.
+    Still { path: PathBuf, frame: u64 },
+    /// yuv420p frames kept in memory (up to `keep` of them) or dropped: render-only timing
+    /// for `forge bench render`.
+    Collect {
+        frames: std::sync::Arc<std::sync::Mutex<Vec<Vec<u8>>>>,
+        keep: usize,
+    },
+}
+
+/// One render: a recording, how it looks, which frames, where they go.
+#[derive(Clone, Debug)]
+pub struct Job {
+    pub input: PathBuf,
+    pub look: LookFlags,
+    /// Frames `A..B` of the recording (`--frames`); ignored by a still.
+    pub frames: Option<(Option<u64>, Option<u64>)>,
+    pub dest: Destination,
+    pub force: bool,
+    pub quiet: bool,
+    pub adapter: Option<String>,
+}
+
+pub struct Report {
+    pub frames: u64,
+    pub width: u32,
+    pub height: u32,
+    pub fps: u32,
+    pub secs: f64,
+    pub adapter: String,
+}
+
+fn frames_range(
+    spec: Option<(Option<u64>, Option<u64>)>,
+    count: u64,
+    file: &Path,
+) -> Result<std::ops::Range<u64>> {
+    let (a, b) = spec.unwrap_or((None, None));
+    let a = a.unwrap_or(0);
+    let b = b.unwrap_or(count);
+    if a >= b {
+        bail!("--frames: {a}..{b} is empty");
+    }
+    if a >= count {
+        bail!(
+            "--frames: starts at frame {a} but {} has {count} frames (0..{count})",
+            file.display()
+        );
+    }
+    if b > count {
+        bail!(
+            "--frames: ends at frame {b} but {} has {count} frames (0..{count})",
+            file.display()
+        );
+    }
+    Ok(a..b)
+}
+
+fn open_input(path: &Path) -> Result<Reader> {
+    let r = Reader::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    for w in r.warnings() {
+        eprintln!("warning: {}: {w}", path.display());
+    }
+    let h = r.header();
+    if h.world_inferred {
+        eprintln!(
+            "note: {} stores no world size; using the inferred {} x {}",
+            path.display(),
+            h.world_size[0],
+            h.world_size[1]
+        );
+    }
+    Ok(r)
+}
+
+/// Resolves the look for `r`, filling the colour range from the file where needed (measured
+/// over `clip`); an orbit turns once over `clip`.
+fn full_look(
+    flags: &LookFlags,
+    r: &mut Reader,
+    clip: std::ops::Range<u64>,
+    path: &Path,
+) -> Result<Resolved> {
+    let mut resolved = resolve_look(flags, r.header())?;
+    let look = &mut resolved.look;
+    if let Some(v) = look.view3.as_mut() {
+        v.clip = (clip.start, clip.end - clip.start);
+        if v.mode == CameraMode::Top {
+            eprintln!(
+                "note: {} is 3D: --camera top renders an orthographic projection onto x, y",
+                path.display()
+            );
+        }
+    }
+    if look.color == ColorMode::Speed && look.range.is_none() {
+        look.range = Some(speed_range(r, clip)?);
+    } else if look.color == ColorMode::Density && look.range.is_none() && r.header().dim == 3 {
+        look.range = Some(density_range_3d(r, clip)?);
+    }
+    Ok(resolved)
+}
+
+/// Renders a recording into the job's destination.
+pub fn render(job: &Job) -> Result<Report> {
+    if matches!(job.dest, Destination::Mp4 { .. }) {
+        // A missing or broken FFmpeg fails here, in milliseconds, before the GPU starts.
+        ffmpeg::check()?;
+    }
+    let mut reader = open_input(&job.input)?;
+    let count = reader.frame_count();
+    if count == 0 {
+        bail!("{} has no frames to render", job.input.display());
+    }
+    // The frames rendered, and the clip the look (colour range, orbit) is measured over.
+    let (frames, clip) = match &job.dest {
+        Destination::Still { frame, .. } => {
+            let frame = *frame;
+            if frame >= count {
+                bail!(
+                    "--frame: {frame} is past the end ({} has frames 0..{count})",
+                    job.input.display()
+                );
+            }
+            (frame..frame + 1, 0..count)
+        }
+        _ => {
+            let r = frames_range(job.frames, count, &job.input)?;
+            (r.clone(), r)
+        }
+    };
+    let Resolved { look, fps } = full_look(&job.look, &mut reader, clip, &job.input)?;
+    // Trails need the frames before the first one shown; a still renders them unseen.
+    let start = match job.dest {
+        Destination::Still { .. } if look.trails > 0.0 => {
+            let warm = ((1.0f32 / 256.0).ln() / look.trails.ln()).ceil() as u64;
+            frames.start.saturating_sub(warm)
+        }
+        _ => frames.start,
+    };
+    let world = world_of(reader.header());
+    let capacity = reader.header().agents;
+    let (w, h) = (look.width, look.height);
+
+    // Outputs are checked before the (slow) GPU start-up.
+    let out = match &job.dest {
+        Destination::Mp4 { path, .. } | Destination::Still { path, .. } => {
+            let (out, file) = OutputFile::create(path, job.force, "output")?;
+            drop(file);
+            Some(out)
+        }
+        Destination::Png { dir } => {
+            sink::prepare_png_dir(dir, job.force)?;
+            None
+        }
+        Destination::Collect { .. } => None,
+    };
+    let t0 = Instant::now();
+    let result = (|| -> Result<(u64, String)> {
+        let gpu = Gpu::new(job.adapter.as_deref())?;
+        let adapter = crate::render::gpu::describe(&gpu.info);
+        if !job.quiet {
+            eprintln!("adapter: {adapter}");
+        }
+        let writing = out.as_ref().map(|o| o.writing_path().to_path_buf());
+        let mut sink: Box<dyn FrameSink> = match &job.dest {
+            Destination::Mp4 { encoding, .. } => Box::new(FfmpegSink::start(
+                writing.as_deref().expect("an output file"),
+                w,
+                h,
+                fps,
+                encoding,
+            )?),
+            Destination::Png { dir } => Box::new(PngDir::new(dir, frames.start, w, h, job.force)),
+            Destination::Still { .. } => {
+                Box::new(Still::new(writing.expect("an output file"), w, h))
+            }
+            Destination::Collect { frames, keep } => Box::new(Collect::new(frames.clone(), *keep)),
+        };
+        let output = match job.dest {
+            Destination::Mp4 { .. } | Destination::Collect { .. } => Output::Yuv420p,
+            Destination::Png { .. } | Destination::Still { .. } => Output::Rgba8,
+        };
+        let mut renderer = Renderer::new(gpu, look, world, output, capacity)?;
+        let shown = frames.end - start;
+        let quiet_bar = job.quiet || matches!(job.dest, Destination::Still { .. });
+        let bar = crate::progress::bar(shown, quiet_bar, "frames");
+        let mut source = FrameSource::start(reader, start..frames.end)?;
+        let mut done = 0u64;
+        let mut deliver = |b: &[u8]| sink.frame(b);
+        while let Some(f) = source.next() {
+            let f = f.with_context(|| format!("{}", job.input.display()))?;
+            renderer.render(&f, &mut deliver)?;
+            source.give_back(f);
+            done += 1;
+            bar.set_position(done);
+        }
+        renderer.finish(&mut deliver)?;
+        sink.finish()?;
+        bar.finish_and_clear();
+        Ok((frames.end - frames.start, adapter))
+    })();
+    let (shown, adapter) = match (result, out) {
+        (Ok(r), Some(out)) => {
+            out.commit()?;
+            r
+        }
+        (Ok(r), None) => r,
+        (Err(e), Some(out)) => {
+            out.abandon();
+            return Err(e);
+        }
+        (Err(e), None) => return Err(e),
+    };
+    Ok(Report {
+        frames: shown,
+        width: w,
+        height: h,
+        fps,
+        secs: t0.elapsed().as_secs_f64(),
+        adapter,
+    })
+}

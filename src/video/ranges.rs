@@ -1,0 +1,139 @@
+//! Colour-map ranges measured from the recording: speed percentiles, 3D density.
+
+use anyhow::{anyhow, Result};
+
+use crate::bfs::{Frame, Reader};
+use crate::scene::Boundary;
+
+/// How many frames the speed range is estimated from (evenly spaced).
+const RANGE_SAMPLE_FRAMES: u64 = 16;
+/// Agents per sampled frame used for the speed range (evenly strided).
+const RANGE_SAMPLE_AGENTS: usize = 20_000;
+
+/// Speed at the map's ends: 5th and 95th percentiles over frames sampled from `frames`.
+pub fn speed_range(r: &mut Reader, frames: std::ops::Range<u64>) -> Result<[f32; 2]> {
+    let dim = r.header().dim as usize;
+    let count = frames.end - frames.start;
+    let picks: Vec<u64> = if count <= RANGE_SAMPLE_FRAMES {
+        frames.clone().collect()
+    } else {
+        (0..RANGE_SAMPLE_FRAMES)
+            .map(|i| frames.start + i * (count - 1) / (RANGE_SAMPLE_FRAMES - 1))
+            .collect()
+    };
+    let mut speeds = Vec::new();
+    let mut f = Frame::empty();
+    for k in picks {
+        r.read_frame_into(k, &mut f)
+            .map_err(|e| anyhow!("frame {k}: {e}"))?;
+        let n = f.agents(dim);
+        let step = (n / RANGE_SAMPLE_AGENTS).max(1);
+        for i in (0..n).step_by(step) {
+            let s2: f32 = (0..dim).map(|a| f.vel[a * n + i] * f.vel[a * n + i]).sum();
+            let s = s2.sqrt();
+            if s.is_finite() {
+                speeds.push(s);
+            }
+        }
+    }
+    if speeds.is_empty() {
+        return Ok([0.0, 1.0]);
+    }
+    speeds.sort_by(|a, b| a.total_cmp(b));
+    let pct = |p: f64| speeds[((speeds.len() - 1) as f64 * p).round() as usize];
+    let (lo, hi) = (pct(0.05), pct(0.95));
+    if hi - lo <= 1e-6 * hi.abs().max(1.0) {
+        // One speed (Vicsek): put it mid-map.
+        let s = hi.abs().max(1e-6);
+        return Ok([hi - s * 0.5, hi + s * 0.5]);
+    }
+    Ok([lo, hi])
+}
+
+/// Density at the map's ends for a 3D recording: 0 and the 95th percentile of the agents'
+/// local density over frames sampled from `frames`, computed on the CPU the way the density
+/// pass does on the GPU (the same grid and blur; nearest cell instead of trilinear). Agents
+/// fill so little of a 3D world that a multiple of the mean per cell (the 2D rule) saturates.
+pub fn density_range_3d(r: &mut Reader, frames: std::ops::Range<u64>) -> Result<[f32; 2]> {
+    let h = r.header();
+    let size = h.world_size;
+    let wrap = h.boundary == Boundary::Wrap;
+    let g = crate::render::density::grid_for_3d(size).map(|x| x as usize);
+    let cells = g[0] * g[1] * g[2];
+    let index = |c: [isize; 3]| -> usize {
+        let mut q = [0usize; 3];
+        for a in 0..3 {
+            let n = g[a] as isize;
+            q[a] = if wrap {
+                c[a].rem_euclid(n) as usize
+            } else {
+                c[a].clamp(0, n - 1) as usize
+            };
+        }
+        (q[2] * g[1] + q[1]) * g[0] + q[0]
+    };
+    const W: [f32; 5] = [0.0625, 0.25, 0.375, 0.25, 0.0625];
+    let count = frames.end - frames.start;
+    let picks: Vec<u64> = if count <= RANGE_SAMPLE_FRAMES {
+        frames.clone().collect()
+    } else {
+        (0..RANGE_SAMPLE_FRAMES)
+            .map(|i| frames.start + i * (count - 1) / (RANGE_SAMPLE_FRAMES - 1))
+            .collect()
+    };
+    let mut values = Vec::new();
+    let mut f = Frame::empty();
+    let (mut a, mut b) = (vec![0f32; cells], vec![0f32; cells]);
+    for k in picks {
+        r.read_frame_into(k, &mut f)
+            .map_err(|e| anyhow!("frame {k}: {e}"))?;
+        let n = f.agents(3);
+        let cell_of = |i: usize| -> Option<[isize; 3]> {
+            let mut c = [0isize; 3];
+            for ax in 0..3 {
+                let x = (f.pos[ax * n + i] / size[ax] * g[ax] as f32).floor();
+                if !(x >= 0.0 && x < g[ax] as f32) {
+                    return None;
+                }
+                c[ax] = x as isize;
+            }
+            Some(c)
+        };
+        a.iter_mut().for_each(|x| *x = 0.0);
+        for i in 0..n {
+            if let Some(c) = cell_of(i) {
+                a[index(c)] += 1.0;
+            }
+        }
+        // Blur along x, y, z (ping-pong between a and b), as shaders/density.wgsl does.
+        for axis in 0..3 {
+            for z in 0..g[2] {
+                for y in 0..g[1] {
+                    for x in 0..g[0] {
+                        let c = [x as isize, y as isize, z as isize];
+                        let mut s = 0.0;
+                        for (t, w) in W.iter().enumerate() {
+                            let mut q = c;
+                            q[axis] += t as isize - 2;
+                            s += w * a[index(q)];
+                        }
+                        b[index(c)] = s;
+                    }
+                }
+            }
+            std::mem::swap(&mut a, &mut b);
+        }
+        let step = (n / RANGE_SAMPLE_AGENTS).max(1);
+        for i in (0..n).step_by(step) {
+            if let Some(c) = cell_of(i) {
+                values.push(a[index(c)]);
+            }
+        }
+    }
+    if values.is_empty() {
+        return Ok([0.0, 1.0]);
+    }
+    values.sort_by(|a, b| a.total_cmp(b));
+    let hi = values[((values.len() - 1) as f64 * 0.95).round() as usize];
+    Ok([0.0, if hi > 1e-6 { hi } else { 1.0 }])
+}
