@@ -20,8 +20,10 @@ pub mod colormap;
 pub mod density;
 pub mod fade;
 pub mod gpu;
+pub mod pipeline;
 pub mod readback;
 pub mod tonemap;
+mod view;
 pub mod yuv;
 
 use anyhow::{bail, Result};
@@ -29,7 +31,7 @@ use anyhow::{bail, Result};
 use crate::bfs::Frame;
 use agents::{AgentBuffers, AgentBuffers3, AgentParams, AgentsPass};
 use bloom::BloomPass;
-use camera::{Camera, CameraMode};
+use camera::CameraMode;
 use density::DensityPass;
 use fade::FadePass;
 use gpu::Gpu;
@@ -132,14 +134,6 @@ pub struct View3 {
 
 /// Brightness of the world box's lines, added to the display image (sRGB-encoded).
 const BOX_LEVEL: f32 = 0.16;
-/// Follow camera: fraction of the way to the new centre (and radius) taken each frame.
-const FOLLOW_EASE: f32 = 0.15;
-const FOLLOW_RADIUS_EASE: f32 = 0.05;
-/// Follow camera: the framed radius is this many times the agents' RMS distance from the
-/// centre of mass.
-const FOLLOW_RADIUS_RMS: f32 = 2.0;
-/// Agents sampled per frame for the follow camera's radius.
-const FOLLOW_SAMPLE_AGENTS: usize = 50_000;
 
 /// What the renderer knows about the world from the file's header.
 #[derive(Clone, Copy, Debug)]
@@ -170,156 +164,8 @@ pub enum Output {
     Rgba8,
 }
 
-pub(crate) mod layout_entry {
-    pub fn uniform(binding: u32, visibility: wgpu::ShaderStages) -> wgpu::BindGroupLayoutEntry {
-        wgpu::BindGroupLayoutEntry {
-            binding,
-            visibility,
-            ty: wgpu::BindingType::Buffer {
-                ty: wgpu::BufferBindingType::Uniform,
-                has_dynamic_offset: false,
-                min_binding_size: None,
-            },
-            count: None,
-        }
-    }
-
-    pub fn storage(
-        binding: u32,
-        visibility: wgpu::ShaderStages,
-        read_only: bool,
-    ) -> wgpu::BindGroupLayoutEntry {
-        wgpu::BindGroupLayoutEntry {
-            binding,
-            visibility,
-            ty: wgpu::BindingType::Buffer {
-                ty: wgpu::BufferBindingType::Storage { read_only },
-                has_dynamic_offset: false,
-                min_binding_size: None,
-            },
-            count: None,
-        }
-    }
-
-    fn tex(
-        binding: u32,
-        visibility: wgpu::ShaderStages,
-        filterable: bool,
-    ) -> wgpu::BindGroupLayoutEntry {
-        wgpu::BindGroupLayoutEntry {
-            binding,
-            visibility,
-            ty: wgpu::BindingType::Texture {
-                sample_type: wgpu::TextureSampleType::Float { filterable },
-                view_dimension: wgpu::TextureViewDimension::D2,
-                multisampled: false,
-            },
-            count: None,
-        }
-    }
-
-    pub fn texture(binding: u32, visibility: wgpu::ShaderStages) -> wgpu::BindGroupLayoutEntry {
-        tex(binding, visibility, true)
-    }
-
-    pub fn texture_unfilterable(
-        binding: u32,
-        visibility: wgpu::ShaderStages,
-    ) -> wgpu::BindGroupLayoutEntry {
-        tex(binding, visibility, false)
-    }
-
-    pub fn sampler(binding: u32, visibility: wgpu::ShaderStages) -> wgpu::BindGroupLayoutEntry {
-        wgpu::BindGroupLayoutEntry {
-            binding,
-            visibility,
-            ty: wgpu::BindingType::Sampler(wgpu::SamplerBindingType::Filtering),
-            count: None,
-        }
-    }
-}
-
-/// Workgroup counts for `groups` workgroups, as (x, y) within the per-dimension limit.
-pub(crate) fn dispatch_2d(groups: u32) -> (u32, u32) {
-    const MAX: u32 = 65535;
-    if groups <= MAX {
-        (groups.max(1), 1)
-    } else {
-        (MAX, groups.div_ceil(MAX))
-    }
-}
-
-/// A pipeline drawing one full-screen triangle (`vs_fullscreen` in `module`), with one bind
-/// group (or none).
-pub(crate) fn fullscreen_pipeline(
-    device: &wgpu::Device,
-    label: &str,
-    module: &wgpu::ShaderModule,
-    fs_entry: &str,
-    bgl: Option<&wgpu::BindGroupLayout>,
-    format: wgpu::TextureFormat,
-    blend: Option<wgpu::BlendState>,
-) -> wgpu::RenderPipeline {
-    let groups = [bgl];
-    let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-        label: Some(label),
-        bind_group_layouts: if bgl.is_some() { &groups } else { &[] },
-        immediate_size: 0,
-    });
-    device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-        label: Some(label),
-        layout: Some(&layout),
-        vertex: wgpu::VertexState {
-            module,
-            entry_point: Some("vs_fullscreen"),
-            compilation_options: Default::default(),
-            buffers: &[],
-        },
-        primitive: wgpu::PrimitiveState::default(),
-        depth_stencil: None,
-        multisample: wgpu::MultisampleState::default(),
-        fragment: Some(wgpu::FragmentState {
-            module,
-            entry_point: Some(fs_entry),
-            compilation_options: Default::default(),
-            targets: &[Some(wgpu::ColorTargetState {
-                format,
-                blend,
-                write_mask: wgpu::ColorWrites::ALL,
-            })],
-        }),
-        multiview_mask: None,
-        cache: None,
-    })
-}
-
-/// A render pass on one target, cleared to `clear` or loaded.
-pub(crate) fn begin_pass<'e>(
-    encoder: &'e mut wgpu::CommandEncoder,
-    label: &str,
-    target: &wgpu::TextureView,
-    clear: Option<wgpu::Color>,
-) -> wgpu::RenderPass<'e> {
-    encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-        label: Some(label),
-        color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-            view: target,
-            depth_slice: None,
-            resolve_target: None,
-            ops: wgpu::Operations {
-                load: match clear {
-                    Some(c) => wgpu::LoadOp::Clear(c),
-                    None => wgpu::LoadOp::Load,
-                },
-                store: wgpu::StoreOp::Store,
-            },
-        })],
-        depth_stencil_attachment: None,
-        timestamp_writes: None,
-        occlusion_query_set: None,
-        multiview_mask: None,
-    })
-}
+pub(crate) use pipeline::{begin_pass, dispatch_2d, fullscreen_pipeline, layout_entry};
+pub use view::{centre_of_mass, centre_of_mass3};
 
 fn srgb_to_linear(c: f32) -> f32 {
     if c <= 0.04045 {
@@ -327,69 +173,6 @@ fn srgb_to_linear(c: f32) -> f32 {
     } else {
         ((c + 0.055) / 1.055).powf(2.4)
     }
-}
-
-/// Centre of mass of x, y (circular mean per axis in a periodic world); `None` if no agent
-/// has finite coordinates.
-pub fn centre_of_mass(frame: &Frame, n: usize, world: &World) -> Option<[f32; 2]> {
-    let mut out = [0.0f32; 2];
-    for (axis, o) in out.iter_mut().enumerate() {
-        let xs = &frame.pos[axis * n..(axis + 1) * n];
-        let l = world.size[axis] as f64;
-        let (mut a, mut b, mut count) = (0.0f64, 0.0f64, 0usize);
-        for &x in xs.iter().filter(|x| x.is_finite()) {
-            if world.wrap {
-                let t = x as f64 / l * std::f64::consts::TAU;
-                a += t.cos();
-                b += t.sin();
-            } else {
-                a += x as f64;
-            }
-            count += 1;
-        }
-        if count == 0 {
-            return None;
-        }
-        *o = if world.wrap {
-            let t = b.atan2(a).rem_euclid(std::f64::consts::TAU);
-            (t / std::f64::consts::TAU * l) as f32
-        } else {
-            (a / count as f64) as f32
-        };
-    }
-    Some(out)
-}
-
-/// Centre of mass in 3D (circular mean per axis in a periodic world); `None` if no agent has
-/// finite coordinates.
-pub fn centre_of_mass3(frame: &Frame, n: usize, size: [f32; 3], wrap: bool) -> Option<[f32; 3]> {
-    let mut out = [0.0f32; 3];
-    for (axis, o) in out.iter_mut().enumerate() {
-        let xs = frame.pos.get(axis * n..(axis + 1) * n)?;
-        let l = size[axis] as f64;
-        let periodic = wrap && l > 0.0;
-        let (mut a, mut b, mut count) = (0.0f64, 0.0f64, 0usize);
-        for &x in xs.iter().filter(|x| x.is_finite()) {
-            if periodic {
-                let t = x as f64 / l * std::f64::consts::TAU;
-                a += t.cos();
-                b += t.sin();
-            } else {
-                a += x as f64;
-            }
-            count += 1;
-        }
-        if count == 0 {
-            return None;
-        }
-        *o = if periodic {
-            let t = b.atan2(a).rem_euclid(std::f64::consts::TAU);
-            (t / std::f64::consts::TAU * l) as f32
-        } else {
-            (a / count as f64) as f32
-        };
-    }
-    Some(out)
 }
 
 /// The GPU side of rendering: owns every pass and target, renders one frame at a time and
@@ -587,169 +370,6 @@ impl Renderer {
             Some(y) => y.params().frame_bytes(),
             None => self.look.width as usize * self.look.height as usize * 4,
         }
-    }
-
-    /// Where the camera looks: world point at the viewport's lower-left, and world units spanned.
-    fn view(&mut self, frame: &Frame, n: usize) -> ([f32; 2], [f32; 2], [f32; 2]) {
-        let (w, h) = (self.look.width as f32, self.look.height as f32);
-        let [ww, wh] = self.world.size;
-        let sx = w / ww.max(1e-6);
-        let sy = h / wh.max(1e-6);
-        let scale = match self.look.fit {
-            Fit::Letterbox => sx.min(sy),
-            Fit::Cover => sx.max(sy),
-        };
-        let size = [w / scale, h / scale];
-        let mut centre = [ww / 2.0, wh / 2.0];
-        if self.look.follow {
-            if let Some(target) = centre_of_mass(frame, n, &self.world) {
-                // Ease towards the centre of mass so the camera does not jitter.
-                let c = match self.centre {
-                    None => target,
-                    Some(prev) => {
-                        let mut c = prev;
-                        for k in 0..2 {
-                            let mut d = target[k] - prev[k];
-                            if self.world.wrap {
-                                let l = self.world.size[k];
-                                d -= (d / l).round() * l;
-                            }
-                            c[k] = prev[k] + 0.15 * d;
-                        }
-                        c
-                    }
-                };
-                self.centre = Some(c);
-                centre = c;
-            }
-        }
-        (
-            [centre[0] - size[0] / 2.0, centre[1] - size[1] / 2.0],
-            size,
-            centre,
-        )
-    }
-
-    /// 3D through a perspective camera: the camera for this frame, as the 3D fields of the
-    /// agents pass's parameters. `None` for 2D and for the `top` camera.
-    fn camera3(&mut self, frame: &Frame, n: usize) -> Option<AgentParams> {
-        let v = self.look.view3.clone()?;
-        if v.mode == CameraMode::Top {
-            return None;
-        }
-        let size = [self.world.size[0], self.world.size[1], self.world.depth];
-        let aspect = self.look.width as f32 / self.look.height as f32;
-        let box_centre = size.map(|s| s / 2.0);
-        let box_radius = camera::distance(size, [0.0; 3]) / 2.0;
-        let (cam, centre, radius, min_image) = match v.mode {
-            CameraMode::Orbit | CameraMode::Top => {
-                let phase = if v.clip.1 == 0 {
-                    0.0
-                } else {
-                    (frame.index.saturating_sub(v.clip.0) % v.clip.1) as f32 / v.clip.1 as f32
-                };
-                let cam = camera::orbit(box_centre, box_radius, v.fov, aspect, phase);
-                (cam, box_centre, box_radius, false)
-            }
-            CameraMode::Fixed => {
-                let target = v.target.unwrap_or(box_centre);
-                let eye = v
-                    .eye
-                    .unwrap_or_else(|| camera::orbit(target, box_radius, v.fov, aspect, 0.0).eye);
-                let cam = Camera {
-                    eye,
-                    target,
-                    fov_y: v.fov,
-                };
-                (cam, target, box_radius, false)
-            }
-            CameraMode::Follow => {
-                let (c, r) = self.follow_sphere(frame, n, size, box_centre, box_radius);
-                let d = camera::fit_distance(r, v.fov, aspect);
-                let cam = Camera {
-                    eye: camera::eye_around(c, d, camera::START_AZIMUTH_DEG),
-                    target: c,
-                    fov_y: v.fov,
-                };
-                (cam, c, r, self.world.wrap)
-            }
-        };
-        let ref_dist = camera::distance(cam.eye, centre).max(1e-6);
-        let (near, far) = camera::planes(cam.eye, centre, radius);
-        let m = camera::view_proj(&cam, aspect, near, far);
-        Some(AgentParams {
-            view_proj: camera::columns(&m),
-            eye: cam.eye,
-            fog: v.fog,
-            period: size,
-            ref_dist,
-            anchor: centre,
-            min_image: min_image as u32,
-            fog_near: (ref_dist - radius).max(0.0),
-            fog_far: ref_dist + radius,
-            box_level: BOX_LEVEL,
-            near,
-            ..Default::default()
-        })
-    }
-
-    /// Follow camera: the eased centre of mass and framed radius.
-    fn follow_sphere(
-        &mut self,
-        frame: &Frame,
-        n: usize,
-        size: [f32; 3],
-        fallback_centre: [f32; 3],
-        fallback_radius: f32,
-    ) -> ([f32; 3], f32) {
-        let wrap = self.world.wrap;
-        let Some(target) = centre_of_mass3(frame, n, size, wrap) else {
-            return self.follow3.unwrap_or((fallback_centre, fallback_radius));
-        };
-        // Offset of `p` from `c` (the nearest image in a periodic world).
-        let offset = |p: f32, c: f32, l: f32| {
-            let d = p - c;
-            if wrap && l > 0.0 {
-                d - (d / l).round() * l
-            } else {
-                d
-            }
-        };
-        let step = (n / FOLLOW_SAMPLE_AGENTS).max(1);
-        let (mut sum, mut count) = (0.0f64, 0usize);
-        for i in (0..n).step_by(step) {
-            let mut r2 = 0.0f64;
-            for a in 0..3 {
-                let d = offset(frame.pos[a * n + i], target[a], size[a]) as f64;
-                r2 += d * d;
-            }
-            if r2.is_finite() {
-                sum += r2;
-                count += 1;
-            }
-        }
-        let rms = if count > 0 {
-            (sum / count as f64).sqrt() as f32
-        } else {
-            fallback_radius
-        };
-        let min_r = fallback_radius * 0.02;
-        let r_target = (rms * FOLLOW_RADIUS_RMS).clamp(min_r.max(1e-3), fallback_radius * 2.0);
-        let next = match self.follow3 {
-            None => (target, r_target),
-            Some((prev, r)) => {
-                let mut c = prev;
-                for a in 0..3 {
-                    c[a] = prev[a] + FOLLOW_EASE * offset(target[a], prev[a], size[a]);
-                    if wrap && size[a] > 0.0 {
-                        c[a] = c[a].rem_euclid(size[a]);
-                    }
-                }
-                (c, r + FOLLOW_RADIUS_EASE * (r_target - r))
-            }
-        };
-        self.follow3 = Some(next);
-        next
     }
 
     /// Renders `frame`; finished frames (a few behind) go to `sink` in order.

@@ -33,14 +33,24 @@ pub fn check() -> Result<()> {
         .arg("-version")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
+        .stderr(Stdio::piped())
+        .output()
     {
-        Ok(s) if s.success() => Ok(()),
-        Ok(s) => bail!(
-            "FFmpeg ({}) does not run: `-version` exited with {s}",
-            prog.display()
-        ),
+        Ok(o) if o.status.success() => Ok(()),
+        Ok(o) => {
+            let said = String::from_utf8_lossy(&o.stderr);
+            let said = said.trim();
+            bail!(
+                "FFmpeg ({}) does not run: `-version` exited with {}{}",
+                prog.display(),
+                o.status,
+                if said.is_empty() {
+                    String::new()
+                } else {
+                    format!("; it printed: {said}")
+                }
+            )
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(ffmpeg_missing(&prog)),
         Err(e) => Err(anyhow!("cannot start FFmpeg ({}): {e}", prog.display())),
     }

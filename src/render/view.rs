@@ -1,0 +1,244 @@
+//! Where the camera looks: the 2D view (fit, follow), the 3D camera (orbit, fixed, follow,
+//! top), and the centres of mass they follow.
+
+use super::agents::AgentParams;
+use super::camera::{self, Camera, CameraMode};
+use super::{Fit, Renderer, World, BOX_LEVEL};
+use crate::bfs::Frame;
+
+/// Follow camera: fraction of the way to the new centre (and radius) taken each frame.
+const FOLLOW_EASE: f32 = 0.15;
+const FOLLOW_RADIUS_EASE: f32 = 0.05;
+/// Follow camera: the framed radius is this many times the agents' RMS distance from the
+/// centre of mass.
+const FOLLOW_RADIUS_RMS: f32 = 2.0;
+/// Agents sampled per frame for the follow camera's radius.
+const FOLLOW_SAMPLE_AGENTS: usize = 50_000;
+
+/// Centre of mass of x, y (circular mean per axis in a periodic world); `None` if no agent
+/// has finite coordinates.
+pub fn centre_of_mass(frame: &Frame, n: usize, world: &World) -> Option<[f32; 2]> {
+    let mut out = [0.0f32; 2];
+    for (axis, o) in out.iter_mut().enumerate() {
+        let xs = &frame.pos[axis * n..(axis + 1) * n];
+        let l = world.size[axis] as f64;
+        let (mut a, mut b, mut count) = (0.0f64, 0.0f64, 0usize);
+        for &x in xs.iter().filter(|x| x.is_finite()) {
+            if world.wrap {
+                let t = x as f64 / l * std::f64::consts::TAU;
+                a += t.cos();
+                b += t.sin();
+            } else {
+                a += x as f64;
+            }
+            count += 1;
+        }
+        if count == 0 {
+            return None;
+        }
+        *o = if world.wrap {
+            let t = b.atan2(a).rem_euclid(std::f64::consts::TAU);
+            (t / std::f64::consts::TAU * l) as f32
+        } else {
+            (a / count as f64) as f32
+        };
+    }
+    Some(out)
+}
+
+/// Centre of mass in 3D (circular mean per axis in a periodic world); `None` if no agent has
+/// finite coordinates.
+pub fn centre_of_mass3(frame: &Frame, n: usize, size: [f32; 3], wrap: bool) -> Option<[f32; 3]> {
+    let mut out = [0.0f32; 3];
+    for (axis, o) in out.iter_mut().enumerate() {
+        let xs = frame.pos.get(axis * n..(axis + 1) * n)?;
+        let l = size[axis] as f64;
+        let periodic = wrap && l > 0.0;
+        let (mut a, mut b, mut count) = (0.0f64, 0.0f64, 0usize);
+        for &x in xs.iter().filter(|x| x.is_finite()) {
+            if periodic {
+                let t = x as f64 / l * std::f64::consts::TAU;
+                a += t.cos();
+                b += t.sin();
+            } else {
+                a += x as f64;
+            }
+            count += 1;
+        }
+        if count == 0 {
+            return None;
+        }
+        *o = if periodic {
+            let t = b.atan2(a).rem_euclid(std::f64::consts::TAU);
+            (t / std::f64::consts::TAU * l) as f32
+        } else {
+            (a / count as f64) as f32
+        };
+    }
+    Some(out)
+}
+
+impl Renderer {
+    /// Where the camera looks: world point at the viewport's lower-left, and world units spanned.
+    pub(super) fn view(&mut self, frame: &Frame, n: usize) -> ([f32; 2], [f32; 2], [f32; 2]) {
+        let (w, h) = (self.look.width as f32, self.look.height as f32);
+        let [ww, wh] = self.world.size;
+        let sx = w / ww.max(1e-6);
+        let sy = h / wh.max(1e-6);
+        let scale = match self.look.fit {
+            Fit::Letterbox => sx.min(sy),
+            Fit::Cover => sx.max(sy),
+        };
+        let size = [w / scale, h / scale];
+        let mut centre = [ww / 2.0, wh / 2.0];
+        if self.look.follow {
+            if let Some(target) = centre_of_mass(frame, n, &self.world) {
+                // Ease towards the centre of mass so the camera does not jitter.
+                let c = match self.centre {
+                    None => target,
+                    Some(prev) => {
+                        let mut c = prev;
+                        for k in 0..2 {
+                            let mut d = target[k] - prev[k];
+                            if self.world.wrap {
+                                let l = self.world.size[k];
+                                d -= (d / l).round() * l;
+                            }
+                            c[k] = prev[k] + 0.15 * d;
+                        }
+                        c
+                    }
+                };
+                self.centre = Some(c);
+                centre = c;
+            }
+        }
+        (
+            [centre[0] - size[0] / 2.0, centre[1] - size[1] / 2.0],
+            size,
+            centre,
+        )
+    }
+
+    /// 3D through a perspective camera: the camera for this frame, as the 3D fields of the
+    /// agents pass's parameters. `None` for 2D and for the `top` camera.
+    pub(super) fn camera3(&mut self, frame: &Frame, n: usize) -> Option<AgentParams> {
+        let v = self.look.view3.clone()?;
+        if v.mode == CameraMode::Top {
+            return None;
+        }
+        let size = [self.world.size[0], self.world.size[1], self.world.depth];
+        let aspect = self.look.width as f32 / self.look.height as f32;
+        let box_centre = size.map(|s| s / 2.0);
+        let box_radius = camera::distance(size, [0.0; 3]) / 2.0;
+        let (cam, centre, radius, min_image) = match v.mode {
+            CameraMode::Orbit | CameraMode::Top => {
+                let phase = if v.clip.1 == 0 {
+                    0.0
+                } else {
+                    (frame.index.saturating_sub(v.clip.0) % v.clip.1) as f32 / v.clip.1 as f32
+                };
+                let cam = camera::orbit(box_centre, box_radius, v.fov, aspect, phase);
+                (cam, box_centre, box_radius, false)
+            }
+            CameraMode::Fixed => {
+                let target = v.target.unwrap_or(box_centre);
+                let eye = v
+                    .eye
+                    .unwrap_or_else(|| camera::orbit(target, box_radius, v.fov, aspect, 0.0).eye);
+                let cam = Camera {
+                    eye,
+                    target,
+                    fov_y: v.fov,
+                };
+                (cam, target, box_radius, false)
+            }
+            CameraMode::Follow => {
+                let (c, r) = self.follow_sphere(frame, n, size, box_centre, box_radius);
+                let d = camera::fit_distance(r, v.fov, aspect);
+                let cam = Camera {
+                    eye: camera::eye_around(c, d, camera::START_AZIMUTH_DEG),
+                    target: c,
+                    fov_y: v.fov,
+                };
+                (cam, c, r, self.world.wrap)
+            }
+        };
+        let ref_dist = camera::distance(cam.eye, centre).max(1e-6);
+        let (near, far) = camera::planes(cam.eye, centre, radius);
+        let m = camera::view_proj(&cam, aspect, near, far);
+        Some(AgentParams {
+            view_proj: camera::columns(&m),
+            eye: cam.eye,
+            fog: v.fog,
+            period: size,
+            ref_dist,
+            anchor: centre,
+            min_image: min_image as u32,
+            fog_near: (ref_dist - radius).max(0.0),
+            fog_far: ref_dist + radius,
+            box_level: BOX_LEVEL,
+            near,
+            ..Default::default()
+        })
+    }
+
+    /// Follow camera: the eased centre of mass and framed radius.
+    fn follow_sphere(
+        &mut self,
+        frame: &Frame,
+        n: usize,
+        size: [f32; 3],
+        fallback_centre: [f32; 3],
+        fallback_radius: f32,
+    ) -> ([f32; 3], f32) {
+        let wrap = self.world.wrap;
+        let Some(target) = centre_of_mass3(frame, n, size, wrap) else {
+            return self.follow3.unwrap_or((fallback_centre, fallback_radius));
+        };
+        // Offset of `p` from `c` (the nearest image in a periodic world).
+        let offset = |p: f32, c: f32, l: f32| {
+            let d = p - c;
+            if wrap && l > 0.0 {
+                d - (d / l).round() * l
+            } else {
+                d
+            }
+        };
+        let step = (n / FOLLOW_SAMPLE_AGENTS).max(1);
+        let (mut sum, mut count) = (0.0f64, 0usize);
+        for i in (0..n).step_by(step) {
+            let mut r2 = 0.0f64;
+            for a in 0..3 {
+                let d = offset(frame.pos[a * n + i], target[a], size[a]) as f64;
+                r2 += d * d;
+            }
+            if r2.is_finite() {
+                sum += r2;
+                count += 1;
+            }
+        }
+        let rms = if count > 0 {
+            (sum / count as f64).sqrt() as f32
+        } else {
+            fallback_radius
+        };
+        let min_r = fallback_radius * 0.02;
+        let r_target = (rms * FOLLOW_RADIUS_RMS).clamp(min_r.max(1e-3), fallback_radius * 2.0);
+        let next = match self.follow3 {
+            None => (target, r_target),
+            Some((prev, r)) => {
+                let mut c = prev;
+                for a in 0..3 {
+                    c[a] = prev[a] + FOLLOW_EASE * offset(target[a], prev[a], size[a]);
+                    if wrap && size[a] > 0.0 {
+                        c[a] = c[a].rem_euclid(size[a]);
+                    }
+                }
+                (c, r + FOLLOW_RADIUS_EASE * (r_target - r))
+            }
+        };
+        self.follow3 = Some(next);
+        next
+    }
+}
