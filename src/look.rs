@@ -14,13 +14,17 @@ pub mod defaults {
     pub const FPS: u32 = 30;
     pub const COLOR: &str = "speed";
     pub const COLORMAP: &str = "inferno";
+    /// With the default map, the colour scale starts this far into it (a deep magenta), so
+    /// the slowest agents stay clearly visible on the dark background instead of vanishing
+    /// into inferno's near-black low end. A map chosen by flag or scene is used whole.
+    pub const COLORMAP_FLOOR: f32 = 0.3;
     /// For `--color heading` (a cyclic map).
     pub const COLORMAP_HEADING: &str = "sinebow";
-    pub const TRAILS: f32 = 0.0;
+    /// Trails (when neither a flag nor the scene sets them): the light an agent leaves halves
+    /// in this many seconds, whatever the frame rate.
+    pub const TRAIL_HALF_LIFE_S: f32 = 0.15;
     pub const BLOOM: f32 = 0.5;
-    pub const EXPOSURE: f32 = 1.0;
     pub const BACKGROUND: &str = "#05050a";
-    pub const POINT_SIZE: f32 = 1.5;
     pub const VIGNETTE: f32 = 0.25;
     pub const ENCODER: &str = "libx264";
     pub const CRF: u32 = 18;
@@ -156,6 +160,10 @@ pub fn scene_render(h: &Header) -> Option<scene::Render> {
 pub struct Resolved {
     pub look: Look,
     pub fps: u32,
+    /// Neither a flag nor the scene set the exposure / the sprite size: the caller measures
+    /// them on the recording (`video::exposure`); `look` holds placeholders until then.
+    pub auto_exposure: bool,
+    pub auto_point_size: bool,
 }
 
 /// A setting from the flag, else the recording's `render` section, else the default; with the
@@ -209,6 +217,11 @@ pub fn resolve_look(f: &LookFlags, h: &Header) -> Result<Resolved> {
         default_map.into(),
         "colormap",
     );
+    let colormap_floor = if f.colormap.is_none() && s.colormap.is_none() {
+        defaults::COLORMAP_FLOOR
+    } else {
+        0.0
+    };
     if !colormap::NAMES.contains(&colormap.as_str()) {
         bail!(
             "{who}: unknown colour map {colormap:?} (one of: {})",
@@ -234,7 +247,8 @@ pub fn resolve_look(f: &LookFlags, h: &Header) -> Result<Resolved> {
         }
     }
     let f32s = |x: Option<f64>| x.map(|x| x as f32);
-    let (trails, who) = pick(f.trails, f32s(s.trails), defaults::TRAILS, "trails");
+    let auto_trails = 0.5f32.powf(1.0 / (defaults::TRAIL_HALF_LIFE_S * fps as f32));
+    let (trails, who) = pick(f.trails, f32s(s.trails), auto_trails, "trails");
     if !(0.0..1.0).contains(&trails) {
         bail!("{who}: must be in [0, 1), got {trails}");
     }
@@ -245,16 +259,14 @@ pub fn resolve_look(f: &LookFlags, h: &Header) -> Result<Resolved> {
         Ok(x)
     };
     let bloom = nonneg(pick(f.bloom, f32s(s.bloom), defaults::BLOOM, "bloom"))?;
-    let exposure = nonneg(pick(
-        f.exposure,
-        f32s(s.exposure),
-        defaults::EXPOSURE,
-        "exposure",
-    ))?;
+    // Unset: measured on the recording later (1.0 and 1.5 hold the places until then).
+    let auto_exposure = f.exposure.is_none() && s.exposure.is_none();
+    let exposure = nonneg(pick(f.exposure, f32s(s.exposure), 1.0, "exposure"))?;
+    let auto_point_size = f.point_size.is_none() && s.point_size.is_none();
     let point_size = nonneg(pick(
         f.point_size,
         f32s(s.point_size),
-        defaults::POINT_SIZE,
+        1.5,
         "point-size",
     ))?;
     let vignette = nonneg(pick(f.vignette, None, defaults::VIGNETTE, "vignette"))?;
@@ -272,6 +284,7 @@ pub fn resolve_look(f: &LookFlags, h: &Header) -> Result<Resolved> {
             height,
             color,
             colormap,
+            colormap_floor,
             range: range.map(|(r, _)| r),
             trails,
             bloom,
@@ -284,6 +297,8 @@ pub fn resolve_look(f: &LookFlags, h: &Header) -> Result<Resolved> {
             view3,
         },
         fps,
+        auto_exposure,
+        auto_point_size,
     })
 }
 

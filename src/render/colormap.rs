@@ -41,8 +41,9 @@ fn twilight(t: f64) -> [u8; 3] {
     out
 }
 
-/// The map's 256 colours as sRGB RGBA bytes.
-pub fn bake(name: &str) -> Result<Vec<u8>> {
+/// The map's 256 colours as sRGB RGBA bytes. A non-cyclic map starts at `floor` (0..1) of
+/// its gradient instead of 0, so that its darkest colours can be left out.
+pub fn bake(name: &str, floor: f32) -> Result<Vec<u8>> {
     let g: Option<colorous::Gradient> = match name {
         "viridis" => Some(colorous::VIRIDIS),
         "magma" => Some(colorous::MAGMA),
@@ -59,7 +60,8 @@ pub fn bake(name: &str) -> Result<Vec<u8>> {
     };
     let mut out = Vec::with_capacity(LUT_SIZE * 4);
     for i in 0..LUT_SIZE {
-        let t = i as f64 / (LUT_SIZE - 1) as f64;
+        let floor = f64::from(floor.clamp(0.0, 0.9));
+        let t = floor + (1.0 - floor) * i as f64 / (LUT_SIZE - 1) as f64;
         let rgb = match g {
             // A cyclic gradient's eval at 1.0 equals 0.0; sample [0, 1) so the seam is even.
             Some(g) if is_cyclic(name) => {
@@ -84,9 +86,18 @@ mod tests {
     #[test]
     fn every_named_map_bakes() {
         for n in NAMES {
-            let lut = bake(n).unwrap();
+            let lut = bake(n, 0.0).unwrap();
             assert_eq!(lut.len(), LUT_SIZE * 4);
         }
-        assert!(bake("rainbow-ish").is_err());
+        assert!(bake("rainbow-ish", 0.0).is_err());
+    }
+
+    #[test]
+    fn a_floor_drops_the_dark_end_and_keeps_the_bright_one() {
+        let full = bake("inferno", 0.0).unwrap();
+        let cut = bake("inferno", 0.3).unwrap();
+        let luma = |b: &[u8]| 0.2126 * b[0] as f32 + 0.7152 * b[1] as f32 + 0.0722 * b[2] as f32;
+        assert!(luma(&cut[..4]) > luma(&full[..4]) + 20.0);
+        assert_eq!(cut[cut.len() - 4..], full[full.len() - 4..]);
     }
 }

@@ -96,6 +96,8 @@ pub struct Look {
     pub height: u32,
     pub color: ColorMode,
     pub colormap: String,
+    /// Where the map starts (0..1): the default look leaves out a map's darkest colours.
+    pub colormap_floor: f32,
     /// Colour value at the map's ends (speed in world units/s; density in agents per cell).
     /// `None`: speed → 5th..95th percentile over sampled frames; density → 0..4× the mean.
     pub range: Option<[f32; 2]>,
@@ -251,7 +253,7 @@ impl Renderer {
         );
         let ldr_view = ldr.create_view(&Default::default());
 
-        let lut_bytes = colormap::bake(&look.colormap)?;
+        let lut_bytes = colormap::bake(&look.colormap, look.colormap_floor)?;
         let lut = device.create_texture(&wgpu::TextureDescriptor {
             label: Some("colour map"),
             size: wgpu::Extent3d {

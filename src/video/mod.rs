@@ -7,6 +7,7 @@
 //! error naming the frame, and no output is left. A file cut short (crash, kill) is not an
 //! error: every complete frame renders, with the reader's warning printed.
 
+pub mod exposure;
 pub mod ffmpeg;
 pub mod png;
 pub mod ranges;
@@ -121,6 +122,24 @@ fn full_look(
     path: &Path,
 ) -> Result<Resolved> {
     let mut resolved = resolve_look(flags, r.header())?;
+    if resolved.auto_exposure || resolved.auto_point_size {
+        let l = &resolved.look;
+        let m = exposure::measure(
+            r,
+            clip.clone(),
+            &world_of(r.header()),
+            l.width,
+            l.height,
+            l.fit,
+            (!resolved.auto_point_size).then_some(l.point_size),
+            l.trails,
+            resolved.fps,
+        )?;
+        if resolved.auto_exposure {
+            resolved.look.exposure = m.exposure;
+        }
+        resolved.look.point_size = m.point_size;
+    }
     let look = &mut resolved.look;
     if let Some(v) = look.view3.as_mut() {
         v.clip = (clip.start, clip.end - clip.start);
@@ -167,7 +186,18 @@ pub fn render(job: &Job) -> Result<Report> {
             (r.clone(), r)
         }
     };
-    let Resolved { look, fps } = full_look(&job.look, &mut reader, clip, &job.input)?;
+    let resolved = full_look(&job.look, &mut reader, clip, &job.input)?;
+    if !job.quiet && (resolved.auto_exposure || resolved.auto_point_size) {
+        eprintln!(
+            "look: exposure {:.2}{}, point size {:.2}{}, trails {:.2} (set --exposure, --point-size, --trails to change them)",
+            resolved.look.exposure,
+            if resolved.auto_exposure { " (measured)" } else { "" },
+            resolved.look.point_size,
+            if resolved.auto_point_size { " (measured)" } else { "" },
+            resolved.look.trails,
+        );
+    }
+    let Resolved { look, fps, .. } = resolved;
     // Trails need the frames before the first one shown; a still renders them unseen.
     let start = match job.dest {
         Destination::Still { .. } if look.trails > 0.0 => {

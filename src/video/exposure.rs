@@ -1,0 +1,153 @@
+//! The default look adapts to the recording: sprite size from how far apart the agents are on
+//! screen, exposure from how much light they pile up, both measured once on frames sampled
+//! over the whole clip (one value per render: no flicker).
+//!
+//! The model: a sprite's core is a Gaussian of peak 1 and radius `core_px`, with a faint halo
+//! out to four core radii; together they carry about 4.8·core² pixel-units of light, and
+//! trails multiply what each agent leaves by up to 1/(1 − trails). Each agent sees the larger
+//! of two levels: its own peak (1, or more where a slow agent stacks its trail on itself) and
+//! the mean light per pixel of its neighbourhood (agents binned into screen cells of ~8 px).
+//! Exposure brings the 80th percentile of that, over agents, to a level ACES maps to a bright
+//! but unclipped value; sparse flocks get more exposure, dense ones less.
+
+use anyhow::{anyhow, Result};
+
+use crate::bfs::{Frame, Reader};
+use crate::render::{Fit, World};
+
+/// Frames sampled for the measurement (evenly spaced over the clip).
+const SAMPLE_FRAMES: u64 = 8;
+/// Agents per sampled frame (evenly strided).
+const SAMPLE_AGENTS: usize = 50_000;
+/// Core radius as a fraction of the mean on-screen spacing between agents.
+const CORE_PER_SPACING: f32 = 0.15;
+/// Core radius bounds in output pixels at 1080p (scaled with the height).
+const CORE_MIN_PX: f32 = 1.4;
+const CORE_MAX_PX: f32 = 4.5;
+/// HDR level the typical agent's light is exposed to (ACES maps 1.0 to ~0.8).
+const TARGET: f32 = 1.6;
+/// Exposure bounds.
+const EXPOSURE_MIN: f32 = 0.08;
+const EXPOSURE_MAX: f32 = 2.5;
+
+/// What the default look measured.
+#[derive(Clone, Copy, Debug)]
+pub struct Measured {
+    /// Sprite core radius, pixels at 1080p (the unit of `--point-size`).
+    pub point_size: f32,
+    pub exposure: f32,
+}
+
+/// Screen pixels per world unit, as the 2D view (or, for 3D, roughly the camera) fits the
+/// world into a `width`×`height` frame.
+fn px_per_unit(world: &World, width: u32, height: u32, fit: Fit) -> f32 {
+    let sx = width as f32 / world.size[0].max(1e-6);
+    let sy = height as f32 / world.size[1].max(1e-6);
+    let s = match fit {
+        Fit::Letterbox => sx.min(sy),
+        Fit::Cover => sx.max(sy),
+    };
+    if world.dim == 3 {
+        // A perspective camera frames the whole box from outside it: about 0.6 of the 2D fit.
+        s * 0.6
+    } else {
+        s
+    }
+}
+
+/// Measures `clip` of `r`: the sprite size (when `point_size` is `None`) and the exposure.
+#[allow(clippy::too_many_arguments)]
+pub fn measure(
+    r: &mut Reader,
+    clip: std::ops::Range<u64>,
+    world: &World,
+    width: u32,
+    height: u32,
+    fit: Fit,
+    point_size: Option<f32>,
+    trails: f32,
+    fps: u32,
+) -> Result<Measured> {
+    let dim = r.header().dim as usize;
+    let s = px_per_unit(world, width, height, fit);
+    let hscale = height as f32 / 1080.0;
+    let count = clip.end - clip.start;
+    let picks: Vec<u64> = if count <= SAMPLE_FRAMES {
+        clip.clone().collect()
+    } else {
+        (0..SAMPLE_FRAMES)
+            .map(|i| clip.start + i * (count - 1) / (SAMPLE_FRAMES - 1))
+            .collect()
+    };
+    // Agents on screen: the world's area in pixels, clipped to the frame.
+    let area_px = (world.size[0] * s).min(width as f32) * (world.size[1] * s).min(height as f32);
+    let n = r.header().agents.max(1) as f32;
+    let spacing = (area_px / n).sqrt();
+    let point_size = point_size.unwrap_or_else(|| {
+        (CORE_PER_SPACING * spacing).clamp(CORE_MIN_PX * hscale, CORE_MAX_PX * hscale) / hscale
+    });
+    let core_px = (point_size * hscale).max(0.7);
+    // Light of one sprite (core π/2·c², halo ≈ 3.19·c², see agents.wgsl's fs_main), and
+    // the cells its neighbourhood is measured in.
+    let sprite_light = 4.76 * core_px * core_px;
+    let trail_gain = 1.0 / (1.0 - trails.clamp(0.0, 0.99));
+    let cell = (4.0 * core_px).max(8.0);
+    let (gw, gh) = (
+        ((width as f32 / cell).ceil() as usize).max(1),
+        ((height as f32 / cell).ceil() as usize).max(1),
+    );
+    let mut grid = vec![0u32; gw * gh];
+    let mut levels = Vec::new();
+    let mut f = Frame::empty();
+    // The frame's centre maps to the world's centre (as the 2D view does without --follow).
+    let (ox, oy) = (
+        width as f32 / 2.0 - world.size[0] * s / 2.0,
+        height as f32 / 2.0 - world.size[1] * s / 2.0,
+    );
+    for k in picks {
+        r.read_frame_into(k, &mut f)
+            .map_err(|e| anyhow!("frame {k}: {e}"))?;
+        let na = f.agents(dim);
+        let stride = (na / SAMPLE_AGENTS).max(1);
+        grid.iter_mut().for_each(|c| *c = 0);
+        let cell_of = |i: usize| -> Option<usize> {
+            let x = f.pos[i] * s + ox;
+            let y = f.pos[na + i] * s + oy;
+            if !(x >= 0.0 && y >= 0.0 && x < width as f32 && y < height as f32) {
+                return None;
+            }
+            Some((y / cell) as usize * gw + (x / cell) as usize)
+        };
+        for i in (0..na).step_by(stride) {
+            if let Some(c) = cell_of(i) {
+                grid[c] += stride as u32;
+            }
+        }
+        for i in (0..na).step_by(stride) {
+            let Some(c) = cell_of(i) else { continue };
+            let area = grid[c] as f32 * sprite_light * trail_gain / (cell * cell);
+            // Trails: an agent moving less than a core per frame stacks its own light.
+            let v2: f32 = (0..dim).map(|a| f.vel[a * na + i] * f.vel[a * na + i]).sum();
+            let step_px = v2.sqrt() * s / fps.max(1) as f32;
+            let peak = (2.0 * core_px / step_px.max(1e-3)).clamp(1.0, trail_gain);
+            let level = area.max(peak);
+            if level.is_finite() {
+                levels.push(level);
+            }
+        }
+    }
+    if levels.is_empty() {
+        return Ok(Measured {
+            point_size,
+            exposure: 1.0,
+        });
+    }
+    levels.sort_by(|a, b| a.total_cmp(b));
+    let p80 = levels[((levels.len() - 1) as f64 * 0.5).round() as usize];
+    // Partly compensated: a dense flock should still read denser than a sparse one.
+    let exposure = (TARGET / p80.powf(0.7)).clamp(EXPOSURE_MIN, EXPOSURE_MAX);
+    Ok(Measured {
+        point_size,
+        exposure,
+    })
+}
