@@ -1,4 +1,5 @@
-//! The CPU backend: multi-threaded (rayon), allocation-free in the step.
+//! The CPU backend: multi-threaded on a fork-join pool of its own (src/sim/pool.rs), and
+//! allocation-free in the step.
 //!
 //! State is kept in *slot* order, re-sorted by grid cell every step (the "coherent grid" of
 //! the CUDA Boids project): neighbours sit next to each other in memory and every write is
