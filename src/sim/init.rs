@@ -82,6 +82,13 @@ pub fn initial_state(scene: &Scene) -> Result<State> {
     let w = scene.world;
     let clusters = scene.init.count.unwrap_or(1) as u64;
     let radius = scene.init.radius.unwrap_or(0.0);
+    let centre: &[f32] = match &scene.init.center {
+        Some(c) => c,
+        None if scene.init.layout == Layout::Disc => {
+            bail!("scene.init.center: required with layout \"disc\"")
+        }
+        None => &[],
+    };
 
     for i in 0..n {
         let a = i as u64;
@@ -93,10 +100,9 @@ pub fn initial_state(scene: &Scene) -> Result<State> {
                 }
             }
             Layout::Disc => {
-                let c = scene.init.center.as_ref().unwrap();
                 let q = in_ball(dim, seed, a);
                 for k in 0..dim {
-                    p[k] = into_world(c[k] + q[k] * radius, w[k], wrap);
+                    p[k] = into_world(centre[k] + q[k] * radius, w[k], wrap);
                 }
             }
             Layout::Clusters => {
@@ -228,16 +234,18 @@ fn from_file(scene: &Scene) -> Result<State> {
     if let Some(i) = st.first_non_finite() {
         bail!("scene.init.path: frame {k} of {}: agent {i} has a NaN or infinite position or velocity", path.display());
     }
-    if scene.model == Model::Vicsek {
-        // Vicsek particles move at v0: keep the headings, set the speed.
-        let v0 = scene.vicsek.as_ref().unwrap().v0;
-        let mut st = st;
-        for i in 0..n {
-            let u = unit2([st.vel[i], st.vel[n + i]]);
-            st.vel[i] = u[0] * v0;
-            st.vel[n + i] = u[1] * v0;
+    match (scene.model, &scene.vicsek) {
+        (Model::Vicsek, Some(v)) => {
+            // Vicsek particles move at v0: keep the headings, set the speed.
+            let mut st = st;
+            for i in 0..n {
+                let u = unit2([st.vel[i], st.vel[n + i]]);
+                st.vel[i] = u[0] * v.v0;
+                st.vel[n + i] = u[1] * v.v0;
+            }
+            Ok(st)
         }
-        return Ok(st);
+        (Model::Vicsek, None) => bail!("scene.vicsek: required with model \"vicsek\""),
+        (Model::Boids, _) => Ok(st),
     }
-    Ok(st)
 }
