@@ -6,14 +6,15 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{anyhow, bail, Context, Result};
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 
 use crate::bfs::{self, Header, SourceFormat};
 use crate::metrics::{self, Metrics, Space};
 use crate::record::{OutputFile, Recorder};
 use crate::scene::{self, Boundary, Scene, Search};
 use crate::scenes;
-use crate::sim::{init, Params};
+use crate::sim::backend::{self, AnySolver, Backend};
+use crate::sim::{init, Params, RecordError};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -49,17 +50,6 @@ pub enum Command {
     /// Run a scene over a grid of parameter values and seeds, in parallel; the order
     /// parameter's mean, error, Binder cumulant and susceptibility per point to CSV (and PNG).
     Sweep(crate::sweep::SweepArgs),
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Backend {
-    /// The CPU, with a one-line note, until the CUDA backend is verified on a GPU; then CUDA
-    /// when a device and NVRTC are present.
-    Auto,
-    /// Multi-threaded CPU solver.
-    Cpu,
-    /// NVIDIA GPU through CUDA (NVRTC compiles the kernels at first use); fails where absent.
-    Cuda,
 }
 
 /// What `simulate` and `run` may change of a scene; stored back into the recording's scene.
@@ -254,12 +244,7 @@ fn simulate(a: SimulateArgs) -> Result<ExitCode> {
     if a.threads == Some(0) {
         bail!("--threads: must be at least 1");
     }
-    let backend = crate::sim::cuda::choose(
-        a.backend == Backend::Cuda,
-        a.backend == Backend::Auto,
-        a.quiet,
-    )
-    .map_err(anyhow::Error::msg)?;
+    let backend = backend::choose(a.backend, a.quiet)?;
 
     let state = init::initial_state(&scene).map_err(|e| {
         // Outside `layout: file` (whose errors name scene.init.*), the only failures are
@@ -291,16 +276,20 @@ fn simulate(a: SimulateArgs) -> Result<ExitCode> {
             .map_err(|e| anyhow!("writing {}: {e}", out_path.display()))?;
         let mut rec = Recorder::start(writer, dim, n)?;
         let params = Params::from_scene(&scene, n);
-        let mut solver = crate::sim::cuda::AnySolver::new(
+        let mut solver = AnySolver::new(
             &backend,
             params,
             state,
             a.threads.unwrap_or(0),
             scene.search,
-        )
-        .map_err(anyhow::Error::msg)?;
+        )?;
         let wr = |e: bfs::BfsError| anyhow!("writing {}: {e}", out_path.display());
-        solver.record(&mut rec).map_err(wr)?;
+        // The recorder's errors name the file; the solver's (CUDA) are its own.
+        let rec_err = |e: RecordError<bfs::BfsError>| match e {
+            RecordError::Out(e) => wr(e),
+            e => anyhow::Error::new(e),
+        };
+        solver.record(&mut rec).map_err(rec_err)?;
         let bar = crate::progress::bar(scene.steps, a.quiet, "steps");
         let t0 = Instant::now();
         let every = scene.record_every as u64;
@@ -311,7 +300,7 @@ fn simulate(a: SimulateArgs) -> Result<ExitCode> {
                 break;
             }
             if solver.step % every == 0 {
-                solver.record(&mut rec).map_err(wr)?;
+                solver.record(&mut rec).map_err(rec_err)?;
             }
             if solver.step % 16 == 0 {
                 bar.set_position(solver.step);
@@ -319,7 +308,7 @@ fn simulate(a: SimulateArgs) -> Result<ExitCode> {
         }
         let secs = t0.elapsed().as_secs_f64();
         bar.finish_and_clear();
-        let late = solver.finish(&mut rec).map_err(wr)?;
+        let late = solver.finish(&mut rec).map_err(rec_err)?;
         diverged = diverged.or(late);
         let frames = rec.finish().map_err(wr)?;
         Ok(Outcome {

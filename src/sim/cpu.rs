@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::grid::Grid;
 use super::math::*;
 use super::pool::Pool;
-use super::{filled, Diverged, Params, State};
+use super::{filled, AllocError, Diverged, FrameOut, Params, State};
 use crate::scene::{Model, Search};
 
 /// Up to this many agents `--search auto` compares every pair: the grid's sort costs more
@@ -47,6 +47,19 @@ pub struct CpuSolver {
     /// Steps done so far; the next step computed is number `step`.
     pub step: u64,
     pub search: Search,
+}
+
+/// The CPU solver could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum CpuError {
+    #[error(transparent)]
+    Alloc(#[from] AllocError),
+    #[error("cannot start {threads} threads")]
+    Threads {
+        threads: usize,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// An array written by the tasks of one parallel pass, each index by one task only: the
@@ -131,7 +144,7 @@ impl CpuSolver {
         state: State,
         threads: usize,
         search: Search,
-    ) -> Result<CpuSolver, String> {
+    ) -> Result<CpuSolver, CpuError> {
         let n = state.n;
         let work = || "the solver's work arrays".to_string();
         let search = choose_search(search, n);
@@ -143,7 +156,7 @@ impl CpuSolver {
             threads
         };
         let pool = if threads > 1 && n >= PARALLEL_MIN {
-            Some(Pool::new(threads).map_err(|e| format!("cannot start {threads} threads: {e}"))?)
+            Some(Pool::new(threads).map_err(|source| CpuError::Threads { threads, source })?)
         } else {
             None
         };
@@ -197,15 +210,15 @@ impl CpuSolver {
         self.cur.n
     }
 
-    /// The state in slot order and the agent id of each slot (what the recorder takes).
+    /// The state in slot order and the agent id of each slot (what `FrameOut::frame_slots` takes).
     pub fn slots(&self) -> (&State, &[u32]) {
         (&self.cur, &self.ids)
     }
 
-    /// Queue the current state as the frame of the current step, in agent order, un-permuted
-    /// by all the solver's threads straight into the recorder's buffer.
-    pub fn record(&self, rec: &mut crate::record::Recorder) -> Result<(), crate::bfs::BfsError> {
-        rec.record_with(self.step, |pos, vel| {
+    /// Hand the current state to `out` as the frame of the current step, in agent order,
+    /// un-permuted by all the solver's threads straight into the sink's buffers.
+    pub fn record<R: FrameOut>(&self, out: &mut R) -> Result<(), R::Error> {
+        out.frame_with(self.step, |pos, vel| {
             let (st, ids, n) = (&self.cur, &self.ids, self.cur.n);
             assert!(pos.len() == st.pos.len() && vel.len() == st.vel.len());
             let dst = StateOut::new(pos, vel);

@@ -76,7 +76,7 @@ pub fn initial_state(scene: &Scene) -> Result<State> {
     let dim = scene.dim;
     let n = scene.agents as usize;
     check_memory(n, dim)?;
-    let mut st = State::zeros(dim, n).map_err(anyhow::Error::msg)?;
+    let mut st = State::zeros(dim, n)?;
     let seed = scene.seed;
     let wrap = scene.boundary == crate::scene::Boundary::Wrap;
     let w = scene.world;
@@ -139,12 +139,17 @@ pub fn initial_state(scene: &Scene) -> Result<State> {
     Ok(st)
 }
 
+/// Frames a recording sink may hold in flight (each a frame's positions, velocities and slot
+/// ids), besides one agent-order frame of its own: what [`check_memory`] budgets for. The
+/// recorder checks its queue depth against it.
+pub const SINK_FRAMES: usize = 3;
+
 /// Refuse agent counts whose state (and the solver's work arrays) would not fit in memory.
 pub fn check_memory(n: usize, dim: usize) -> Result<()> {
     // Per agent: the state twice (double buffer) and its cell-sorted copy (24·dim bytes), four
-    // u32 index arrays (16), the recorder's frame buffers in flight and the writer's
-    // agent-order frame ((DEPTH + 1)·8·dim + DEPTH·4).
-    let depth = crate::record::DEPTH as u128;
+    // u32 index arrays (16), the sink's frame buffers in flight and its agent-order frame
+    // ((SINK_FRAMES + 1)·8·dim + SINK_FRAMES·4).
+    let depth = SINK_FRAMES as u128;
     let per_agent = 24 * dim as u128 + 16 + (depth + 1) * 8 * dim as u128 + depth * 4;
     let need = n as u128 * per_agent;
     if let Some(avail) = available_memory() {
