@@ -102,7 +102,8 @@ fn time_steps(make: impl Fn() -> Result<CpuSolver>, seconds: f64) -> Result<(f64
 fn solver_for(s: &Scene, threads: usize, search: Search) -> Result<CpuSolver> {
     let st = init::initial_state(s)?;
     let n = st.n;
-    CpuSolver::new(Params::from_scene(s, n), st, threads, search).map_err(anyhow::Error::msg)
+    let p = Params::from_scene(s, n);
+    Ok(CpuSolver::new(p, st, threads, search)?)
 }
 
 fn peak_rss_kib() -> Option<u64> {

@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 
 use crate::bfs::{self, Writer};
 use crate::sim::cpu::unpermute;
-use crate::sim::{filled, State};
+use crate::sim::{filled, FrameOut, State};
 
 /// A frame in the solver's slot order, with the agent id of each slot.
 struct Job {
@@ -84,18 +84,20 @@ pub struct Recorder {
 
 /// Frames in flight between the step loop and the disk.
 pub const DEPTH: usize = 3;
+// The solver's memory check (`sim::init::check_memory`) budgets for this many.
+const _: () = assert!(DEPTH <= crate::sim::init::SINK_FRAMES);
 
 impl Recorder {
     pub fn start(mut writer: Writer<File>, dim: usize, n: usize) -> Result<Recorder> {
         let jobs = Queue::<Job>::new();
         let free = Queue::<Buffers>::new();
         let what = || format!("frame buffers for {n} agents");
-        let falloc = |len: usize| filled(len, 0f32, what).map_err(anyhow::Error::msg);
+        let falloc = |len: usize| filled(len, 0f32, what).map_err(anyhow::Error::from);
         for _ in 0..DEPTH {
             let b = Buffers {
                 pos: falloc(dim * n)?,
                 vel: falloc(dim * n)?,
-                ids: filled(n, 0u32, what).map_err(anyhow::Error::msg)?,
+                ids: filled(n, 0u32, what)?,
             };
             free.push(b);
         }
@@ -205,5 +207,21 @@ impl Recorder {
         // Best effort: a device like /dev/null cannot sync.
         let _ = file.sync_data();
         Ok(frames)
+    }
+}
+
+/// The solver's frames go to the writer thread.
+impl FrameOut for Recorder {
+    type Error = bfs::BfsError;
+
+    fn frame_with<F>(&mut self, step: u64, fill: F) -> Result<(), bfs::BfsError>
+    where
+        F: FnOnce(&mut [f32], &mut [f32]),
+    {
+        self.record_with(step, fill)
+    }
+
+    fn frame_slots(&mut self, step: u64, state: &State, ids: &[u32]) -> Result<(), bfs::BfsError> {
+        self.record(step, state, ids)
     }
 }

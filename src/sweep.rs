@@ -560,7 +560,7 @@ fn run_one(scene: &Scene, equilibrate: u64, measure: u64, tick: &dyn Fn(u64)) ->
     let n = state.n;
     let dim = scene.dim;
     let params = Params::from_scene(scene, n);
-    let mut solver = CpuSolver::new(params, state, 1, Search::Auto).map_err(anyhow::Error::msg)?;
+    let mut solver = CpuSolver::new(params, state, 1, Search::Auto)?;
     let (mut s1, mut s2, mut s4) = (0.0f64, 0.0f64, 0.0f64);
     let total = equilibrate + measure;
     for k in 1..=total {

@@ -2,9 +2,8 @@
 
 use std::path::PathBuf;
 
-use clap::ValueEnum;
-
 use crate::scene::Search;
+use crate::sim::backend::Backend;
 use crate::vocab;
 
 /// A flag value that does not parse; clap prints it after the flag's name.
@@ -16,17 +15,6 @@ impl From<String> for BadValue {
     fn from(s: String) -> BadValue {
         BadValue(s)
     }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Backend {
-    /// The CPU, with a one-line note, until the CUDA backend is verified on a GPU; then CUDA
-    /// when a device and NVRTC are present.
-    Auto,
-    /// Multi-threaded CPU solver.
-    Cpu,
-    /// NVIDIA GPU through CUDA (NVRTC compiles the kernels at first use); fails where absent.
-    Cuda,
 }
 
 /// What `simulate` and `run` may change of a scene; stored back into the recording's scene.

@@ -9,6 +9,7 @@ use anyhow::{bail, Context, Result};
 use super::simulate::simulate;
 use super::*;
 use crate::scene::{builtin, Scene};
+use crate::sim::backend::Backend;
 use crate::units::bytes;
 use crate::video::ffmpeg::Encoding;
 use crate::video::{Destination, Job, Report};

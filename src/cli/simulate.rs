@@ -6,13 +6,14 @@ use std::time::Instant;
 
 use anyhow::{anyhow, bail, Result};
 
-use super::{Backend, SimulateArgs};
+use super::SimulateArgs;
 use crate::bfs::{self, Header};
 use crate::metrics;
 use crate::output::OutputFile;
 use crate::record::Recorder;
 use crate::scene::{self, Scene, Search};
-use crate::sim::{init, Params};
+use crate::sim::backend::{self, AnySolver};
+use crate::sim::{init, Params, RecordError};
 use crate::units::{bytes, si};
 
 pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
@@ -47,12 +48,7 @@ pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
     if a.threads == Some(0) {
         bail!("--threads: must be at least 1");
     }
-    let backend = crate::sim::cuda::choose(
-        a.backend == Backend::Cuda,
-        a.backend == Backend::Auto,
-        a.quiet,
-    )
-    .map_err(anyhow::Error::msg)?;
+    let backend = backend::choose(a.backend, a.quiet)?;
 
     let state = init::initial_state(&scene).map_err(|e| {
         // Outside `layout: file` (whose errors name scene.init.*), the only failures are
@@ -84,16 +80,20 @@ pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
             .map_err(|e| anyhow!("writing {}: {e}", out_path.display()))?;
         let mut rec = Recorder::start(writer, dim, n)?;
         let params = Params::from_scene(&scene, n);
-        let mut solver = crate::sim::cuda::AnySolver::new(
+        let mut solver = AnySolver::new(
             &backend,
             params,
             state,
             a.threads.unwrap_or(0),
             scene.search,
-        )
-        .map_err(anyhow::Error::msg)?;
+        )?;
         let wr = |e: bfs::BfsError| anyhow!("writing {}: {e}", out_path.display());
-        solver.record(&mut rec).map_err(wr)?;
+        // The recorder's errors name the file; the solver's (CUDA) are its own.
+        let rec_err = |e: RecordError<bfs::BfsError>| match e {
+            RecordError::Out(e) => wr(e),
+            e => anyhow::Error::new(e),
+        };
+        solver.record(&mut rec).map_err(rec_err)?;
         let bar = crate::progress::bar(scene.steps, a.quiet, "steps");
         let t0 = Instant::now();
         let every = scene.record_every as u64;
@@ -104,7 +104,7 @@ pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
                 break;
             }
             if solver.step % every == 0 {
-                solver.record(&mut rec).map_err(wr)?;
+                solver.record(&mut rec).map_err(rec_err)?;
             }
             if solver.step % 16 == 0 {
                 bar.set_position(solver.step);
@@ -112,7 +112,7 @@ pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
         }
         let secs = t0.elapsed().as_secs_f64();
         bar.finish_and_clear();
-        let late = solver.finish(&mut rec).map_err(wr)?;
+        let late = solver.finish(&mut rec).map_err(rec_err)?;
         diverged = diverged.or(late);
         let frames = rec.finish().map_err(wr)?;
         Ok(Outcome {

@@ -1,4 +1,5 @@
-//! The CPU backend: multi-threaded (rayon), allocation-free in the step.
+//! The CPU backend: multi-threaded on a fork-join pool of its own (src/sim/pool.rs), and
+//! allocation-free in the step.
 //!
 //! State is kept in *slot* order, re-sorted by grid cell every step (the "coherent grid" of
 //! the CUDA Boids project): neighbours sit next to each other in memory and every write is
@@ -10,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::grid::Grid;
 use super::math::*;
 use super::pool::Pool;
-use super::{filled, Diverged, Params, State};
+use super::{filled, AllocError, Diverged, FrameOut, Params, State};
 use crate::scene::{Model, Search};
 
 /// Up to this many agents `--search auto` compares every pair: the grid's sort costs more
@@ -48,58 +49,91 @@ pub struct CpuSolver {
     pub search: Search,
 }
 
-/// Raw output pointers shared by the tasks of one pass.
-#[derive(Clone, Copy)]
-struct Out {
-    pos: *mut f32,
-    vel: *mut f32,
-}
-// SAFETY: every slot is written by exactly one task (the chunks partition the slots).
-unsafe impl Send for Out {}
-unsafe impl Sync for Out {}
-
-impl Out {
-    /// # Safety
-    /// `idx` in bounds of both arrays, written by this task only.
-    #[inline(always)]
-    unsafe fn set(&self, idx: usize, p: f32, v: f32) {
-        *self.pos.add(idx) = p;
-        *self.vel.add(idx) = v;
-    }
-    fn of(st: &mut State) -> Out {
-        Out {
-            pos: st.pos.as_mut_ptr(),
-            vel: st.vel.as_mut_ptr(),
-        }
-    }
-    /// # Safety
-    /// `s < n`, and no other task writes slot `s` during this pass.
-    #[inline(always)]
-    unsafe fn put<const D: usize>(&self, n: usize, s: usize, p: &[f32; D], v: &[f32; D]) {
-        for k in 0..D {
-            *self.pos.add(k * n + s) = p[k];
-            *self.vel.add(k * n + s) = v[k];
-        }
-    }
+/// The CPU solver could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum CpuError {
+    #[error(transparent)]
+    Alloc(#[from] AllocError),
+    #[error("cannot start {threads} threads")]
+    Threads {
+        threads: usize,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
-/// One array written by disjoint chunks of a pass.
-struct OutArr<T>(*mut T);
+/// An array written by the tasks of one parallel pass, each index by one task only: the
+/// pass's chunks partition the indices. The pointer is taken from a `&mut` borrow of the
+/// array (never cast from a shared one) that is not used again until the pass is over.
+struct OutArr<T> {
+    ptr: *mut T,
+    len: usize,
+}
 impl<T> Clone for OutArr<T> {
     fn clone(&self) -> Self {
         *self
     }
 }
 impl<T> Copy for OutArr<T> {}
-// SAFETY: as for `Out`: every index is written by one task only.
+// SAFETY: another thread holding the pointer may only write, through `set`, indices that no
+// other thread reads or writes during the pass (the contract of `set`); `T: Send` lets the
+// values it writes cross threads.
 unsafe impl<T: Send> Send for OutArr<T> {}
+// SAFETY: as for Send: the tasks that share it write disjoint indices.
 unsafe impl<T: Send> Sync for OutArr<T> {}
+
 impl<T> OutArr<T> {
+    fn new(a: &mut [T]) -> OutArr<T> {
+        OutArr {
+            ptr: a.as_mut_ptr(),
+            len: a.len(),
+        }
+    }
+
     /// # Safety
-    /// `i` in bounds, written by this task only.
+    /// `i < len`; the array is alive and not otherwise accessed at index `i` during the pass;
+    /// no other task writes index `i` during the pass.
     #[inline(always)]
     unsafe fn set(&self, i: usize, v: T) {
-        *self.0.add(i) = v;
+        debug_assert!(i < self.len);
+        *self.ptr.add(i) = v;
+    }
+}
+
+/// A state's two arrays (`dim × n`, component-major) written slot by slot by one pass.
+#[derive(Clone, Copy)]
+struct StateOut {
+    pos: OutArr<f32>,
+    vel: OutArr<f32>,
+}
+
+impl StateOut {
+    fn new(pos: &mut [f32], vel: &mut [f32]) -> StateOut {
+        StateOut {
+            pos: OutArr::new(pos),
+            vel: OutArr::new(vel),
+        }
+    }
+
+    /// Index `idx` of both arrays (axis k of slot s is `k*n + s`).
+    ///
+    /// # Safety
+    /// As for [`OutArr::set`], for index `idx` of both arrays.
+    #[inline(always)]
+    unsafe fn set(&self, idx: usize, p: f32, v: f32) {
+        self.pos.set(idx, p);
+        self.vel.set(idx, v);
+    }
+
+    /// Every axis of slot `s`: indices `k*n + s` for k < D.
+    ///
+    /// # Safety
+    /// `s < n`, `D*n` ≤ both lengths, and no other task touches slot `s` during the pass.
+    #[inline(always)]
+    unsafe fn put<const D: usize>(&self, n: usize, s: usize, p: &[f32; D], v: &[f32; D]) {
+        for k in 0..D {
+            self.set(k * n + s, p[k], v[k]);
+        }
     }
 }
 
@@ -110,7 +144,7 @@ impl CpuSolver {
         state: State,
         threads: usize,
         search: Search,
-    ) -> Result<CpuSolver, String> {
+    ) -> Result<CpuSolver, CpuError> {
         let n = state.n;
         let work = || "the solver's work arrays".to_string();
         let search = choose_search(search, n);
@@ -122,7 +156,7 @@ impl CpuSolver {
             threads
         };
         let pool = if threads > 1 && n >= PARALLEL_MIN {
-            Some(Pool::new(threads).map_err(|e| format!("cannot start {threads} threads: {e}"))?)
+            Some(Pool::new(threads).map_err(|source| CpuError::Threads { threads, source })?)
         } else {
             None
         };
@@ -176,28 +210,25 @@ impl CpuSolver {
         self.cur.n
     }
 
-    /// The state in slot order and the agent id of each slot (what the recorder takes).
+    /// The state in slot order and the agent id of each slot (what `FrameOut::frame_slots` takes).
     pub fn slots(&self) -> (&State, &[u32]) {
         (&self.cur, &self.ids)
     }
 
-    /// Queue the current state as the frame of the current step, in agent order, un-permuted
-    /// by all the solver's threads straight into the recorder's buffer.
-    pub fn record(&self, rec: &mut crate::record::Recorder) -> Result<(), crate::bfs::BfsError> {
-        rec.record_with(self.step, |pos, vel| {
+    /// Hand the current state to `out` as the frame of the current step, in agent order,
+    /// un-permuted by all the solver's threads straight into the sink's buffers.
+    pub fn record<R: FrameOut>(&self, out: &mut R) -> Result<(), R::Error> {
+        out.frame_with(self.step, |pos, vel| {
             let (st, ids, n) = (&self.cur, &self.ids, self.cur.n);
-            let out = Out {
-                pos: pos.as_mut_ptr(),
-                vel: vel.as_mut_ptr(),
-            };
             assert!(pos.len() == st.pos.len() && vel.len() == st.vel.len());
+            let dst = StateOut::new(pos, vel);
             Self::for_chunks(&self.pool, n, |r| {
                 for s in r {
                     let i = ids[s] as usize;
                     for k in 0..st.dim {
                         // SAFETY: ids is a permutation of 0..n, so agent i is written by
                         // this chunk only; k*n + i < dim*n = the buffers' length (checked).
-                        unsafe { out.set(k * n + i, st.pos[k * n + s], st.vel[k * n + s]) };
+                        unsafe { dst.set(k * n + i, st.pos[k * n + s], st.vel[k * n + s]) };
                     }
                 }
             });
@@ -257,7 +288,7 @@ impl CpuSolver {
         let dim = st.dim;
         {
             // Write pointers come from `&mut` before the shared borrow the pass reads through.
-            let cells = OutArr(grid.cell_of.as_mut_ptr());
+            let cells = OutArr::new(&mut grid.cell_of);
             let g: &Grid = grid;
             Self::for_chunks(&self.pool, n, |r| {
                 for s in r {
@@ -284,19 +315,17 @@ impl CpuSolver {
             starts[c] -= 1;
             grid.order[starts[c] as usize] = s as u32;
         }
-        let outp = Out {
-            pos: grid.spos.as_mut_ptr(),
-            vel: grid.svel.as_mut_ptr(),
-        };
-        let outfix = OutArr(grid.svfix.as_mut_ptr());
-        let outcell = OutArr(grid.scell.as_mut_ptr());
-        let outid = OutArr(self.next_ids.as_mut_ptr());
+        let outp = StateOut::new(&mut grid.spos, &mut grid.svel);
+        let outfix = OutArr::new(&mut grid.svfix);
+        let outcell = OutArr::new(&mut grid.scell);
+        let outid = OutArr::new(&mut self.next_ids);
         let g: &Grid = grid;
         let ids = &self.ids;
         Self::for_chunks(&self.pool, n, |r| {
             for t in r {
                 let s = g.order[t] as usize;
-                // SAFETY: slot t is written by this chunk only.
+                // SAFETY: slot t (indices k*n + t) is written by this chunk only; every array
+                // holds dim*n (svfix, spos, svel) or n (scell, next_ids) elements.
                 unsafe {
                     outid.set(t, ids[s]);
                     outcell.set(t, g.cell_of[s]);
@@ -308,8 +337,7 @@ impl CpuSolver {
                     } else {
                         for k in 0..dim {
                             let v = st.vel[k * n + s];
-                            *outp.pos.add(k * n + t) = st.pos[k * n + s];
-                            *outp.vel.add(k * n + t) = v;
+                            outp.set(k * n + t, st.pos[k * n + s], v);
                             outfix.set(k * n + t, to_fix(v));
                         }
                     }
@@ -324,8 +352,8 @@ impl CpuSolver {
         let st = &self.cur;
         let n = st.n;
         let dim = st.dim;
-        let outfix = OutArr(self.bvfix.as_mut_ptr());
-        let outu = OutArr(self.units.as_mut_ptr());
+        let outfix = OutArr::new(&mut self.bvfix);
+        let outu = OutArr::new(&mut self.units);
         Self::for_chunks(&self.pool, n, |r| {
             for s in r {
                 // SAFETY: chunks partition 0..n.
@@ -349,7 +377,7 @@ impl CpuSolver {
     fn step_boids<const D: usize>(&mut self, bad: &AtomicUsize) {
         let p = self.params;
         let n = self.cur.n;
-        let out = Out::of(&mut self.next);
+        let out = StateOut::new(&mut self.next.pos, &mut self.next.vel);
         let rmax2 = p.r_sep2.max(p.r_ali2).max(p.r_coh2);
         if self.search == Search::Grid {
             self.build_grid(false);
@@ -401,7 +429,7 @@ impl CpuSolver {
         let p = self.params;
         let n = self.cur.n;
         let t_step = self.step;
-        let out = Out::of(&mut self.next);
+        let out = StateOut::new(&mut self.next.pos, &mut self.next.vel);
         if self.search == Search::Grid {
             self.build_grid(true);
             let g = self.grid.as_ref().unwrap();

@@ -3,7 +3,7 @@
 //! The grid only decides which pairs are *tested*; every pair within the radius is found, and
 //! sums are order-free, so grid and brute force give the same bytes.
 
-use super::{filled, Params, State};
+use super::{filled, AllocError, Params, State};
 
 /// Most cells the grid may have, whatever the world and radius: a huge world with a tiny
 /// radius gets coarser cells (more candidates per agent), never unbounded memory.
@@ -32,7 +32,7 @@ pub struct Grid {
 }
 
 impl Grid {
-    pub fn new(p: &Params, n: usize) -> Result<Grid, String> {
+    pub fn new(p: &Params, n: usize) -> Result<Grid, AllocError> {
         let dim = p.dim as usize;
         let r = p.radius();
         let mut dims = [1usize; 3];

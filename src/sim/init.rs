@@ -76,12 +76,19 @@ pub fn initial_state(scene: &Scene) -> Result<State> {
     let dim = scene.dim;
     let n = scene.agents as usize;
     check_memory(n, dim)?;
-    let mut st = State::zeros(dim, n).map_err(anyhow::Error::msg)?;
+    let mut st = State::zeros(dim, n)?;
     let seed = scene.seed;
     let wrap = scene.boundary == crate::scene::Boundary::Wrap;
     let w = scene.world;
     let clusters = scene.init.count.unwrap_or(1) as u64;
     let radius = scene.init.radius.unwrap_or(0.0);
+    let centre: &[f32] = match &scene.init.center {
+        Some(c) => c,
+        None if scene.init.layout == Layout::Disc => {
+            bail!("scene.init.center: required with layout \"disc\"")
+        }
+        None => &[],
+    };
 
     for i in 0..n {
         let a = i as u64;
@@ -93,10 +100,9 @@ pub fn initial_state(scene: &Scene) -> Result<State> {
                 }
             }
             Layout::Disc => {
-                let c = scene.init.center.as_ref().unwrap();
                 let q = in_ball(dim, seed, a);
                 for k in 0..dim {
-                    p[k] = into_world(c[k] + q[k] * radius, w[k], wrap);
+                    p[k] = into_world(centre[k] + q[k] * radius, w[k], wrap);
                 }
             }
             Layout::Clusters => {
@@ -133,12 +139,17 @@ pub fn initial_state(scene: &Scene) -> Result<State> {
     Ok(st)
 }
 
+/// Frames a recording sink may hold in flight (each a frame's positions, velocities and slot
+/// ids), besides one agent-order frame of its own: what [`check_memory`] budgets for. The
+/// recorder checks its queue depth against it.
+pub const SINK_FRAMES: usize = 3;
+
 /// Refuse agent counts whose state (and the solver's work arrays) would not fit in memory.
 pub fn check_memory(n: usize, dim: usize) -> Result<()> {
     // Per agent: the state twice (double buffer) and its cell-sorted copy (24·dim bytes), four
-    // u32 index arrays (16), the recorder's frame buffers in flight and the writer's
-    // agent-order frame ((DEPTH + 1)·8·dim + DEPTH·4).
-    let depth = crate::record::DEPTH as u128;
+    // u32 index arrays (16), the sink's frame buffers in flight and its agent-order frame
+    // ((SINK_FRAMES + 1)·8·dim + SINK_FRAMES·4).
+    let depth = SINK_FRAMES as u128;
     let per_agent = 24 * dim as u128 + 16 + (depth + 1) * 8 * dim as u128 + depth * 4;
     let need = n as u128 * per_agent;
     if let Some(avail) = available_memory() {
@@ -228,16 +239,18 @@ fn from_file(scene: &Scene) -> Result<State> {
     if let Some(i) = st.first_non_finite() {
         bail!("scene.init.path: frame {k} of {}: agent {i} has a NaN or infinite position or velocity", path.display());
     }
-    if scene.model == Model::Vicsek {
-        // Vicsek particles move at v0: keep the headings, set the speed.
-        let v0 = scene.vicsek.as_ref().unwrap().v0;
-        let mut st = st;
-        for i in 0..n {
-            let u = unit2([st.vel[i], st.vel[n + i]]);
-            st.vel[i] = u[0] * v0;
-            st.vel[n + i] = u[1] * v0;
+    match (scene.model, &scene.vicsek) {
+        (Model::Vicsek, Some(v)) => {
+            // Vicsek particles move at v0: keep the headings, set the speed.
+            let mut st = st;
+            for i in 0..n {
+                let u = unit2([st.vel[i], st.vel[n + i]]);
+                st.vel[i] = u[0] * v.v0;
+                st.vel[n + i] = u[1] * v.v0;
+            }
+            Ok(st)
         }
-        return Ok(st);
+        (Model::Vicsek, None) => bail!("scene.vicsek: required with model \"vicsek\""),
+        (Model::Boids, _) => Ok(st),
     }
-    Ok(st)
 }

@@ -1,13 +1,33 @@
-//! The solver: models, neighbour grid, CPU backend. Never imports the renderer.
+//! The solver: models, neighbour grid, CPU and CUDA backends. It knows nothing of the
+//! renderer, of the video sinks or of how frames are stored: a run hands its frames to a
+//! [`FrameOut`] (the recorder implements it), and the command line picks a backend through
+//! [`backend`].
 
+pub mod backend;
 pub mod cpu;
 pub mod cuda;
+pub mod frames;
 pub mod grid;
 pub mod init;
 pub mod math;
 pub mod pool;
 
+pub use frames::{FrameOut, RecordError};
+
 use crate::scene::{Boundary, Model, Scene};
+
+/// A large array could not be had. User input sizes these arrays, so this is an error value,
+/// never an abort. (The message is the one users see; the allocator's reason adds nothing
+/// they can act on.)
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AllocError {
+    /// `bytes` (saturating) for `what` were refused.
+    #[error("cannot allocate {what}")]
+    OutOfMemory { what: String, bytes: usize },
+    /// `dim × n` does not fit in `usize`.
+    #[error("agent count overflows")]
+    Overflow,
+}
 
 /// Agent state, structure of arrays, component-major: `pos[k*n + i]` is axis k of agent i.
 /// This is exactly a `.bfs` frame's payload layout.
@@ -21,8 +41,8 @@ pub struct State {
 
 impl State {
     /// Zeroed state; an error (not an abort) when the memory cannot be had.
-    pub fn zeros(dim: usize, n: usize) -> Result<State, String> {
-        let len = dim.checked_mul(n).ok_or("agent count overflows")?;
+    pub fn zeros(dim: usize, n: usize) -> Result<State, AllocError> {
+        let len = dim.checked_mul(n).ok_or(AllocError::Overflow)?;
         let what = || format!("the state of {n} agents");
         Ok(State {
             dim,
@@ -44,10 +64,13 @@ impl State {
 
 /// `len` copies of `v`, or an error naming `what` could not be allocated: large arrays sized
 /// by user input must fail as an error, never abort the process.
-pub fn filled<T: Clone>(len: usize, v: T, what: impl Fn() -> String) -> Result<Vec<T>, String> {
+pub fn filled<T: Clone>(len: usize, v: T, what: impl Fn() -> String) -> Result<Vec<T>, AllocError> {
     let mut out = Vec::new();
     out.try_reserve_exact(len)
-        .map_err(|_| format!("cannot allocate {}", what()))?;
+        .map_err(|_| AllocError::OutOfMemory {
+            what: what(),
+            bytes: len.saturating_mul(std::mem::size_of::<T>()),
+        })?;
     out.resize(len, v);
     Ok(out)
 }

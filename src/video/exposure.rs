@@ -127,7 +127,9 @@ pub fn measure(
             let Some(c) = cell_of(i) else { continue };
             let area = grid[c] as f32 * sprite_light * trail_gain / (cell * cell);
             // Trails: an agent moving less than a core per frame stacks its own light.
-            let v2: f32 = (0..dim).map(|a| f.vel[a * na + i] * f.vel[a * na + i]).sum();
+            let v2: f32 = (0..dim)
+                .map(|a| f.vel[a * na + i] * f.vel[a * na + i])
+                .sum();
             let step_px = v2.sqrt() * s / fps.max(1) as f32;
             let peak = (2.0 * core_px / step_px.max(1e-3)).clamp(1.0, trail_gain);
             let level = area.max(peak);

@@ -1,278 +1,24 @@
-//! The CUDA backend: kernels in `kernels/*.cu` (embedded), compiled at first use by NVRTC for the
-//! device present (`--fmad=false`), cached as CUBIN under `$XDG_CACHE_HOME/forge`, and run
-//! through cudarc. The driver and NVRTC are loaded at run time, so forge builds and runs where
-//! no CUDA is installed; a missing driver, device or NVRTC is an error value, never a panic.
-//!
-//! The kernels mirror the CPU step (src/sim/cpu.rs, src/sim/math.rs) function by function; the
-//! per-agent arithmetic lives in `kernels/forge_math.h`, which tests/kernels_host.rs also builds
-//! as host C++ and checks byte for byte against the Rust functions and against whole CPU steps.
+//! The CUDA solver: the state stays on the device for the whole run; each step is a few kernel
+//! launches on one stream, and recorded frames come back through pinned memory on a second
+//! stream while the next steps run.
 
 use std::collections::VecDeque;
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, LaunchConfig,
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DriverError, LaunchConfig,
     PinnedHostSlice, PushKernelArg,
 };
 
-use super::cpu::{choose_search, CpuSolver};
-use super::grid::Grid;
-use super::{Diverged, Params, State};
-use crate::record::Recorder;
+use super::{driver, grid_shape, CudaError, Device, GridShape};
 use crate::scene::{Model, Search};
-
-/// The per-agent arithmetic (`__host__ __device__`), shared with the host test build.
-pub const MATH_H: &str = include_str!("../../kernels/forge_math.h");
-/// The step's kernels.
-pub const STEP_CU: &str = include_str!("../../kernels/step.cu");
-
-/// NVRTC options besides the architecture. `--fmad=false` is the contract (no FMA contraction);
-/// the rest spell out NVRTC's defaults so that nobody can flip them to fast math unnoticed.
-pub const NVRTC_OPTIONS: &[&str] = &[
-    "--fmad=false",
-    "--prec-div=true",
-    "--prec-sqrt=true",
-    "--ftz=false",
-    "--std=c++17",
-];
+use crate::sim::cpu::{choose_search, unpermute};
+use crate::sim::{Diverged, FrameOut, Params, RecordError, State};
 
 /// Threads per block of the per-agent kernels (`BLOCK` in step.cu) and of the scan
 /// (`SCAN_BLOCK`).
 pub const BLOCK: u32 = 256;
 pub const SCAN_BLOCK: u32 = 1024;
-
-/// What to install, for the error messages.
-pub const INSTALL_NVRTC: &str =
-    "install NVRTC (e.g. `pip install nvidia-cuda-nvrtc` and put its lib folder on LD_LIBRARY_PATH, or the CUDA toolkit)";
-
-/// The whole kernel source as NVRTC sees it: step.cu with forge_math.h pasted in place of its
-/// `#include` (NVRTC has no file system to read it from).
-pub fn kernel_source() -> String {
-    STEP_CU.replacen("#include \"forge_math.h\"", MATH_H, 1)
-}
-
-/// The grid's shape as the kernels take it; identical in layout to `struct GridShape` in
-/// kernels/forge_math.h (keep in sync).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Default)]
-pub struct GridShape {
-    pub dims: [u32; 3],
-    pub ncells: u32,
-    pub inv_cell: [f32; 3],
-    pub wrap: u32,
-}
-
-// SAFETY: plain #[repr(C)] data, declared identically in kernels/forge_math.h.
-unsafe impl DeviceRepr for GridShape {}
-// SAFETY: Params is #[repr(C)], declared identically in kernels/forge_math.h (96 bytes).
-unsafe impl DeviceRepr for Params {}
-
-/// The CPU's grid sizing rule (src/sim/grid.rs `Grid::new`), for the kernels.
-pub fn grid_shape(p: &Params, n: usize) -> Result<GridShape, String> {
-    let g = Grid::new(p, n)?;
-    Ok(GridShape {
-        dims: [g.dims[0] as u32, g.dims[1] as u32, g.dims[2] as u32],
-        ncells: g.ncells as u32,
-        inv_cell: g.inv_cell,
-        wrap: p.wraps() as u32,
-    })
-}
-
-/// Whether libnvrtc can be loaded.
-pub fn nvrtc_present() -> bool {
-    // SAFETY: only tries to dlopen the library.
-    catch_unwind(|| unsafe { cudarc::nvrtc::sys::is_culib_present() }).unwrap_or(false)
-}
-
-/// Whether libcuda (the driver) can be loaded.
-pub fn driver_present() -> bool {
-    // SAFETY: only tries to dlopen the library.
-    catch_unwind(|| unsafe { cudarc::driver::sys::is_culib_present() }).unwrap_or(false)
-}
-
-/// A compiled kernel image and NVRTC's log (empty when there was nothing to say).
-pub struct Compiled {
-    pub cubin: Vec<u8>,
-    pub log: String,
-}
-
-/// Compile the kernels with NVRTC for `arch` (e.g. "sm_90") to CUBIN. Warnings are in `log`.
-pub fn compile(arch: &str) -> Result<Compiled, String> {
-    if !nvrtc_present() {
-        return Err(format!("NVRTC (libnvrtc) was not found: {INSTALL_NVRTC}"));
-    }
-    let src = kernel_source();
-    catch_unwind(AssertUnwindSafe(|| compile_inner(&src, arch)))
-        .unwrap_or_else(|_| Err("NVRTC failed (a function was missing from libnvrtc?)".into()))
-}
-
-fn compile_inner(src: &str, arch: &str) -> Result<Compiled, String> {
-    use cudarc::nvrtc::{result, sys};
-    use std::ffi::{CStr, CString};
-    let csrc = CString::new(src).map_err(|_| "kernel source contains a NUL byte".to_string())?;
-    let name = CString::new("forge_step.cu").expect("no NUL");
-    let prog = result::create_program(&csrc, Some(&name)).map_err(|e| format!("NVRTC: {e:?}"))?;
-    let mut opts: Vec<String> = NVRTC_OPTIONS.iter().map(|s| s.to_string()).collect();
-    opts.push(format!("--gpu-architecture={arch}"));
-    // SAFETY: prog was created above and is destroyed once, below.
-    let compiled = unsafe { result::compile_program(prog, &opts) };
-    let log = unsafe { result::get_program_log(prog) }
-        .map(|raw| {
-            // SAFETY: NVRTC's log is NUL-terminated.
-            unsafe { CStr::from_ptr(raw.as_ptr()) }
-                .to_string_lossy()
-                .trim()
-                .to_string()
-        })
-        .unwrap_or_default();
-    let out = match compiled {
-        Err(e) => Err(format!(
-            "NVRTC could not compile the kernels for {arch} ({e:?}):\n{log}"
-        )),
-        Ok(()) => {
-            let mut size = 0usize;
-            // SAFETY: prog compiled successfully; the buffer has the size NVRTC reports.
-            unsafe {
-                let r = sys::nvrtcGetCUBINSize(prog, &mut size);
-                if r != sys::nvrtcResult::NVRTC_SUCCESS {
-                    Err(format!("NVRTC: no CUBIN for {arch} ({r:?})"))
-                } else {
-                    let mut cubin = vec![0u8; size];
-                    let r = sys::nvrtcGetCUBIN(prog, cubin.as_mut_ptr() as *mut _);
-                    if r != sys::nvrtcResult::NVRTC_SUCCESS {
-                        Err(format!("NVRTC: no CUBIN for {arch} ({r:?})"))
-                    } else {
-                        Ok(Compiled { cubin, log })
-                    }
-                }
-            }
-        }
-    };
-    // SAFETY: prog is not used after this.
-    let _ = unsafe { result::destroy_program(prog) };
-    out
-}
-
-/// FNV-1a, 64 bits: the cache key of (source, arch, options, NVRTC version).
-fn fnv64(parts: &[&[u8]]) -> u64 {
-    let mut h = 0xcbf2_9ce4_8422_2325u64;
-    for p in parts {
-        for &b in p.iter().chain([0xffu8].iter()) {
-            h ^= b as u64;
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    h
-}
-
-fn nvrtc_version() -> String {
-    let (mut a, mut b) = (0i32, 0i32);
-    // SAFETY: two out-pointers to locals.
-    let ok = catch_unwind(AssertUnwindSafe(|| unsafe {
-        cudarc::nvrtc::sys::nvrtcVersion(&mut a, &mut b)
-    }))
-    .is_ok();
-    if ok {
-        format!("{a}.{b}")
-    } else {
-        "?".into()
-    }
-}
-
-fn cache_dir() -> Option<PathBuf> {
-    if let Some(d) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
-        return Some(PathBuf::from(d).join("forge"));
-    }
-    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache").join("forge"))
-}
-
-/// The kernels for `arch`, from the cache or compiled (and cached, best effort).
-pub fn cubin_for(arch: &str) -> Result<Vec<u8>, String> {
-    let src = kernel_source();
-    let key = fnv64(&[
-        src.as_bytes(),
-        arch.as_bytes(),
-        NVRTC_OPTIONS.join(" ").as_bytes(),
-        nvrtc_version().as_bytes(),
-    ]);
-    let path = cache_dir().map(|d| d.join(format!("step-{arch}-{key:016x}.cubin")));
-    if let Some(p) = &path {
-        if let Ok(b) = std::fs::read(p) {
-            if !b.is_empty() {
-                return Ok(b);
-            }
-        }
-    }
-    let c = compile(arch)?;
-    if let Some(p) = &path {
-        if let Some(dir) = p.parent() {
-            if std::fs::create_dir_all(dir).is_ok() {
-                let tmp = p.with_extension(format!("tmp{}", std::process::id()));
-                if std::fs::write(&tmp, &c.cubin).is_ok() {
-                    let _ = std::fs::rename(&tmp, p);
-                }
-            }
-        }
-    }
-    Ok(c.cubin)
-}
-
-/// A CUDA device ready to run forge's kernels.
-pub struct Device {
-    pub ctx: Arc<CudaContext>,
-    pub name: String,
-    pub arch: String,
-    module: Arc<CudaModule>,
-}
-
-/// Find a device, check NVRTC, compile (or load) the kernels. Every failure is a message that
-/// says what is missing and what to install.
-pub fn open_device() -> Result<Device, String> {
-    catch_unwind(open_device_inner)
-        .unwrap_or_else(|_| Err("the CUDA driver failed unexpectedly (is it too old?)".into()))
-}
-
-fn open_device_inner() -> Result<Device, String> {
-    if !driver_present() {
-        return Err(
-            "no NVIDIA driver (libcuda.so) was found: the CUDA backend needs an NVIDIA GPU and its driver"
-                .into(),
-        );
-    }
-    cudarc::driver::result::init().map_err(|e| format!("the NVIDIA driver did not start: {e}"))?;
-    let count = cudarc::driver::result::device::get_count()
-        .map_err(|e| format!("the NVIDIA driver cannot count devices: {e}"))?;
-    if count < 1 {
-        return Err("the NVIDIA driver is installed but reports no CUDA device".into());
-    }
-    if !nvrtc_present() {
-        return Err(format!(
-            "a CUDA device is present but NVRTC (libnvrtc) was not found: {INSTALL_NVRTC}"
-        ));
-    }
-    let ctx = CudaContext::new(0).map_err(|e| format!("cannot open CUDA device 0: {e}"))?;
-    let name = ctx.name().unwrap_or_else(|_| "CUDA device".into());
-    let (ma, mi) = ctx
-        .compute_capability()
-        .map_err(|e| format!("cannot query CUDA device 0: {e}"))?;
-    let arch = format!("sm_{ma}{mi}");
-    let cubin = cubin_for(&arch)?;
-    let module = ctx
-        .load_module(cudarc::nvrtc::Ptx::from_binary(cubin))
-        .map_err(|e| {
-            format!(
-                "cannot load the kernels on {name} ({arch}): {e} (is NVRTC newer than the driver?)"
-            )
-        })?;
-    Ok(Device {
-        ctx,
-        name,
-        arch,
-        module,
-    })
-}
 
 struct Kernels {
     cell_index: CudaFunction,
@@ -290,10 +36,10 @@ struct Kernels {
 }
 
 impl Kernels {
-    fn load(m: &Arc<CudaModule>) -> Result<Kernels, String> {
-        let f = |name: &str| {
+    fn load(m: &Arc<CudaModule>) -> Result<Kernels, CudaError> {
+        let f = |name: &'static str| {
             m.load_function(name)
-                .map_err(|e| format!("kernel {name} is missing: {e}"))
+                .map_err(|source| CudaError::MissingKernel { name, source })
         };
         Ok(Kernels {
             cell_index: f("cell_index_kernel")?,
@@ -370,16 +116,21 @@ pub struct CudaSolver {
     diverged: Option<Diverged>,
 }
 
-/// Frames in flight between the device and the recorder.
+/// Frames in flight between the device and the frame sink.
 const IN_FLIGHT: usize = 2;
 
 impl CudaSolver {
     /// `state` in agent order.
-    pub fn new(dev: &Device, params: Params, state: State, search: Search) -> Result<Self, String> {
+    pub fn new(
+        dev: &Device,
+        params: Params,
+        state: State,
+        search: Search,
+    ) -> Result<Self, CudaError> {
         let n = state.n;
         let dim = state.dim;
         let search = choose_search(search, n);
-        let err = |e: cudarc::driver::DriverError| format!("CUDA: {e}");
+        let err = driver("CUDA");
         let ctx = dev.ctx.clone();
         let stream = ctx.default_stream();
         let copy = ctx.new_stream().map_err(err)?;
@@ -442,8 +193,8 @@ impl CudaSolver {
         Ok(s)
     }
 
-    fn alloc_pending(&self) -> Result<Pending, String> {
-        let err = |e: cudarc::driver::DriverError| format!("CUDA pinned memory: {e}");
+    fn alloc_pending(&self) -> Result<Pending, CudaError> {
+        let err = driver("CUDA pinned memory");
         let len = (self.dim * self.n).max(1);
         // SAFETY: every element is written by a copy before it is read (as_slice waits for it).
         // Flags 0: ordinary (not write-combined) pinned memory, which the host reads fast.
@@ -485,7 +236,7 @@ impl CudaSolver {
         Ok(())
     }
 
-    fn enqueue_step(&mut self) -> Result<(), cudarc::driver::DriverError> {
+    fn enqueue_step(&mut self) -> Result<(), DriverError> {
         let p = self.params;
         let n = self.n as u32;
         let dim = self.dim as u32;
@@ -621,15 +372,15 @@ impl CudaSolver {
     }
 
     /// Start copying the current state (slot order, ids, divergence flag) to pinned host
-    /// memory on the copy stream, and hand every finished frame to the recorder. The step loop
+    /// memory on the copy stream, and hand every finished frame to `out`. The step loop
     /// waits only when IN_FLIGHT frames are still on their way.
-    pub fn record(&mut self, rec: &mut Recorder) -> Result<(), crate::bfs::BfsError> {
+    pub fn record<R: FrameOut>(&mut self, out: &mut R) -> Result<(), RecordError<R::Error>> {
         if self.diverged.is_some() {
             return Ok(());
         }
         let mut slot = match self.spare.pop() {
             Some(s) => s,
-            None => self.alloc_pending().map_err(io_err)?,
+            None => self.alloc_pending()?,
         };
         slot.step = self.step;
         let c = &self.copy;
@@ -641,20 +392,20 @@ impl CudaSolver {
             c.memcpy_dtoh(&self.ids, &mut slot.ids)?;
             c.memcpy_dtoh(&self.bad, &mut slot.bad)
         })();
-        r.map_err(|e| io_err(format!("CUDA copy: {e}")))?;
+        r.map_err(driver("CUDA copy"))?;
         self.pending.push_back(slot);
         while self.pending.len() > IN_FLIGHT {
-            self.hand_over_oldest(rec)?;
+            self.hand_over_oldest(out)?;
         }
         Ok(())
     }
 
-    /// Wait for the oldest frame, check it was reached without divergence, give it to `rec`.
-    fn hand_over_oldest(&mut self, rec: &mut Recorder) -> Result<(), crate::bfs::BfsError> {
+    /// Wait for the oldest frame, check it was reached without divergence, give it to `out`.
+    fn hand_over_oldest<R: FrameOut>(&mut self, out: &mut R) -> Result<(), RecordError<R::Error>> {
         let Some(f) = self.pending.pop_front() else {
             return Ok(());
         };
-        let r = (|| -> Result<(), cudarc::driver::DriverError> {
+        let r = (|| -> Result<(), DriverError> {
             let bad = f.bad.as_slice()?[0];
             if bad != u64::MAX && (bad >> 32) <= f.step {
                 if self.diverged.is_none() {
@@ -680,20 +431,24 @@ impl CudaSolver {
         let handed = r.is_ok() && self.diverged.is_none();
         let step = f.step;
         self.spare.push(f);
-        r.map_err(|e| io_err(format!("CUDA copy: {e}")))?;
+        r.map_err(driver("CUDA copy"))?;
         if handed {
-            rec.record(step, &self.host, &self.host_ids)?;
+            out.frame_slots(step, &self.host, &self.host_ids)
+                .map_err(RecordError::Out)?;
         }
         Ok(())
     }
 
     /// Hand over every frame still in flight, then check the whole run for divergence; leaves
     /// the last state on the host (see `slots`). On divergence `step` becomes the last good step.
-    pub fn finish(&mut self, rec: &mut Recorder) -> Result<Option<Diverged>, crate::bfs::BfsError> {
+    pub fn finish<R: FrameOut>(
+        &mut self,
+        out: &mut R,
+    ) -> Result<Option<Diverged>, RecordError<R::Error>> {
         while !self.pending.is_empty() {
-            self.hand_over_oldest(rec)?;
+            self.hand_over_oldest(out)?;
         }
-        let r = (|| -> Result<(), cudarc::driver::DriverError> {
+        let r = (|| -> Result<(), DriverError> {
             self.stream.synchronize()?;
             let bad = self.stream.clone_dtoh(&self.bad)?[0];
             if bad != u64::MAX && self.diverged.is_none() {
@@ -710,7 +465,7 @@ impl CudaSolver {
             }
             Ok(())
         })();
-        r.map_err(|e| io_err(format!("CUDA: {e}")))?;
+        r.map_err(driver("CUDA"))?;
         if let Some(d) = self.diverged {
             self.step = d.step.saturating_sub(1);
         }
@@ -723,8 +478,8 @@ impl CudaSolver {
     }
 
     /// The current state in agent order (waits for the device; for tests and summaries).
-    pub fn state(&mut self) -> Result<State, String> {
-        let err = |e: cudarc::driver::DriverError| format!("CUDA: {e}");
+    pub fn state(&mut self) -> Result<State, CudaError> {
+        let err = driver("CUDA");
         let pos = self.stream.clone_dtoh(&self.pos).map_err(err)?;
         let vel = self.stream.clone_dtoh(&self.vel).map_err(err)?;
         let ids = self.stream.clone_dtoh(&self.ids).map_err(err)?;
@@ -735,149 +490,12 @@ impl CudaSolver {
             vel,
         };
         let mut st = State::zeros(self.dim, self.n)?;
-        super::cpu::unpermute(&slots, &ids, &mut st.pos, &mut st.vel);
+        unpermute(&slots, &ids, &mut st.pos, &mut st.vel);
         Ok(st)
     }
 
     /// Wait for every queued step (for timing).
-    pub fn synchronize(&self) -> Result<(), String> {
-        self.stream.synchronize().map_err(|e| format!("CUDA: {e}"))
-    }
-}
-
-fn io_err(msg: impl Into<String>) -> crate::bfs::BfsError {
-    crate::bfs::BfsError::Io(std::io::Error::other(msg.into()))
-}
-
-/// `--backend` resolved: which solver a run uses.
-pub enum Chosen {
-    Cpu,
-    Cuda(Device),
-}
-
-/// Resolve `--backend`: `require` (cuda) fails with the reason; `auto` falls back to the CPU
-/// with a one-line note (unless `quiet`).
-/// Whether the CUDA backend has passed `scripts/gpu-check.sh` (byte-identical to the CPU on
-/// every built-in scene) on real hardware. Until it has, `--backend auto` keeps to the CPU:
-/// the determinism contract matters more than speed. `--backend cuda` runs it regardless.
-pub const CUDA_VERIFIED: bool = false;
-
-pub fn choose(require: bool, auto: bool, quiet: bool) -> Result<Chosen, String> {
-    if !require && !auto {
-        return Ok(Chosen::Cpu);
-    }
-    if auto && !require && !CUDA_VERIFIED {
-        if !quiet {
-            eprintln!("note: using the CPU backend (the CUDA backend is not yet verified on a GPU: --backend cuda tries it)");
-        }
-        return Ok(Chosen::Cpu);
-    }
-    match open_device() {
-        Ok(d) => {
-            if !quiet {
-                eprintln!("note: CUDA backend on {} ({})", d.name, d.arch);
-            }
-            Ok(Chosen::Cuda(d))
-        }
-        Err(e) if require => Err(format!("--backend cuda: {e}")),
-        Err(e) => {
-            if !quiet {
-                eprintln!("note: using the CPU backend ({e})");
-            }
-            Ok(Chosen::Cpu)
-        }
-    }
-}
-
-/// One solver of either backend, with the surface the `simulate` loop uses (the same fields
-/// and methods as `CpuSolver`, plus `record` and `finish`).
-pub struct AnySolver {
-    /// Steps done so far.
-    pub step: u64,
-    pub search: Search,
-    inner: Inner,
-}
-
-// One of each per run: the size difference does not matter.
-#[allow(clippy::large_enum_variant)]
-enum Inner {
-    Cpu(CpuSolver),
-    Cuda(Box<CudaSolver>),
-}
-
-impl AnySolver {
-    pub fn new(
-        chosen: &Chosen,
-        params: Params,
-        state: State,
-        threads: usize,
-        search: Search,
-    ) -> Result<AnySolver, String> {
-        let inner = match chosen {
-            Chosen::Cpu => Inner::Cpu(CpuSolver::new(params, state, threads, search)?),
-            Chosen::Cuda(d) => Inner::Cuda(Box::new(CudaSolver::new(d, params, state, search)?)),
-        };
-        let mut s = AnySolver {
-            step: 0,
-            search,
-            inner,
-        };
-        s.sync();
-        Ok(s)
-    }
-
-    fn sync(&mut self) {
-        (self.step, self.search) = match &self.inner {
-            Inner::Cpu(s) => (s.step, s.search),
-            Inner::Cuda(s) => (s.step, s.search),
-        };
-    }
-
-    pub fn is_cuda(&self) -> bool {
-        matches!(self.inner, Inner::Cuda(_))
-    }
-
-    pub fn step(&mut self) -> Result<(), Diverged> {
-        let r = match &mut self.inner {
-            Inner::Cpu(s) => s.step(),
-            Inner::Cuda(s) => s.step(),
-        };
-        self.sync();
-        r
-    }
-
-    /// Threads of the CPU backend; 0 on CUDA.
-    pub fn threads(&self) -> usize {
-        match &self.inner {
-            Inner::Cpu(s) => s.threads(),
-            Inner::Cuda(_) => 0,
-        }
-    }
-
-    /// Record the current state as the frame of the current step (CUDA: asynchronously).
-    pub fn record(&mut self, rec: &mut Recorder) -> Result<(), crate::bfs::BfsError> {
-        match &mut self.inner {
-            Inner::Cpu(s) => s.record(rec),
-            Inner::Cuda(s) => s.record(rec),
-        }
-    }
-
-    /// Flush frames in flight (CUDA); a divergence found only now is returned, and `step` is
-    /// then the last good step.
-    pub fn finish(&mut self, rec: &mut Recorder) -> Result<Option<Diverged>, crate::bfs::BfsError> {
-        let r = match &mut self.inner {
-            Inner::Cpu(_) => Ok(None),
-            Inner::Cuda(s) => s.finish(rec),
-        };
-        self.sync();
-        r
-    }
-
-    /// The state in slot order (CUDA: as of `finish`).
-    pub fn slots(&self) -> (&State, &[u32]) {
-        match &self.inner {
-            Inner::Cpu(s) => s.slots(),
-            Inner::Cuda(s) => s.slots(),
-        }
+    pub fn synchronize(&self) -> Result<(), CudaError> {
+        self.stream.synchronize().map_err(driver("CUDA"))
     }
 }

@@ -1,0 +1,201 @@
+//! One solver surface for CPU and CUDA, selected at run time: `--backend` ([`Backend`]) is
+//! resolved by [`choose`] into a [`Chosen`] backend, and [`AnySolver`] runs either.
+
+use std::fmt;
+
+use clap::ValueEnum;
+
+use super::cpu::{CpuError, CpuSolver};
+use super::cuda::{open_device, CudaError, CudaSolver, Device};
+use super::{Diverged, FrameOut, Params, RecordError, State};
+use crate::scene::Search;
+
+/// `--backend`: which solver runs the step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Backend {
+    /// The CPU, with a one-line note, until the CUDA backend is verified on a GPU; then CUDA
+    /// when a device and NVRTC are present.
+    Auto,
+    /// Multi-threaded CPU solver.
+    Cpu,
+    /// NVIDIA GPU through CUDA (NVRTC compiles the kernels at first use); fails where absent.
+    Cuda,
+}
+
+/// Whether the CUDA backend has passed `scripts/gpu-check.sh` (byte-identical to the CPU on
+/// every built-in scene) on real hardware. Until it has, `--backend auto` keeps to the CPU:
+/// the determinism contract matters more than speed. `--backend cuda` runs it regardless.
+pub const CUDA_VERIFIED: bool = false;
+
+/// `--backend` resolved: which solver a run uses.
+pub enum Chosen {
+    Cpu,
+    Cuda(Device),
+}
+
+/// `--backend cuda` was asked for and CUDA cannot run here. Reads `--backend cuda: ` and the
+/// reason; its source is the reason's own source (a driver or NVRTC error), if any.
+#[derive(Debug)]
+pub struct CudaRequired(pub CudaError);
+
+impl fmt::Display for CudaRequired {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "--backend cuda: {}", self.0)
+    }
+}
+
+impl std::error::Error for CudaRequired {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        // The reason's message is already in ours: skip to what caused it.
+        std::error::Error::source(&self.0)
+    }
+}
+
+/// Resolve `--backend`: `cuda` fails with the reason; `auto` falls back to the CPU with a
+/// one-line note (unless `quiet`); `cpu` is the CPU.
+pub fn choose(backend: Backend, quiet: bool) -> Result<Chosen, CudaRequired> {
+    match backend {
+        Backend::Cpu => return Ok(Chosen::Cpu),
+        Backend::Auto if !CUDA_VERIFIED => {
+            if !quiet {
+                eprintln!("note: using the CPU backend (the CUDA backend is not yet verified on a GPU: --backend cuda tries it)");
+            }
+            return Ok(Chosen::Cpu);
+        }
+        Backend::Auto | Backend::Cuda => {}
+    }
+    match open_device() {
+        Ok(d) => {
+            if !quiet {
+                eprintln!("note: CUDA backend on {} ({})", d.name, d.arch);
+            }
+            Ok(Chosen::Cuda(d))
+        }
+        Err(e) if backend == Backend::Cuda => Err(CudaRequired(e)),
+        Err(e) => {
+            if !quiet {
+                eprintln!("note: using the CPU backend ({})", one_line(&e));
+            }
+            Ok(Chosen::Cpu)
+        }
+    }
+}
+
+/// An error and its causes on one line: `a: b: c`.
+fn one_line(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cause = c.source();
+    }
+    s
+}
+
+/// The chosen solver could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum SolverError {
+    #[error(transparent)]
+    Cpu(#[from] CpuError),
+    #[error(transparent)]
+    Cuda(#[from] CudaError),
+}
+
+/// One solver of either backend, with the surface the `simulate` loop uses (the same fields
+/// and methods as `CpuSolver`, plus `record` and `finish`).
+pub struct AnySolver {
+    /// Steps done so far.
+    pub step: u64,
+    pub search: Search,
+    inner: Inner,
+}
+
+// One of each per run: the size difference does not matter.
+#[allow(clippy::large_enum_variant)]
+enum Inner {
+    Cpu(CpuSolver),
+    Cuda(Box<CudaSolver>),
+}
+
+impl AnySolver {
+    /// `state` in agent order; `threads == 0` means all cores (CPU only).
+    pub fn new(
+        chosen: &Chosen,
+        params: Params,
+        state: State,
+        threads: usize,
+        search: Search,
+    ) -> Result<AnySolver, SolverError> {
+        let inner = match chosen {
+            Chosen::Cpu => Inner::Cpu(CpuSolver::new(params, state, threads, search)?),
+            Chosen::Cuda(d) => Inner::Cuda(Box::new(CudaSolver::new(d, params, state, search)?)),
+        };
+        let mut s = AnySolver {
+            step: 0,
+            search,
+            inner,
+        };
+        s.sync();
+        Ok(s)
+    }
+
+    fn sync(&mut self) {
+        (self.step, self.search) = match &self.inner {
+            Inner::Cpu(s) => (s.step, s.search),
+            Inner::Cuda(s) => (s.step, s.search),
+        };
+    }
+
+    pub fn is_cuda(&self) -> bool {
+        matches!(self.inner, Inner::Cuda(_))
+    }
+
+    pub fn step(&mut self) -> Result<(), Diverged> {
+        let r = match &mut self.inner {
+            Inner::Cpu(s) => s.step(),
+            Inner::Cuda(s) => s.step(),
+        };
+        self.sync();
+        r
+    }
+
+    /// Threads of the CPU backend; 0 on CUDA.
+    pub fn threads(&self) -> usize {
+        match &self.inner {
+            Inner::Cpu(s) => s.threads(),
+            Inner::Cuda(_) => 0,
+        }
+    }
+
+    /// Hand the current state to `out` as the frame of the current step (CUDA:
+    /// asynchronously, see `finish`).
+    pub fn record<R: FrameOut>(&mut self, out: &mut R) -> Result<(), RecordError<R::Error>> {
+        match &mut self.inner {
+            Inner::Cpu(s) => s.record(out).map_err(RecordError::Out),
+            Inner::Cuda(s) => s.record(out),
+        }
+    }
+
+    /// Flush frames in flight (CUDA); a divergence found only now is returned, and `step` is
+    /// then the last good step.
+    pub fn finish<R: FrameOut>(
+        &mut self,
+        out: &mut R,
+    ) -> Result<Option<Diverged>, RecordError<R::Error>> {
+        let r = match &mut self.inner {
+            Inner::Cpu(_) => Ok(None),
+            Inner::Cuda(s) => s.finish(out),
+        };
+        self.sync();
+        r
+    }
+
+    /// The state in slot order (CUDA: as of `finish`).
+    pub fn slots(&self) -> (&State, &[u32]) {
+        match &self.inner {
+            Inner::Cpu(s) => s.slots(),
+            Inner::Cuda(s) => s.slots(),
+        }
+    }
+}
