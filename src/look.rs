@@ -262,7 +262,9 @@ pub fn resolve_look(f: &LookFlags, h: &Header) -> Result<Resolved> {
     // Unset: measured on the recording later (1.0 and 1.5 hold the places until then).
     let auto_exposure = f.exposure.is_none() && s.exposure.is_none();
     let exposure = nonneg(pick(f.exposure, f32s(s.exposure), 1.0, "exposure"))?;
-    let auto_point_size = f.point_size.is_none() && s.point_size.is_none();
+    // The sprite size is measured with the exposure, as a pair: a scene or flag that sets the
+    // exposure was tuned with the 1.5 px default.
+    let auto_point_size = auto_exposure && f.point_size.is_none() && s.point_size.is_none();
     let point_size = nonneg(pick(f.point_size, f32s(s.point_size), 1.5, "point-size"))?;
     let vignette = nonneg(pick(f.vignette, None, defaults::VIGNETTE, "vignette"))?;
     let (bg_text, who) = pick(

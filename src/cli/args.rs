@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::scene::Search;
+use crate::scene::{self, Scene, Search};
 use crate::sim::backend::Backend;
 use crate::vocab;
 
@@ -29,6 +29,37 @@ pub struct Overrides {
     /// Override the scene's random seed.
     #[arg(long)]
     pub seed: Option<u64>,
+}
+
+impl Overrides {
+    /// Applies the overrides to `scene`, naming the flag at fault.
+    pub fn apply(&self, scene: &mut Scene) -> Result<(), anyhow::Error> {
+        if let Some(s) = self.steps {
+            if s > scene::MAX_STEPS {
+                anyhow::bail!("--steps: must be at most {}, got {s}", scene::MAX_STEPS);
+            }
+            scene.steps = s;
+        }
+        if let Some(n) = self.agents {
+            if n == 0 || n > scene::MAX_AGENTS {
+                anyhow::bail!("--agents: must be in 1..={}, got {n}", scene::MAX_AGENTS);
+            }
+            if scene.init.layout == scene::Layout::File {
+                anyhow::bail!(
+                    "--agents: the scene takes its agents from {}",
+                    scene.init.path.as_deref().unwrap_or("a file")
+                );
+            }
+            scene.agents = n as u32;
+            if let Some(c) = scene.init.count {
+                scene.init.count = Some(c.min(n as u32));
+            }
+        }
+        if let Some(s) = self.seed {
+            scene.seed = s;
+        }
+        Ok(())
+    }
 }
 
 #[derive(clap::Args, Debug)]

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 
-use super::simulate::simulate;
+use super::simulate::record;
 use super::*;
 use crate::scene::{builtin, Scene};
 use crate::sim::backend::Backend;
@@ -151,7 +151,7 @@ pub fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         force: a.video.force,
         quiet: a.video.quiet,
     };
-    let code = simulate(sim)?;
+    let code = record(scene, &bfs_path, &sim)?;
     if code != ExitCode::SUCCESS {
         return Ok(code);
     }

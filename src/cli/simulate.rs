@@ -1,6 +1,6 @@
 //! `forge simulate`: a scene, through the solver, into a recording.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -17,31 +17,18 @@ use crate::sim::{init, Params, RecordError};
 use crate::units::{bytes, si};
 
 pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
-    let mut scene = Scene::load(&a.scene)?;
-    if let Some(s) = a.overrides.steps {
-        if s > scene::MAX_STEPS {
-            bail!("--steps: must be at most {}, got {s}", scene::MAX_STEPS);
-        }
-        scene.steps = s;
-    }
-    if let Some(n) = a.overrides.agents {
-        if n == 0 || n > scene::MAX_AGENTS {
-            bail!("--agents: must be in 1..={}, got {n}", scene::MAX_AGENTS);
-        }
-        if scene.init.layout == scene::Layout::File {
-            bail!(
-                "--agents: the scene takes its agents from {}",
-                scene.init.path.as_deref().unwrap_or("a file")
-            );
-        }
-        scene.agents = n as u32;
-        if let Some(c) = scene.init.count {
-            scene.init.count = Some(c.min(n as u32));
-        }
-    }
-    if let Some(s) = a.overrides.seed {
-        scene.seed = s;
-    }
+    let scene = Scene::load(&a.scene)?;
+    let output = a
+        .output
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("{}.bfs", scene.name)));
+    record(scene, &output, &a)
+}
+
+/// Simulates `scene` (with `a`'s overrides applied) into a recording at `out_path`;
+/// `forge run` calls this with the scene it has loaded already.
+pub fn record(mut scene: Scene, out_path: &Path, a: &SimulateArgs) -> Result<ExitCode> {
+    a.overrides.apply(&mut scene)?;
     if let Some(s) = a.search {
         scene.search = s;
     }
@@ -69,11 +56,7 @@ pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
     let n = state.n;
     let dim = scene.dim;
 
-    let out_path = a
-        .output
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("{}.bfs", scene.name)));
-    let (out, file) = OutputFile::create(&out_path, a.force, "output")?;
+    let (out, file) = OutputFile::create(out_path, a.force, "output")?;
     let header = Header::for_scene(&scene);
     let result = (|| -> Result<Outcome> {
         let writer = bfs::Writer::new(file, &header)
@@ -143,7 +126,7 @@ pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
         return Ok(ExitCode::FAILURE);
     }
     if !a.quiet {
-        let size = std::fs::metadata(&out_path).map(|m| m.len()).unwrap_or(0);
+        let size = std::fs::metadata(out_path).map(|m| m.len()).unwrap_or(0);
         let rate = o.steps as f64 / o.secs.max(1e-9);
         eprintln!(
             "{}: {} steps of {} {} ({}D, {}, {} thread{}) in {:.2} s: {:.0} steps/s, {} agent-steps/s; final polarization {:.3} -> {} ({} frames, {})",
