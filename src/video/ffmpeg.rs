@@ -1,16 +1,28 @@
 //! Frames out to FFmpeg: an FFmpeg child reads raw yuv420p on stdin (H.264, BT.709 tags).
+//!
+//! `ffmpeg-sidecar` builds and spawns the child and parses its log; forge feeds stdin from a
+//! writer thread, so encoding overlaps rendering.
 
 use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
 use anyhow::{anyhow, bail, Context, Result};
+use ffmpeg_sidecar::child::FfmpegChild;
+use ffmpeg_sidecar::command::FfmpegCommand;
+use ffmpeg_sidecar::event::FfmpegEvent;
+use ffmpeg_sidecar::log_parser::FfmpegLogParser;
 
 /// Lines of FFmpeg's stderr kept for error messages.
 const STDERR_TAIL: usize = 15;
+
+/// Colour tags, on the raw input and again on the output: limited ("tv") range, BT.709.
+const COLOUR_IN: &str = "-color_range tv -colorspace bt709 -color_primaries bt709 -color_trc bt709";
+const COLOUR_OUT: &str =
+    "-colorspace bt709 -color_primaries bt709 -color_trc bt709 -color_range tv";
 
 /// The FFmpeg program: `FORGE_FFMPEG` if set, else `ffmpeg` on the PATH.
 pub fn ffmpeg_program() -> PathBuf {
@@ -26,33 +38,27 @@ fn ffmpeg_missing(prog: &Path) -> anyhow::Error {
     )
 }
 
-/// Checks that FFmpeg runs (`ffmpeg -version`), before any slow work starts.
+/// Why `prog` could not be started. Flattened to text on purpose: `main` treats an
+/// `io::Error` of kind BrokenPipe in the chain as a quiet exit.
+fn start_error(prog: &Path, e: &std::io::Error) -> anyhow::Error {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        ffmpeg_missing(prog)
+    } else {
+        anyhow!("cannot start FFmpeg ({}): {e}", prog.display())
+    }
+}
+
+/// Checks that FFmpeg runs (`ffmpeg -version` prints its version), before any slow work starts.
+/// Sidecar leaves the child's stderr on ours, so a broken program's own complaint shows too.
 pub fn check() -> Result<()> {
     let prog = ffmpeg_program();
-    match Command::new(&prog)
-        .arg("-version")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .output()
-    {
-        Ok(o) if o.status.success() => Ok(()),
-        Ok(o) => {
-            let said = String::from_utf8_lossy(&o.stderr);
-            let said = said.trim();
-            bail!(
-                "FFmpeg ({}) does not run: `-version` exited with {}{}",
-                prog.display(),
-                o.status,
-                if said.is_empty() {
-                    String::new()
-                } else {
-                    format!("; it printed: {said}")
-                }
-            )
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(ffmpeg_missing(&prog)),
-        Err(e) => Err(anyhow!("cannot start FFmpeg ({}): {e}", prog.display())),
+    match ffmpeg_sidecar::version::ffmpeg_version_with_path(&prog) {
+        Ok(_) => Ok(()),
+        // The only io::Errors are from starting or waiting for the child.
+        Err(e) => match e.downcast_ref::<std::io::Error>() {
+            Some(io) => Err(start_error(&prog, io)),
+            None => Err(e.context(format!("FFmpeg ({}) does not run", prog.display()))),
+        },
     }
 }
 
@@ -64,14 +70,104 @@ pub struct Encoding {
     pub preset: String,
 }
 
+/// The encoder's command line: raw yuv420p on stdin, an MP4 at `out`.
+fn command(
+    prog: &Path,
+    out: &Path,
+    width: u32,
+    height: u32,
+    fps: u32,
+    enc: &Encoding,
+) -> FfmpegCommand {
+    // Not `FfmpegCommand::new_with_path`: it puts `-loglevel level+info` first, for sidecar's
+    // full log parsing; forge asks for errors only.
+    let mut cmd = FfmpegCommand::from(Command::new(prog));
+    cmd.hide_banner()
+        .args(["-loglevel", "error", "-nostdin"])
+        .overwrite();
+    cmd.format("rawvideo")
+        .pix_fmt("yuv420p")
+        .size(width, height)
+        .args(["-r", &fps.to_string()])
+        .args(COLOUR_IN.split(' '))
+        .input("-");
+    cmd.codec_video(&enc.encoder);
+    if matches!(enc.encoder.as_str(), "libx264" | "libx265") {
+        // Not `.crf()`/`.preset()`, which spell them `-crf:v`/`-preset:v`.
+        cmd.args(["-crf", &enc.crf.to_string(), "-preset", &enc.preset]);
+    }
+    if enc.encoder == "libx264" {
+        cmd.args([
+            "-x264-params",
+            "colorprim=bt709:transfer=bt709:colormatrix=bt709:range=tv",
+        ]);
+    }
+    cmd.pix_fmt("yuv420p")
+        .args(COLOUR_OUT.split(' '))
+        .args(["-movflags", "+faststart"])
+        .format("mp4")
+        .output(out);
+    // Sidecar's child wants all three pipes; stdout carries nothing (the MP4 goes to a file).
+    cmd.as_inner_mut()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+/// Reads FFmpeg's stderr to the end through sidecar's log parser, keeping the last lines.
+///
+/// The parser is driven here rather than through `FfmpegChild::iter`: that iterator never ends
+/// if the parser fails on a line (it keeps a sender to its own channel), which would hang
+/// `finish`.
+fn log_tail(stderr: impl Read) -> VecDeque<String> {
+    let mut parser = FfmpegLogParser::new(stderr);
+    let mut tail = VecDeque::new();
+    loop {
+        let line = match parser.parse_next_event() {
+            Ok(FfmpegEvent::LogEOF) => break,
+            Ok(event) => match log_line(event) {
+                Some(line) => line,
+                None => continue,
+            },
+            Err(e) if e.is::<std::io::Error>() => break,
+            // A line the parser could not place; it is in the message.
+            Err(e) => e.to_string(),
+        };
+        if line.is_empty() {
+            continue;
+        }
+        tail.push_back(line);
+        if tail.len() > STDERR_TAIL {
+            tail.pop_front();
+        }
+    }
+    tail
+}
+
+/// The line of FFmpeg's log an event came from; none for progress and output data.
+fn log_line(event: FfmpegEvent) -> Option<String> {
+    Some(match event {
+        FfmpegEvent::Log(_, line) | FfmpegEvent::Error(line) => line,
+        FfmpegEvent::ParsedStreamMapping(line) => line,
+        FfmpegEvent::ParsedVersion(v) => v.raw_log_message,
+        FfmpegEvent::ParsedConfiguration(c) => c.raw_log_message,
+        FfmpegEvent::ParsedInput(i) => i.raw_log_message,
+        FfmpegEvent::ParsedOutput(o) => o.raw_log_message,
+        FfmpegEvent::ParsedInputStream(s) | FfmpegEvent::ParsedOutputStream(s) => s.raw_log_message,
+        FfmpegEvent::ParsedDuration(d) => d.raw_log_message,
+        _ => return None,
+    })
+}
+
 /// An FFmpeg child reading raw yuv420p on stdin; a writer thread feeds it, so encoding
 /// overlaps rendering.
 pub struct FfmpegSink {
     tx: Option<SyncSender<Vec<u8>>>,
     free: Receiver<Vec<u8>>,
     writer: Option<JoinHandle<std::io::Result<()>>>,
-    child: Child,
-    stderr: Option<JoinHandle<VecDeque<String>>>,
+    child: FfmpegChild,
+    log: Option<JoinHandle<VecDeque<String>>>,
     sent: u64,
 }
 
@@ -84,80 +180,19 @@ impl FfmpegSink {
         enc: &Encoding,
     ) -> Result<FfmpegSink> {
         let prog = ffmpeg_program();
-        let mut cmd = Command::new(&prog);
-        cmd.args(["-hide_banner", "-loglevel", "error", "-nostdin", "-y"]);
-        cmd.args(["-f", "rawvideo", "-pix_fmt", "yuv420p"]);
-        cmd.args(["-s", &format!("{width}x{height}"), "-r", &fps.to_string()]);
-        cmd.args([
-            "-color_range",
-            "tv",
-            "-colorspace",
-            "bt709",
-            "-color_primaries",
-            "bt709",
-            "-color_trc",
-            "bt709",
-        ]);
-        cmd.args(["-i", "-"]);
-        cmd.args(["-c:v", &enc.encoder]);
-        if matches!(enc.encoder.as_str(), "libx264" | "libx265") {
-            cmd.args(["-crf", &enc.crf.to_string(), "-preset", &enc.preset]);
-        }
-        if enc.encoder == "libx264" {
-            cmd.args([
-                "-x264-params",
-                "colorprim=bt709:transfer=bt709:colormatrix=bt709:range=tv",
-            ]);
-        }
-        cmd.args(["-pix_fmt", "yuv420p"]);
-        cmd.args([
-            "-colorspace",
-            "bt709",
-            "-color_primaries",
-            "bt709",
-            "-color_trc",
-            "bt709",
-            "-color_range",
-            "tv",
-        ]);
-        cmd.args(["-movflags", "+faststart", "-f", "mp4"]);
-        cmd.arg(out);
-        cmd.stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        let mut child = cmd.spawn().map_err(|e| {
-            if e.kind() == std::io::ErrorKind::NotFound {
-                ffmpeg_missing(&prog)
-            } else {
-                anyhow!("cannot start FFmpeg ({}): {e}", prog.display())
-            }
-        })?;
-        let mut stderr = child.stderr.take().expect("piped");
-        let stderr = std::thread::spawn(move || {
-            let mut tail = VecDeque::new();
-            let mut text = String::new();
-            let mut buf = [0u8; 4096];
-            while let Ok(k) = stderr.read(&mut buf) {
-                if k == 0 {
-                    break;
-                }
-                text.push_str(&String::from_utf8_lossy(&buf[..k]));
-                while let Some(i) = text.find('\n') {
-                    let line: String = text.drain(..=i).collect();
-                    tail.push_back(line.trim_end().to_string());
-                    if tail.len() > STDERR_TAIL {
-                        tail.pop_front();
-                    }
-                }
-            }
-            if !text.trim().is_empty() {
-                tail.push_back(text.trim_end().to_string());
-            }
-            tail
-        });
-        let mut stdin: ChildStdin = child.stdin.take().expect("piped");
+        let mut child = command(&prog, out, width, height, fps, enc)
+            .spawn()
+            .map_err(|e| start_error(&prog, &e))?;
+        drop(child.take_stdout()); // unused: the MP4 goes to a file
+        let stderr = child.take_stderr().expect("piped");
+        let mut stdin = child.take_stdin().expect("piped");
         let (tx, rx) = sync_channel::<Vec<u8>>(2);
         let (give, free) = sync_channel::<Vec<u8>>(4);
+        // Should a thread not start, FFmpeg reads the end of its input and exits by itself.
+        let log = std::thread::Builder::new()
+            .name("forge ffmpeg log".into())
+            .spawn(move || log_tail(stderr))
+            .context("cannot start the FFmpeg log thread")?;
         let writer = std::thread::Builder::new()
             .name("forge ffmpeg writer".into())
             .spawn(move || -> std::io::Result<()> {
@@ -173,7 +208,7 @@ impl FfmpegSink {
             free,
             writer: Some(writer),
             child,
-            stderr: Some(stderr),
+            log: Some(log),
             sent: 0,
         })
     }
@@ -194,6 +229,14 @@ impl FfmpegSink {
         Ok(())
     }
 
+    /// The last lines FFmpeg logged (it has exited, so its stderr is at its end).
+    fn log_tail(&mut self) -> VecDeque<String> {
+        self.log
+            .take()
+            .and_then(|t| t.join().ok())
+            .unwrap_or_default()
+    }
+
     /// FFmpeg stopped reading: wait for it and explain, with the tail of its stderr.
     fn failure(&mut self) -> anyhow::Error {
         self.tx = None;
@@ -203,11 +246,7 @@ impl FfmpegSink {
             .and_then(|w| w.join().ok())
             .and_then(|r| r.err());
         let status = self.child.wait().ok();
-        let tail = self
-            .stderr
-            .take()
-            .and_then(|t| t.join().ok())
-            .unwrap_or_default();
+        let tail = self.log_tail();
         let mut msg = format!(
             "FFmpeg stopped after {} frame{} ({})",
             self.sent,
@@ -240,13 +279,8 @@ impl FfmpegSink {
         let failed_write = !matches!(w, Some(Ok(Ok(()))));
         let status = self.child.wait().context("waiting for FFmpeg")?;
         if failed_write || !status.success() {
-            let tail = self
-                .stderr
-                .take()
-                .and_then(|t| t.join().ok())
-                .unwrap_or_default();
             let mut msg = format!("FFmpeg failed ({status}) after {} frames", self.sent);
-            for l in tail {
+            for l in self.log_tail() {
                 msg.push_str("\n    ");
                 msg.push_str(&l);
             }
@@ -273,5 +307,62 @@ impl super::sink::FrameSink for FfmpegSink {
     }
     fn finish(self: Box<Self>) -> Result<()> {
         FfmpegSink::finish(*self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(enc: &str) -> Vec<String> {
+        let enc = Encoding {
+            encoder: enc.into(),
+            crf: 18,
+            preset: "medium".into(),
+        };
+        command(Path::new("ffmpeg"), Path::new("out.mp4"), 160, 90, 30, &enc)
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    /// The command line is exactly the one forge passed FFmpeg before it used sidecar.
+    #[test]
+    fn command_line() {
+        let head = "-hide_banner -loglevel error -nostdin -y -f rawvideo -pix_fmt yuv420p \
+                    -s 160x90 -r 30 -color_range tv -colorspace bt709 -color_primaries bt709 \
+                    -color_trc bt709 -i -";
+        let tail = "-pix_fmt yuv420p -colorspace bt709 -color_primaries bt709 -color_trc bt709 \
+                    -color_range tv -movflags +faststart -f mp4 out.mp4";
+        assert_eq!(
+            args("libx264").join(" "),
+            format!(
+                "{head} -c:v libx264 -crf 18 -preset medium -x264-params \
+                 colorprim=bt709:transfer=bt709:colormatrix=bt709:range=tv {tail}"
+            )
+        );
+        assert_eq!(
+            args("libx265").join(" "),
+            format!("{head} -c:v libx265 -crf 18 -preset medium {tail}")
+        );
+        assert_eq!(
+            args("h264_nvenc").join(" "),
+            format!("{head} -c:v h264_nvenc {tail}")
+        );
+    }
+
+    /// The tail keeps the last lines, including one the parser cannot place, and ends at EOF.
+    #[test]
+    fn tail_of_the_log() {
+        let mut log = String::new();
+        for i in 0..20 {
+            log.push_str(&format!("line {i}\n"));
+        }
+        log.push_str("Stream #0:0: Video: rawvideo, yuv420p, 160x90, 30 fps\nlast words");
+        let tail: Vec<String> = log_tail(log.as_bytes()).into();
+        assert_eq!(tail.len(), STDERR_TAIL);
+        assert_eq!(tail[0], "line 7");
+        assert!(tail[STDERR_TAIL - 2].contains("Stream #0:0"), "{tail:?}");
+        assert_eq!(tail[STDERR_TAIL - 1], "last words");
     }
 }

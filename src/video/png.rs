@@ -1,27 +1,61 @@
 //! Frames out as PNG files (8-bit sRGB).
 
+use std::io::Write;
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::{ensure, Context, Result};
+use image::codecs::png::{CompressionType, FilterType, PngEncoder};
+use image::{ExtendedColorType, ImageEncoder};
 
 use crate::output::OutputFile;
 
+/// Where the sRGB chunk goes: after the signature (8 bytes) and the IHDR chunk (length, type,
+/// 13 bytes of data, CRC).
+const AFTER_IHDR: usize = 8 + 4 + 4 + 13 + 4;
+
+/// The PNG `sRGB` chunk, rendering intent 0 (perceptual): length, type, data, CRC of type + data.
+fn srgb_chunk() -> [u8; 13] {
+    let mut c = [0u8; 13];
+    c[..4].copy_from_slice(&1u32.to_be_bytes());
+    c[4..8].copy_from_slice(b"sRGB");
+    c[8] = 0;
+    let crc = crc32fast::hash(&c[4..9]);
+    c[9..].copy_from_slice(&crc.to_be_bytes());
+    c
+}
+
+/// Encodes one RGBA8 (sRGB) image as PNG: IHDR, sRGB, IDAT, IEND.
+///
+/// `image`'s PNG encoder can embed an ICC profile but has no way to write the 13-byte `sRGB`
+/// chunk, so it is spliced in after IHDR, where the PNG spec wants it (before IDAT).
+fn encode_png(width: u32, height: u32, rgba: &[u8]) -> Result<Vec<u8>> {
+    let want = u64::from(width) * u64::from(height) * 4;
+    ensure!(
+        rgba.len() as u64 == want,
+        "{width}x{height} RGBA image: {} bytes, expected {want}",
+        rgba.len()
+    );
+    let mut png = Vec::new();
+    // Not `PngEncoder::new`, whose default is `Fast` (fdeflate): `Default` with adaptive filters
+    // is what the png crate does by default (zlib level 6), and what forge always wrote.
+    PngEncoder::new_with_quality(&mut png, CompressionType::Default, FilterType::Adaptive)
+        .write_image(rgba, width, height, ExtendedColorType::Rgba8)?;
+    ensure!(
+        png.get(12..16) == Some(b"IHDR".as_slice()) && png.len() > AFTER_IHDR,
+        "the PNG encoder wrote no IHDR chunk first"
+    );
+    png.splice(AFTER_IHDR..AFTER_IHDR, srgb_chunk());
+    Ok(png)
+}
+
 /// Writes one RGBA8 (sRGB) image as PNG.
 pub fn write_png(path: &Path, width: u32, height: u32, rgba: &[u8]) -> Result<()> {
-    let file =
+    let png =
+        encode_png(width, height, rgba).with_context(|| format!("writing {}", path.display()))?;
+    let mut file =
         std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
-    let mut enc = png::Encoder::new(std::io::BufWriter::new(file), width, height);
-    enc.set_color(png::ColorType::Rgba);
-    enc.set_depth(png::BitDepth::Eight);
-    enc.set_source_srgb(png::SrgbRenderingIntent::Perceptual);
-    let mut w = enc
-        .write_header()
-        .with_context(|| format!("writing {}", path.display()))?;
-    w.write_image_data(rgba)
-        .with_context(|| format!("writing {}", path.display()))?;
-    w.finish()
-        .with_context(|| format!("writing {}", path.display()))?;
-    Ok(())
+    file.write_all(&png)
+        .with_context(|| format!("writing {}", path.display()))
 }
 
 /// A PNG written under a temporary name, then renamed.
