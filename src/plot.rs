@@ -5,13 +5,14 @@
 //! plotters' ab_glyph backend), so plots look the same on machines without any system font.
 //! A plot is drawn to `NAME.partial.png` beside its final name and renamed when complete.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::OnceLock;
 
 use anyhow::{anyhow, bail, Context, Result};
 use plotters::prelude::*;
 
 use crate::metrics::Metrics;
+use crate::output;
 
 /// The family name plotters asks for by default; we register DejaVu Sans under it.
 const FONT: &str = "sans-serif";
@@ -45,16 +46,8 @@ fn register_font() -> Result<()> {
     .map_err(anyhow::Error::msg)
 }
 
-/// `out.png` → `out.partial.png` (plotters picks the encoder from the extension).
-fn partial_path(path: &Path) -> PathBuf {
-    let stem = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "plot".into());
-    path.with_file_name(format!("{stem}.partial.png"))
-}
-
-/// Refuse an output that is not a `.png` or that exists (unless `force`), before any work.
+/// Refuse an output that is not a `.png`, is a folder or exists (unless `force`), before any
+/// work.
 pub fn check_output(path: &Path, force: bool, flag: &str) -> Result<()> {
     let ext = path
         .extension()
@@ -66,37 +59,26 @@ pub fn check_output(path: &Path, force: bool, flag: &str) -> Result<()> {
             path.display()
         );
     }
-    match std::fs::metadata(path) {
-        Ok(m) if m.is_dir() => bail!("{flag}: {} is a folder", path.display()),
-        Ok(_) if !force => bail!(
-            "{flag}: {} already exists (use --force to overwrite it)",
-            path.display()
-        ),
-        _ => Ok(()),
-    }
+    output::check_writable(path, force, &format!("{flag}:"))
 }
 
-/// Draw into `NAME.partial.png`, then rename it to `path`.
+/// Draw into `NAME.partial.png`, then rename it to `path`. The caller refused an existing
+/// `path` up front (`check_output`, before the work that made the data); whatever is there
+/// now is replaced.
 fn write_png(
     path: &Path,
     size: (u32, u32),
     draw: impl FnOnce(&DrawingArea<BitMapBackend, plotters::coord::Shift>) -> Result<()>,
 ) -> Result<()> {
     register_font()?;
-    let tmp = partial_path(path);
-    let result = (|| -> Result<()> {
-        let root = BitMapBackend::new(&tmp, size).into_drawing_area();
+    output::write_by_name(path, true, "plot", |tmp| {
+        let root = BitMapBackend::new(tmp, size).into_drawing_area();
         root.fill(&WHITE).map_err(|e| anyhow!("{e}"))?;
         draw(&root)?;
         root.present().map_err(|e| anyhow!("{e}"))?;
         Ok(())
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e.context(format!("cannot draw plot {}", path.display())));
-    }
-    std::fs::rename(&tmp, path)
-        .with_context(|| format!("cannot move {} to {}", tmp.display(), path.display()))
+    })
+    .with_context(|| format!("cannot draw plot {}", path.display()))
 }
 
 /// One line of a sweep plot: `(x, y, standard error of y)`, in x order.
@@ -221,7 +203,9 @@ pub fn metrics_png(path: &Path, title: &str, times: &[f64], metrics: &[Metrics])
         );
     }
     type Pick = fn(&Metrics) -> f64;
-    let panels: [(&str, Pick, Option<(f64, f64)>); 3] = [
+    /// Name, value, fixed y range.
+    type Panel = (&'static str, Pick, Option<(f64, f64)>);
+    let panels: [Panel; 3] = [
         ("polarization", |m| m.polarization, Some((0.0, 1.05))),
         ("mean speed", |m| m.mean_speed, None),
         ("nearest-neighbour distance", |m| m.nn_distance, None),

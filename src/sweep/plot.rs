@@ -1,0 +1,89 @@
+//! The sweep's plot: the order parameter against the first parameter with more than one value,
+//! one line per combination of the other multi-valued parameters, from the typed rows.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use anyhow::Result;
+
+use super::param::{fmt_value, Vary};
+use super::points::Point;
+use super::stats::Settings;
+use super::table::Row;
+use crate::plot;
+use crate::scene::{Model, Scene};
+
+/// `rows[i]` is the row of `points[i]`.
+pub fn plot_sweep(
+    path: &Path,
+    base: &Scene,
+    varies: &[Vary],
+    points: &[Point],
+    rows: &[&Row],
+    settings: Settings,
+) -> Result<()> {
+    let multi: Vec<usize> = (0..varies.len())
+        .filter(|&i| varies[i].values.len() > 1)
+        .collect();
+    let x = multi.first().copied().unwrap_or(0);
+    let mut series: Vec<plot::Series> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    for (pt, row) in points.iter().zip(rows) {
+        let label: Vec<String> = multi
+            .iter()
+            .filter(|&&i| i != x)
+            .map(|&i| format!("{} = {}", varies[i].param.symbol(), pt.key[i]))
+            .collect();
+        let label = label.join(", ");
+        let s = *index.entry(label.clone()).or_insert_with(|| {
+            series.push(plot::Series {
+                label,
+                points: Vec::new(),
+            });
+            series.len() - 1
+        });
+        series[s]
+            .points
+            .push((pt.values[x], row.stats.order, row.stats.order_se));
+    }
+    for s in &mut series {
+        s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    let fixed: Vec<String> = (0..varies.len())
+        .filter(|i| !multi.contains(i))
+        .map(|i| {
+            format!(
+                "{} = {}",
+                varies[i].param.symbol(),
+                fmt_value(varies[i].values[0])
+            )
+        })
+        .collect();
+    let Settings {
+        seeds,
+        equilibrate,
+        measure,
+    } = settings;
+    let mut title = format!(
+        "{}: {equilibrate} + {measure} steps, {seeds} seed{}",
+        base.name,
+        if seeds == 1 { "" } else { "s" }
+    );
+    if !fixed.is_empty() {
+        title.push_str(&format!(", {}", fixed.join(", ")));
+    }
+    let y_label = if base.model == Model::Vicsek {
+        "order parameter v_a"
+    } else {
+        "polarization"
+    };
+    plot::sweep_png(
+        path,
+        &plot::SweepPlot {
+            title: &title,
+            x_label: &varies[x].param.describe(),
+            y_label,
+            series: &series,
+        },
+    )
+}

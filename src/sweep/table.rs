@@ -1,0 +1,348 @@
+//! The CSV: its header, the typed rows and their one text form, the rows of an earlier run read
+//! back for `--resume`, and `OUT.partial`, where rows go as they finish.
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use anyhow::{anyhow, bail, Context, Result};
+
+use super::param::{fmt_value, Vary};
+use super::points::Point;
+use super::stats::{Settings, Stats};
+use crate::output::{self, TempName};
+
+/// The columns after the varied parameters' (one per `--vary`, named like it): agent count,
+/// box side (x), runs, steps, then the order parameter φ's mean over the measured steps and
+/// seeds, its standard error over seeds, Binder cumulant 1 − <φ⁴>/(3<φ²>²) and susceptibility
+/// N(<φ²> − <φ>²).
+pub const STAT_COLUMNS: [&str; 9] = [
+    "N",
+    "L",
+    "seeds",
+    "equilibrate",
+    "measure",
+    "order",
+    "order_se",
+    "binder",
+    "susceptibility",
+];
+
+/// What `Row`s are written as, for the files.
+pub fn header(varies: &[Vary]) -> String {
+    let mut cols: Vec<&str> = varies.iter().map(|v| v.param.name()).collect();
+    cols.extend(STAT_COLUMNS);
+    cols.join(",")
+}
+
+/// One point's row.
+#[derive(Clone, Debug)]
+pub struct Row {
+    /// The varied values as the CSV writes them (`fmt_value`), in `--vary` order: the key a
+    /// resumed point is matched by.
+    pub key: Vec<String>,
+    /// Box side L (x).
+    pub side: f32,
+    pub settings: Settings,
+    /// N and the order parameter's statistics.
+    pub stats: Stats,
+    pub origin: Origin,
+}
+
+/// Where a row came from.
+#[derive(Clone, Debug)]
+pub enum Origin {
+    /// Run by this sweep.
+    Ran,
+    /// Read back from an earlier run's file (`--resume`). Its line is written back as it was
+    /// read: the values parse back exactly from what forge writes, but an edited file may
+    /// spell them otherwise (`0.50`), and a resumed sweep keeps the rows it is given.
+    Earlier { line: String },
+}
+
+impl Row {
+    pub fn ran(point: &Point, stats: Stats, settings: Settings) -> Row {
+        Row {
+            key: point.key.clone(),
+            side: point.scene.world[0],
+            settings,
+            stats,
+            origin: Origin::Ran,
+        }
+    }
+
+    /// The row's line of CSV (without the newline): the one place a row becomes text.
+    pub fn line(&self) -> Cow<'_, str> {
+        if let Origin::Earlier { line } = &self.origin {
+            return Cow::Borrowed(line);
+        }
+        let (s, set) = (&self.stats, &self.settings);
+        let mut f: Vec<String> = self.key.clone();
+        f.push(s.n.to_string());
+        f.push(format!("{}", self.side));
+        f.push(set.seeds.to_string());
+        f.push(set.equilibrate.to_string());
+        f.push(set.measure.to_string());
+        for x in [s.order, s.order_se, s.binder, s.susceptibility] {
+            f.push(fmt_value(x));
+        }
+        Cow::Owned(f.join(","))
+    }
+
+    /// A line of an earlier run's file with `params` varied parameters (the header matched).
+    fn parse(line: &str, params: usize) -> Result<Row, RowError> {
+        let f: Vec<&str> = line.split(',').collect();
+        let want = params + STAT_COLUMNS.len();
+        if f.len() != want {
+            return Err(RowError::Fields { got: f.len(), want });
+        }
+        fn get<T: FromStr>(f: &[&str], params: usize, k: usize) -> Result<T, RowError> {
+            let text = f[params + k];
+            text.parse().map_err(|_| RowError::NotANumber {
+                column: STAT_COLUMNS[k],
+                text: text.to_string(),
+            })
+        }
+        let g = |k| get::<f64>(&f, params, k);
+        Ok(Row {
+            key: f[..params].iter().map(|s| s.to_string()).collect(),
+            side: get(&f, params, 1)?,
+            settings: Settings {
+                seeds: get(&f, params, 2)?,
+                equilibrate: get(&f, params, 3)?,
+                measure: get(&f, params, 4)?,
+            },
+            stats: Stats {
+                n: get(&f, params, 0)?,
+                order: g(5)?,
+                order_se: g(6)?,
+                binder: g(7)?,
+                susceptibility: g(8)?,
+            },
+            origin: Origin::Earlier {
+                line: line.to_string(),
+            },
+        })
+    }
+}
+
+/// Why a line of an earlier run's file is not a row; completes "FILE line K ...".
+#[derive(Debug, thiserror::Error)]
+enum RowError {
+    #[error("has {got} fields, the header {want}")]
+    Fields { got: usize, want: usize },
+    #[error("column {column}: {text:?} is not a number")]
+    NotANumber { column: &'static str, text: String },
+}
+
+/// The header and rows, one per line.
+fn csv_text<'a>(head: &str, rows: impl IntoIterator<Item = &'a Row>) -> String {
+    let mut text = format!("{head}\n");
+    for row in rows {
+        text.push_str(&row.line());
+        text.push('\n');
+    }
+    text
+}
+
+/// Rows of an earlier (maybe interrupted) run of this sweep.
+pub struct Earlier {
+    pub from: PathBuf,
+    /// In file order, the first of each key.
+    pub rows: Vec<Row>,
+}
+
+/// The rows of an earlier run of this sweep: the same varied parameters (in the same order)
+/// and `settings`. A last line without its newline was cut by the interruption: its point
+/// runs again.
+pub fn read_earlier(path: &Path, varies: &[Vary], settings: Settings) -> Result<Earlier> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("--resume: cannot read {}", path.display()))?;
+    let want = header(varies);
+    let mut lines = text.split_inclusive('\n');
+    let head = lines.next().unwrap_or("").trim_end_matches(['\n', '\r']);
+    if head != want {
+        bail!(
+            "--resume: {} has the columns\n  {head}\nbut this sweep writes\n  {want}\n(vary the same parameters in the same order, or start over with --force)",
+            path.display()
+        );
+    }
+    let mut rows = Vec::new();
+    let mut seen = HashSet::new();
+    for (i, line) in lines.enumerate() {
+        let lineno = i + 2;
+        if !line.ends_with('\n') {
+            eprintln!(
+                "warning: {}: line {lineno} is incomplete, its point runs again",
+                path.display()
+            );
+            break;
+        }
+        let line = line.trim_end_matches(['\n', '\r']);
+        if line.is_empty() {
+            continue;
+        }
+        let row = Row::parse(line, varies.len())
+            .map_err(|e| anyhow!("--resume: {} line {lineno} {e}", path.display()))?;
+        let (made, now) = (row.settings, settings);
+        if made != now {
+            bail!(
+                "--resume: {} line {lineno} was made with --seeds {} --equilibrate {} --measure {}, this sweep asks for --seeds {} --equilibrate {} --measure {} (use the same, or start over with --force)",
+                path.display(),
+                made.seeds,
+                made.equilibrate,
+                made.measure,
+                now.seeds,
+                now.equilibrate,
+                now.measure
+            );
+        }
+        if seen.insert(row.key.clone()) {
+            rows.push(row);
+        }
+    }
+    Ok(Earlier {
+        from: path.to_path_buf(),
+        rows,
+    })
+}
+
+/// `out.csv` → `out.csv.partial`.
+pub fn partial_path(path: &Path) -> PathBuf {
+    let mut name = path
+        .file_name()
+        .map(|s| s.to_os_string())
+        .unwrap_or_default();
+    name.push(".partial");
+    path.with_file_name(name)
+}
+
+/// Refuse to start over an interrupted sweep or a finished one, unless `resume` or `force`.
+pub fn check_csv_output(path: &Path, partial: &Path, resume: bool, force: bool) -> Result<()> {
+    if path.is_dir() {
+        bail!("--output: {} is a folder", path.display());
+    }
+    if resume || force {
+        return Ok(());
+    }
+    if partial.exists() {
+        bail!(
+            "--output: {} holds an interrupted sweep (use --resume to continue it, or --force to start over)",
+            partial.display()
+        );
+    }
+    if path.exists() {
+        bail!(
+            "--output: {} already exists (use --resume to extend it, or --force to overwrite it)",
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// What the CSV's files are called in messages.
+const WHAT: &str = "CSV";
+
+/// `OUT.partial`, an unfinished sweep's rows: the header, then each row appended (and flushed)
+/// as its point finishes, in the order they finish.
+pub struct PartialCsv {
+    path: PathBuf,
+    file: File,
+}
+
+impl PartialCsv {
+    /// Starts `path` with the header and `rows` (an earlier run's), written all at once: it
+    /// replaces an earlier `OUT.partial` only when complete. The caller checked the outputs
+    /// (`check_csv_output`), so whatever is at `path` is replaced.
+    pub fn start<'a>(
+        path: &Path,
+        head: &str,
+        rows: impl IntoIterator<Item = &'a Row>,
+    ) -> Result<PartialCsv> {
+        // `.NAME.tmp`: `NAME.partial` is this very file's name pattern.
+        output::write_atomic(
+            path,
+            csv_text(head, rows).as_bytes(),
+            TempName::Hidden,
+            true,
+            WHAT,
+        )?;
+        let file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .with_context(|| format!("cannot open {}", path.display()))?;
+        Ok(PartialCsv {
+            path: path.to_path_buf(),
+            file,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn append(&mut self, row: &Row) -> Result<()> {
+        self.file
+            .write_all(format!("{}\n", row.line()).as_bytes())
+            .and_then(|_| self.file.flush())
+            .map_err(|e| anyhow!("cannot write {}: {e}", self.path.display()))
+    }
+
+    /// Every point done: the header and `rows` under `out`, written all at once, and this
+    /// file removed.
+    pub fn finish<'a>(
+        self,
+        out: &Path,
+        head: &str,
+        rows: impl IntoIterator<Item = &'a Row>,
+    ) -> Result<()> {
+        let PartialCsv { path, file } = self;
+        drop(file);
+        // `.NAME.tmp`: `NAME.partial` is the file being finished.
+        output::write_atomic(
+            out,
+            csv_text(head, rows).as_bytes(),
+            TempName::Hidden,
+            true,
+            WHAT,
+        )?;
+        std::fs::remove_file(&path).with_context(|| format!("cannot remove {}", path.display()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_forge_wrote_parse_back_to_the_same_text() {
+        for line in [
+            "0,40,4,40,3.1622777,3,30,30,0.999999974645561,2.5169042850373565e-8,0.6666666666666508,0.123456",
+            "1e-7,5,2,50,5,1,10,10,0.5,NaN,0.6,inf",
+        ] {
+            let row = Row::parse(line, 3).unwrap();
+            assert_eq!(row.line(), line);
+            let ran = Row {
+                origin: Origin::Ran,
+                ..row
+            };
+            assert_eq!(ran.line(), line, "formatting the parsed values");
+        }
+        // An edited file keeps its spelling.
+        let edited = "0.50,40,4,40,3.16,3,30,30,0.50,0.1,0.6,0.2";
+        assert_eq!(Row::parse(edited, 3).unwrap().line(), edited);
+    }
+
+    #[test]
+    fn bad_rows_name_the_column() {
+        let e = Row::parse("0,40,4,40,3.1,3,30,30,high,0.1,0.6,0.2", 3).unwrap_err();
+        assert_eq!(e.to_string(), "column order: \"high\" is not a number");
+        let e = Row::parse("0,40,4,40.5,3.1,3,30,30,1,0.1,0.6,0.2", 3).unwrap_err();
+        assert!(e.to_string().starts_with("column N:"), "{e}");
+        let e = Row::parse("0,40", 3).unwrap_err();
+        assert_eq!(e.to_string(), "has 2 fields, the header 12");
+    }
+}
