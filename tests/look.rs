@@ -1,0 +1,141 @@
+//! The default look adapts to the recording: a sparse flock (2000 agents in BoidForge's
+//! 1920×1080 world) and a dense one (60k in the same world), ours and BoidForge's BFS1, come
+//! out well exposed at 720p with no flag and no render section. Measured on the real binary's
+//! PNG output (luma from sRGB with BT.709 weights, 0..255).
+
+mod common;
+
+use std::path::Path;
+
+use common::{forge_ok, have_gpu};
+use tempfile::TempDir;
+
+/// Mean luma, fraction of pixels above 50/255, fraction clipped at 255.
+fn luma_stats(png: &Path) -> (f64, f64, f64) {
+    let img = image::open(png)
+        .unwrap_or_else(|e| panic!("{}: {e}", png.display()))
+        .to_rgb8();
+    let (mut sum, mut lit, mut clipped) = (0.0f64, 0usize, 0usize);
+    let n = (img.width() * img.height()) as usize;
+    for p in img.pixels() {
+        let [r, g, b] = p.0;
+        let y = 0.2126 * r as f64 + 0.7152 * g as f64 + 0.0722 * b as f64;
+        sum += y;
+        if y > 50.0 {
+            lit += 1;
+        }
+        if r == 255 && g == 255 && b == 255 {
+            clipped += 1;
+        }
+    }
+    (sum / n as f64, lit as f64 / n as f64, clipped as f64 / n as f64)
+}
+
+fn scene(dir: &Path, name: &str, agents: u32, steps: u32) {
+    std::fs::write(
+        dir.join(format!("{name}.json")),
+        format!(
+            r#"{{"name": "{name}", "preset": "boidforge", "agents": {agents}, "steps": {steps}, "seed": 3}}"#
+        ),
+    )
+    .unwrap();
+    forge_ok(dir, &["simulate", &format!("{name}.json"), "-q"]);
+}
+
+fn still(dir: &Path, bfs: &str, frame: u32, out: &str) -> (f64, f64, f64) {
+    let (_, stderr) = forge_ok(
+        dir,
+        &["still", bfs, "--frame", &frame.to_string(), "--720p", "-o", out],
+    );
+    assert!(
+        stderr.contains("(measured)"),
+        "the default look should say what it measured:\n{stderr}"
+    );
+    luma_stats(&dir.join(out))
+}
+
+#[test]
+fn sparse_recording_is_well_exposed_by_default() {
+    if !have_gpu("sparse_recording_is_well_exposed_by_default") {
+        return;
+    }
+    let d = TempDir::new().unwrap();
+    scene(d.path(), "sparse", 2000, 200);
+    let (mean, lit, clipped) = still(d.path(), "sparse.bfs", 200, "sparse.png");
+    println!("sparse: mean luma {mean:.1}, lit {lit:.3}, clipped {clipped:.4}");
+    // Before the adaptive look: mean 5, 0.03% lit (dim dots on black).
+    assert!(lit >= 0.10, "sparse: only {:.1}% of pixels above 50", lit * 100.0);
+    assert!(mean >= 15.0, "sparse: mean luma {mean:.1}");
+    assert!(clipped < 0.02, "sparse: {:.1}% clipped", clipped * 100.0);
+
+    // The same frames as BoidForge's BFS1 (no world size stored, no render section).
+    let mut r = forge::bfs::Reader::open(&d.path().join("sparse.bfs")).unwrap();
+    let mut frames = Vec::new();
+    for k in 0..r.frame_count() {
+        let f = r.read_frame(k).unwrap();
+        let n = f.agents(2);
+        frames.push((
+            f.step as i32,
+            f.pos[..n].to_vec(),
+            f.pos[n..].to_vec(),
+            f.vel[..n].to_vec(),
+            f.vel[n..].to_vec(),
+        ));
+    }
+    let file = std::fs::File::create(d.path().join("bf.bfs")).unwrap();
+    forge::bfs::write_bfs1(file, 0.05, 3, 2000, &frames, true).unwrap();
+    let (mean, lit, clipped) = still(d.path(), "bf.bfs", 200, "bf.png");
+    println!("BFS1: mean luma {mean:.1}, lit {lit:.3}, clipped {clipped:.4}");
+    assert!(lit >= 0.10, "BFS1: only {:.1}% of pixels above 50", lit * 100.0);
+    assert!(clipped < 0.02, "BFS1: {:.1}% clipped", clipped * 100.0);
+}
+
+#[test]
+fn dense_recording_is_not_blown_out_by_default() {
+    if !have_gpu("dense_recording_is_not_blown_out_by_default") {
+        return;
+    }
+    let d = TempDir::new().unwrap();
+    scene(d.path(), "dense", 60_000, 12);
+    let (mean, lit, clipped) = still(d.path(), "dense.bfs", 12, "dense.png");
+    println!("dense: mean luma {mean:.1}, lit {lit:.3}, clipped {clipped:.4}");
+    assert!(clipped < 0.02, "dense: {:.1}% clipped at 255", clipped * 100.0);
+    assert!(mean >= 20.0, "dense: mean luma {mean:.1}");
+    assert!(lit >= 0.10, "dense: only {:.1}% lit", lit * 100.0);
+}
+
+#[test]
+fn flags_and_the_scene_still_override_the_measured_look() {
+    if !have_gpu("flags_and_the_scene_still_override_the_measured_look") {
+        return;
+    }
+    let d = TempDir::new().unwrap();
+    scene(d.path(), "sparse", 2000, 20);
+    let (_, stderr) = forge_ok(
+        d.path(),
+        &[
+            "still", "sparse.bfs", "--frame", "20", "--size", "320x180", "-o", "a.png",
+            "--exposure", "0.7", "--point-size", "1.5", "--trails", "0",
+        ],
+    );
+    assert!(!stderr.contains("(measured)"), "{stderr}");
+    // Exposure alone: the sprite size stays the fixed default (the pair is measured together).
+    let (_, stderr) = forge_ok(
+        d.path(),
+        &["still", "sparse.bfs", "--frame", "20", "--size", "320x180", "-o", "b.png", "--exposure", "0.7"],
+    );
+    assert!(!stderr.contains("(measured)"), "{stderr}");
+    // Nothing set: both measured, and a darker exposure for an all-black background is not
+    // a thing: the result is identical run to run.
+    for out in ["c.png", "d.png"] {
+        forge_ok(
+            d.path(),
+            &["still", "sparse.bfs", "--frame", "20", "--size", "320x180", "-o", out],
+        );
+    }
+    assert_eq!(
+        std::fs::read(d.path().join("c.png")).unwrap(),
+        std::fs::read(d.path().join("d.png")).unwrap(),
+        "the measured look must be reproducible"
+    );
+}
