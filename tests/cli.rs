@@ -552,12 +552,6 @@ fn file_scene(dir: &Path, bfs: &str, frame: Option<i64>) {
     );
 }
 
-/// header_len and frame size of a forge recording (see the layout in src/bfs.rs).
-fn layout(bytes: &[u8], dim: usize, n: usize) -> (usize, usize) {
-    let header_len = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
-    (header_len, 24 + 8 * dim * n)
-}
-
 #[test]
 fn init_from_good_file() {
     let d = tmp();
@@ -577,7 +571,7 @@ fn init_from_truncated_header() {
     let d = tmp();
     let rec = record_tiny(d.path(), "rec.bfs");
     let bytes = fs::read(&rec).unwrap();
-    let (header_len, _) = layout(&bytes, 2, 20);
+    let (header_len, _) = bfs_layout(&bytes, 2, 20);
     for cut in [0, 5, 40, header_len - 3] {
         fs::write(d.path().join("cut.bfs"), &bytes[..cut]).unwrap();
         file_scene(d.path(), "cut.bfs", None);
@@ -596,7 +590,7 @@ fn init_from_file_with_no_complete_frame() {
     let d = tmp();
     let rec = record_tiny(d.path(), "rec.bfs");
     let bytes = fs::read(&rec).unwrap();
-    let (header_len, _) = layout(&bytes, 2, 20);
+    let (header_len, _) = bfs_layout(&bytes, 2, 20);
     fs::write(d.path().join("cut.bfs"), &bytes[..header_len + 10]).unwrap();
     file_scene(d.path(), "cut.bfs", None);
     let err = fails(
@@ -613,7 +607,7 @@ fn init_from_corrupt_frame() {
     let d = tmp();
     let rec = record_tiny(d.path(), "rec.bfs");
     let mut bytes = fs::read(&rec).unwrap();
-    let (header_len, frame_size) = layout(&bytes, 2, 20);
+    let (header_len, frame_size) = bfs_layout(&bytes, 2, 20);
     assert_eq!(
         bytes.len(),
         header_len + 4 * frame_size,
@@ -877,7 +871,7 @@ fn info_truncated_recordings() {
     let d = tmp();
     let rec = record_tiny(d.path(), "rec.bfs");
     let bytes = fs::read(&rec).unwrap();
-    let (header_len, frame_size) = layout(&bytes, 2, 20);
+    let (header_len, frame_size) = bfs_layout(&bytes, 2, 20);
     // Inside the magic, inside the fixed header, inside the scene JSON.
     for cut in [3, 30, header_len / 2] {
         fs::write(d.path().join("cut.bfs"), &bytes[..cut]).unwrap();

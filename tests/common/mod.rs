@@ -306,3 +306,108 @@ pub fn have_ffmpeg(test: &str) -> bool {
     }
     present
 }
+
+// ---------------------------------------------------------------------------------------
+// --help texts
+// ---------------------------------------------------------------------------------------
+
+/// One option of a `--help` text.
+#[derive(Debug)]
+pub struct HelpOption {
+    /// The names as written, e.g. `-o, --output <OUTPUT>`.
+    pub head: String,
+    /// The long name, e.g. `--output`.
+    pub long: String,
+    /// Whether it takes a value (`<...>` in the head).
+    pub takes_value: bool,
+    /// Its description, every line joined by spaces.
+    pub text: String,
+}
+
+impl HelpOption {
+    /// What `[default: ...]` says, if the description has one.
+    pub fn default(&self) -> Option<&str> {
+        let i = self.text.find("[default: ")? + "[default: ".len();
+        let j = self.text[i..].find(']')?;
+        Some(&self.text[i..i + j])
+    }
+}
+
+/// The options listed under `Options:` in a clap `--help` text (short or long form).
+pub fn help_options(help: &str) -> Vec<HelpOption> {
+    let mut out: Vec<HelpOption> = Vec::new();
+    let mut in_options = false;
+    for line in help.lines() {
+        if !line.starts_with(' ') && !line.is_empty() {
+            // A section title ("Options:", "Arguments:") or text after the options.
+            in_options = line.trim_end() == "Options:";
+            continue;
+        }
+        if !in_options {
+            continue;
+        }
+        let t = line.trim_start();
+        let is_head =
+            t.starts_with('-') && t[1..].starts_with(|c: char| c.is_alphanumeric() || c == '-');
+        if is_head {
+            // `head  description` (short form) or `head` alone (long form).
+            let (head, rest) = match t.find("  ") {
+                Some(k) => (t[..k].to_string(), t[k..].trim().to_string()),
+                None => (t.to_string(), String::new()),
+            };
+            let long = head
+                .split([',', ' ', '='])
+                .find(|w| w.starts_with("--"))
+                .unwrap_or_else(|| panic!("option without a long name: {head:?}"))
+                .to_string();
+            out.push(HelpOption {
+                takes_value: head.contains('<'),
+                head,
+                long,
+                text: rest,
+            });
+        } else if let Some(o) = out.last_mut() {
+            let t = t.trim();
+            if !t.is_empty() {
+                if !o.text.is_empty() {
+                    o.text.push(' ');
+                }
+                o.text.push_str(t);
+            }
+        }
+    }
+    out
+}
+
+/// The subcommands listed under `Commands:` in `forge --help` (without `help`).
+pub fn help_commands(help: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut in_commands = false;
+    for line in help.lines() {
+        if !line.starts_with(' ') {
+            in_commands = line.trim_end() == "Commands:";
+            continue;
+        }
+        if in_commands {
+            // Names start two spaces in; a wrapped description starts further in.
+            if line.starts_with("  ") && !line.starts_with("   ") {
+                let name = line.split_whitespace().next().unwrap();
+                if name != "help" {
+                    out.push(name.to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------
+// The .bfs layout, for damaging files on purpose
+// ---------------------------------------------------------------------------------------
+
+/// `header_len` and the frame size of a forge recording of `n` agents in `dim` dimensions (see
+/// the layout in src/bfs.rs): frame `k` starts at `header_len + k * frame_size`.
+pub fn bfs_layout(bytes: &[u8], dim: usize, n: usize) -> (usize, usize) {
+    let header_len = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+    (header_len, 24 + 8 * dim * n)
+}
