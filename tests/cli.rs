@@ -1238,6 +1238,167 @@ fn help_and_version() {
 }
 
 #[test]
+fn help_command_and_version_flags() {
+    let d = tmp();
+    let help = succeeds(d.path(), &["--help"]).stdout;
+    // `forge help` is `forge --help`; `forge help SUB` is `forge SUB --help`.
+    assert_eq!(succeeds(d.path(), &["help"]).stdout, help);
+    assert_eq!(
+        succeeds(d.path(), &["help", "render"]).stdout,
+        succeeds(d.path(), &["render", "--help"]).stdout
+    );
+    let r = run(d.path(), &["help", "nosuchcommand"]);
+    failed(&r, &["help", "nosuchcommand"]);
+    has(&r.stderr, "nosuchcommand");
+    // The version is the crate's, on stdout, the same for both spellings.
+    let want = format!("forge {}\n", env!("CARGO_PKG_VERSION"));
+    assert_eq!(succeeds(d.path(), &["--version"]).stdout, want);
+    assert_eq!(succeeds(d.path(), &["-V"]).stdout, want);
+}
+
+/// Every subcommand `forge --help` must list.
+const SUBCOMMANDS: &[&str] = &[
+    "simulate", "info", "scenes", "bench", "render", "still", "gpus", "run", "demo", "sweep",
+];
+
+/// Options that take a value and have no default: they are off, required, or override the
+/// scene only when given. Every other option that takes a value shows `[default: ...]`.
+const NO_DEFAULT: &[(&str, &[&str])] = &[
+    ("simulate", &["--steps", "--agents", "--seed"]),
+    ("info", &["--metrics", "--plot"]),
+    ("render", &["--png"]),
+    ("still", &["--output"]),
+    ("run", &["--steps", "--agents", "--seed", "--png"]),
+    ("sweep", &["--vary", "--output", "--plot"]),
+];
+
+/// The look defaults shared by render, still and run.
+const LOOK_DEFAULTS: &[(&str, &str)] = &[
+    ("--size", "1920x1080"),
+    ("--color", "speed"),
+    ("--colormap", "inferno"),
+    ("--trails", "0"),
+    ("--bloom", "0.5"),
+    ("--exposure", "1.0"),
+    ("--background", "#05050a"),
+    ("--point-size", "1.5"),
+    ("--vignette", "0.25"),
+    ("--fit", "letterbox"),
+    ("--camera", "orbit"),
+    ("--fov", "45"),
+    ("--fog", "0"),
+];
+
+/// The encoder defaults shared by render and run.
+const VIDEO_DEFAULTS: &[(&str, &str)] = &[
+    ("--fps", "30"),
+    ("--encoder", "libx264"),
+    ("--crf", "18"),
+    ("--preset", "medium"),
+];
+
+/// Concrete defaults each subcommand's help must show for the flag (besides the shared ones).
+const DEFAULTS: &[(&str, &[(&str, &str)])] = &[
+    (
+        "simulate",
+        &[
+            ("--output", "SCENE_NAME.bfs"),
+            ("--threads", "all cores"),
+            ("--search", "auto"),
+            ("--backend", "auto"),
+        ],
+    ),
+    (
+        "bench",
+        &[
+            ("--sizes", "1000,10000,100000,1000000"),
+            ("--seconds", "0.5"),
+            ("--only", "all"),
+            ("--render-sizes", "1280x720,1920x1080,3840x2160"),
+            ("--render-dims", "2,3"),
+            ("--render-agents", "2000,100000,1000000"),
+        ],
+    ),
+    ("render", &[("--output", ".mp4"), ("--frames", "all")]),
+    ("still", &[("--frame", "0")]),
+    (
+        "run",
+        &[("--output", "SCENE_NAME.mp4"), ("--bfs", "temporary")],
+    ),
+    ("demo", &[("--output", "demo.mp4")]),
+    (
+        "sweep",
+        &[
+            ("--seeds", "3"),
+            ("--equilibrate", "2500"),
+            ("--measure", "1500"),
+            ("--jobs", "all cores"),
+        ],
+    ),
+];
+
+fn lookup<'a, T: ?Sized>(table: &[(&str, &'a T)], sub: &str) -> Option<&'a T> {
+    table.iter().find(|(s, _)| *s == sub).map(|(_, v)| *v)
+}
+
+#[test]
+fn every_subcommand_documents_its_flags_and_defaults() {
+    let d = tmp();
+    let subs = help_commands(&succeeds(d.path(), &["--help"]).stdout);
+    for want in SUBCOMMANDS {
+        assert!(
+            subs.iter().any(|s| s == want),
+            "forge --help does not list {want}: {subs:?}"
+        );
+    }
+    let mut faults = Vec::new();
+    for sub in &subs {
+        let help = succeeds(d.path(), &[sub, "--help"]).stdout;
+        assert!(
+            help.contains(&format!("Usage: forge {sub}")),
+            "forge {sub} --help:\n{help}"
+        );
+        let options = help_options(&help);
+        assert!(
+            options.iter().any(|o| o.long == "--help"),
+            "forge {sub} --help lists no options (parse error?):\n{help}"
+        );
+        let no_default = lookup(NO_DEFAULT, sub).unwrap_or(&[]);
+        for o in &options {
+            if o.text.is_empty() {
+                faults.push(format!("{sub} {}: no description", o.head));
+            }
+            if o.takes_value && o.default().is_none() && !no_default.contains(&o.long.as_str()) {
+                faults.push(format!(
+                    "{sub} {}: takes a value but shows no [default: ...] (or add it to NO_DEFAULT)",
+                    o.head
+                ));
+            }
+        }
+        let mut concrete: Vec<(&str, &str)> = lookup(DEFAULTS, sub).unwrap_or(&[]).to_vec();
+        if ["render", "still", "run"].contains(&sub.as_str()) {
+            concrete.extend_from_slice(LOOK_DEFAULTS);
+        }
+        if ["render", "run"].contains(&sub.as_str()) {
+            concrete.extend_from_slice(VIDEO_DEFAULTS);
+        }
+        for (flag, value) in concrete {
+            match options.iter().find(|o| o.long == flag) {
+                None => faults.push(format!("{sub}: no {flag} in --help")),
+                Some(o) => match o.default() {
+                    Some(d) if d.contains(value) => {}
+                    Some(d) => {
+                        faults.push(format!("{sub} {flag}: [default: {d}] does not say {value}"))
+                    }
+                    None => faults.push(format!("{sub} {flag}: no [default: ...], want {value}")),
+                },
+            }
+        }
+    }
+    assert!(faults.is_empty(), "--help texts:\n{}", faults.join("\n"));
+}
+
+#[test]
 fn init_from_a_boidforge_bfs1_file() {
     let d = tmp();
     // Two frames of 3 boids in BoidForge's default world; start from the last one.
