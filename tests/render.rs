@@ -982,7 +982,7 @@ fn bad_outputs_and_sizes() {
     assert_eq!(listing(&p.join("frames")), ["keep.txt"]);
 
     // Only the GPU knows its largest texture.
-    if !have_gpu("bad_outputs_and_sizes") {
+    if !have_gpu("bad_outputs_and_sizes, the texture limit") {
         return;
     }
     fails_cleanly(
@@ -1013,7 +1013,7 @@ fn an_output_is_never_an_input() {
             "{args:?} changed the input"
         );
     }
-    if !have_gpu("an_output_is_never_an_input") {
+    if !have_gpu("an_output_is_never_an_input, with a GPU") {
         return;
     }
     for args in cases {
@@ -1066,7 +1066,9 @@ fn broken_recordings() {
         &["h.mp4"],
     );
 
-    if !have_gpu("broken_recordings") || !have_ffmpeg("broken_recordings") {
+    if !have_gpu("broken_recordings, rendering the damaged files")
+        || !have_ffmpeg("broken_recordings, rendering the damaged files")
+    {
         return;
     }
     // Frame 3 damaged in each of its parts: tag, checksum, index, step, first and last byte of
