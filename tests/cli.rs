@@ -8,132 +8,27 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
-use tempfile::TempDir;
+mod common;
+
+use common::*;
 
 // ---------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------
-
-/// `forge` run in `dir`, with a generous timeout so that a hang fails instead of blocking.
-fn forge(dir: &Path) -> Command {
-    let mut c = Command::cargo_bin("forge").expect("the forge binary is built");
-    c.current_dir(dir).timeout(Duration::from_secs(60));
-    c
-}
-
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-fn run(dir: &Path, args: &[&str]) -> Run {
-    let out = forge(dir).args(args).output().expect("forge runs");
-    Run {
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
-fn no_panic(r: &Run) {
-    assert!(
-        !r.stderr.contains("panicked"),
-        "forge panicked:\n{}",
-        r.stderr
-    );
-    assert!(
-        !r.stderr.contains("RUST_BACKTRACE"),
-        "forge panicked:\n{}",
-        r.stderr
-    );
-}
-
-/// Runs forge, expects a clean failure (non-zero exit, no panic), returns stderr.
-fn fails(dir: &Path, args: &[&str]) -> String {
-    let r = run(dir, args);
-    no_panic(&r);
-    assert!(
-        r.code.is_some(),
-        "forge was killed by a signal:\n{}",
-        r.stderr
-    );
-    assert_ne!(
-        r.code,
-        Some(0),
-        "forge should have failed: {args:?}\nstderr:\n{}",
-        r.stderr
-    );
-    assert!(
-        r.stderr.contains("error"),
-        "no error message for {args:?}:\n{}",
-        r.stderr
-    );
-    r.stderr
-}
-
-/// Runs forge, expects success, returns (stdout, stderr).
-fn succeeds(dir: &Path, args: &[&str]) -> (String, String) {
-    let r = run(dir, args);
-    no_panic(&r);
-    assert_eq!(
-        r.code,
-        Some(0),
-        "forge failed: {args:?}\nstderr:\n{}",
-        r.stderr
-    );
-    (r.stdout, r.stderr)
-}
-
-fn has(stderr: &str, needle: &str) {
-    assert!(
-        stderr.contains(needle),
-        "expected {needle:?} in stderr:\n{stderr}"
-    );
-}
-
-/// Neither `out` nor `out.partial` exists.
-fn no_output(dir: &Path, out: &str) {
-    assert!(!dir.join(out).exists(), "{out} was left behind");
-    let partial = format!("{out}.partial");
-    assert!(!dir.join(&partial).exists(), "{partial} was left behind");
-}
-
-/// The names in `dir`, sorted.
-fn listing(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
-
-fn tmp() -> TempDir {
-    tempfile::tempdir().expect("temp dir")
-}
-
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let p = dir.join(name);
-    fs::write(&p, text).unwrap();
-    p
-}
 
 /// A scene file that must be rejected: checks the exit, the message (`expect` in stderr), no
 /// panic, and that the folder holds nothing but the scene afterwards.
 fn bad_scene(text: &str, expect: &[&str]) -> String {
     let d = tmp();
     write(d.path(), "s.json", text);
-    let err = fails(
+    let mut names = expect.to_vec();
+    names.push("s.json");
+    let err = fails_cleanly(
         d.path(),
         &["simulate", "s.json", "-o", "out.bfs", "--quiet"],
+        &names,
+        &["out.bfs"],
     );
-    for e in expect {
-        has(&err, e);
-    }
-    has(&err, "s.json");
-    no_output(d.path(), "out.bfs");
     assert_eq!(listing(d.path()), ["s.json"], "files left behind");
     err
 }
@@ -156,7 +51,7 @@ fn record_tiny(dir: &Path, name: &str) -> PathBuf {
 }
 
 fn info_json(dir: &Path, file: &str) -> serde_json::Value {
-    let (out, _) = succeeds(dir, &["info", file, "--json"]);
+    let out = succeeds(dir, &["info", file, "--json"]).stdout;
     serde_json::from_str(&out)
         .unwrap_or_else(|e| panic!("forge info --json is not JSON ({e}):\n{out}"))
 }
@@ -362,17 +257,17 @@ fn malformed_array_does_not_hang() {
         "s.json",
         "{\n  \"model\": \"boids\",\n  \"agents\": 10,\n  \"world\": {\"size\": [1, 2,\n}}",
     );
-    let out = forge(d.path())
-        .args(["simulate", "s.json", "-o", "out.bfs", "--quiet"])
-        .timeout(Duration::from_secs(5))
-        .output()
-        .expect("forge runs");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.code().is_some(), "forge hung (killed after 5 s)");
-    assert_ne!(out.status.code(), Some(0));
-    assert!(!err.contains("panicked"), "{err}");
-    has(&err, "scene.world.size");
-    has(&err, "(line 5)");
+    let r = run_command(
+        forge(d.path())
+            .args(["simulate", "s.json", "-o", "out.bfs", "--quiet"])
+            .timeout(Duration::from_secs(5)),
+    );
+    let err = &r.stderr;
+    assert!(r.code.is_some(), "forge hung (killed after 5 s)");
+    assert_ne!(r.code, Some(0));
+    no_panic(&r);
+    has(err, "scene.world.size");
+    has(err, "(line 5)");
     assert_eq!(listing(d.path()), ["s.json"], "files left behind");
 }
 
@@ -410,21 +305,15 @@ fn all_errors_reported_together() {
 /// Runs `forge` under a 1 GiB address-space limit (sh's ulimit -v), so that a grid sized by
 /// world / radius (10^24 cells) would fail instead of succeeding by luck.
 fn bounded(dir: &Path, args: &str) -> Run {
-    let bin = assert_cmd::cargo::cargo_bin("forge");
-    let out = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "ulimit -v 1048576 && exec '{}' {args}",
-            bin.display()
-        ))
-        .current_dir(dir)
-        .output()
-        .expect("sh runs");
-    Run {
-        code: out.status.code(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    run_process(
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "ulimit -v 1048576 && exec '{}' {args}",
+                forge_bin().display()
+            ))
+            .current_dir(dir),
+    )
 }
 
 #[test]
@@ -663,12 +552,6 @@ fn file_scene(dir: &Path, bfs: &str, frame: Option<i64>) {
     );
 }
 
-/// header_len and frame size of a forge recording (see the layout in src/bfs.rs).
-fn layout(bytes: &[u8], dim: usize, n: usize) -> (usize, usize) {
-    let header_len = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
-    (header_len, 24 + 8 * dim * n)
-}
-
 #[test]
 fn init_from_good_file() {
     let d = tmp();
@@ -688,7 +571,7 @@ fn init_from_truncated_header() {
     let d = tmp();
     let rec = record_tiny(d.path(), "rec.bfs");
     let bytes = fs::read(&rec).unwrap();
-    let (header_len, _) = layout(&bytes, 2, 20);
+    let (header_len, _) = bfs_layout(&bytes, 2, 20);
     for cut in [0, 5, 40, header_len - 3] {
         fs::write(d.path().join("cut.bfs"), &bytes[..cut]).unwrap();
         file_scene(d.path(), "cut.bfs", None);
@@ -707,7 +590,7 @@ fn init_from_file_with_no_complete_frame() {
     let d = tmp();
     let rec = record_tiny(d.path(), "rec.bfs");
     let bytes = fs::read(&rec).unwrap();
-    let (header_len, _) = layout(&bytes, 2, 20);
+    let (header_len, _) = bfs_layout(&bytes, 2, 20);
     fs::write(d.path().join("cut.bfs"), &bytes[..header_len + 10]).unwrap();
     file_scene(d.path(), "cut.bfs", None);
     let err = fails(
@@ -724,7 +607,7 @@ fn init_from_corrupt_frame() {
     let d = tmp();
     let rec = record_tiny(d.path(), "rec.bfs");
     let mut bytes = fs::read(&rec).unwrap();
-    let (header_len, frame_size) = layout(&bytes, 2, 20);
+    let (header_len, frame_size) = bfs_layout(&bytes, 2, 20);
     assert_eq!(
         bytes.len(),
         header_len + 4 * frame_size,
@@ -852,7 +735,7 @@ fn diverging_run_keeps_good_frames() {
     assert_eq!(v["last_step"], step - 1);
     assert_eq!(v["finalized"], true);
     assert_eq!(v["agents"], 50);
-    let (out, _) = succeeds(d.path(), &["info", "nan.bfs"]);
+    let out = succeeds(d.path(), &["info", "nan.bfs"]).stdout;
     assert!(out.contains(&format!("frames     {step}")), "{out}");
 }
 
@@ -988,7 +871,7 @@ fn info_truncated_recordings() {
     let d = tmp();
     let rec = record_tiny(d.path(), "rec.bfs");
     let bytes = fs::read(&rec).unwrap();
-    let (header_len, frame_size) = layout(&bytes, 2, 20);
+    let (header_len, frame_size) = bfs_layout(&bytes, 2, 20);
     // Inside the magic, inside the fixed header, inside the scene JSON.
     for cut in [3, 30, header_len / 2] {
         fs::write(d.path().join("cut.bfs"), &bytes[..cut]).unwrap();
@@ -1016,8 +899,7 @@ fn info_truncated_recordings() {
 #[test]
 fn killed_run_leaves_readable_partial() {
     let d = tmp();
-    let bin = assert_cmd::cargo::cargo_bin("forge");
-    let mut child = std::process::Command::new(bin)
+    let mut child = std::process::Command::new(forge_bin())
         .args([
             "simulate",
             "turbulence",
@@ -1105,7 +987,7 @@ fn simulate_then_info_json() {
         r#"{"name": "small", "model": "boids", "dim": 3, "agents": 64, "steps": 6,
            "record_every": 2, "seed": 9, "world": {"size": [50, 60, 70], "boundary": "reflect"}}"#,
     );
-    let (_, err) = succeeds(d.path(), &["simulate", "small.json", "-o", "small.bfs"]);
+    let err = succeeds(d.path(), &["simulate", "small.json", "-o", "small.bfs"]).stderr;
     has(&err, "small.bfs");
     let v = info_json(d.path(), "small.bfs");
     assert_eq!(v["format"], "forge");
@@ -1156,8 +1038,41 @@ fn overrides_change_the_recording() {
     assert_eq!(v["scene"], "cuplan");
 }
 
+/// Agents in the thread-count comparisons: above the solver's PARALLEL_MIN, below which one
+/// thread does all the work whatever `--threads` says (so a comparison would prove nothing).
+const THREADED_AGENTS: u32 = 7000;
+
+/// Records `scene` once per variant of `--threads` and `--search`; every recording must be the
+/// same bytes as the first (1 thread, grid).
+fn same_bytes_for_threads_and_search(dir: &Path, label: &str, scene: &str) {
+    write(dir, "s.json", scene);
+    let variants: [&[&str]; 6] = [
+        &["--threads", "1", "--search", "grid"],
+        &["--threads", "2", "--search", "grid"],
+        &["--threads", "3", "--search", "grid"],
+        &["--threads", "1", "--search", "brute"],
+        &["--threads", "2", "--search", "brute"],
+        &[],
+    ];
+    let mut first: Option<Vec<u8>> = None;
+    for extra in variants {
+        let mut args = vec!["simulate", "s.json", "-o", "o.bfs", "--quiet", "--force"];
+        args.extend_from_slice(extra);
+        succeeds(dir, &args);
+        let bytes = fs::read(dir.join("o.bfs")).unwrap();
+        match &first {
+            None => first = Some(bytes),
+            Some(want) => assert!(
+                &bytes == want,
+                "{label}: {extra:?} wrote different bytes than --threads 1 --search grid"
+            ),
+        }
+    }
+}
+
 #[test]
 fn output_does_not_depend_on_threads_or_search() {
+    // A tiny scene: brute force against the grid (one thread does the work at this size).
     let d = tmp();
     write(d.path(), "tiny.json", TINY);
     let mut files = Vec::new();
@@ -1179,6 +1094,41 @@ fn output_does_not_depend_on_threads_or_search() {
     for f in &files[1..] {
         assert!(f == &files[0], "recordings differ");
     }
+}
+
+#[test]
+fn output_does_not_depend_on_thread_count_when_the_pool_runs() {
+    assert!(
+        THREADED_AGENTS as usize > forge::sim::cpu::PARALLEL_MIN,
+        "THREADED_AGENTS ({THREADED_AGENTS}) must exceed PARALLEL_MIN ({}) or the pool never starts",
+        forge::sim::cpu::PARALLEL_MIN
+    );
+    let n = THREADED_AGENTS;
+    let d = tmp();
+    same_bytes_for_threads_and_search(
+        d.path(),
+        "boids 2D",
+        &format!(
+            r#"{{"model": "boids", "agents": {n}, "steps": 3, "seed": 11,
+               "world": {{"size": [800, 600], "boundary": "wrap"}}, "boids": {{"w_sep": 40}}}}"#
+        ),
+    );
+    same_bytes_for_threads_and_search(
+        d.path(),
+        "boids 3D",
+        &format!(
+            r#"{{"model": "boids", "dim": 3, "agents": {n}, "steps": 3, "seed": 12,
+               "world": {{"size": [200, 200, 200], "boundary": "wrap"}}, "boids": {{"w_sep": 40}}}}"#
+        ),
+    );
+    same_bytes_for_threads_and_search(
+        d.path(),
+        "vicsek",
+        &format!(
+            r#"{{"model": "vicsek", "agents": {n}, "steps": 3, "seed": 13,
+               "world": {{"size": [40, 40]}}}}"#
+        ),
+    );
 }
 
 #[test]
@@ -1211,7 +1161,7 @@ fn metrics_csv_one_row_per_frame() {
 #[test]
 fn scenes_lists_all_builtins() {
     let d = tmp();
-    let (out, _) = succeeds(d.path(), &["scenes"]);
+    let out = succeeds(d.path(), &["scenes"]).stdout;
     let names: Vec<&str> = out
         .lines()
         .filter_map(|l| l.split_whitespace().next())
@@ -1279,12 +1229,173 @@ fn cli_definition_is_consistent() {
 #[test]
 fn help_and_version() {
     let d = tmp();
-    let (out, _) = succeeds(d.path(), &["--help"]);
+    let out = succeeds(d.path(), &["--help"]).stdout;
     for sub in ["simulate", "info", "scenes", "bench"] {
         assert!(out.contains(sub), "{out}");
     }
-    let (out, _) = succeeds(d.path(), &["--version"]);
+    let out = succeeds(d.path(), &["--version"]).stdout;
     assert!(out.starts_with("forge "), "{out}");
+}
+
+#[test]
+fn help_command_and_version_flags() {
+    let d = tmp();
+    let help = succeeds(d.path(), &["--help"]).stdout;
+    // `forge help` is `forge --help`; `forge help SUB` is `forge SUB --help`.
+    assert_eq!(succeeds(d.path(), &["help"]).stdout, help);
+    assert_eq!(
+        succeeds(d.path(), &["help", "render"]).stdout,
+        succeeds(d.path(), &["render", "--help"]).stdout
+    );
+    let r = run(d.path(), &["help", "nosuchcommand"]);
+    failed(&r, &["help", "nosuchcommand"]);
+    has(&r.stderr, "nosuchcommand");
+    // The version is the crate's, on stdout, the same for both spellings.
+    let want = format!("forge {}\n", env!("CARGO_PKG_VERSION"));
+    assert_eq!(succeeds(d.path(), &["--version"]).stdout, want);
+    assert_eq!(succeeds(d.path(), &["-V"]).stdout, want);
+}
+
+/// Every subcommand `forge --help` must list.
+const SUBCOMMANDS: &[&str] = &[
+    "simulate", "info", "scenes", "bench", "render", "still", "gpus", "run", "demo", "sweep",
+];
+
+/// Options that take a value and have no default: they are off, required, or override the
+/// scene only when given. Every other option that takes a value shows `[default: ...]`.
+const NO_DEFAULT: &[(&str, &[&str])] = &[
+    ("simulate", &["--steps", "--agents", "--seed"]),
+    ("info", &["--metrics", "--plot"]),
+    ("render", &["--png"]),
+    ("still", &["--output"]),
+    ("run", &["--steps", "--agents", "--seed", "--png"]),
+    ("sweep", &["--vary", "--output", "--plot"]),
+];
+
+/// The look defaults shared by render, still and run.
+const LOOK_DEFAULTS: &[(&str, &str)] = &[
+    ("--size", "1920x1080"),
+    ("--color", "speed"),
+    ("--colormap", "inferno"),
+    ("--trails", "0"),
+    ("--bloom", "0.5"),
+    ("--exposure", "1.0"),
+    ("--background", "#05050a"),
+    ("--point-size", "1.5"),
+    ("--vignette", "0.25"),
+    ("--fit", "letterbox"),
+    ("--camera", "orbit"),
+    ("--fov", "45"),
+    ("--fog", "0"),
+];
+
+/// The encoder defaults shared by render and run.
+const VIDEO_DEFAULTS: &[(&str, &str)] = &[
+    ("--fps", "30"),
+    ("--encoder", "libx264"),
+    ("--crf", "18"),
+    ("--preset", "medium"),
+];
+
+/// Concrete defaults each subcommand's help must show for the flag (besides the shared ones).
+const DEFAULTS: &[(&str, &[(&str, &str)])] = &[
+    (
+        "simulate",
+        &[
+            ("--output", "SCENE_NAME.bfs"),
+            ("--threads", "all cores"),
+            ("--search", "auto"),
+            ("--backend", "auto"),
+        ],
+    ),
+    (
+        "bench",
+        &[
+            ("--sizes", "1000,10000,100000,1000000"),
+            ("--seconds", "0.5"),
+            ("--only", "all"),
+            ("--render-sizes", "1280x720,1920x1080,3840x2160"),
+            ("--render-dims", "2,3"),
+            ("--render-agents", "2000,100000,1000000"),
+        ],
+    ),
+    ("render", &[("--output", ".mp4"), ("--frames", "all")]),
+    ("still", &[("--frame", "0")]),
+    (
+        "run",
+        &[("--output", "SCENE_NAME.mp4"), ("--bfs", "temporary")],
+    ),
+    ("demo", &[("--output", "demo.mp4")]),
+    (
+        "sweep",
+        &[
+            ("--seeds", "3"),
+            ("--equilibrate", "2500"),
+            ("--measure", "1500"),
+            ("--jobs", "all cores"),
+        ],
+    ),
+];
+
+fn lookup<'a, T: ?Sized>(table: &[(&str, &'a T)], sub: &str) -> Option<&'a T> {
+    table.iter().find(|(s, _)| *s == sub).map(|(_, v)| *v)
+}
+
+#[test]
+fn every_subcommand_documents_its_flags_and_defaults() {
+    let d = tmp();
+    let subs = help_commands(&succeeds(d.path(), &["--help"]).stdout);
+    for want in SUBCOMMANDS {
+        assert!(
+            subs.iter().any(|s| s == want),
+            "forge --help does not list {want}: {subs:?}"
+        );
+    }
+    let mut faults = Vec::new();
+    for sub in &subs {
+        let help = succeeds(d.path(), &[sub, "--help"]).stdout;
+        assert!(
+            help.contains(&format!("Usage: forge {sub}")),
+            "forge {sub} --help:\n{help}"
+        );
+        let options = help_options(&help);
+        assert!(
+            options.iter().any(|o| o.long == "--help"),
+            "forge {sub} --help lists no options (parse error?):\n{help}"
+        );
+        let no_default = lookup(NO_DEFAULT, sub).unwrap_or(&[]);
+        for o in &options {
+            if o.text.is_empty() {
+                faults.push(format!("{sub} {}: no description", o.head));
+            }
+            if o.takes_value && o.default().is_none() && !no_default.contains(&o.long.as_str()) {
+                faults.push(format!(
+                    "{sub} {}: takes a value but shows no [default: ...] (or add it to NO_DEFAULT)",
+                    o.head
+                ));
+            }
+        }
+        let mut concrete: Vec<(&str, &str)> = lookup(DEFAULTS, sub).unwrap_or(&[]).to_vec();
+        if ["render", "still", "run"].contains(&sub.as_str()) {
+            concrete.extend_from_slice(LOOK_DEFAULTS);
+        }
+        if ["render", "run"].contains(&sub.as_str()) {
+            concrete.extend_from_slice(VIDEO_DEFAULTS);
+        }
+        for (flag, value) in concrete {
+            match options.iter().find(|o| o.long == flag) {
+                None => faults.push(format!("{sub}: no {flag} in --help")),
+                Some(o) => match o.default() {
+                    Some(d) if d.contains(value) => {}
+                    Some(d) => {
+                        faults.push(format!("{sub} {flag}: [default: {d}] does not say {value}"))
+                    }
+                    None => faults.push(format!("{sub} {flag}: no [default: ...], want {value}")),
+                },
+            }
+        }
+    }
+    assert!(faults.is_empty(), "--help texts:\n{}", faults.join("\n"));
 }
 
 #[test]
@@ -1324,7 +1435,11 @@ fn init_from_a_boidforge_bfs1_file() {
     assert_eq!(f0.pos, vec![11.0, 21.0, 31.0, 41.0, 51.0, 61.0]);
     assert_eq!(f0.vel, vec![50.0, 60.0, -70.0, 5.0, 6.0, 7.0]);
     // And `info` reads the BFS1 file itself, saying the world was inferred.
-    let (out, err) = succeeds(d.path(), &["info", "boidforge.bfs"]);
+    let Run {
+        stdout: out,
+        stderr: err,
+        ..
+    } = succeeds(d.path(), &["info", "boidforge.bfs"]);
     assert!(
         out.contains("BoidForge BFS1") && out.contains("(inferred)"),
         "{out}"

@@ -5,18 +5,11 @@
 //! choice through the real binary (`--backend cuda` fails clearly, `--backend auto` notes the
 //! CPU). With a GPU: CPU and CUDA recordings are byte-identical.
 
-use std::path::Path;
-use std::process::Command;
-
-use assert_cmd::prelude::*;
 use forge::sim::cuda;
 
-/// A SKIP line that shows even when the test harness captures output (it captures the print
-/// macros, not direct writes to stderr).
-fn skip(msg: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "SKIP {msg}");
-}
+mod common;
+
+use common::*;
 
 fn nvrtc_required() -> bool {
     std::env::var("FORGE_REQUIRE_NVRTC").is_ok_and(|v| v == "1")
@@ -80,10 +73,6 @@ fn params_layout_matches_the_header() {
     assert!(cuda::MATH_H.contains("sizeof(struct GridShape) == 32"));
 }
 
-fn forge() -> Command {
-    Command::cargo_bin("forge").expect("forge binary")
-}
-
 #[test]
 fn backend_cuda_without_a_device_fails_clearly() {
     if cuda::open_device().is_ok() {
@@ -92,10 +81,10 @@ fn backend_cuda_without_a_device_fails_clearly() {
         ));
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("c.bfs");
-    let o = forge()
-        .args([
+    let d = tmp();
+    let err = fails_cleanly(
+        d.path(),
+        &[
             "simulate",
             "cuplan",
             "--steps",
@@ -103,20 +92,15 @@ fn backend_cuda_without_a_device_fails_clearly() {
             "--backend",
             "cuda",
             "-o",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(!o.status.success(), "must fail: {err}");
-    assert!(err.contains("--backend cuda"), "{err}");
+            "c.bfs",
+        ],
+        &["--backend cuda"],
+        &["c.bfs"],
+    );
     assert!(
         err.contains("driver") || err.contains("device") || err.contains("NVRTC"),
         "{err}"
     );
-    assert!(!err.contains("panicked"), "{err}");
-    assert!(!out.exists(), "no output on failure");
-    assert!(!Path::new(&format!("{}.partial", out.display())).exists());
 }
 
 #[test]
@@ -127,10 +111,10 @@ fn backend_auto_without_a_device_notes_the_cpu() {
         ));
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("a.bfs");
-    let o = forge()
-        .args([
+    let d = tmp();
+    let err = succeeds(
+        d.path(),
+        &[
             "simulate",
             "cuplan",
             "--steps",
@@ -138,27 +122,21 @@ fn backend_auto_without_a_device_notes_the_cpu() {
             "--backend",
             "auto",
             "-o",
-        ])
-        .arg(&out)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "{err}");
+            "a.bfs",
+        ],
+    )
+    .stderr;
     let notes: Vec<&str> = err.lines().filter(|l| l.starts_with("note:")).collect();
     assert_eq!(notes.len(), 1, "{err}");
     assert!(notes[0].contains("CPU"), "{err}");
     // --quiet says nothing.
-    let o = forge()
-        .args(["simulate", "cuplan", "--steps", "3", "-q", "--force", "-o"])
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(o.status.success());
-    assert!(
-        o.stderr.is_empty(),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
+    let r = succeeds(
+        d.path(),
+        &[
+            "simulate", "cuplan", "--steps", "3", "-q", "--force", "-o", "a.bfs",
+        ],
     );
+    assert!(r.stderr.is_empty(), "{}", r.stderr);
 }
 
 /// On a machine with a GPU: the CPU and CUDA recordings of every built-in scene and of several
@@ -171,7 +149,7 @@ fn cuda_matches_cpu_bytes_when_a_gpu_is_present() {
         ));
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let scenes = forge::scene::builtin::names();
     let mut cases: Vec<(String, Vec<String>)> = scenes
         .iter()
@@ -187,18 +165,12 @@ fn cuda_matches_cpu_bytes_when_a_gpu_is_present() {
         for search in ["brute", "grid"] {
             let mut files = Vec::new();
             for backend in ["cpu", "cuda"] {
-                let out = dir
-                    .path()
-                    .join(format!("{scene}-{search}-{backend}-{}.bfs", extra.join("")));
-                let o = forge()
-                    .args(["simulate", &scene, "-q", "--force", "--search", search])
-                    .args(&extra)
-                    .args(["--backend", backend, "-o"])
-                    .arg(&out)
-                    .output()
-                    .unwrap();
-                assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-                files.push(std::fs::read(&out).unwrap());
+                let out = format!("{scene}-{search}-{backend}-{}.bfs", extra.join(""));
+                let mut args = vec!["simulate", &scene, "-q", "--force", "--search", search];
+                args.extend(extra.iter().map(String::as_str));
+                args.extend(["--backend", backend, "-o", &out]);
+                succeeds(dir.path(), &args);
+                files.push(std::fs::read(dir.path().join(&out)).unwrap());
             }
             assert!(
                 files[0] == files[1],

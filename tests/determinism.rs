@@ -3,34 +3,36 @@
 
 use std::path::Path;
 
-use assert_cmd::Command;
 use sha2::{Digest, Sha256};
+
+mod common;
+
+use common::*;
 
 /// Above the solver's PARALLEL_MIN, so that --threads really splits the work.
 const N: u32 = 6500;
 
 fn scene(dir: &Path, name: &str, body: &str) -> std::path::PathBuf {
-    let p = dir.join(format!("{name}.json"));
-    std::fs::write(&p, body).unwrap();
-    p
+    write(dir, &format!("{name}.json"), body)
 }
 
 fn record(scene: &Path, out: &Path, extra: &[&str]) -> Vec<u8> {
-    Command::cargo_bin("forge")
-        .unwrap()
-        .arg("simulate")
-        .arg(scene)
-        .arg("-o")
-        .arg(out)
-        .args(["--force", "--quiet"])
-        .args(extra)
-        .assert()
-        .success();
+    let dir = out.parent().unwrap();
+    let mut args = vec![
+        "simulate",
+        scene.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--force",
+        "--quiet",
+    ];
+    args.extend_from_slice(extra);
+    succeeds(dir, &args);
     std::fs::read(out).unwrap()
 }
 
 fn check_all_variants(name: &str, body: &str) {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let s = scene(dir.path(), name, body);
     let reference = record(
         &s,
@@ -118,7 +120,7 @@ fn open_boundary_bytes_do_not_depend_on_search() {
 /// conditions or the format change. Update it in the same commit, saying why.
 #[test]
 fn pinned_hash_of_a_small_scene() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = tmp();
     let s = scene(
         dir.path(),
         "pinned",

@@ -28,7 +28,11 @@ fn luma_stats(png: &Path) -> (f64, f64, f64) {
             clipped += 1;
         }
     }
-    (sum / n as f64, lit as f64 / n as f64, clipped as f64 / n as f64)
+    (
+        sum / n as f64,
+        lit as f64 / n as f64,
+        clipped as f64 / n as f64,
+    )
 }
 
 fn scene(dir: &Path, name: &str, agents: u32, steps: u32) {
@@ -45,7 +49,15 @@ fn scene(dir: &Path, name: &str, agents: u32, steps: u32) {
 fn still(dir: &Path, bfs: &str, frame: u32, out: &str) -> (f64, f64, f64) {
     let (_, stderr) = forge_ok(
         dir,
-        &["still", bfs, "--frame", &frame.to_string(), "--720p", "-o", out],
+        &[
+            "still",
+            bfs,
+            "--frame",
+            &frame.to_string(),
+            "--720p",
+            "-o",
+            out,
+        ],
     );
     assert!(
         stderr.contains("(measured)"),
@@ -64,7 +76,11 @@ fn sparse_recording_is_well_exposed_by_default() {
     let (mean, lit, clipped) = still(d.path(), "sparse.bfs", 200, "sparse.png");
     println!("sparse: mean luma {mean:.1}, lit {lit:.3}, clipped {clipped:.4}");
     // Before the adaptive look: mean 5, 0.03% lit (dim dots on black).
-    assert!(lit >= 0.10, "sparse: only {:.1}% of pixels above 50", lit * 100.0);
+    assert!(
+        lit >= 0.10,
+        "sparse: only {:.1}% of pixels above 50",
+        lit * 100.0
+    );
     assert!(mean >= 15.0, "sparse: mean luma {mean:.1}");
     assert!(clipped < 0.02, "sparse: {:.1}% clipped", clipped * 100.0);
 
@@ -86,7 +102,11 @@ fn sparse_recording_is_well_exposed_by_default() {
     forge::bfs::write_bfs1(file, 0.05, 3, 2000, &frames, true).unwrap();
     let (mean, lit, clipped) = still(d.path(), "bf.bfs", 200, "bf.png");
     println!("BFS1: mean luma {mean:.1}, lit {lit:.3}, clipped {clipped:.4}");
-    assert!(lit >= 0.10, "BFS1: only {:.1}% of pixels above 50", lit * 100.0);
+    assert!(
+        lit >= 0.10,
+        "BFS1: only {:.1}% of pixels above 50",
+        lit * 100.0
+    );
     assert!(clipped < 0.02, "BFS1: {:.1}% clipped", clipped * 100.0);
 }
 
@@ -99,7 +119,11 @@ fn dense_recording_is_not_blown_out_by_default() {
     scene(d.path(), "dense", 60_000, 12);
     let (mean, lit, clipped) = still(d.path(), "dense.bfs", 12, "dense.png");
     println!("dense: mean luma {mean:.1}, lit {lit:.3}, clipped {clipped:.4}");
-    assert!(clipped < 0.02, "dense: {:.1}% clipped at 255", clipped * 100.0);
+    assert!(
+        clipped < 0.02,
+        "dense: {:.1}% clipped at 255",
+        clipped * 100.0
+    );
     assert!(mean >= 20.0, "dense: mean luma {mean:.1}");
     assert!(lit >= 0.10, "dense: only {:.1}% lit", lit * 100.0);
 }
@@ -114,15 +138,38 @@ fn flags_and_the_scene_still_override_the_measured_look() {
     let (_, stderr) = forge_ok(
         d.path(),
         &[
-            "still", "sparse.bfs", "--frame", "20", "--size", "320x180", "-o", "a.png",
-            "--exposure", "0.7", "--point-size", "1.5", "--trails", "0",
+            "still",
+            "sparse.bfs",
+            "--frame",
+            "20",
+            "--size",
+            "320x180",
+            "-o",
+            "a.png",
+            "--exposure",
+            "0.7",
+            "--point-size",
+            "1.5",
+            "--trails",
+            "0",
         ],
     );
     assert!(!stderr.contains("(measured)"), "{stderr}");
     // Exposure alone: the sprite size stays the fixed default (the pair is measured together).
     let (_, stderr) = forge_ok(
         d.path(),
-        &["still", "sparse.bfs", "--frame", "20", "--size", "320x180", "-o", "b.png", "--exposure", "0.7"],
+        &[
+            "still",
+            "sparse.bfs",
+            "--frame",
+            "20",
+            "--size",
+            "320x180",
+            "-o",
+            "b.png",
+            "--exposure",
+            "0.7",
+        ],
     );
     assert!(!stderr.contains("(measured)"), "{stderr}");
     // Nothing set: both measured, and a darker exposure for an all-black background is not
@@ -130,7 +177,16 @@ fn flags_and_the_scene_still_override_the_measured_look() {
     for out in ["c.png", "d.png"] {
         forge_ok(
             d.path(),
-            &["still", "sparse.bfs", "--frame", "20", "--size", "320x180", "-o", out],
+            &[
+                "still",
+                "sparse.bfs",
+                "--frame",
+                "20",
+                "--size",
+                "320x180",
+                "-o",
+                out,
+            ],
         );
     }
     assert_eq!(

@@ -11,131 +11,38 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
-use std::time::Duration;
 
-use assert_cmd::Command;
 use forge::bfs;
-use tempfile::TempDir;
+
+mod common;
+
+use common::*;
 
 // ---------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------
 
-fn forge(dir: &Path) -> Command {
-    let mut c = Command::cargo_bin("forge").expect("the forge binary is built");
-    c.current_dir(dir)
-        .timeout(Duration::from_secs(240))
-        .env("XDG_RUNTIME_DIR", std::env::temp_dir());
-    c
-}
-
-struct Run {
-    code: Option<i32>,
-    stderr: String,
-    stdout: String,
-}
-
-fn run(dir: &Path, args: &[&str]) -> Run {
-    run_env(dir, args, &[])
-}
-
-fn run_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
-    let mut c = forge(dir);
-    c.args(args);
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    let out = c.output().expect("forge runs");
-    let r = Run {
-        code: out.status.code(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-    };
-    assert!(
-        !r.stderr.contains("panicked"),
-        "forge {args:?} panicked:\n{}",
-        r.stderr
-    );
-    r
-}
-
-fn ok(dir: &Path, args: &[&str]) -> Run {
-    let r = run(dir, args);
-    assert_eq!(r.code, Some(0), "forge {args:?} failed:\n{}", r.stderr);
-    r
-}
-
-fn fails(dir: &Path, args: &[&str], env: &[(&str, &str)], needle: &str) -> Run {
-    let r = run_env(dir, args, env);
-    assert_ne!(r.code, Some(0), "forge {args:?} should fail");
-    assert!(
-        r.stderr.contains(needle),
-        "forge {args:?}: expected {needle:?} in stderr:\n{}",
-        r.stderr
-    );
-    r
-}
-
-fn require() -> bool {
-    std::env::var("FORGE_REQUIRE_GPU_TESTS").is_ok_and(|v| v == "1")
-}
-
-/// True if a GPU adapter (or software driver) is present; otherwise skips (or fails when
-/// FORGE_REQUIRE_GPU_TESTS=1).
-fn have_gpu(test: &str) -> bool {
-    static PRESENT: OnceLock<Result<(), String>> = OnceLock::new();
-    let r = PRESENT.get_or_init(|| {
-        let d = TempDir::new().unwrap();
-        let r = run(d.path(), &["gpus"]);
-        if r.code == Some(0) {
-            Ok(())
-        } else {
-            Err(r.stderr)
-        }
-    });
-    match r {
-        Ok(()) => true,
-        Err(e) if require() => panic!(
-            "{test}: FORGE_REQUIRE_GPU_TESTS=1 but no GPU adapter: {e}\n\
-             install: apt-get install mesa-vulkan-drivers libvulkan1 libegl1 libegl-mesa0 libgl1-mesa-dri"
-        ),
-        Err(_) => {
-            println!("SKIPPED {test}: no GPU adapter (install mesa-vulkan-drivers for lavapipe)");
-            eprintln!("SKIPPED {test}: no GPU adapter (install mesa-vulkan-drivers for lavapipe)");
-            false
-        }
-    }
-}
-
-fn have_ffmpeg(test: &str) -> bool {
-    let present = std::process::Command::new("ffmpeg")
-        .arg("-version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-        && std::process::Command::new("ffprobe")
-            .arg("-version")
-            .output()
-            .is_ok_and(|o| o.status.success());
-    if !present {
-        if require() {
-            panic!("{test}: FORGE_REQUIRE_GPU_TESTS=1 but ffmpeg/ffprobe missing (apt-get install ffmpeg)");
-        }
-        println!("SKIPPED {test}: ffmpeg/ffprobe not installed");
-        eprintln!("SKIPPED {test}: ffmpeg/ffprobe not installed");
-    }
-    present
+/// The header of a synthetic recording: the built-in scene `name` with `n` agents in `world`,
+/// carrying `render` as its render section. (The one place these tests build a header from a
+/// scene through the library.)
+fn synthetic_header(
+    name: &str,
+    n: usize,
+    world: [f32; 3],
+    render: Option<forge::scene::Render>,
+) -> bfs::Header {
+    let mut scene = forge::scene::Scene::load(name).unwrap();
+    scene.render = render;
+    scene.agents = n as u32;
+    scene.world = world;
+    forge::bfs::Header::for_scene(&scene)
 }
 
 /// A synthetic 2D recording (independent of the solver, so the goldens only change when the
 /// renderer does): `n` agents on a sunflower spiral in a 320x180 wrapping world, turning
 /// slowly, speeds 20..80.
 fn synthetic(path: &Path, n: usize, frames: usize) {
-    let mut scene = forge::scene::Scene::load("turbulence").unwrap();
-    scene.render = None;
-    scene.agents = n as u32;
-    scene.world = [320.0, 180.0, 0.0];
-    let header = forge::bfs::Header::for_scene(&scene);
+    let header = synthetic_header("turbulence", n, [320.0, 180.0, 0.0], None);
     let file = fs::File::create(path).unwrap();
     let mut w = bfs::Writer::new(file, &header).unwrap();
     for f in 0..frames {
@@ -166,11 +73,7 @@ fn synthetic3d(path: &Path, n: usize, frames: usize) {
 
 /// `synthetic3d` carrying a scene `render` section.
 fn synthetic3d_with(path: &Path, n: usize, frames: usize, render: Option<forge::scene::Render>) {
-    let mut scene = forge::scene::Scene::load("murmuration3d").unwrap();
-    scene.render = render;
-    scene.agents = n as u32;
-    scene.world = [200.0, 200.0, 120.0];
-    let header = forge::bfs::Header::for_scene(&scene);
+    let header = synthetic_header("murmuration3d", n, [200.0, 200.0, 120.0], render);
     assert_eq!(header.dim, 3);
     let file = fs::File::create(path).unwrap();
     let mut w = bfs::Writer::new(file, &header).unwrap();
@@ -272,14 +175,6 @@ fn check_mp4(path: &Path, w: u32, h: u32, frames: u64, fps: &str) {
     assert_eq!(field("color_range"), "tv", "{s}");
 }
 
-fn no_output(dir: &Path, name: &str) {
-    assert!(!dir.join(name).exists(), "{name} was left behind");
-    assert!(
-        !dir.join(format!("{name}.partial")).exists(),
-        "{name}.partial was left behind"
-    );
-}
-
 // ---------------------------------------------------------------------------------------
 // Shaders: no GPU needed
 // ---------------------------------------------------------------------------------------
@@ -321,8 +216,9 @@ fn every_wgsl_file_parses_and_validates() {
 
 #[test]
 fn render_help_documents_defaults() {
-    let d = TempDir::new().unwrap();
-    let r = ok(d.path(), &["render", "--help"]);
+    let d = tmp();
+    let r = succeeds(d.path(), &["render", "--help"]);
+    let options = help_options(&r.stdout);
     for flag in [
         "--4k",
         "--1080p",
@@ -352,31 +248,73 @@ fn render_help_documents_defaults() {
         "--box",
         "--force",
     ] {
-        assert!(r.stdout.contains(flag), "render --help lacks {flag}");
+        assert!(
+            options.iter().any(|o| o.long == flag),
+            "render --help lacks {flag}:\n{}",
+            r.stdout
+        );
     }
-    assert!(
-        r.stdout.contains("default"),
-        "render --help shows no defaults"
-    );
+    // The defaults, each in its own flag's description (the scene's render section, where a
+    // recording has one, comes first; these are what is used without one).
+    for (flag, want) in RENDER_DEFAULTS {
+        let o = options
+            .iter()
+            .find(|o| o.long == *flag)
+            .unwrap_or_else(|| panic!("render --help lacks {flag}"));
+        let default = o
+            .default()
+            .unwrap_or_else(|| panic!("render --help: {flag} shows no [default: ...]: {o:?}"));
+        assert!(
+            default.contains(want),
+            "render --help: {flag} should default to {want}, says [default: {default}]"
+        );
+    }
 }
+
+/// What `forge render --help` must give as each flag's default.
+const RENDER_DEFAULTS: &[(&str, &str)] = &[
+    ("--size", "1920x1080"),
+    ("--fps", "30"),
+    ("--encoder", "libx264"),
+    ("--crf", "18"),
+    ("--preset", "medium"),
+    ("--frames", "all"),
+    ("--color", "speed"),
+    ("--colormap", "inferno"),
+    ("--trails", "0"),
+    ("--bloom", "0.5"),
+    ("--exposure", "1.0"),
+    ("--background", "#05050a"),
+    ("--point-size", "1.5"),
+    ("--vignette", "0.25"),
+    ("--fit", "letterbox"),
+    ("--camera", "orbit"),
+    ("--fov", "45"),
+    ("--fog", "0"),
+];
 
 #[test]
 fn bad_sizes_are_refused_before_any_work() {
-    let d = TempDir::new().unwrap();
+    let d = tmp();
     synthetic(&d.path().join("s.bfs"), 100, 2);
-    fails(
+    fails_cleanly(
         d.path(),
         &["render", "s.bfs", "--size", "321x180"],
+        &["even"],
         &[],
-        "even",
     );
-    fails(
+    fails_cleanly(
         d.path(),
         &["render", "s.bfs", "--size", "0x180"],
+        &["above zero"],
         &[],
-        "above zero",
     );
-    fails(d.path(), &["render", "s.bfs", "--size", "big"], &[], "WxH");
+    fails_cleanly(
+        d.path(),
+        &["render", "s.bfs", "--size", "big"],
+        &["WxH"],
+        &[],
+    );
     no_output(d.path(), "s.mp4");
 }
 
@@ -487,7 +425,7 @@ fn golden_images() {
     if !have_gpu("golden_images") {
         return;
     }
-    let d = TempDir::new().unwrap();
+    let d = tmp();
     synthetic(&d.path().join("g.bfs"), 1500, 4);
     check_goldens(d.path(), "g.bfs", GOLDEN_CASES);
 }
@@ -497,7 +435,7 @@ fn golden_images_3d() {
     if !have_gpu("golden_images_3d") {
         return;
     }
-    let d = TempDir::new().unwrap();
+    let d = tmp();
     synthetic3d(&d.path().join("g3.bfs"), 1200, 4);
     check_goldens(d.path(), "g3.bfs", GOLDEN_CASES_3D);
 }
@@ -512,7 +450,17 @@ fn check_goldens(dir: &Path, input: &str, cases: &[(&str, &[&str])]) {
             "still", input, "--frame", "3", "--size", "320x180", "-q", "-o", &out,
         ];
         args.extend_from_slice(flags);
-        ok(d, &args);
+        // The goldens test the renderer, not the default look (tests/look.rs does): every
+        // setting the default look would measure or choose is pinned.
+        args.extend_from_slice(&["--exposure", "1", "--point-size", "1.5"]);
+        if !flags.contains(&"--trails") {
+            args.extend_from_slice(&["--trails", "0"]);
+        }
+        if !flags.contains(&"--colormap") {
+            let heading = flags.windows(2).any(|w| w == ["--color", "heading"]);
+            args.extend_from_slice(&["--colormap", if heading { "sinebow" } else { "inferno" }]);
+        }
+        succeeds(d, &args);
         let (w, h, got) = read_png(&d.join(&out));
         assert_eq!((w, h), (320, 180));
         let reference = golden_dir().join(&out);
@@ -659,7 +607,7 @@ fn orbit_frames_the_world_and_moves_smoothly() {
 
 #[test]
 fn camera_flags_need_a_3d_recording() {
-    let d = TempDir::new().unwrap();
+    let d = tmp();
     synthetic(&d.path().join("flat.bfs"), 100, 2);
     for (flags, needle) in [
         (&["--camera", "orbit"][..], "--camera orbit"),
@@ -670,12 +618,12 @@ fn camera_flags_need_a_3d_recording() {
     ] {
         let mut args = vec!["still", "flat.bfs", "--frame", "0", "-o", "x.png"];
         args.extend_from_slice(flags);
-        let r = fails(d.path(), &args, &[], needle);
-        assert!(r.stderr.contains("2D"), "{}", r.stderr);
+        let err = fails_cleanly(d.path(), &args, &[needle], &["x.png"]);
+        has(&err, "2D");
         no_output(d.path(), "x.png");
         let mut args = vec!["render", "flat.bfs", "-o", "x.mp4"];
         args.extend_from_slice(flags);
-        fails(d.path(), &args, &[], needle);
+        fails_cleanly(d.path(), &args, &[needle], &[]);
         no_output(d.path(), "x.mp4");
     }
     // And on a 3D recording, the flags that do not go together.
@@ -689,7 +637,7 @@ fn camera_flags_need_a_3d_recording() {
     ] {
         let mut args = vec!["still", "deep.bfs", "--frame", "0", "-o", "x.png"];
         args.extend_from_slice(flags);
-        fails(d.path(), &args, &[], needle);
+        fails_cleanly(d.path(), &args, &[needle], &[]);
         no_output(d.path(), "x.png");
     }
 }
@@ -697,17 +645,17 @@ fn camera_flags_need_a_3d_recording() {
 #[test]
 fn scene_render_section_sets_the_camera() {
     // A 2D scene asking for a camera is refused when loaded, naming the field.
-    let d = TempDir::new().unwrap();
+    let d = tmp();
     fs::write(
         d.path().join("flat.json"),
         r#"{"model": "boids", "agents": 10, "steps": 1, "render": {"camera": "orbit"}}"#,
     )
     .unwrap();
-    fails(
+    fails_cleanly(
         d.path(),
         &["simulate", "flat.json", "-o", "f.bfs", "-q"],
+        &["scene.render.camera"],
         &[],
-        "scene.render.camera",
     );
     no_output(d.path(), "f.bfs");
     if !have_gpu("scene_render_section_sets_the_camera") {
@@ -727,7 +675,7 @@ fn scene_render_section_sets_the_camera() {
     let common = ["--frame", "1", "--size", "160x90", "--bloom", "0", "-q"];
     let mut a = vec!["still", "s.bfs", "-o", "s.png"];
     a.extend_from_slice(&common);
-    ok(d.path(), &a);
+    succeeds(d.path(), &a);
     let mut b = vec![
         "still",
         "f.bfs",
@@ -743,7 +691,7 @@ fn scene_render_section_sets_the_camera() {
         "--box",
     ];
     b.extend_from_slice(&common);
-    ok(d.path(), &b);
+    succeeds(d.path(), &b);
     let (_, _, x) = read_png(&d.path().join("s.png"));
     let (_, _, y) = read_png(&d.path().join("f.png"));
     assert!(
@@ -753,7 +701,7 @@ fn scene_render_section_sets_the_camera() {
     // A flag still wins over the scene: --camera orbit drops the scene's fixed eye.
     let mut c = vec!["still", "s.bfs", "-o", "o.png", "--camera", "orbit"];
     c.extend_from_slice(&common);
-    ok(d.path(), &c);
+    succeeds(d.path(), &c);
     let (_, _, z) = read_png(&d.path().join("o.png"));
     assert!(
         x != z,
@@ -766,10 +714,10 @@ fn same_input_same_frames() {
     if !have_gpu("same_input_same_frames") {
         return;
     }
-    let d = TempDir::new().unwrap();
+    let d = tmp();
     synthetic(&d.path().join("g.bfs"), 1500, 5);
     for dir in ["a", "b"] {
-        ok(
+        succeeds(
             d.path(),
             &[
                 "render", "g.bfs", "--png", dir, "--size", "160x90", "--trails", "0.7", "--bloom",
@@ -794,8 +742,8 @@ fn simulate_then_render_mp4() {
     if !have_gpu("simulate_then_render_mp4") || !have_ffmpeg("simulate_then_render_mp4") {
         return;
     }
-    let d = TempDir::new().unwrap();
-    ok(
+    let d = tmp();
+    succeeds(
         d.path(),
         &[
             "simulate",
@@ -809,7 +757,7 @@ fn simulate_then_render_mp4() {
             "-q",
         ],
     );
-    ok(
+    succeeds(
         d.path(),
         &[
             "render", "t.bfs", "--size", "320x180", "--fps", "25", "-o", "t.mp4", "-q",
@@ -818,14 +766,14 @@ fn simulate_then_render_mp4() {
     check_mp4(&d.path().join("t.mp4"), 320, 180, 25, "25/1");
     // Existing output without --force: refused, the video untouched.
     let before = fs::read(d.path().join("t.mp4")).unwrap();
-    fails(
+    fails_cleanly(
         d.path(),
         &["render", "t.bfs", "--size", "320x180", "-o", "t.mp4"],
+        &["--force"],
         &[],
-        "--force",
     );
     assert_eq!(fs::read(d.path().join("t.mp4")).unwrap(), before);
-    ok(
+    succeeds(
         d.path(),
         &[
             "render", "t.bfs", "--size", "320x180", "--frames", "4..10", "-o", "t.mp4", "--force",
@@ -836,13 +784,31 @@ fn simulate_then_render_mp4() {
 }
 
 #[test]
+fn the_documented_defaults_are_the_real_ones() {
+    // A recording with no render section, rendered with no look flags: what --help says.
+    if !have_gpu("the_documented_defaults_are_the_real_ones")
+        || !have_ffmpeg("the_documented_defaults_are_the_real_ones")
+    {
+        return;
+    }
+    let d = tmp();
+    synthetic(&d.path().join("g.bfs"), 300, 2);
+    succeeds(
+        d.path(),
+        &["render", "g.bfs", "--preset", "ultrafast", "-q"],
+    );
+    // Default output name: FILE with .mp4.
+    check_mp4(&d.path().join("g.mp4"), 1920, 1080, 2, "30/1");
+}
+
+#[test]
 fn four_k_two_frames() {
     if !have_gpu("four_k_two_frames") || !have_ffmpeg("four_k_two_frames") {
         return;
     }
-    let d = TempDir::new().unwrap();
+    let d = tmp();
     synthetic(&d.path().join("g.bfs"), 2000, 3);
-    ok(
+    succeeds(
         d.path(),
         &[
             "render",
@@ -865,7 +831,7 @@ fn bfs1_renders() {
     if !have_gpu("bfs1_renders") || !have_ffmpeg("bfs1_renders") {
         return;
     }
-    let d = TempDir::new().unwrap();
+    let d = tmp();
     let n = 500;
     let frames: Vec<bfs::Bfs1Frame> = (0..6)
         .map(|f| {
@@ -887,7 +853,7 @@ fn bfs1_renders() {
         true,
     )
     .unwrap();
-    ok(
+    succeeds(
         d.path(),
         &["render", "b.bfs", "--size", "320x180", "-o", "b.mp4", "-q"],
     );
@@ -903,15 +869,16 @@ fn ffmpeg_missing_or_dying() {
     if !have_gpu("ffmpeg_missing_or_dying") {
         return;
     }
-    let d = TempDir::new().unwrap();
+    let d = tmp();
     synthetic(&d.path().join("g.bfs"), 300, 12);
-    let r = fails(
+    let err = fails_cleanly_env(
         d.path(),
         &["render", "g.bfs", "--size", "160x90", "-o", "x.mp4"],
         &[("FORGE_FFMPEG", "/nonexistent/ffmpeg")],
-        "FFmpeg not found",
+        &["FFmpeg not found"],
+        &["x.mp4"],
     );
-    assert!(r.stderr.contains("apt-get install ffmpeg"), "{}", r.stderr);
+    has(&err, "apt-get install ffmpeg");
     no_output(d.path(), "x.mp4");
 
     // An "FFmpeg" that reads a little, complains and dies.
@@ -926,25 +893,45 @@ fn ffmpeg_missing_or_dying() {
         use std::os::unix::fs::PermissionsExt;
         fs::set_permissions(&fake, fs::Permissions::from_mode(0o755)).unwrap();
     }
-    let r = fails(
+    let err = fails_cleanly_env(
         d.path(),
         &["render", "g.bfs", "--size", "160x90", "-o", "x.mp4"],
         &[("FORGE_FFMPEG", fake.to_str().unwrap())],
-        "out of cheese",
+        &["out of cheese"],
+        &["x.mp4"],
     );
-    assert!(r.stderr.contains("FFmpeg"), "{}", r.stderr);
+    has(&err, "FFmpeg");
     no_output(d.path(), "x.mp4");
+}
+
+/// Runs `forge args` in `dir` where it finds no GPU adapter, expecting a clean failure that
+/// names `names` and leaves none of `no_output`: a check made before any GPU work, so it holds
+/// on every machine, and moving it after the GPU start-up breaks this test even on a machine
+/// with a GPU (where [`NO_GPU`] hides it).
+fn refused_before_the_gpu(dir: &Path, args: &[&str], names: &[&str], no_output: &[&str]) {
+    let err = fails_cleanly_env(dir, args, NO_GPU, names, no_output);
+    if no_gpu_hides_the_gpu() {
+        assert!(
+            !err.contains("GPU adapter"),
+            "forge {args:?} got as far as looking for a GPU before refusing:\n{err}"
+        );
+    }
 }
 
 #[test]
 fn bad_outputs_and_sizes() {
-    if !have_gpu("bad_outputs_and_sizes") {
-        return;
-    }
-    let d = TempDir::new().unwrap();
-    synthetic(&d.path().join("g.bfs"), 300, 2);
-    fails(
-        d.path(),
+    // Refused before any GPU work: checked on every machine.
+    let d = tmp();
+    let p = d.path();
+    synthetic(&p.join("g.bfs"), 300, 2);
+    let mp4 = |flags: &[&'static str]| {
+        let mut a = vec!["render", "g.bfs", "--size", "160x90", "-o", "x.mp4"];
+        a.extend_from_slice(flags);
+        a
+    };
+    // Output folder missing: nothing is created on the way.
+    refused_before_the_gpu(
+        p,
         &[
             "render",
             "g.bfs",
@@ -953,96 +940,207 @@ fn bad_outputs_and_sizes() {
             "-o",
             "no/such/dir/x.mp4",
         ],
-        &[],
-        "no/such/dir",
+        &["no/such/dir"],
+        &["no"],
     );
-    fails(
-        d.path(),
-        &["render", "g.bfs", "--size", "40000x40000", "-o", "big.mp4"],
-        &[],
-        "texture limit",
+    refused_before_the_gpu(
+        p,
+        &["still", "g.bfs", "-o", "no/such/dir/s.png"],
+        &["no/such/dir"],
+        &["no"],
     );
-    no_output(d.path(), "big.mp4");
-    fails(
-        d.path(),
+    // Frames that are not in the recording.
+    refused_before_the_gpu(
+        p,
         &["still", "g.bfs", "--frame", "7", "-o", "s.png"],
-        &[],
-        "--frame",
+        &["--frame", "g.bfs"],
+        &["s.png"],
     );
-    no_output(d.path(), "s.png");
-    fails(
-        d.path(),
+    refused_before_the_gpu(
+        p,
         &["render", "g.bfs", "--frames", "5..9", "-o", "f.mp4"],
-        &[],
-        "--frames",
+        &["--frames"],
+        &["f.mp4"],
     );
-    no_output(d.path(), "f.mp4");
+    // Flag values out of range, each named.
+    for (flags, name) in [
+        (&["--crf", "99"][..], "--crf"),
+        (&["--fps", "0"][..], "--fps"),
+        (&["--trails", "1"][..], "--trails"),
+        (&["--background", "red"][..], "--background"),
+        (&["--range", "5..1"][..], "--range"),
+        (&["--frames", "x"][..], "--frames"),
+        (&["--size", "321x180"][..], "--size"),
+    ] {
+        refused_before_the_gpu(p, &mp4(flags), &[name], &["x.mp4"]);
+    }
+    // An existing output without --force: refused, left as it was.
+    for (out, cmd) in [("old.mp4", "render"), ("old.png", "still")] {
+        fs::write(p.join(out), "precious").unwrap();
+        refused_before_the_gpu(p, &[cmd, "g.bfs", "-o", out], &[out, "--force"], &[]);
+        assert_eq!(fs::read_to_string(p.join(out)).unwrap(), "precious");
+    }
+    // A PNG folder that is not empty, without --force.
+    fs::create_dir(p.join("frames")).unwrap();
+    fs::write(p.join("frames/keep.txt"), "mine").unwrap();
+    refused_before_the_gpu(
+        p,
+        &["render", "g.bfs", "--png", "frames"],
+        &["frames", "--force"],
+        &[],
+    );
+    assert_eq!(listing(&p.join("frames")), ["keep.txt"]);
+
+    // Only the GPU knows its largest texture.
+    if !have_gpu("bad_outputs_and_sizes, the texture limit") {
+        return;
+    }
+    fails_cleanly(
+        p,
+        &["render", "g.bfs", "--size", "40000x40000", "-o", "big.mp4"],
+        &["texture limit"],
+        &[],
+    );
+    no_output(p, "big.mp4");
+}
+
+#[test]
+fn an_output_is_never_an_input() {
+    // DESIGN: "an output is never the same file as an input", --force or not.
+    let d = tmp();
+    let p = d.path();
+    synthetic(&p.join("g.bfs"), 300, 2);
+    let before = fs::read(p.join("g.bfs")).unwrap();
+    let cases: [&[&str]; 3] = [
+        &["render", "g.bfs", "-o", "g.bfs", "--force", "-q"],
+        &["render", "g.bfs", "-o", "./g.bfs", "--force", "-q"],
+        &["still", "g.bfs", "-o", "g.bfs", "--force", "-q"],
+    ];
+    for args in cases {
+        refused_before_the_gpu(p, args, &["g.bfs"], &[]);
+        assert!(
+            fs::read(p.join("g.bfs")).unwrap() == before,
+            "{args:?} changed the input"
+        );
+    }
+    if !have_gpu("an_output_is_never_an_input, with a GPU") {
+        return;
+    }
+    for args in cases {
+        fails_cleanly(p, args, &["g.bfs"], &[]);
+        assert!(
+            fs::read(p.join("g.bfs")).unwrap() == before,
+            "{args:?} changed the input"
+        );
+    }
+}
+
+/// Writes `bytes` with `f` applied as `dir/name`.
+fn damaged(dir: &Path, name: &str, bytes: &[u8], f: impl FnOnce(&mut Vec<u8>)) {
+    let mut b = bytes.to_vec();
+    f(&mut b);
+    fs::write(dir.join(name), b).unwrap();
+}
+
+/// The number of frames in a video, counted by decoding it.
+fn video_frames(path: &Path) -> u64 {
+    let s = ffprobe(path);
+    s["nb_read_frames"].as_str().unwrap().parse().unwrap()
 }
 
 #[test]
 fn broken_recordings() {
-    if !have_gpu("broken_recordings") || !have_ffmpeg("broken_recordings") {
-        return;
-    }
-    let d = TempDir::new().unwrap();
+    let d = tmp();
+    let p = d.path();
     let n = 400;
-    synthetic(&d.path().join("g.bfs"), n, 6);
-    let full = fs::read(d.path().join("g.bfs")).unwrap();
-    let frame_bytes = 4 * n * 4;
+    synthetic(&p.join("g.bfs"), n, 6);
+    let full = fs::read(p.join("g.bfs")).unwrap();
+    let (header_len, frame_size) = bfs_layout(&full, 2, n);
+    assert_eq!(full.len(), header_len + 6 * frame_size, "6 frames expected");
+    let frame3 = header_len + 3 * frame_size;
 
-    // Zero frames.
-    synthetic(&d.path().join("zero.bfs"), n, 0);
-    fails(
-        d.path(),
+    // Refused when the file is opened, before any GPU work.
+    synthetic(&p.join("zero.bfs"), n, 0);
+    refused_before_the_gpu(
+        p,
         &["render", "zero.bfs", "-o", "z.mp4"],
-        &[],
-        "no frames",
+        &["zero.bfs", "no frames"],
+        &["z.mp4"],
     );
-    no_output(d.path(), "z.mp4");
-
-    // Cut in the middle of the last frame: the good frames render, with a warning.
-    fs::write(
-        d.path().join("cut.bfs"),
-        &full[..full.len() - frame_bytes / 2 - 64],
-    )
-    .unwrap();
-    let r = ok(
-        d.path(),
-        &[
-            "render", "cut.bfs", "--size", "160x90", "-o", "cut.mp4", "-q",
-        ],
-    );
-    assert!(
-        r.stderr.contains("warning"),
-        "no warning for a truncated file:\n{}",
-        r.stderr
-    );
-    let s = ffprobe(&d.path().join("cut.mp4"));
-    let frames: u64 = s["nb_read_frames"].as_str().unwrap().parse().unwrap();
-    assert!(
-        (1..6).contains(&frames),
-        "{frames} frames from a truncated file"
+    // A byte of the scene JSON in the header: the header checksum catches it.
+    damaged(p, "header.bfs", &full, |b| b[header_len - 20] ^= 0x01);
+    refused_before_the_gpu(
+        p,
+        &["render", "header.bfs", "-o", "h.mp4"],
+        &["header.bfs", "header"],
+        &["h.mp4"],
     );
 
-    // A damaged frame in the middle: stops, names the frame, leaves nothing.
-    let mut bad = full.clone();
-    let at = full.len() - 3 * frame_bytes;
-    for b in &mut bad[at..at + 64] {
-        *b ^= 0xA5;
-    }
-    fs::write(d.path().join("bad.bfs"), &bad).unwrap();
-    let r = run(
-        d.path(),
-        &["render", "bad.bfs", "--size", "160x90", "-o", "bad.mp4"],
-    );
-    if r.code == Some(0) {
-        // The damage hit no checked byte: the file still decodes; nothing more to check.
+    if !have_gpu("broken_recordings, rendering the damaged files")
+        || !have_ffmpeg("broken_recordings, rendering the damaged files")
+    {
         return;
     }
-    assert!(
-        r.stderr.contains("frame"),
-        "error does not name the frame:\n{}",
-        r.stderr
-    );
-    no_output(d.path(), "bad.mp4");
+    // Frame 3 damaged in each of its parts: tag, checksum, index, step, first and last byte of
+    // the payload. The render stops, naming frame 3, and leaves nothing; with the speed colour
+    // map (whose range is sampled from the frames) and with heading (which reads no frame
+    // before rendering it).
+    for (name, at) in [
+        ("tag", 1),
+        ("crc", 5),
+        ("index", 8),
+        ("step", 16),
+        ("payload", 24),
+        ("last", frame_size - 1),
+    ] {
+        let file = format!("frame3-{name}.bfs");
+        damaged(p, &file, &full, |b| b[frame3 + at] ^= 0x40);
+        for color in [&["--color", "speed"][..], &["--color", "heading"][..]] {
+            let mut args = vec!["render", &file, "--size", "160x90", "-o", "bad.mp4", "-q"];
+            args.extend_from_slice(color);
+            let err = fails_cleanly(p, &args, &["frame 3", "corrupt"], &["bad.mp4"]);
+            assert!(!err.contains("frame 2"), "{err}");
+        }
+    }
+
+    // Cut short: every complete frame renders, with a warning naming the first incomplete one.
+    for (name, len, frames) in [
+        // In the middle of frame 5.
+        ("mid", header_len + 5 * frame_size + frame_size / 2, 5),
+        // Inside frame 5's prefix.
+        ("prefix", header_len + 5 * frame_size + 10, 5),
+        // Right after frame 1's last byte.
+        ("boundary", header_len + 2 * frame_size, 2),
+    ] {
+        let file = format!("cut-{name}.bfs");
+        fs::write(p.join(&file), &full[..len]).unwrap();
+        let out = format!("cut-{name}.mp4");
+        let r = succeeds(p, &["render", &file, "--size", "160x90", "-o", &out, "-q"]);
+        for want in ["warning", file.as_str(), &format!("frame {frames}")] {
+            assert!(
+                r.stderr.contains(want),
+                "{file}: no {want:?} in the warning:\n{}",
+                r.stderr
+            );
+        }
+        assert_eq!(video_frames(&p.join(&out)), frames, "{file}");
+    }
+
+    // The frame count (the one header field outside the checksum, patched by finalize) says
+    // fewer frames than the file holds: only those, with a warning about the rest; more than
+    // it holds: every complete frame, with a warning.
+    for (count, frames) in [(4u64, 4), (9, 6)] {
+        let file = format!("count{count}.bfs");
+        damaged(p, &file, &full, |b| {
+            b[52..60].copy_from_slice(&count.to_le_bytes())
+        });
+        let out = format!("count{count}.mp4");
+        let r = succeeds(p, &["render", &file, "--size", "160x90", "-o", &out, "-q"]);
+        assert!(
+            r.stderr.contains("warning") && r.stderr.contains(&file),
+            "{file}: no warning:\n{}",
+            r.stderr
+        );
+        assert_eq!(video_frames(&p.join(&out)), frames, "{file}");
+    }
 }

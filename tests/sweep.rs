@@ -10,35 +10,9 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
-use tempfile::TempDir;
+mod common;
 
-fn forge(dir: &Path) -> Command {
-    let mut c = Command::cargo_bin("forge").expect("the forge binary is built");
-    c.current_dir(dir).timeout(Duration::from_secs(120));
-    c
-}
-
-struct Out {
-    ok: bool,
-    stderr: String,
-}
-
-fn run(dir: &Path, args: &[&str]) -> Out {
-    let o = forge(dir).args(args).output().expect("forge runs");
-    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert!(!stderr.contains("panicked"), "forge panicked:\n{stderr}");
-    Out {
-        ok: o.status.success(),
-        stderr,
-    }
-}
-
-fn ok(dir: &Path, args: &[&str]) -> String {
-    let o = run(dir, args);
-    assert!(o.ok, "forge {} failed:\n{}", args.join(" "), o.stderr);
-    o.stderr
-}
+use common::*;
 
 /// The CSV as (header, rows of fields).
 fn csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
@@ -86,7 +60,7 @@ const SMALL: [&str; 6] = [
 
 #[test]
 fn vicsek_order_parameter_has_the_known_limits() {
-    let d = TempDir::new().unwrap();
+    let d = tmp();
     let mut args = vec![
         "sweep",
         "vicsek",
@@ -100,7 +74,7 @@ fn vicsek_order_parameter_has_the_known_limits() {
         "s.csv",
     ];
     args.extend(SMALL);
-    ok(d.path(), &args);
+    succeeds(d.path(), &args);
     let (head, rows) = csv(&d.path().join("s.csv"));
     assert_eq!(rows.len(), 6);
     let order: Vec<f64> = rows.iter().map(|r| num(&r[col(&head, "order")])).collect();
@@ -125,7 +99,7 @@ fn vicsek_order_parameter_has_the_known_limits() {
 
 #[test]
 fn error_bars_shrink_with_more_seeds() {
-    let d = TempDir::new().unwrap();
+    let d = tmp();
     let mut se = Vec::new();
     for seeds in ["4", "32"] {
         let out = format!("s{seeds}.csv");
@@ -142,7 +116,7 @@ fn error_bars_shrink_with_more_seeds() {
             &out,
         ];
         args.extend(SMALL);
-        ok(d.path(), &args);
+        succeeds(d.path(), &args);
         let (head, rows) = csv(&d.path().join(&out));
         let total: f64 = rows.iter().map(|r| num(&r[col(&head, "order_se")])).sum();
         se.push(total);
@@ -153,7 +127,7 @@ fn error_bars_shrink_with_more_seeds() {
 
 #[test]
 fn sweeps_are_reproducible_from_their_seeds() {
-    let d = TempDir::new().unwrap();
+    let d = tmp();
     let sweep = |out: &str, jobs: &str| {
         let mut args = vec![
             "sweep",
@@ -170,7 +144,7 @@ fn sweeps_are_reproducible_from_their_seeds() {
             out,
         ];
         args.extend(SMALL);
-        ok(d.path(), &args);
+        succeeds(d.path(), &args);
         fs::read(d.path().join(out)).unwrap()
     };
     let a = sweep("a.csv", "1");
@@ -182,7 +156,7 @@ fn sweeps_are_reproducible_from_their_seeds() {
 
 #[test]
 fn csv_has_the_documented_columns_and_plots_decode() {
-    let d = TempDir::new().unwrap();
+    let d = tmp();
     let mut args = vec![
         "sweep",
         "vicsek",
@@ -198,7 +172,7 @@ fn csv_has_the_documented_columns_and_plots_decode() {
         "s.png",
     ];
     args.extend(SMALL);
-    let err = ok(d.path(), &args);
+    let err = succeeds(d.path(), &args).stderr;
     assert!(err.contains("8 points"), "{err}");
     let (head, rows) = csv(&d.path().join("s.csv"));
     assert_eq!(
@@ -223,25 +197,31 @@ fn csv_has_the_documented_columns_and_plots_decode() {
     assert!(!d.path().join("s.csv.partial").exists());
 
     // The same outputs again: refused without --force, accepted with it.
-    let again = run(d.path(), &args);
-    assert!(!again.ok);
-    assert!(again.stderr.contains("already exists"), "{}", again.stderr);
+    fails_cleanly(d.path(), &args, &["already exists"], &[]);
     args.push("--force");
-    ok(d.path(), &args);
+    succeeds(d.path(), &args);
 
     // forge info --plot: a recording's metrics over time.
-    ok(
+    succeeds(
         d.path(),
         &[
             "simulate", "vicsek", "--agents", "300", "--steps", "60", "-o", "v.bfs", "-q",
         ],
     );
-    ok(d.path(), &["info", "v.bfs", "--plot", "m.png"]);
+    succeeds(d.path(), &["info", "v.bfs", "--plot", "m.png"]);
     assert_eq!(decode_png(&d.path().join("m.png")), (960, 900));
-    let r = run(d.path(), &["info", "v.bfs", "--plot", "m.png"]);
-    assert!(!r.ok && r.stderr.contains("--plot"), "{}", r.stderr);
-    let r = run(d.path(), &["info", "v.bfs", "--plot", "m.jpg"]);
-    assert!(!r.ok && r.stderr.contains(".png"), "{}", r.stderr);
+    fails_cleanly(
+        d.path(),
+        &["info", "v.bfs", "--plot", "m.png"],
+        &["--plot"],
+        &[],
+    );
+    fails_cleanly(
+        d.path(),
+        &["info", "v.bfs", "--plot", "m.jpg"],
+        &[".png"],
+        &["m.jpg"],
+    );
 }
 
 /// The sweep the resume tests cut short.
@@ -283,11 +263,11 @@ fn resumable(out: &str, extra: &[&str]) -> Vec<String> {
 
 #[test]
 fn an_interrupted_sweep_resumes_without_redoing_finished_points() {
-    let d = TempDir::new().unwrap();
+    let d = tmp();
     let p = d.path();
     let args = resumable("full.csv", &[]);
     let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
-    ok(p, &args);
+    succeeds(p, &args);
     let full = fs::read_to_string(p.join("full.csv")).unwrap();
     let lines: Vec<&str> = full.lines().collect();
     assert_eq!(lines.len(), 7);
@@ -302,12 +282,11 @@ fn an_interrupted_sweep_resumes_without_redoing_finished_points() {
     // Without --resume the interrupted sweep is not thrown away.
     let args = resumable("cut.csv", &[]);
     let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
-    let r = run(p, &args);
-    assert!(!r.ok && r.stderr.contains("--resume"), "{}", r.stderr);
+    has(&fails(p, &args), "--resume");
 
     let args = resumable("cut.csv", &["--resume"]);
     let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
-    let err = ok(p, &args);
+    let err = succeeds(p, &args).stderr;
     assert!(
         err.contains("skipping 2 finished points of 6, running 4"),
         "{err}"
@@ -320,7 +299,7 @@ fn an_interrupted_sweep_resumes_without_redoing_finished_points() {
     assert_eq!(resumed, want);
 
     // Resuming a finished sweep runs nothing.
-    let err = ok(p, &args);
+    let err = succeeds(p, &args).stderr;
     assert!(
         err.contains("skipping 6 finished points of 6, running 0"),
         "{err}"
@@ -330,19 +309,19 @@ fn an_interrupted_sweep_resumes_without_redoing_finished_points() {
     // A resume with other settings is refused, naming them.
     let args = resumable("cut.csv", &["--resume", "--measure", "50"]);
     let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
-    let r = run(p, &args);
-    assert!(!r.ok && r.stderr.contains("--measure 100"), "{}", r.stderr);
+    has(&fails(p, &args), "--measure 100");
 }
 
 #[test]
 fn a_killed_sweep_keeps_its_finished_rows_and_resumes() {
-    let d = TempDir::new().unwrap();
+    let d = tmp();
     let p = d.path();
-    // Big enough that the sweep is still running when two points are done: 10 points of
-    // N = 400 for 1000 steps, one job.
+    // 16 points of N = 400 for 2000 steps, one job: a few seconds, so that after the first
+    // two rows appear there is time (well over a second) to kill it before it finishes.
+    const POINTS: usize = 16;
     let flags = [
         "--vary",
-        "noise=0.5:5:0.5",
+        "noise=0.25:4:0.25",
         "--vary",
         "agents=400",
         "--vary",
@@ -350,21 +329,26 @@ fn a_killed_sweep_keeps_its_finished_rows_and_resumes() {
         "--seeds",
         "1",
         "--equilibrate",
-        "500",
+        "1000",
         "--measure",
-        "500",
+        "1000",
         "--jobs",
         "1",
+        "-q",
     ];
     let mut full = vec!["sweep", "vicsek", "-o", "full.csv"];
     full.extend(flags);
-    ok(p, &full);
-    let want = fs::read_to_string(p.join("full.csv")).unwrap();
+    succeeds(p, &full);
+    let want = fs::read(p.join("full.csv")).unwrap();
+    assert_eq!(
+        want.iter().filter(|&&b| b == b'\n').count(),
+        1 + POINTS,
+        "the uninterrupted sweep"
+    );
 
-    let bin = assert_cmd::cargo::cargo_bin("forge");
     let mut cut = vec!["sweep", "vicsek", "-o", "cut.csv"];
     cut.extend(flags);
-    let mut child = std::process::Command::new(bin)
+    let mut child = std::process::Command::new(forge_bin())
         .args(&cut)
         .current_dir(p)
         .stdout(Stdio::null())
@@ -372,40 +356,60 @@ fn a_killed_sweep_keeps_its_finished_rows_and_resumes() {
         .spawn()
         .unwrap();
     let partial = p.join("cut.csv.partial");
+    // Complete rows (newline-terminated, after the header) in the .partial.
+    let rows = || {
+        fs::read(&partial)
+            .map(|t| t.iter().filter(|&&b| b == b'\n').count().saturating_sub(1))
+            .unwrap_or(0)
+    };
     let t0 = Instant::now();
-    loop {
-        let rows = fs::read_to_string(&partial)
-            .map(|t| t.lines().count().saturating_sub(1))
-            .unwrap_or(0);
-        if rows >= 2 || t0.elapsed() > Duration::from_secs(60) {
-            break;
+    while rows() < 2 {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the sweep ended ({status}) before two rows were seen: make it longer");
         }
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(5));
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "no two rows after 120 s"
+        );
+        std::thread::sleep(Duration::from_millis(2));
     }
-    let _ = child.kill();
-    let _ = child.wait();
+    if let Some(status) = child.try_wait().unwrap() {
+        panic!("the sweep ended ({status}) before it could be killed: make it longer");
+    }
+    child.kill().expect("SIGKILL"); // Child::kill is SIGKILL on Unix
+    child.wait().unwrap();
+
+    // What the killed sweep left: no final CSV, a .partial with its finished rows.
+    assert!(!p.join("cut.csv").exists(), "a killed sweep left cut.csv");
+    let finished = rows();
+    assert!(
+        (2..POINTS).contains(&finished),
+        "{finished} finished rows in the .partial"
+    );
+
     let mut resume = cut.clone();
     resume.push("--resume");
-    let err = ok(p, &resume);
-    eprintln!("{err}");
-    if partial_was_left(&err) {
-        assert!(err.contains("skipping"), "{err}");
-        assert!(!err.contains("skipping 0 finished"), "{err}");
-    }
-    assert_eq!(fs::read_to_string(p.join("cut.csv")).unwrap(), want);
-}
-
-/// Whether the killed sweep had not finished (on a very fast machine it may have).
-fn partial_was_left(stderr: &str) -> bool {
-    stderr.contains(".partial")
+    resume.retain(|a| *a != "-q");
+    let err = succeeds(p, &resume).stderr;
+    has(
+        &err,
+        &format!(
+            "skipping {finished} finished points of {POINTS}, running {}",
+            POINTS - finished
+        ),
+    );
+    assert!(!partial.exists(), "the .partial outlived the resumed sweep");
+    assert!(
+        fs::read(p.join("cut.csv")).unwrap() == want,
+        "the resumed sweep differs from the uninterrupted one:\n{}\nwant:\n{}",
+        fs::read_to_string(p.join("cut.csv")).unwrap(),
+        String::from_utf8_lossy(&want)
+    );
 }
 
 #[test]
 fn bad_vary_expressions_are_named() {
-    let d = TempDir::new().unwrap();
+    let d = tmp();
     for (expr, want) in [
         ("noise=0:1", "start:end:step"),
         ("noise=0:1:-0.1", "step must be > 0"),
@@ -416,24 +420,19 @@ fn bad_vary_expressions_are_named() {
         ("w_ali=1,2", "a boids parameter, but scene vicsek is vicsek"),
         ("seed=1,2", "--seeds"),
     ] {
-        let r = run(
+        fails_cleanly(
             d.path(),
             &["sweep", "vicsek", "--vary", expr, "-o", "x.csv"],
+            &[&format!("--vary {expr:?}"), want],
+            &["x.csv"],
         );
-        assert!(!r.ok, "{expr} was accepted");
-        assert!(
-            r.stderr.contains(&format!("--vary {expr:?}")) && r.stderr.contains(want),
-            "{expr}: {}",
-            r.stderr
-        );
-        assert!(!d.path().join("x.csv").exists());
-        assert!(!d.path().join("x.csv.partial").exists());
     }
-    let r = run(
+    fails_cleanly(
         d.path(),
         &[
             "sweep", "vicsek", "--vary", "noise=1", "--vary", "noise=2", "-o", "x.csv",
         ],
+        &["already varied"],
+        &["x.csv"],
     );
-    assert!(!r.ok && r.stderr.contains("already varied"), "{}", r.stderr);
 }

@@ -1,0 +1,413 @@
+//! Helpers shared by the integration tests that drive the real `forge` binary (`mod common;`).
+//!
+//! - [`forge`]: the command, run in a folder, with a timeout so that a hang fails instead of
+//!   blocking, and `XDG_RUNTIME_DIR` set (wgpu's drivers ask for it).
+//! - [`run`] / [`run_env`] give a [`Run`]; [`succeeds`], [`fails`] and [`fails_cleanly`] check
+//!   the exit, the message and that nothing was left behind, never a panic.
+//! - [`have_gpu`] / [`have_ffmpeg`]: a test that needs them skips with a printed line when they
+//!   are missing, or fails when `FORGE_REQUIRE_GPU_TESTS=1` (set by scripts/test.sh).
+//! - [`NO_GPU`]: an environment in which forge finds no GPU adapter, for checks that must come
+//!   before any GPU work.
+//!
+//! Not every test binary uses every helper.
+#![allow(dead_code)]
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use assert_cmd::Command;
+use tempfile::TempDir;
+
+/// How long one forge command may run before the test calls it hung. Generous: renders on a
+/// software GPU are slow. Tests about hangs set a shorter one themselves.
+pub const TIMEOUT: Duration = Duration::from_secs(240);
+
+/// `forge` run in `dir`.
+pub fn forge(dir: &Path) -> Command {
+    let mut c = Command::cargo_bin("forge").expect("the forge binary is built");
+    c.current_dir(dir)
+        .timeout(TIMEOUT)
+        .env("XDG_RUNTIME_DIR", std::env::temp_dir());
+    c
+}
+
+/// The path of the built binary, for tests that spawn it themselves (to kill it, or under a
+/// shell).
+pub fn forge_bin() -> PathBuf {
+    assert_cmd::cargo::cargo_bin("forge")
+}
+
+/// What a finished forge run gave: the exit code (`None`: killed by a signal) and its output.
+pub struct Run {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    pub fn ok(&self) -> bool {
+        self.code == Some(0)
+    }
+
+    fn from(out: std::process::Output) -> Run {
+        Run {
+            code: out.status.code(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+}
+
+/// Runs forge in `dir`; checks nothing.
+pub fn run(dir: &Path, args: &[&str]) -> Run {
+    run_env(dir, args, &[])
+}
+
+/// Runs forge in `dir` with extra environment variables; checks nothing.
+pub fn run_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut c = forge(dir);
+    c.args(args);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    Run::from(c.output().expect("forge runs"))
+}
+
+/// Runs a prepared command (own timeout, arguments that are not UTF-8 ...); checks nothing.
+pub fn run_command(c: &mut Command) -> Run {
+    Run::from(c.output().expect("forge runs"))
+}
+
+/// Runs an arbitrary process (a shell around forge, say); checks nothing.
+pub fn run_process(c: &mut std::process::Command) -> Run {
+    Run::from(c.output().expect("the process runs"))
+}
+
+/// forge did not panic.
+pub fn no_panic(r: &Run) {
+    for sign in ["panicked", "RUST_BACKTRACE"] {
+        assert!(!r.stderr.contains(sign), "forge panicked:\n{}", r.stderr);
+    }
+}
+
+/// `needle` is in `text` (stderr, usually).
+pub fn has(text: &str, needle: &str) {
+    assert!(text.contains(needle), "expected {needle:?} in:\n{text}");
+}
+
+/// Runs forge, expects success (exit 0, no panic).
+pub fn succeeds(dir: &Path, args: &[&str]) -> Run {
+    succeeds_env(dir, args, &[])
+}
+
+pub fn succeeds_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let r = run_env(dir, args, env);
+    no_panic(&r);
+    assert_eq!(
+        r.code,
+        Some(0),
+        "forge {args:?} failed:\nstderr:\n{}",
+        r.stderr
+    );
+    r
+}
+
+/// Checks that `r` is a clean failure of `forge args`: a non-zero exit (not a signal), an
+/// error message, no panic.
+pub fn failed(r: &Run, args: &[&str]) {
+    no_panic(r);
+    assert!(
+        r.code.is_some(),
+        "forge {args:?} was killed by a signal:\n{}",
+        r.stderr
+    );
+    assert_ne!(
+        r.code,
+        Some(0),
+        "forge {args:?} should have failed\nstderr:\n{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("error"),
+        "no error message for {args:?}:\n{}",
+        r.stderr
+    );
+}
+
+/// Runs forge, expects a clean failure (see [`failed`]), returns stderr.
+pub fn fails(dir: &Path, args: &[&str]) -> String {
+    fails_env(dir, args, &[])
+}
+
+pub fn fails_env(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> String {
+    let r = run_env(dir, args, env);
+    failed(&r, args);
+    r.stderr
+}
+
+/// Runs forge, expects a clean failure whose message names each of `names`, and that none of
+/// the `no_output` paths (relative to `dir`), nor any `*.partial` file in `dir`, is left
+/// behind. Returns stderr.
+pub fn fails_cleanly(dir: &Path, args: &[&str], names: &[&str], no_output: &[&str]) -> String {
+    fails_cleanly_env(dir, args, &[], names, no_output)
+}
+
+pub fn fails_cleanly_env(
+    dir: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    names: &[&str],
+    no_output: &[&str],
+) -> String {
+    let err = fails_env(dir, args, env);
+    for n in names {
+        assert!(
+            err.contains(n),
+            "forge {args:?}: the message does not name {n:?}:\n{err}"
+        );
+    }
+    for out in no_output {
+        assert!(
+            !dir.join(out).exists(),
+            "forge {args:?} failed but left {out} behind"
+        );
+    }
+    no_partials(dir);
+    err
+}
+
+/// Neither `dir/name` nor `dir/name.partial` exists.
+pub fn no_output(dir: &Path, name: &str) {
+    assert!(!dir.join(name).exists(), "{name} was left behind");
+    let partial = format!("{name}.partial");
+    assert!(!dir.join(&partial).exists(), "{partial} was left behind");
+}
+
+/// No `*.partial` file in `dir` (not recursive).
+pub fn no_partials(dir: &Path) {
+    let left: Vec<String> = listing(dir)
+        .into_iter()
+        .filter(|n| n.ends_with(".partial"))
+        .collect();
+    assert!(
+        left.is_empty(),
+        "left behind in {}: {left:?}",
+        dir.display()
+    );
+}
+
+/// The names in `dir`, sorted.
+pub fn listing(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+pub fn tmp() -> TempDir {
+    tempfile::tempdir().expect("temp dir")
+}
+
+/// Writes `text` to `dir/name`, returns the path.
+pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    fs::write(&p, text).unwrap();
+    p
+}
+
+// ---------------------------------------------------------------------------------------
+// GPU and FFmpeg
+// ---------------------------------------------------------------------------------------
+
+/// A line on the real stderr, which shows even when the harness captures output (it captures
+/// the print macros, not direct writes).
+pub fn skip(msg: &str) {
+    let _ = writeln!(std::io::stderr(), "SKIPPED {msg}");
+}
+
+/// `FORGE_REQUIRE_GPU_TESTS=1`: a missing GPU adapter or FFmpeg fails the test.
+pub fn require_gpu_tests() -> bool {
+    std::env::var("FORGE_REQUIRE_GPU_TESTS").is_ok_and(|v| v == "1")
+}
+
+/// Environment in which forge finds no GPU adapter (Vulkan only, and no Vulkan driver), so a
+/// check made under it is known to come before any GPU work.
+pub const NO_GPU: &[(&str, &str)] = &[
+    ("WGPU_BACKEND", "vulkan"),
+    ("VK_ICD_FILENAMES", "/nonexistent/forge-no-gpu.json"),
+    ("VK_DRIVER_FILES", "/nonexistent/forge-no-gpu.json"),
+];
+
+/// Whether [`NO_GPU`] really hides every adapter here (`forge gpus` fails under it). Where it
+/// does not, the checks made under it still run, with a GPU present.
+pub fn no_gpu_hides_the_gpu() -> bool {
+    static HIDDEN: OnceLock<bool> = OnceLock::new();
+    *HIDDEN.get_or_init(|| {
+        let d = tmp();
+        let hidden = !run_env(d.path(), &["gpus"], NO_GPU).ok();
+        if !hidden {
+            skip("NO_GPU does not hide the GPU on this machine: pre-GPU checks run with one");
+        }
+        hidden
+    })
+}
+
+/// True if a GPU adapter (or a software driver) is present; otherwise skips (or fails when
+/// FORGE_REQUIRE_GPU_TESTS=1).
+pub fn have_gpu(test: &str) -> bool {
+    static PRESENT: OnceLock<Result<(), String>> = OnceLock::new();
+    let r = PRESENT.get_or_init(|| {
+        let d = tmp();
+        let r = run(d.path(), &["gpus"]);
+        no_panic(&r);
+        if r.ok() {
+            Ok(())
+        } else {
+            Err(r.stderr)
+        }
+    });
+    match r {
+        Ok(()) => true,
+        Err(e) if require_gpu_tests() => panic!(
+            "{test}: FORGE_REQUIRE_GPU_TESTS=1 but no GPU adapter: {e}\n\
+             install: apt-get install mesa-vulkan-drivers libvulkan1 libegl1 libegl-mesa0 libgl1-mesa-dri"
+        ),
+        Err(_) => {
+            skip(&format!(
+                "{test}: no GPU adapter (install mesa-vulkan-drivers for lavapipe)"
+            ));
+            false
+        }
+    }
+}
+
+/// True if `ffmpeg` and `ffprobe` run; otherwise skips (or fails when
+/// FORGE_REQUIRE_GPU_TESTS=1).
+pub fn have_ffmpeg(test: &str) -> bool {
+    let runs = |p: &str| {
+        std::process::Command::new(p)
+            .arg("-version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let present = runs("ffmpeg") && runs("ffprobe");
+    if !present {
+        if require_gpu_tests() {
+            panic!(
+                "{test}: FORGE_REQUIRE_GPU_TESTS=1 but ffmpeg/ffprobe missing (apt-get install ffmpeg)"
+            );
+        }
+        skip(&format!("{test}: ffmpeg/ffprobe not installed"));
+    }
+    present
+}
+
+// ---------------------------------------------------------------------------------------
+// --help texts
+// ---------------------------------------------------------------------------------------
+
+/// One option of a `--help` text.
+#[derive(Debug)]
+pub struct HelpOption {
+    /// The names as written, e.g. `-o, --output <OUTPUT>`.
+    pub head: String,
+    /// The long name, e.g. `--output`.
+    pub long: String,
+    /// Whether it takes a value (`<...>` in the head).
+    pub takes_value: bool,
+    /// Its description, every line joined by spaces.
+    pub text: String,
+}
+
+impl HelpOption {
+    /// What `[default: ...]` says, if the description has one.
+    pub fn default(&self) -> Option<&str> {
+        let i = self.text.find("[default: ")? + "[default: ".len();
+        let j = self.text[i..].find(']')?;
+        Some(&self.text[i..i + j])
+    }
+}
+
+/// The options listed under `Options:` in a clap `--help` text (short or long form).
+pub fn help_options(help: &str) -> Vec<HelpOption> {
+    let mut out: Vec<HelpOption> = Vec::new();
+    let mut in_options = false;
+    for line in help.lines() {
+        if !line.starts_with(' ') && !line.is_empty() {
+            // A section title ("Options:", "Arguments:") or text after the options.
+            in_options = line.trim_end() == "Options:";
+            continue;
+        }
+        if !in_options {
+            continue;
+        }
+        let t = line.trim_start();
+        let is_head =
+            t.starts_with('-') && t[1..].starts_with(|c: char| c.is_alphanumeric() || c == '-');
+        if is_head {
+            // `head  description` (short form) or `head` alone (long form).
+            let (head, rest) = match t.find("  ") {
+                Some(k) => (t[..k].to_string(), t[k..].trim().to_string()),
+                None => (t.to_string(), String::new()),
+            };
+            let long = head
+                .split([',', ' ', '='])
+                .find(|w| w.starts_with("--"))
+                .unwrap_or_else(|| panic!("option without a long name: {head:?}"))
+                .to_string();
+            out.push(HelpOption {
+                takes_value: head.contains('<'),
+                head,
+                long,
+                text: rest,
+            });
+        } else if let Some(o) = out.last_mut() {
+            let t = t.trim();
+            if !t.is_empty() {
+                if !o.text.is_empty() {
+                    o.text.push(' ');
+                }
+                o.text.push_str(t);
+            }
+        }
+    }
+    out
+}
+
+/// The subcommands listed under `Commands:` in `forge --help` (without `help`).
+pub fn help_commands(help: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut in_commands = false;
+    for line in help.lines() {
+        if !line.starts_with(' ') {
+            in_commands = line.trim_end() == "Commands:";
+            continue;
+        }
+        if in_commands {
+            // Names start two spaces in; a wrapped description starts further in.
+            if line.starts_with("  ") && !line.starts_with("   ") {
+                let name = line.split_whitespace().next().unwrap();
+                if name != "help" {
+                    out.push(name.to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------
+// The .bfs layout, for damaging files on purpose
+// ---------------------------------------------------------------------------------------
+
+/// `header_len` and the frame size of a forge recording of `n` agents in `dim` dimensions (see
+/// the layout in src/bfs.rs): frame `k` starts at `header_len + k * frame_size`.
+pub fn bfs_layout(bytes: &[u8], dim: usize, n: usize) -> (usize, usize) {
+    let header_len = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+    (header_len, 24 + 8 * dim * n)
+}
