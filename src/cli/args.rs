@@ -285,6 +285,7 @@ pub struct StillArgs {
     /// Overwrite the output if it exists.
     #[arg(long)]
     pub force: bool,
+    /// No progress bar and no summary line.
     #[arg(short, long)]
     pub quiet: bool,
     #[command(flatten)]
@@ -318,6 +319,7 @@ pub struct DemoArgs {
     /// Overwrite the output if it exists.
     #[arg(long)]
     pub force: bool,
+    /// No progress bar and no summary line.
     #[arg(short, long)]
     pub quiet: bool,
 }
