@@ -8,6 +8,10 @@ struct Params {
     bloom: f32,        // strength of the bloom texture added to the HDR image
     vignette: f32,     // 0 = none, 1 = corners fully dark
     aspect: f32,       // width / height
+    frame: u32,        // seeds the dither
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -45,6 +49,29 @@ fn srgb_encode(c: vec3f) -> vec3f {
     return select(hi, lo, c <= vec3f(0.0031308));
 }
 
+// A well-mixed 32-bit hash (PCG's output permutation).
+fn pcg(v: u32) -> u32 {
+    let state = v * 747796405u + 2891336453u;
+    let word = ((state >> ((state >> 28u) + 4u)) ^ state) * 277803737u;
+    return (word >> 22u) ^ word;
+}
+
+// Triangular-PDF noise in (-1, 1) (in units of one 8-bit step), fixed per pixel and frame:
+// added before the 8-bit store, it turns the steps of smooth gradients (vignette, bloom,
+// trails) into fine grain, and keeps the mean.
+fn tpdf(px: vec2i, frame: u32) -> vec3f {
+    let seed = pcg(u32(px.x) ^ pcg(u32(px.y) ^ pcg(frame)));
+    let a = pcg(seed);
+    let b = pcg(a);
+    let c = pcg(b);
+    let d = pcg(c);
+    let e = pcg(d);
+    let f = pcg(e);
+    let u = vec3f(f32(a >> 8u), f32(c >> 8u), f32(e >> 8u)) / 16777216.0;
+    let v = vec3f(f32(b >> 8u), f32(d >> 8u), f32(f >> 8u)) / 16777216.0;
+    return u - v;
+}
+
 @fragment
 fn fs_tonemap(in: VsOut) -> @location(0) vec4f {
     let px = vec2i(in.clip.xy);
@@ -58,5 +85,6 @@ fn fs_tonemap(in: VsOut) -> @location(0) vec4f {
     let d = (in.uv - 0.5) * vec2f(p.aspect, 1.0);
     let v = 1.0 - p.vignette * smoothstep(0.35, 1.1, length(d) * 1.2);
     rgb *= v;
-    return vec4f(srgb_encode(clamp(rgb, vec3f(0.0), vec3f(1.0))), 1.0);
+    let encoded = srgb_encode(clamp(rgb, vec3f(0.0), vec3f(1.0)));
+    return vec4f(encoded + tpdf(px, p.frame) / 255.0, 1.0);
 }

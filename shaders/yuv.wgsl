@@ -9,6 +9,10 @@ struct Params {
     height: u32,
     y_words: u32,   // ceil(width * height / 4)
     c_words: u32,   // ceil(width/2 * height/2 / 4)
+    frame: u32,     // seeds the dither
+    pad0: u32,
+    pad1: u32,
+    pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -22,6 +26,21 @@ fn luma(c: vec3f) -> f32 {
     return dot(c, vec3f(0.2126, 0.7152, 0.0722));
 }
 
+// A well-mixed 32-bit hash (PCG's output permutation).
+fn pcg(v: u32) -> u32 {
+    let state = v * 747796405u + 2891336453u;
+    let word = ((state >> ((state >> 28u) + 4u)) ^ state) * 277803737u;
+    return (word >> 22u) ^ word;
+}
+
+// Triangular-PDF noise in (-1, 1) code values, fixed per sample, plane and frame: the 8-bit
+// store then shows fine grain instead of the steps of smooth gradients, with the same mean.
+fn tpdf(i: u32, plane: u32) -> f32 {
+    let a = pcg(i ^ pcg(plane ^ pcg(p.frame)));
+    let b = pcg(a);
+    return (f32(a >> 8u) - f32(b >> 8u)) / 16777216.0;
+}
+
 fn to_byte(v: f32) -> u32 {
     return u32(clamp(round(v), 0.0, 255.0));
 }
@@ -32,7 +51,7 @@ fn y_byte(i: u32) -> u32 {
         return 0u;
     }
     let c = textureLoad(rgb, vec2u(i % p.width, i / p.width), 0).rgb;
-    return to_byte(16.0 + 219.0 * luma(c));
+    return to_byte(16.0 + 219.0 * luma(c) + tpdf(i, 0u));
 }
 
 // The mean R'G'B' of chroma sample i (a 2×2 block).
@@ -75,8 +94,8 @@ fn cs_yuv(
             let yy = luma(c);
             let cb = 128.0 + 224.0 * (c.b - yy) / 1.8556;
             let cr = 128.0 + 224.0 * (c.r - yy) / 1.5748;
-            u_word |= to_byte(cb) << (8u * k);
-            v_word |= to_byte(cr) << (8u * k);
+            u_word |= to_byte(cb + tpdf(i, 1u)) << (8u * k);
+            v_word |= to_byte(cr + tpdf(i, 2u)) << (8u * k);
         }
     }
     out[p.y_words + cw] = u_word;

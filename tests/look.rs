@@ -197,3 +197,130 @@ fn flags_and_the_scene_still_override_the_measured_look() {
         "the measured look must be reproducible"
     );
 }
+
+/// `#rrggbb` sRGB level → linear, as the renderer decodes the background.
+fn srgb_to_linear(c: f64) -> f64 {
+    if c <= 0.04045 {
+        c / 12.92
+    } else {
+        ((c + 0.055) / 1.055).powf(2.4)
+    }
+}
+
+fn srgb_encode(c: f64) -> f64 {
+    if c <= 0.0031308 {
+        c * 12.92
+    } else {
+        1.055 * c.powf(1.0 / 2.4) - 0.055
+    }
+}
+
+/// A dark vignette with no agents on screen: dithered, its gradient shows no bands (long runs
+/// of one 8-bit value), and its mean stays what the undithered maths says.
+#[test]
+fn dark_gradients_are_dithered_not_banded() {
+    if !have_gpu("dark_gradients_are_dithered_not_banded") {
+        return;
+    }
+    let d = TempDir::new().unwrap();
+    // One agent far outside an open world: only the background and the vignette show.
+    let mut scene = forge::scene::Scene::load("vicsek").unwrap();
+    scene.render = None;
+    scene.agents = 1;
+    scene.world = [320.0, 180.0, 0.0];
+    scene.boundary = forge::scene::Boundary::Open;
+    let header = forge::bfs::Header::for_scene(&scene);
+    let file = std::fs::File::create(d.path().join("empty.bfs")).unwrap();
+    let mut w = forge::bfs::Writer::new(file, &header).unwrap();
+    for k in 0..3 {
+        w.write_frame(k, &[-1e4, -1e4], &[0.03, 0.0]).unwrap();
+    }
+    w.finalize().unwrap();
+    let bg = 8u8;
+    succeeds(
+        d.path(),
+        &[
+            "still",
+            "empty.bfs",
+            "--frame",
+            "2",
+            "--size",
+            "320x180",
+            "-o",
+            "v.png",
+            "--background",
+            "#080808",
+            "--vignette",
+            "1",
+            "--bloom",
+            "0",
+            "--trails",
+            "0",
+            "--exposure",
+            "1",
+            "--point-size",
+            "1.5",
+            "-q",
+        ],
+    );
+    let img = image::open(d.path().join("v.png")).unwrap().to_rgb8();
+    let (w, h) = (img.width() as usize, img.height() as usize);
+    // The true (continuous) level of each pixel: tonemap.wgsl's vignette on the background.
+    let bg_lin = srgb_to_linear(bg as f64 / 255.0);
+    let expect = |x: usize, y: usize| -> f64 {
+        let u = (x as f64 + 0.5) / w as f64 - 0.5;
+        let v = (y as f64 + 0.5) / h as f64 - 0.5;
+        let len = ((u * w as f64 / h as f64).powi(2) + v * v).sqrt() * 1.2;
+        let t = ((len - 0.35) / (1.1 - 0.35)).clamp(0.0, 1.0);
+        let vig = 1.0 - t * t * (3.0 - 2.0 * t);
+        srgb_encode(bg_lin * vig) * 255.0
+    };
+    let (mut got, mut want) = (0.0f64, 0.0f64);
+    for y in 0..h {
+        for x in 0..w {
+            got += img.get_pixel(x as u32, y as u32).0[1] as f64;
+            want += expect(x, y);
+        }
+    }
+    let shift = (got - want) / (w * h) as f64;
+    assert!(shift.abs() <= 0.5, "mean moved by {shift:.3}/255");
+    // Along the gradient (the centre row and the diagonal, from where the vignette starts to
+    // the edge), the longest run of one non-zero 8-bit value. Rounded, each of the few dark
+    // levels holds for many pixels (a band); dithered, values alternate within a few.
+    let row: Vec<(usize, usize)> = (w / 2 + 30..w).map(|x| (x, h / 2)).collect();
+    let diag: Vec<(usize, usize)> = (20..90)
+        .map(|k| (w / 2 + k * 16 / 9, h / 2 + k - 1))
+        .collect();
+    let longest_run = |level: &dyn Fn(usize, usize) -> u8| -> usize {
+        let mut longest = 1;
+        for line in [&row, &diag] {
+            let mut run = 1;
+            for i in 1..line.len() {
+                let (a, b) = (
+                    level(line[i].0, line[i].1),
+                    level(line[i - 1].0, line[i - 1].1),
+                );
+                if a == b && a > 0 {
+                    run += 1;
+                    longest = longest.max(run);
+                } else {
+                    run = 1;
+                }
+            }
+        }
+        longest
+    };
+    let rendered = longest_run(&|x, y| img.get_pixel(x as u32, y as u32).0[1]);
+    let banded = longest_run(&|x, y| expect(x, y).round() as u8);
+    println!("longest run: {rendered} dithered, {banded} rounded; mean shift {shift:.3}/255");
+    assert!(
+        banded >= 30,
+        "the test's gradient should band when rounded ({banded})"
+    );
+    // Dithered, a value still repeats by chance where the true level sits on a step (TPDF
+    // noise keeps 3 in 4 such pixels), but never for half a band.
+    assert!(
+        rendered <= 16 && rendered * 2 <= banded,
+        "banding: a run of {rendered} equal values along the gradient (rounded: {banded})"
+    );
+}

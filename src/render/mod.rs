@@ -525,14 +525,16 @@ impl Renderer {
                 },
                 vignette: self.look.vignette,
                 aspect: w / h,
+                frame: self.drawn as u32,
+                _pad: [0; 3],
             },
         );
         if with_box {
             self.agents.draw_box(&mut encoder, &ldr_view);
         }
-        match &self.yuv {
+        match &mut self.yuv {
             Some(y) => {
-                y.run(&mut encoder);
+                y.run(queue, &mut encoder, self.drawn as u32);
                 encoder.copy_buffer_to_buffer(
                     &y.out,
                     0,

@@ -12,6 +12,9 @@ pub struct TonemapParams {
     pub bloom: f32,
     pub vignette: f32,
     pub aspect: f32,
+    /// Seeds the dither (with the pixel), so a render is reproducible frame by frame.
+    pub frame: u32,
+    pub _pad: [u32; 3],
 }
 
 pub struct TonemapPass {

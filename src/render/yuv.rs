@@ -14,6 +14,9 @@ pub struct YuvParams {
     pub height: u32,
     pub y_words: u32,
     pub c_words: u32,
+    /// Seeds the dither before the 8-bit Y'CbCr store (with the pixel).
+    pub frame: u32,
+    pub _pad: [u32; 3],
 }
 
 impl YuvParams {
@@ -25,6 +28,8 @@ impl YuvParams {
             height,
             y_words: y.div_ceil(4) as u32,
             c_words: c.div_ceil(4) as u32,
+            frame: 0,
+            _pad: [0; 3],
         }
     }
 
@@ -57,6 +62,7 @@ pub struct YuvPass {
     pipeline: wgpu::ComputePipeline,
     bind_group: wgpu::BindGroup,
     params: YuvParams,
+    uniform: wgpu::Buffer,
     pub out: wgpu::Buffer,
 }
 
@@ -126,6 +132,7 @@ impl YuvPass {
             pipeline,
             bind_group,
             params,
+            uniform,
             out,
         }
     }
@@ -134,7 +141,10 @@ impl YuvPass {
         &self.params
     }
 
-    pub fn run(&self, encoder: &mut wgpu::CommandEncoder) {
+    /// Converts the display image of frame `frame` (the dither's seed).
+    pub fn run(&mut self, queue: &wgpu::Queue, encoder: &mut wgpu::CommandEncoder, frame: u32) {
+        self.params.frame = frame;
+        queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&self.params));
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some("yuv pass"),
             timestamp_writes: None,
