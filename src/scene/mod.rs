@@ -397,8 +397,8 @@ impl Scene {
     }
 
     /// Re-read a scene stored in a recording (already validated when it was written).
-    pub fn from_stored_json(text: &str) -> Result<Scene, String> {
-        serde_json::from_str(text).map_err(|e| e.to_string())
+    pub fn from_stored_json(text: &str) -> Result<Scene, serde_json::Error> {
+        serde_json::from_str(text)
     }
 }
 
