@@ -8,6 +8,7 @@
 //! - `builtin`: the ready scenes embedded in the binary.
 
 pub mod builtin;
+mod ctx;
 mod file;
 mod lines;
 mod render;
@@ -18,10 +19,11 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use ctx::Ctx;
 use file::SceneFile;
 pub use lines::json_lines;
 pub use render::{parse_hex_color, Render};
-use resolve::{resolve, Ctx};
+use resolve::resolve;
 
 /// Which rule set moves the agents.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

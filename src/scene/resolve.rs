@@ -1,30 +1,14 @@
 //! From the file as written to the resolved scene: presets fill defaults, every value is
 //! checked, and every problem is collected with its JSON path and line.
 
-use std::collections::HashMap;
 use std::path::Path;
 
+use super::ctx::Ctx;
 use super::file::SceneFile;
 use super::{
-    BoidsParams, Boundary, Init, Layout, Model, Preset, Scene, SceneError, Search, Source,
-    Velocity, VicsekParams, MAX_AGENTS, MAX_STEPS,
+    BoidsParams, Boundary, Init, Layout, Model, Preset, Scene, Search, Source, Velocity,
+    VicsekParams, MAX_AGENTS, MAX_STEPS,
 };
-
-pub(super) struct Ctx {
-    pub(super) lines: HashMap<String, usize>,
-    pub(super) errors: Vec<SceneError>,
-}
-
-impl Ctx {
-    pub(super) fn err(&mut self, path: &str, message: impl Into<String>) {
-        let line = self.lines.get(path).copied();
-        self.errors.push(SceneError {
-            path: path.to_string(),
-            message: message.into(),
-            line,
-        });
-    }
-}
 
 fn fmt_num(x: f64) -> String {
     if x.fract() == 0.0 && x.abs() < 1e15 {
