@@ -75,17 +75,19 @@ pub fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             let said = e.chain().any(|c| c.is::<crate::signal::Interrupted>());
-            let mut causes = e.chain().skip(1);
-            match signal {
+            let shown = match signal {
                 // Stopped by a signal through some other error (FFmpeg, say, which a terminal's
-                // Ctrl-C reaches too): say so first.
+                // Ctrl-C reaches too): say so first, then what failed.
                 Some(s) if !said => {
                     eprintln!("error: interrupted by {}", crate::signal::name(s));
-                    causes = e.chain().skip(0);
+                    0
                 }
-                _ => eprintln!("error: {e}"),
-            }
-            for cause in causes {
+                _ => {
+                    eprintln!("error: {e}");
+                    1
+                }
+            };
+            for cause in e.chain().skip(shown) {
                 eprintln!("  caused by: {cause}");
             }
             match signal {
