@@ -10,7 +10,7 @@
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
-use signal_hook::consts::{SIGINT, SIGTERM, SIGXFSZ};
+use signal_hook::consts::{SIGINT, SIGTERM};
 
 struct Flags {
     any: Arc<AtomicBool>,
@@ -31,7 +31,11 @@ pub fn install() {
             let _ = signal_hook::flag::register_usize(sig, which.clone(), sig as usize);
             let _ = signal_hook::flag::register(sig, any.clone());
         }
-        let _ = signal_hook::flag::register(SIGXFSZ, Arc::new(AtomicBool::new(false)));
+        #[cfg(unix)]
+        let _ = signal_hook::flag::register(
+            signal_hook::consts::SIGXFSZ,
+            Arc::new(AtomicBool::new(false)),
+        );
         Flags { any, which }
     });
 }

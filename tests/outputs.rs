@@ -773,7 +773,32 @@ fn a_signal_stops_a_sweep_which_keeps_its_partial() {
     wait_until(&mut child, "sweeping", 60, || {
         p.join("out.csv.partial").exists()
     });
-    std::thread::sleep(Duration::from_millis(300));
+    // A second sweep into the same CSV, even with --force, is refused while this one runs.
+    let err = fails(
+        p,
+        &[
+            "sweep",
+            "slow.json",
+            "--vary",
+            "noise=1",
+            "--seeds",
+            "1",
+            "--equilibrate",
+            "1",
+            "--measure",
+            "1",
+            "-o",
+            "out.csv",
+            "--force",
+            "-q",
+        ],
+    );
+    has(&err, "out.csv");
+    has(&err, "is being written by another forge process");
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the first sweep ended too soon"
+    );
     send(&child, "INT");
     let (code, err) = finish(child, 30);
     assert_eq!(code, Some(130), "{err}");
