@@ -66,7 +66,9 @@ impl Overrides {
 pub struct SimulateArgs {
     /// A scene file (JSON) or the name of a built-in scene (see `forge scenes`).
     pub scene: String,
-    /// Output recording [default: SCENE_NAME.bfs in the current folder].
+    /// Output recording [default: SCENE_NAME.bfs in the current folder]. Written as
+    /// NAME.XXXXXX.partial and renamed when complete; stopped early (SIGINT, SIGTERM, a full
+    /// disk), the .partial keeps every complete frame.
     #[arg(short, long)]
     pub output: Option<PathBuf>,
     #[command(flatten)]
@@ -246,7 +248,8 @@ pub struct VideoArgs {
     /// Write PNG frames (frame_000000.png, ...) into this folder instead of a video.
     #[arg(long, value_name = "DIR")]
     pub png: Option<PathBuf>,
-    /// Overwrite the output if it exists.
+    /// Overwrite the outputs if they exist: the video (or PNG files), and for `run` the --bfs
+    /// recording too. Never an input.
     #[arg(long)]
     pub force: bool,
     /// No progress bar and no summary line.
@@ -303,7 +306,10 @@ pub struct RunArgs {
     /// Output video [default: SCENE_NAME.mp4].
     #[arg(short, long)]
     pub output: Option<PathBuf>,
-    /// Keep the recording here [default: a temporary file, deleted afterwards].
+    /// Keep the recording here [default: a temporary file, deleted afterwards]. An existing
+    /// file is overwritten only with --force, which covers every output of `run`; it must not be
+    /// the video's name. Stopped early (a signal, a full disk), it keeps its complete frames
+    /// under its temporary name.
     #[arg(long, value_name = "FILE.bfs")]
     pub bfs: Option<PathBuf>,
     #[command(flatten)]

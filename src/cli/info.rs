@@ -8,7 +8,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use super::InfoArgs;
 use crate::bfs::{self, SourceFormat};
 use crate::metrics::{self, Metrics, Space};
-use crate::output::OutputFile;
+use crate::output::{self, OutputFile};
 use crate::scene::Boundary;
 
 /// How many frames the summary samples (evenly spaced, first and last included).
@@ -23,6 +23,18 @@ struct Summary {
 }
 
 pub fn info(a: InfoArgs) -> Result<ExitCode> {
+    if let Some(p) = &a.plot {
+        crate::plot::check_output(p, a.force, "--plot")?;
+    }
+    // The outputs against the recording and each other, and locked, before reading it.
+    let mut outputs: Vec<(&std::path::Path, &str)> = Vec::new();
+    if let Some(p) = &a.metrics {
+        outputs.push((p, "--metrics"));
+    }
+    if let Some(p) = &a.plot {
+        outputs.push((p, "--plot"));
+    }
+    let _claim = output::claim(&outputs, &[(&a.file, "input")], a.force)?;
     let mut r =
         bfs::Reader::open(&a.file).with_context(|| format!("cannot open {}", a.file.display()))?;
     let h = r.header().clone();
@@ -34,11 +46,8 @@ pub fn info(a: InfoArgs) -> Result<ExitCode> {
     };
     let mut frame = bfs::Frame::empty();
 
-    if let Some(p) = &a.plot {
-        crate::plot::check_output(p, a.force, "--plot")?;
-        if count == 0 {
-            bail!("--plot: {} holds no complete frame", a.file.display());
-        }
+    if a.plot.is_some() && count == 0 {
+        bail!("--plot: {} holds no complete frame", a.file.display());
     }
     let mut csv_out = None;
     if let Some(p) = &a.metrics {
@@ -66,6 +75,7 @@ pub fn info(a: InfoArgs) -> Result<ExitCode> {
             )?;
         }
         for &k in &picks {
+            crate::signal::check()?;
             r.read_frame_into(k, &mut frame)
                 .with_context(|| format!("{}: frame {k}", a.file.display()))?;
             let n = frame.agents(space.dim);

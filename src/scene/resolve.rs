@@ -10,6 +10,20 @@ use super::{
     VicsekParams, MAX_AGENTS, MAX_STEPS,
 };
 
+/// Why `name` cannot be a file name in the current folder, if it cannot: a path separator,
+/// `.` or `..`, NUL or another control character. Spaces and any other Unicode are fine.
+fn not_a_file_name(name: &str) -> Option<&'static str> {
+    if name.contains(['/', '\\']) {
+        Some("must not contain a path separator (/ or \\)")
+    } else if name == "." || name == ".." {
+        Some("must not be . or ..")
+    } else if name.chars().any(char::is_control) {
+        Some("must not contain control characters (NUL, newline, escape, ...)")
+    } else {
+        None
+    }
+}
+
 fn fmt_num(x: f64) -> String {
     if x.fract() == 0.0 && x.abs() < 1e15 {
         format!("{}", x as i64)
@@ -195,6 +209,12 @@ pub(super) fn resolve(f: SceneFile, src: &Source, cx: &mut Ctx) -> Scene {
         .unwrap_or_else(|| src.default_name.to_string());
     if name.is_empty() || name.len() > 200 {
         cx.err("scene.name", "must be 1 to 200 characters");
+    } else if let Some(why) = not_a_file_name(&name) {
+        // The name gives the default output (`NAME.bfs`, `NAME.mp4`) in the current folder.
+        cx.err(
+            "scene.name",
+            format!("{why}: the name gives the default output file, in the current folder"),
+        );
     }
 
     Scene {

@@ -131,6 +131,20 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
     if let Some(p) = &a.plot {
         crate::plot::check_output(p, a.force || a.resume, "--plot")?;
     }
+    // The outputs against the scene's files and each other, and locked for the whole sweep
+    // (OUT.partial included); existing files were checked above, with --resume in mind.
+    let mut outputs: Vec<(&std::path::Path, &str)> = vec![(&out, "--output")];
+    if let Some(p) = &a.plot {
+        outputs.push((p, "--plot"));
+    }
+    let mut inputs: Vec<(&std::path::Path, &str)> = Vec::new();
+    if std::path::Path::new(&a.scene).is_file() {
+        inputs.push((std::path::Path::new(&a.scene), "scene file"));
+    }
+    if let Some(p) = &base.init.resolved_path {
+        inputs.push((p, "scene.init.path"));
+    }
+    let _claim = crate::output::claim(&outputs, &inputs, true)?;
 
     // Earlier rows: an interrupted sweep's .partial first, else a finished CSV.
     let earlier = if a.resume {

@@ -21,7 +21,7 @@ use anyhow::{bail, Context, Result};
 
 use crate::bfs::Reader;
 use crate::look::{resolve_look, world_of, LookFlags, Resolved};
-use crate::output::OutputFile;
+use crate::output::{self, OutputFile};
 use crate::render::camera::CameraMode;
 use crate::render::gpu::Gpu;
 use crate::render::{ColorMode, Output, Renderer};
@@ -164,6 +164,16 @@ pub fn render(job: &Job) -> Result<Report> {
         // A missing or broken FFmpeg fails here, in milliseconds, before the GPU starts.
         ffmpeg::check()?;
     }
+    // The output file: never the input, never another forge's output being written, an
+    // existing one only with --force; locked until the end.
+    let _claim = match &job.dest {
+        Destination::Mp4 { path, .. } | Destination::Still { path, .. } => Some(output::claim(
+            &[(path, "output")],
+            &[(&job.input, "input")],
+            job.force,
+        )?),
+        _ => None,
+    };
     let mut reader = open_input(&job.input)?;
     let count = reader.frame_count();
     if count == 0 {
@@ -257,6 +267,8 @@ pub fn render(job: &Job) -> Result<Report> {
         let mut done = 0u64;
         let mut deliver = |b: &[u8]| sink.frame(b);
         while let Some(f) = source.next() {
+            // SIGINT/SIGTERM: stop here; FFmpeg is stopped and the output removed on the way out.
+            crate::signal::check()?;
             let f = f.with_context(|| format!("{}", job.input.display()))?;
             renderer.render(&f, &mut deliver)?;
             source.give_back(f);
