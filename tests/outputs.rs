@@ -362,6 +362,23 @@ fn a_run_killed_outright_leaves_a_partial_that_opens() {
     let v = info_json(p, &name);
     assert!(v["frames"].as_u64().unwrap() >= 10, "{v}");
     assert_eq!(v["finalized"], false);
+    // Its lock died with it: the next run of the same output is not blocked, and leaves the
+    // killed run's partial alone.
+    succeeds(
+        p,
+        &[
+            "simulate",
+            "slow.json",
+            "--steps",
+            "20",
+            "-o",
+            "k.bfs",
+            "--quiet",
+        ],
+    );
+    assert_eq!(info_json(p, "k.bfs")["frames"], 3);
+    assert_eq!(partials_of(p, "k.bfs"), kept);
+    assert!(!p.join(".k.bfs.lock").exists());
 }
 
 // ---------------------------------------------------------------------------------------

@@ -230,6 +230,10 @@ pub fn record(
 /// After a failed write: keeps the complete frames under the temporary name (counted by
 /// reading the file back), or removes it if it holds none; says which in the error.
 fn keep_complete_frames(out: OutputFile, e: anyhow::Error) -> anyhow::Error {
+    if out.writing_path() == out.path {
+        // Written in place (a device or pipe): nothing to keep, nothing to read back.
+        return e;
+    }
     let frames = bfs::Reader::open(out.writing_path())
         .map(|r| r.frame_count())
         .unwrap_or(0);
