@@ -35,6 +35,7 @@ pub fn record(mut scene: Scene, out_path: &Path, a: &SimulateArgs) -> Result<Exi
     if a.threads == Some(0) {
         bail!("--threads: must be at least 1");
     }
+    crate::sim::cpu::check_threads("--threads", a.threads)?;
     let backend = backend::choose(a.backend, a.quiet)?;
 
     let state = init::initial_state(&scene).map_err(|e| {
@@ -56,8 +57,9 @@ pub fn record(mut scene: Scene, out_path: &Path, a: &SimulateArgs) -> Result<Exi
     let n = state.n;
     let dim = scene.dim;
 
-    let (out, file) = OutputFile::create(out_path, a.force, "output")?;
     let header = Header::for_scene(&scene);
+    warn_if_too_large(&header, &scene, out_path);
+    let (out, file) = OutputFile::create(out_path, a.force, "output")?;
     let result = (|| -> Result<Outcome> {
         let writer = bfs::Writer::new(file, &header)
             .map_err(|e| anyhow!("writing {}: {e}", out_path.display()))?;
@@ -158,4 +160,30 @@ struct Outcome {
     search: Search,
     polarization: f64,
     diverged: Option<crate::sim::Diverged>,
+}
+
+/// Says so, with the figures, when the whole recording would not fit in the free space of the
+/// output's folder (`"steps": 2147483648` asks for hundreds of GB, and nothing said so). A
+/// warning, not a refusal: a run may be meant to be stopped early, and a full disk ends it
+/// with an error that keeps the complete frames.
+fn warn_if_too_large(header: &Header, scene: &Scene, out_path: &Path) {
+    let frames = scene.steps / u64::from(scene.record_every) + 1;
+    let size = header.recording_size(frames);
+    let dir = match out_path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if let Some(free) = crate::sys::available_space(dir) {
+        if size > free {
+            eprintln!(
+                "warning: the recording will take {} ({frames} frames of {} agents) but {} has \
+                 only {} free: it stops with an error when the disk is full (lower the steps or \
+                 raise record_every to make it smaller)",
+                bytes(size),
+                scene.agents,
+                dir.display(),
+                bytes(free)
+            );
+        }
+    }
 }
