@@ -61,8 +61,15 @@ pub fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             eprintln!("error: {e}");
+            // A cause whose text the line above already ends with ("i/o error: X" over X) is
+            // not said twice.
+            let mut above = e.to_string();
             for cause in e.chain().skip(1) {
-                eprintln!("  caused by: {cause}");
+                let text = cause.to_string();
+                if !above.ends_with(&text) {
+                    eprintln!("  caused by: {text}");
+                }
+                above = text;
             }
             ExitCode::FAILURE
         }
