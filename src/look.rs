@@ -186,7 +186,7 @@ pub fn scene_render(h: &Header) -> (scene::Render, Vec<BadField>) {
     let Ok(v) = serde_json::from_str::<serde_json::Value>(&h.scene_json) else {
         return (scene::Render::default(), bad);
     };
-    let Some(r) = v.get("render") else {
+    let Some(r) = v.get("render").filter(|r| !r.is_null()) else {
         return (scene::Render::default(), bad);
     };
     let Some(obj) = r.as_object() else {
