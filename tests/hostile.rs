@@ -728,12 +728,18 @@ fn a_frame_with_a_wrong_index_is_not_called_a_checksum_mismatch() {
 fn info_metrics_to_a_full_device_names_the_file() {
     let d = tmp();
     let p = d.path();
-    small_recording(p);
+    // Enough frames that the CSV fills its buffer (and fails) while the frames are read,
+    // not only at the final flush (which named the file already).
+    simulate(
+        p,
+        "many.bfs",
+        r#"{"model": "vicsek", "agents": 20, "steps": 600, "name": "many"}"#,
+    );
     if !Path::new("/dev/full").exists() {
         skip("info_metrics_to_a_full_device_names_the_file: no /dev/full");
         return;
     }
-    let args = ["info", "small.bfs", "--metrics", "/dev/full", "--force"];
+    let args = ["info", "many.bfs", "--metrics", "/dev/full", "--force"];
     let r = run_within(p, &args, QUICK);
     failed_naming(&r, &args, &["/dev/full", "No space left"]);
 }
