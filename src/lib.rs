@@ -15,7 +15,7 @@
 //! - [`cli`]: argument types and one thin file per command;
 //! - leaves: [`output`] (the one atomic-write helper: temporary names, locks, same-file
 //!   checks), [`signal`] (SIGINT/SIGTERM as a flag the work loops poll), [`progress`],
-//!   [`units`], [`vocab`].
+//!   [`units`], [`vocab`], [`sys`] (free memory and disk space, opening only regular files).
 pub mod bench;
 pub mod bfs;
 pub mod cli;
@@ -30,6 +30,7 @@ pub mod scene;
 pub mod signal;
 pub mod sim;
 pub mod sweep;
+pub mod sys;
 pub mod units;
 pub mod video;
 pub mod vocab;

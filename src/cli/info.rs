@@ -68,11 +68,17 @@ pub fn info(a: InfoArgs) -> Result<ExitCode> {
         picks.dedup();
         let mut all = Vec::with_capacity(picks.len());
         let mut times = Vec::with_capacity(picks.len());
+        // A write error names the file (`--metrics /dev/full`).
+        let csv_err = |e: std::io::Error| {
+            let p = a.metrics.as_deref().unwrap_or(std::path::Path::new("-"));
+            anyhow::Error::new(e).context(format!("writing {}", p.display()))
+        };
         if let Some((_, w)) = csv_out.as_mut() {
             writeln!(
                 w,
                 "frame,step,time,polarization,mean_speed,nn_distance,pairwise_distance"
-            )?;
+            )
+            .map_err(csv_err)?;
         }
         for &k in &picks {
             crate::signal::check()?;
@@ -90,7 +96,8 @@ pub fn info(a: InfoArgs) -> Result<ExitCode> {
                     m.mean_speed,
                     m.nn_distance,
                     m.pairwise_distance
-                )?;
+                )
+                .map_err(csv_err)?;
             }
             all.push(m);
             times.push(frame.step as f64 * h.dt as f64);
@@ -98,7 +105,7 @@ pub fn info(a: InfoArgs) -> Result<ExitCode> {
         if let Some(p) = &a.plot {
             let title = format!(
                 "{}: {} {}D, {} agents",
-                h.scene_name,
+                printable(&h.scene_name),
                 h.model.name(),
                 h.dim,
                 h.agents
@@ -160,13 +167,17 @@ pub fn info(a: InfoArgs) -> Result<ExitCode> {
         writeln!(stdout, "{}", serde_json::to_string_pretty(&v)?)?;
     } else {
         for w in r.warnings() {
-            eprintln!("warning: {}: {w}", a.file.display());
+            eprintln!("warning: {}: {}", a.file.display(), printable(w));
         }
         let world: Vec<String> = h.world_size[..h.dim as usize]
             .iter()
             .map(|x| format!("{x}"))
             .collect();
-        writeln!(stdout, "file       {}", a.file.display())?;
+        writeln!(
+            stdout,
+            "file       {}",
+            printable(&a.file.display().to_string())
+        )?;
         writeln!(
             stdout,
             "format     {} v{}{}",
@@ -181,7 +192,7 @@ pub fn info(a: InfoArgs) -> Result<ExitCode> {
                 " (not finalized)"
             }
         )?;
-        writeln!(stdout, "scene      {}", h.scene_name)?;
+        writeln!(stdout, "scene      {}", printable(&h.scene_name))?;
         writeln!(
             stdout,
             "model      {} {}D, {} boundary",
@@ -231,4 +242,18 @@ pub fn info(a: InfoArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `s` with its control characters escaped (`\u{1b}`, `\n`): a recording's scene name is
+/// whatever the file says, and must not drive the terminal (clear it, retitle it, hide text).
+fn printable(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }

@@ -87,8 +87,19 @@ pub fn main() -> ExitCode {
                     1
                 }
             };
+            // A cause whose text the line above already ends with ("i/o error: X" over X) is
+            // not said twice.
+            let mut above = if shown == 1 {
+                e.to_string()
+            } else {
+                String::new()
+            };
             for cause in e.chain().skip(shown) {
-                eprintln!("  caused by: {cause}");
+                let text = cause.to_string();
+                if above.is_empty() || !above.ends_with(&text) {
+                    eprintln!("  caused by: {text}");
+                }
+                above = text;
             }
             match signal {
                 Some(s) => ExitCode::from(crate::signal::exit_code(s)),

@@ -73,6 +73,7 @@ pub fn record(
     if a.threads == Some(0) {
         bail!("--threads: must be at least 1");
     }
+    crate::sim::cpu::check_threads("--threads", a.threads)?;
     // Every output checked (against the scene's files too) and locked before any work.
     let inputs = scene_inputs(&a.scene, &scene);
     let inputs: Vec<(&Path, &str)> = inputs.iter().map(|(p, w)| (p.as_path(), *w)).collect();
@@ -98,8 +99,9 @@ pub fn record(
     let n = state.n;
     let dim = scene.dim;
 
-    let (out, file) = OutputFile::create(out_path, a.force, "output")?;
     let header = Header::for_scene(&scene);
+    warn_if_too_large(&header, &scene, out_path);
+    let (out, file) = OutputFile::create(out_path, a.force, "output")?;
     let result = (|| -> Result<Outcome> {
         let wr = |cause: bfs::BfsError| {
             anyhow::Error::new(WriteFailed {
@@ -263,4 +265,30 @@ struct Outcome {
     diverged: Option<crate::sim::Diverged>,
     /// The signal that stopped the run early.
     interrupted: Option<i32>,
+}
+
+/// Says so, with the figures, when the whole recording would not fit in the free space of the
+/// output's folder (`"steps": 2147483648` asks for hundreds of GB, and nothing said so). A
+/// warning, not a refusal: a run may be meant to be stopped early, and a full disk ends it
+/// with an error that keeps the complete frames.
+fn warn_if_too_large(header: &Header, scene: &Scene, out_path: &Path) {
+    let frames = scene.steps / u64::from(scene.record_every) + 1;
+    let size = header.recording_size(frames);
+    let dir = match out_path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if let Some(free) = crate::sys::available_space(dir) {
+        if size > free {
+            eprintln!(
+                "warning: the recording will take {} ({frames} frames of {} agents) but {} has \
+                 only {} free: it stops with an error when the disk is full (lower the steps or \
+                 raise record_every to make it smaller)",
+                bytes(size),
+                scene.agents,
+                dir.display(),
+                bytes(free)
+            );
+        }
+    }
 }

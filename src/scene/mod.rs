@@ -273,6 +273,8 @@ pub enum LoadError {
         name: &'static str,
         errors: Vec<SceneError>,
     },
+    #[error("{} is {what}, not a scene file (and no built-in scene has that name; built-in: {})", path.display(), builtin::names().join(", "))]
+    NotAFile { path: PathBuf, what: &'static str },
     #[error("no scene file {arg} and no built-in scene named {name:?} (built-in: {})", builtin::names().join(", "))]
     NotFound { arg: String, name: String },
 }
@@ -286,15 +288,43 @@ fn list(errors: &[SceneError]) -> String {
 }
 
 impl Scene {
-    /// A scene argument: an existing file, else a built-in scene by name (with or without
-    /// `.json`).
+    /// A scene argument: an existing regular file, else a built-in scene by name (with or
+    /// without `.json`).
+    ///
+    /// Something that exists under the name but is not a regular file (a directory, a FIFO, a
+    /// device) is never read — a FIFO would block the read forever. If a built-in scene has
+    /// the name, it is used and a note says what was passed over; otherwise it is an error
+    /// naming it.
     pub fn load(arg: &str) -> Result<Scene, LoadError> {
         let path = Path::new(arg);
-        if path.exists() {
-            let text = std::fs::read_to_string(path).map_err(|source| LoadError::Read {
-                path: path.to_path_buf(),
-                source,
-            })?;
+        let name = arg.strip_suffix(".json").unwrap_or(arg);
+        if let Ok(meta) = std::fs::metadata(path) {
+            if let Some(what) = crate::sys::not_a_file(meta.file_type()) {
+                return match builtin::find(name) {
+                    Some(b) => {
+                        eprintln!(
+                            "note: {arg} here is {what}, not a scene file: using the built-in \
+                             scene {name:?}"
+                        );
+                        Scene::builtin(b)
+                    }
+                    None => Err(LoadError::NotAFile {
+                        path: path.to_path_buf(),
+                        what,
+                    }),
+                };
+            }
+            // Opened without blocking and checked again on the descriptor: a file swapped for
+            // a FIFO after the check above is refused, not waited on.
+            let text = crate::sys::open_regular(path)
+                .and_then(|mut f| {
+                    let mut text = String::new();
+                    std::io::Read::read_to_string(&mut f, &mut text).map(|_| text)
+                })
+                .map_err(|source| LoadError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                })?;
             let dir = match path.parent() {
                 Some(p) if !p.as_os_str().is_empty() => p,
                 _ => Path::new("."),
@@ -310,7 +340,6 @@ impl Scene {
                 errors,
             });
         }
-        let name = arg.strip_suffix(".json").unwrap_or(arg);
         match builtin::find(name) {
             Some(b) => Scene::builtin(b),
             None => Err(LoadError::NotFound {

@@ -54,7 +54,22 @@ fn pos_f(cx: &mut Ctx, path: &str, v: Option<f64>, default: f64, allow_zero: boo
         cx.err(path, format!("is too large, got {x}"));
         return default as f32;
     }
-    x as f32
+    // Checked as stored: 1e-50 passes "> 0" as a double but is 0 as a float (and then NaN
+    // at the first step); a subnormal float has lost most of its digits.
+    let stored = x as f32;
+    if x > 0.0 && !stored.is_normal() {
+        cx.err(
+            path,
+            format!(
+                "is too small to store: {x} is {} as a 32-bit float (at least {:e}{})",
+                if stored == 0.0 { "0" } else { "subnormal" },
+                f32::MIN_POSITIVE,
+                if allow_zero { ", or 0" } else { "" }
+            ),
+        );
+        return default as f32;
+    }
+    stored
 }
 
 /// A finite number of any sign; the default on error.

@@ -86,6 +86,11 @@ impl SweepArgs {
     }
 }
 
+/// Most runs (points x seeds) in one sweep: each is a whole simulation, so a million is
+/// already days of work; the bound keeps the run list and the per-seed results (tens of bytes
+/// a run) small. `--seeds 4294967295` once asked for 68 GB before the first step.
+pub const MAX_RUNS: u64 = 1_000_000;
+
 fn plural(n: usize) -> &'static str {
     if n == 1 {
         ""
@@ -111,6 +116,7 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
     if a.jobs == Some(0) {
         bail!("--jobs: must be at least 1");
     }
+    crate::sim::cpu::check_threads("--jobs", a.jobs)?;
     let settings = a.settings();
     let varies = a
         .vary
@@ -124,6 +130,16 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
         base.agents = st.n as u32;
     }
     let points = points(&base, &varies)?;
+    let runs = points.len() as u64 * u64::from(a.seeds);
+    if runs > MAX_RUNS {
+        bail!(
+            "--seeds: {} point{} x {} seeds = {runs} runs, more than the {MAX_RUNS} a sweep may \
+             have (fewer seeds or fewer values)",
+            points.len(),
+            plural(points.len()),
+            a.seeds
+        );
+    }
 
     let out = a.output.clone();
     let partial = table::partial_path(&out);

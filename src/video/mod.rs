@@ -134,7 +134,8 @@ fn full_look(
             (!resolved.auto_point_size).then_some(l.point_size),
             l.trails,
             resolved.fps,
-        )?;
+        )
+        .with_context(|| format!("measuring the look of {}", path.display()))?;
         if resolved.auto_exposure {
             resolved.look.exposure = m.exposure;
         }
@@ -150,10 +151,11 @@ fn full_look(
             );
         }
     }
+    let measuring = || format!("measuring the colour range of {}", path.display());
     if look.color == ColorMode::Speed && look.range.is_none() {
-        look.range = Some(speed_range(r, clip)?);
+        look.range = Some(speed_range(r, clip).with_context(measuring)?);
     } else if look.color == ColorMode::Density && look.range.is_none() && r.header().dim == 3 {
-        look.range = Some(density_range_3d(r, clip)?);
+        look.range = Some(density_range_3d(r, clip).with_context(measuring)?);
     }
     Ok(resolved)
 }
