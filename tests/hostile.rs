@@ -808,9 +808,9 @@ fn a_recording_larger_than_the_free_space_is_announced_with_its_size() {
     write(
         p,
         "long.json",
-        r#"{"model": "vicsek", "agents": 4000, "steps": 2147483648, "record_every": 1000, "name": "long"}"#,
+        r#"{"model": "vicsek", "agents": 4000, "steps": 2147483648, "name": "long"}"#,
     );
-    // 2^31 steps of 4000 agents, a frame every 1000 steps: 128 GiB. The warning comes
+    // 2^31 steps of 4000 agents, a frame every step: 125 TiB. The warning comes
     // before the first step; the run is then stopped (it would take days).
     let mut c = std::process::Command::new(forge_bin());
     c.current_dir(p)
@@ -841,15 +841,15 @@ fn a_recording_larger_than_the_free_space_is_announced_with_its_size() {
     child.wait().ok();
     let line = reader.join().unwrap();
     let free = forge::sys::available_space(p).unwrap();
-    if free > 130 << 30 {
-        skip("a_recording_larger_than_the_free_space_is_announced: over 130 GiB free here");
+    if free > 130 << 40 {
+        skip("a_recording_larger_than_the_free_space_is_announced: over 130 TiB free here");
         return;
     }
-    // 2147484 frames of 4000 agents (64024 bytes each).
+    // 2147483649 frames of 4000 agents (64024 bytes each).
     for want in [
         "warning",
-        "128.05 GiB",
-        "2147484 frames",
+        "125.05 TiB",
+        "2147483649 frames",
         "4000 agents",
         "free",
     ] {
