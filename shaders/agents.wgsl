@@ -33,6 +33,9 @@ struct Params {
     near: f32,          // agents closer to the eye than this are not drawn
 }
 
+// No `if`, `switch` or loop here may depend on `p` alone: such branches become `select`s.
+// Mesa's lavapipe 22.x folds uniform values into a fresh copy of the shader on every draw
+// that has one, and never frees it (tests/long_render.rs checks the memory and the rule).
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var lut: texture_2d<f32>;
 @group(0) @binding(2) var lut_sampler: sampler;
@@ -70,10 +73,8 @@ fn vs_main(
     var out: VsOut;
     let copy = vi / 6u;
     let c = corner(vi % 6u);
-    var shift = vec2f(0.0);
-    if p.copies > 1u {
-        shift = vec2f(f32(copy % 3u) - 1.0, f32(copy / 3u) - 1.0) * p.world;
-    }
+    let tile = vec2f(f32(copy % 3u) - 1.0, f32(copy / 3u) - 1.0) * p.world;
+    let shift = select(vec2f(0.0), tile, p.copies > 1u);
     let world_pos = vec2f(x, y) + shift;
     let ndc = (world_pos - p.view_min) / p.view_size * 2.0 - 1.0;
     let r_ndc = vec2f(p.radius_px) * 2.0 / p.viewport;
@@ -87,26 +88,25 @@ fn vs_main(
     out.clip = vec4f(ndc + c * r_ndc, 0.0, 1.0);
     out.uv = c;
 
-    var t = 0.5;
-    switch p.mode {
-        case 0u: {
-            let s = length(vec2f(vx, vy));
-            t = (s - p.range.x) / max(p.range.y - p.range.x, 1e-20);
-        }
-        case 1u: {
-            t = atan2(vy, vx) / TAU + 0.5;
-        }
-        case 2u: {
-            t = (density - p.range.x) / max(p.range.y - p.range.x, 1e-20);
-        }
-        default: {
-            t = 0.75;
-        }
-    }
+    let t = by_mode(length(vec2f(vx, vy)), atan2(vy, vx), density);
     // Texel centres: 0.5/256 .. 255.5/256.
     let u = (clamp(t, 0.0, 1.0) * 255.0 + 0.5) / 256.0;
     out.color = textureSampleLevel(lut, lut_sampler, vec2f(u, 0.5), 0.0).rgb;
     return out;
+}
+
+// The colour value (0..1 over the map) for `p.mode`: 0 speed, 1 heading (the angle atan2
+// gives), 2 density, else fixed. Every value is computed and one is selected (no branch).
+fn by_mode(speed: f32, heading: f32, density: f32) -> f32 {
+    let span = max(p.range.y - p.range.x, 1e-20);
+    let by_speed = (speed - p.range.x) / span;
+    let by_heading = heading / TAU + 0.5;
+    let by_density = (density - p.range.x) / span;
+    return select(
+        select(select(0.75, by_density, p.mode == 2u), by_heading, p.mode == 1u),
+        by_speed,
+        p.mode == 0u,
+    );
 }
 
 fn hidden() -> VsOut {
@@ -136,10 +136,8 @@ fn vs_main3(
 ) -> VsOut {
     var out: VsOut;
     let c = corner(vi % 6u);
-    var pos = vec3f(x, y, z);
-    if p.min_image == 1u {
-        pos = pos - round((pos - p.anchor) / p.period) * p.period;
-    }
+    let raw = vec3f(x, y, z);
+    let pos = select(raw, raw - round((raw - p.anchor) / p.period) * p.period, p.min_image == 1u);
     let clip = p.view_proj * vec4f(pos, 1.0);
     if clip.w <= p.near || x != x || y != y || z != z {
         return hidden();
@@ -156,26 +154,11 @@ fn vs_main3(
     out.clip = vec4f(ndc + c * r_ndc, 0.0, 1.0);
     out.uv = c;
 
-    var t = 0.5;
-    var brightness = 1.0;
     let v = vec3f(vx, vy, vz);
-    switch p.mode {
-        case 0u: {
-            t = (length(v) - p.range.x) / max(p.range.y - p.range.x, 1e-20);
-        }
-        case 1u: {
-            // Azimuth → the cyclic map; elevation → brightness (×0.5 diving, ×2 climbing).
-            t = atan2(vy, vx) / TAU + 0.5;
-            let elevation = asin(clamp(vz / max(length(v), 1e-20), -1.0, 1.0));
-            brightness = exp2(elevation / HALF_PI);
-        }
-        case 2u: {
-            t = (density - p.range.x) / max(p.range.y - p.range.x, 1e-20);
-        }
-        default: {
-            t = 0.75;
-        }
-    }
+    // Heading: azimuth → the cyclic map; elevation → brightness (×0.5 diving, ×2 climbing).
+    let t = by_mode(length(v), atan2(vy, vx), density);
+    let elevation = asin(clamp(vz / max(length(v), 1e-20), -1.0, 1.0));
+    let brightness = select(1.0, exp2(elevation / HALF_PI), p.mode == 1u);
     let u = (clamp(t, 0.0, 1.0) * 255.0 + 0.5) / 256.0;
     let rgb = textureSampleLevel(lut, lut_sampler, vec2f(u, 0.5), 0.0).rgb;
     out.color = rgb * brightness * fog_factor(dist);
@@ -193,11 +176,10 @@ const BOX_CORNERS: array<u32, 24> = array<u32, 24>(
 fn vs_box(@builtin(vertex_index) vi: u32) -> VsOut {
     var corners = BOX_CORNERS;
     let k = corners[min(vi, 23u)];
-    var pos = vec3f(f32(k & 1u), f32((k >> 1u) & 1u), f32((k >> 2u) & 1u)) * p.period;
-    if p.min_image == 1u {
-        // Agents show at their images nearest the anchor: the box is the cell around it.
-        pos = pos + p.anchor - 0.5 * p.period;
-    }
+    let unit = vec3f(f32(k & 1u), f32((k >> 1u) & 1u), f32((k >> 2u) & 1u)) * p.period;
+    // With min_image agents show at their images nearest the anchor: the box is the cell
+    // around it.
+    let pos = select(unit, unit + p.anchor - 0.5 * p.period, p.min_image == 1u);
     var out: VsOut;
     out.clip = p.view_proj * vec4f(pos, 1.0);
     out.uv = vec2f(0.0);

@@ -14,6 +14,7 @@ struct Params {
     world_z: f32,    // world size along z (3D)
 }
 
+// No `if` or loop here may depend on `p` alone (wrapping is a `select`): see agents.wgsl.
 @group(0) @binding(0) var<uniform> p: Params;
 // Positions, component-major: x[0..n], y[0..n] (, z[0..n]).
 @group(0) @binding(1) var<storage, read> pos: array<f32>;
@@ -49,12 +50,8 @@ fn cs_splat(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) 
 // Cell (x + d, y) or (x, y + d): wrapped, or clamped to the edge.
 fn neighbour(x: i32, y: i32, dx: i32, dy: i32) -> u32 {
     let g = vec2i(p.grid);
-    var q = vec2i(x + dx, y + dy);
-    if p.wrap == 1u {
-        q = (q % g + g) % g;
-    } else {
-        q = clamp(q, vec2i(0), g - 1);
-    }
+    let r = vec2i(x + dx, y + dy);
+    let q = select(clamp(r, vec2i(0), g - 1), (r % g + g) % g, p.wrap == 1u);
     return u32(q.y) * p.grid.x + u32(q.x);
 }
 
@@ -132,12 +129,8 @@ fn coords3(c: u32) -> vec3i {
 // Cell c + d: wrapped, or clamped to the edge.
 fn neighbour3(c: vec3i, d: vec3i) -> u32 {
     let g = vec3i(vec3u(p.grid, p.grid_z));
-    var q = c + d;
-    if p.wrap == 1u {
-        q = (q % g + g) % g;
-    } else {
-        q = clamp(q, vec3i(0), g - 1);
-    }
+    let r = c + d;
+    let q = select(clamp(r, vec3i(0), g - 1), (r % g + g) % g, p.wrap == 1u);
     return (u32(q.z) * p.grid.y + u32(q.y)) * p.grid.x + u32(q.x);
 }
 
