@@ -1,6 +1,8 @@
 //! The GPU context: a wgpu device with no window. A real GPU is preferred; where none exists a
 //! software driver (Mesa lavapipe through Vulkan, or llvmpipe through GL/EGL) does the work.
 
+use std::sync::{Arc, Mutex};
+
 use anyhow::{bail, Context, Result};
 
 /// The packages that give a Debian/Ubuntu machine a software GPU (and the video encoder).
@@ -13,6 +15,9 @@ pub struct Gpu {
     pub queue: wgpu::Queue,
     pub info: wgpu::AdapterInfo,
     pub limits: wgpu::Limits,
+    /// The first error the device reported and nobody has taken yet (validation, out of
+    /// memory): wgpu's default is to panic on it.
+    errors: Arc<Mutex<Option<String>>>,
 }
 
 /// One adapter as `forge gpus` lists it.
@@ -182,12 +187,35 @@ impl Gpu {
             trace: wgpu::Trace::Off,
         }))
         .with_context(|| format!("cannot open the GPU adapter {}", info.name))?;
+        // Errors the device reports become errors of the render (see `check`), never a panic.
+        let errors: Arc<Mutex<Option<String>>> = Arc::default();
+        let slot = errors.clone();
+        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+            let mut first = slot.lock().unwrap_or_else(|p| p.into_inner());
+            first.get_or_insert_with(|| e.to_string());
+        }));
         Ok(Gpu {
             device,
             queue,
             info,
             limits,
+            errors,
         })
+    }
+
+    /// Fails with the first error the device reported since the last call, if any, saying
+    /// what was being done.
+    pub fn check(&self, doing: impl FnOnce() -> String) -> Result<()> {
+        let e = self.errors.lock().unwrap_or_else(|p| p.into_inner()).take();
+        match e {
+            Some(e) => bail!(
+                "the GPU ({}) failed {}: {}",
+                self.info.name,
+                doing(),
+                e.trim()
+            ),
+            None => Ok(()),
+        }
     }
 
     /// The largest width or height a render target may have here.

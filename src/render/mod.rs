@@ -20,13 +20,14 @@ pub mod colormap;
 pub mod density;
 pub mod fade;
 pub mod gpu;
+pub mod limits;
 pub mod pipeline;
 pub mod readback;
 pub mod tonemap;
 mod view;
 pub mod yuv;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 
 use crate::bfs::Frame;
 use agents::{AgentBuffers, AgentBuffers3, AgentParams, AgentsPass};
@@ -218,13 +219,20 @@ impl Renderer {
         if w == 0 || h == 0 || w % 2 == 1 || h % 2 == 1 {
             bail!("--size: must be two even numbers above 0, got {w}x{h}");
         }
-        if w > gpu.max_size() || h > gpu.max_size() {
-            bail!(
-                "--size: {w}x{h} is larger than this adapter's texture limit of {} pixels a side ({})",
-                gpu.max_size(),
-                gpu.info.name
-            );
-        }
+        // Every limit the passes depend on, before any is built (wgpu would panic).
+        limits::check(
+            &gpu.limits,
+            &limits::Needs {
+                width: w,
+                height: h,
+                output,
+                agents: capacity.max(1),
+                dim: world.dim,
+                density: look.color == ColorMode::Density,
+            },
+            &gpu.info.name,
+            "--size",
+        )?;
         let device = &gpu.device;
         let queue = &gpu.queue;
         let target = |label: &str, format, usage| {
@@ -326,6 +334,7 @@ impl Renderer {
             )
         });
         let range = look.range.unwrap_or([0.0, 1.0]);
+        gpu.check(|| format!("setting up the render passes for {w}x{h}"))?;
         Ok(Renderer {
             gpu,
             look,
@@ -388,6 +397,20 @@ impl Renderer {
         let n32 = u32::try_from(n)
             .map_err(|_| anyhow::anyhow!("frame {}: too many agents", frame.index))?;
         if n32 > self.capacity {
+            limits::check(
+                &self.gpu.limits,
+                &limits::Needs {
+                    width: self.look.width,
+                    height: self.look.height,
+                    output: self.output,
+                    agents: n32,
+                    dim,
+                    density: self.density.is_some(),
+                },
+                &self.gpu.info.name,
+                "--size",
+            )
+            .with_context(|| format!("frame {}", frame.index))?;
             self.capacity = n32;
             self.agents_buf = Self::agent_buffer(&self.gpu.device, dim, n32);
             if self.density.is_some() {
@@ -566,6 +589,8 @@ impl Renderer {
             ),
         }
         let submission = queue.submit([encoder.finish()]);
+        self.gpu
+            .check(|| format!("rendering frame {}", frame.index))?;
         self.readback.submitted(submission);
         self.drawn += 1;
         Ok(())
