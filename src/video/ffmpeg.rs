@@ -7,8 +7,10 @@ use std::collections::VecDeque;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 use ffmpeg_sidecar::child::FfmpegChild;
@@ -48,9 +50,11 @@ fn start_error(prog: &Path, e: &std::io::Error) -> anyhow::Error {
     }
 }
 
-/// Checks that FFmpeg runs (`ffmpeg -version` prints its version), before any slow work starts.
+/// Checks that FFmpeg runs (`ffmpeg -version` prints its version) and that
+/// `FORGE_ENCODER_TIMEOUT` is valid, before any slow work starts.
 /// Sidecar leaves the child's stderr on ours, so a broken program's own complaint shows too.
 pub fn check() -> Result<()> {
+    encoder_timeout()?;
     let prog = ffmpeg_program();
     match ffmpeg_sidecar::version::ffmpeg_version_with_path(&prog) {
         Ok(_) => Ok(()),
@@ -160,15 +164,155 @@ fn log_line(event: FfmpegEvent) -> Option<String> {
     })
 }
 
+/// How long the encoder may make no progress before forge gives up on it, unless
+/// `FORGE_ENCODER_TIMEOUT` (seconds) says otherwise.
+pub const ENCODER_TIMEOUT_S: f64 = 60.0;
+
+/// Bytes written to the encoder at a time: progress is counted per chunk.
+const CHUNK: usize = 1 << 16;
+
+/// `FORGE_ENCODER_TIMEOUT` (seconds, > 0), else [`ENCODER_TIMEOUT_S`].
+pub fn encoder_timeout() -> Result<Duration> {
+    let Some(v) = std::env::var_os("FORGE_ENCODER_TIMEOUT") else {
+        return Ok(Duration::from_secs_f64(ENCODER_TIMEOUT_S));
+    };
+    let text = v.to_string_lossy();
+    match text.trim().parse::<f64>() {
+        Ok(s) if s.is_finite() && s > 0.0 && s < 1e9 => Ok(Duration::from_secs_f64(s)),
+        _ => bail!(
+            "FORGE_ENCODER_TIMEOUT: {text:?} is not a number of seconds above 0 (default {ENCODER_TIMEOUT_S})"
+        ),
+    }
+}
+
+/// What the writer thread has done: when it last got bytes into the encoder, and whether it
+/// has ended (input all written and closed, or failed).
+struct Fed {
+    last: Instant,
+    ended: bool,
+}
+
+/// [`Fed`], shared with the writer thread; the condvar wakes whoever waits on progress.
+#[derive(Clone)]
+struct Progress(Arc<(Mutex<Fed>, Condvar)>);
+
+impl Progress {
+    fn new() -> Progress {
+        Progress(Arc::new((
+            Mutex::new(Fed {
+                last: Instant::now(),
+                ended: false,
+            }),
+            Condvar::new(),
+        )))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Fed> {
+        self.0 .0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn update(&self, f: impl FnOnce(&mut Fed)) {
+        f(&mut self.lock());
+        self.0 .1.notify_all();
+    }
+
+    fn last(&self) -> Instant {
+        self.lock().last
+    }
+
+    /// Waits until the writer makes progress after `since`, ends, or `timeout` has passed
+    /// since its last progress. True if it progressed or ended; false if stalled.
+    fn wait(&self, since: Instant, timeout: Duration) -> bool {
+        let mut g = self.lock();
+        loop {
+            if g.ended || g.last > since {
+                return true;
+            }
+            let idle = g.last.elapsed();
+            if idle >= timeout {
+                return false;
+            }
+            g = self
+                .0
+                 .1
+                .wait_timeout(g, timeout - idle)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+}
+
+/// The output file's length and modification time: it changes while the encoder writes.
+fn file_stamp(path: &Path) -> Option<(u64, Option<std::time::SystemTime>)> {
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.len(), m.modified().ok()))
+}
+
+/// Why `path` is not a playable MP4, if it is not: empty, no `ftyp` box first, no `moov` box,
+/// or boxes that run past the end (a file cut short). Reads only the box headers.
+pub fn mp4_problem(path: &Path) -> Option<String> {
+    let mut f = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) => return Some(format!("cannot open it: {e}")),
+    };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    if len == 0 {
+        return Some("it is empty".into());
+    }
+    let (mut at, mut first, mut moov) = (0u64, true, false);
+    while at < len {
+        let mut head = [0u8; 16];
+        use std::io::Seek;
+        if f.seek(std::io::SeekFrom::Start(at)).is_err() || f.read_exact(&mut head[..8]).is_err() {
+            return Some(format!("it ends inside a box header at byte {at}"));
+        }
+        let kind: [u8; 4] = head[4..8].try_into().unwrap();
+        let mut size = u32::from_be_bytes(head[..4].try_into().unwrap()) as u64;
+        if size == 1 {
+            if f.read_exact(&mut head[8..16]).is_err() {
+                return Some(format!("it ends inside a box header at byte {at}"));
+            }
+            size = u64::from_be_bytes(head[8..16].try_into().unwrap());
+        } else if size == 0 {
+            size = len - at;
+        }
+        if first && &kind != b"ftyp" {
+            return Some("it does not start with an MP4 `ftyp` box".into());
+        }
+        if size < 8 || at + size > len {
+            return Some(format!(
+                "its `{}` box at byte {at} runs past the end ({len} bytes): cut short",
+                String::from_utf8_lossy(&kind)
+            ));
+        }
+        moov |= &kind == b"moov";
+        first = false;
+        at += size;
+    }
+    (!moov).then(|| "it has no `moov` box (no index: unplayable)".into())
+}
+
 /// An FFmpeg child reading raw yuv420p on stdin; a writer thread feeds it, so encoding
 /// overlaps rendering.
+///
+/// An encoder that stalls fails the render instead of hanging it: when it has accepted no
+/// input (and, once the input has ended, changed its output file not at all) for
+/// [`encoder_timeout`], forge stops it and says so. One that exits 0 without a playable MP4
+/// (empty, no index, cut short) fails too.
 pub struct FfmpegSink {
     tx: Option<SyncSender<Vec<u8>>>,
     free: Receiver<Vec<u8>>,
     writer: Option<JoinHandle<std::io::Result<()>>>,
     child: FfmpegChild,
-    log: Option<JoinHandle<VecDeque<String>>>,
+    log: Option<Receiver<VecDeque<String>>>,
     sent: u64,
+    progress: Progress,
+    timeout: Duration,
+    prog: PathBuf,
+    /// The file FFmpeg writes.
+    out: PathBuf,
+    /// The output as the user named it (for messages).
+    shown: PathBuf,
 }
 
 impl FfmpegSink {
@@ -179,6 +323,7 @@ impl FfmpegSink {
         fps: u32,
         enc: &Encoding,
     ) -> Result<FfmpegSink> {
+        let timeout = encoder_timeout()?;
         let prog = ffmpeg_program();
         let mut child = command(&prog, out, width, height, fps, enc)
             .spawn()
@@ -188,19 +333,32 @@ impl FfmpegSink {
         let mut stdin = child.take_stdin().expect("piped");
         let (tx, rx) = sync_channel::<Vec<u8>>(2);
         let (give, free) = sync_channel::<Vec<u8>>(4);
+        let (log_tx, log) = sync_channel(1);
         // Should a thread not start, FFmpeg reads the end of its input and exits by itself.
-        let log = std::thread::Builder::new()
+        std::thread::Builder::new()
             .name("forge ffmpeg log".into())
-            .spawn(move || log_tail(stderr))
+            .spawn(move || {
+                let _ = log_tx.send(log_tail(stderr));
+            })
             .context("cannot start the FFmpeg log thread")?;
+        let progress = Progress::new();
+        let fed = progress.clone();
         let writer = std::thread::Builder::new()
             .name("forge ffmpeg writer".into())
             .spawn(move || -> std::io::Result<()> {
-                for buf in rx {
-                    stdin.write_all(&buf)?;
-                    let _ = give.try_send(buf);
-                }
-                stdin.flush()
+                let r = (|| {
+                    for buf in rx {
+                        for chunk in buf.chunks(CHUNK) {
+                            stdin.write_all(chunk)?;
+                            fed.update(|f| f.last = Instant::now());
+                        }
+                        let _ = give.try_send(buf);
+                    }
+                    stdin.flush()
+                })();
+                drop(stdin); // FFmpeg sees the end of its input
+                fed.update(|f| f.ended = true);
+                r
             })
             .context("cannot start the FFmpeg writer thread")?;
         Ok(FfmpegSink {
@@ -210,31 +368,99 @@ impl FfmpegSink {
             child,
             log: Some(log),
             sent: 0,
+            progress,
+            timeout,
+            prog,
+            out: out.to_path_buf(),
+            shown: out.to_path_buf(),
         })
+    }
+
+    /// Names the output as the user knows it in messages (FFmpeg may write a temporary file).
+    pub fn shown_as(mut self, path: &Path) -> FfmpegSink {
+        self.shown = path.to_path_buf();
+        self
     }
 
     pub fn push(&mut self, frame: &[u8]) -> Result<()> {
         let mut buf = self.free.try_recv().unwrap_or_default();
         buf.clear();
         buf.extend_from_slice(frame);
-        let ok = self
-            .tx
-            .as_ref()
-            .map(|t| t.send(buf).is_ok())
-            .unwrap_or(false);
-        if !ok {
-            return Err(self.failure());
+        loop {
+            let since = self.progress.last();
+            let Some(tx) = self.tx.as_ref() else {
+                return Err(self.failure());
+            };
+            match tx.try_send(buf) {
+                Ok(()) => break,
+                Err(TrySendError::Disconnected(_)) => return Err(self.failure()),
+                Err(TrySendError::Full(b)) => {
+                    buf = b;
+                    if !self.progress.wait(since, self.timeout) {
+                        return Err(self.stalled("accepted no input"));
+                    }
+                }
+            }
         }
         self.sent += 1;
         Ok(())
     }
 
-    /// The last lines FFmpeg logged (it has exited, so its stderr is at its end).
+    /// The last lines FFmpeg logged (once it has exited its stderr ends; a process it left
+    /// behind holding stderr open is not waited for).
     fn log_tail(&mut self) -> VecDeque<String> {
         self.log
             .take()
-            .and_then(|t| t.join().ok())
+            .and_then(|r| r.recv_timeout(Duration::from_secs(2)).ok())
             .unwrap_or_default()
+    }
+
+    fn encoder(&self) -> String {
+        format!("the encoder FFmpeg ({})", self.prog.display())
+    }
+
+    /// The encoder made no progress for the timeout: stop it, explain.
+    fn stalled(&mut self, what: &str) -> anyhow::Error {
+        self.tx = None;
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        // The writer may stay blocked on a pipe that a child of the encoder holds open: it
+        // is not waited for (it ends with forge).
+        self.writer = None;
+        let secs = self.timeout.as_secs_f64();
+        anyhow!(
+            "{} {what} for {secs} s (after {} frame{}, writing {}): stopped it. \
+             A slow encoder may need more: set FORGE_ENCODER_TIMEOUT (seconds, default {ENCODER_TIMEOUT_S})",
+            self.encoder(),
+            self.sent,
+            if self.sent == 1 { "" } else { "s" },
+            self.shown.display()
+        )
+    }
+
+    /// Waits for the encoder to exit, as long as it makes progress (its output file changes);
+    /// `None` if it made none for the timeout.
+    fn wait_exit(&mut self) -> Result<Option<std::process::ExitStatus>> {
+        let mut stamp = file_stamp(&self.out);
+        let mut last = Instant::now();
+        loop {
+            if let Some(s) = self
+                .child
+                .as_inner_mut()
+                .try_wait()
+                .context("waiting for FFmpeg")?
+            {
+                return Ok(Some(s));
+            }
+            let now = file_stamp(&self.out);
+            if now != stamp {
+                stamp = now;
+                last = Instant::now();
+            } else if last.elapsed() >= self.timeout {
+                return Ok(None);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     /// FFmpeg stopped reading: wait for it and explain, with the tail of its stderr.
@@ -245,7 +471,11 @@ impl FfmpegSink {
             .take()
             .and_then(|w| w.join().ok())
             .and_then(|r| r.err());
-        let status = self.child.wait().ok();
+        let status = match self.wait_exit() {
+            Ok(Some(s)) => Some(s),
+            Ok(None) => return self.stalled("stopped reading its input but did not exit"),
+            Err(_) => None,
+        };
         let tail = self.log_tail();
         let mut msg = format!(
             "FFmpeg stopped after {} frame{} ({})",
@@ -272,14 +502,41 @@ impl FfmpegSink {
         anyhow!(msg)
     }
 
-    /// Ends the stream and waits for FFmpeg to write the file.
+    /// Ends the stream and waits for FFmpeg to write the file; checks that it is a playable
+    /// MP4.
     pub fn finish(mut self) -> Result<()> {
         self.tx = None;
+        // The writer hands over what is queued, then closes FFmpeg's input.
+        loop {
+            let since = self.progress.last();
+            if self.progress.lock().ended {
+                break;
+            }
+            if !self.progress.wait(since, self.timeout) {
+                return Err(self.stalled("accepted no input"));
+            }
+        }
         let w = self.writer.take().map(|w| w.join());
         let failed_write = !matches!(w, Some(Ok(Ok(()))));
-        let status = self.child.wait().context("waiting for FFmpeg")?;
+        let Some(status) = self.wait_exit()? else {
+            return Err(self.stalled("wrote nothing more after its input ended"));
+        };
         if failed_write || !status.success() {
             let mut msg = format!("FFmpeg failed ({status}) after {} frames", self.sent);
+            for l in self.log_tail() {
+                msg.push_str("\n    ");
+                msg.push_str(&l);
+            }
+            bail!(msg);
+        }
+        if let Some(why) = mp4_problem(&self.out) {
+            let mut msg = format!(
+                "{} exited 0 after {} frame{} but {} is not a playable MP4: {why}",
+                self.encoder(),
+                self.sent,
+                if self.sent == 1 { "" } else { "s" },
+                self.shown.display()
+            );
             for l in self.log_tail() {
                 msg.push_str("\n    ");
                 msg.push_str(&l);
@@ -294,7 +551,7 @@ impl Drop for FfmpegSink {
     fn drop(&mut self) {
         // An abandoned render: stop FFmpeg rather than leave it running.
         self.tx = None;
-        if self.writer.is_some() {
+        if self.writer.is_some() || !self.progress.lock().ended {
             let _ = self.child.kill();
             let _ = self.child.wait();
         }
@@ -349,6 +606,35 @@ mod tests {
             args("h264_nvenc").join(" "),
             format!("{head} -c:v h264_nvenc {tail}")
         );
+    }
+
+    /// A playable MP4 has an `ftyp` box first and a `moov` box, and no box runs past the end.
+    #[test]
+    fn mp4_boxes() {
+        let dir = tempfile::tempdir().unwrap();
+        let boxed = |kind: &[u8; 4], body: usize| {
+            let mut b = ((8 + body) as u32).to_be_bytes().to_vec();
+            b.extend_from_slice(kind);
+            b.resize(8 + body, 0);
+            b
+        };
+        let check = |bytes: &[u8]| {
+            let p = dir.path().join("v.mp4");
+            std::fs::write(&p, bytes).unwrap();
+            mp4_problem(&p)
+        };
+        let good = [boxed(b"ftyp", 16), boxed(b"moov", 40), boxed(b"mdat", 100)].concat();
+        assert_eq!(check(&good), None);
+        assert!(check(b"").unwrap().contains("empty"));
+        assert!(check(b"not a video").unwrap().contains("ftyp"));
+        let no_index = [boxed(b"ftyp", 16), boxed(b"mdat", 100)].concat();
+        assert!(check(&no_index).unwrap().contains("moov"));
+        assert!(check(&good[..good.len() - 10])
+            .unwrap()
+            .contains("cut short"));
+        assert!(mp4_problem(&dir.path().join("missing.mp4"))
+            .unwrap()
+            .contains("cannot open"));
     }
 
     /// The tail keeps the last lines, including one the parser cannot place, and ends at EOF.

@@ -244,13 +244,16 @@ pub fn render(job: &Job) -> Result<Report> {
         }
         let writing = out.as_ref().map(|o| o.writing_path().to_path_buf());
         let mut sink: Box<dyn FrameSink> = match &job.dest {
-            Destination::Mp4 { encoding, .. } => Box::new(FfmpegSink::start(
-                writing.as_deref().expect("an output file"),
-                w,
-                h,
-                fps,
-                encoding,
-            )?),
+            Destination::Mp4 { encoding, path } => Box::new(
+                FfmpegSink::start(
+                    writing.as_deref().expect("an output file"),
+                    w,
+                    h,
+                    fps,
+                    encoding,
+                )?
+                .shown_as(path),
+            ),
             Destination::Png { dir } => Box::new(PngDir::new(dir, frames.start, w, h, job.force)),
             Destination::Still { .. } => {
                 Box::new(Still::new(writing.expect("an output file"), w, h))
