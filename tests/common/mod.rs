@@ -420,3 +420,68 @@ pub fn bfs_layout(bytes: &[u8], dim: usize, n: usize) -> (usize, usize) {
     let header_len = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
     (header_len, 24 + 8 * dim * n)
 }
+
+// ---------------------------------------------------------------------------------------
+// Memory of a running forge
+// ---------------------------------------------------------------------------------------
+
+/// What [`peak_memory`] saw: the run, and the child's peak resident memory (VmHWM), in MB.
+pub struct Measured {
+    pub run: Run,
+    pub peak_mb: f64,
+}
+
+/// A `/proc/<pid>/status` field in KiB (`VmHWM`, `VmRSS`), while the process lives.
+pub fn proc_status_kib(pid: u32, field: &str) -> Option<u64> {
+    let s = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let l = s.lines().find(|l| l.starts_with(field))?;
+    l.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Runs `forge args` in `dir` (with `env`), reading the child's peak resident memory from
+/// `/proc/<pid>/status` every 20 ms until it exits (Linux; elsewhere the peak reads 0). Killed
+/// and failed as hung after [`TIMEOUT`].
+pub fn peak_memory(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Measured {
+    let err_path = dir.join(format!(".forge-stderr-{}", std::process::id()));
+    let mut c = std::process::Command::new(forge_bin());
+    c.current_dir(dir)
+        .args(args)
+        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+        .stdout(std::process::Stdio::piped())
+        .stderr(fs::File::create(&err_path).unwrap());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let mut child = c.spawn().expect("forge starts");
+    let t0 = std::time::Instant::now();
+    let mut peak_kib = 0;
+    let status = loop {
+        if let Some(kib) = proc_status_kib(child.id(), "VmHWM:") {
+            peak_kib = peak_kib.max(kib);
+        }
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if t0.elapsed() > TIMEOUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("forge {args:?} hung (killed after {TIMEOUT:?})");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stdout = String::new();
+    if let Some(mut o) = child.stdout.take() {
+        use std::io::Read;
+        let _ = o.read_to_string(&mut stdout);
+    }
+    let stderr = fs::read_to_string(&err_path).unwrap_or_default();
+    let _ = fs::remove_file(&err_path);
+    Measured {
+        run: Run {
+            code: status.code(),
+            stdout,
+            stderr,
+        },
+        peak_mb: peak_kib as f64 * 1024.0 / 1e6,
+    }
+}
