@@ -13,6 +13,7 @@ pub mod png;
 pub mod ranges;
 pub mod sink;
 pub mod source;
+pub mod watch;
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
