@@ -998,7 +998,10 @@ fn bad_outputs_and_sizes() {
     fails_cleanly(
         p,
         &["render", "g.bfs", "--size", "40000x40000", "-o", "big.mp4"],
-        &["texture limit"],
+        &[
+            "max_texture_dimension_2d",
+            "the largest 1:1 size that fits is",
+        ],
         &[],
     );
     no_output(p, "big.mp4");
