@@ -17,7 +17,7 @@ use ffmpeg_sidecar::command::FfmpegCommand;
 use ffmpeg_sidecar::event::FfmpegEvent;
 use ffmpeg_sidecar::log_parser::FfmpegLogParser;
 
-use super::watch::{encoder_timeout, file_stamp, mp4_problem, Progress, ENCODER_TIMEOUT_S};
+use super::watch::{encoder_timeout, file_stamp, mp4_problem, Progress, Waited, ENCODER_TIMEOUT_S};
 
 /// Lines of FFmpeg's stderr kept for error messages.
 const STDERR_TAIL: usize = 15;
@@ -168,6 +168,9 @@ fn log_line(event: FfmpegEvent) -> Option<String> {
 /// Bytes written to the encoder at a time: progress is counted per chunk.
 const CHUNK: usize = 1 << 16;
 
+/// While waiting on the encoder, how often SIGINT/SIGTERM are looked for.
+const SIGNAL_POLL: Duration = Duration::from_millis(100);
+
 /// An FFmpeg child reading raw yuv420p on stdin; a writer thread feeds it, so encoding
 /// overlaps rendering.
 ///
@@ -272,9 +275,7 @@ impl FfmpegSink {
                 Err(TrySendError::Disconnected(_)) => return Err(self.failure()),
                 Err(TrySendError::Full(b)) => {
                     buf = b;
-                    if !self.progress.wait(since, self.timeout) {
-                        return Err(self.stalled("accepted no input"));
-                    }
+                    self.await_progress(since)?;
                 }
             }
         }
@@ -314,12 +315,26 @@ impl FfmpegSink {
         )
     }
 
+    /// Waits until the writer gets more input into the encoder than it had at `since` (or
+    /// ends); fails if the encoder stalls or a signal arrives (FFmpeg is then stopped on drop).
+    fn await_progress(&mut self, since: Instant) -> Result<()> {
+        loop {
+            crate::signal::check()?;
+            match self.progress.wait(since, self.timeout, SIGNAL_POLL) {
+                Waited::Progressed => return Ok(()),
+                Waited::Stalled => return Err(self.stalled("accepted no input")),
+                Waited::Pending => {}
+            }
+        }
+    }
+
     /// Waits for the encoder to exit, as long as it makes progress (its output file changes);
-    /// `None` if it made none for the timeout.
+    /// `None` if it made none for the timeout. A signal stops the wait (and, on drop, FFmpeg).
     fn wait_exit(&mut self) -> Result<Option<std::process::ExitStatus>> {
         let mut stamp = file_stamp(&self.out);
         let mut last = Instant::now();
         loop {
+            crate::signal::check()?;
             if let Some(s) = self
                 .child
                 .as_inner_mut()
@@ -350,7 +365,7 @@ impl FfmpegSink {
         let status = match self.wait_exit() {
             Ok(Some(s)) => Some(s),
             Ok(None) => return self.stalled("stopped reading its input but did not exit"),
-            Err(_) => None,
+            Err(e) => return e,
         };
         let tail = self.log_tail();
         let mut msg = format!(
@@ -388,9 +403,7 @@ impl FfmpegSink {
             if self.progress.lock().ended {
                 break;
             }
-            if !self.progress.wait(since, self.timeout) {
-                return Err(self.stalled("accepted no input"));
-            }
+            self.await_progress(since)?;
         }
         let w = self.writer.take().map(|w| w.join());
         let failed_write = !matches!(w, Some(Ok(Ok(()))));

@@ -61,26 +61,43 @@ impl Progress {
         self.lock().last
     }
 
-    /// Waits until the writer makes progress after `since`, ends, or `timeout` has passed
-    /// since its last progress. True if it progressed or ended; false if stalled.
-    pub(super) fn wait(&self, since: Instant, timeout: Duration) -> bool {
+    /// Waits until the writer makes progress after `since` or ends, `timeout` passes since
+    /// its last progress, or `slice` passes (so that the caller can look for a signal).
+    pub(super) fn wait(&self, since: Instant, timeout: Duration, slice: Duration) -> Waited {
+        let until = Instant::now() + slice;
         let mut g = self.lock();
         loop {
             if g.ended || g.last > since {
-                return true;
+                return Waited::Progressed;
             }
             let idle = g.last.elapsed();
             if idle >= timeout {
-                return false;
+                return Waited::Stalled;
             }
+            let now = Instant::now();
+            if now >= until {
+                return Waited::Pending;
+            }
+            let left = (timeout - idle).min(until - now);
             g = self
                 .0
                  .1
-                .wait_timeout(g, timeout - idle)
+                .wait_timeout(g, left)
                 .unwrap_or_else(|p| p.into_inner())
                 .0;
         }
     }
+}
+
+/// How a [`Progress::wait`] ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Waited {
+    /// The writer progressed (or ended).
+    Progressed,
+    /// No progress for the timeout.
+    Stalled,
+    /// Neither yet: the slice is over.
+    Pending,
 }
 
 /// The output file's length and modification time: it changes while the encoder writes.
