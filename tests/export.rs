@@ -2,8 +2,8 @@
 //! against forge's own reader (sha-256 of the bytes of every float, so the round trip is
 //! exact), with `--frames` and `--every`, in 2D and 3D; the README's two `numpy.load` lines
 //! and its `numpy.memmap` recipe run as written; CSV rows and values; BoidForge files whose
-//! agent count changes; bad inputs; and an export running under a memory limit (`ulimit -d`)
-//! well below the size of its recording.
+//! agent count changes; bad inputs; SIGINT and SIGTERM; and an export running under a memory
+//! limit (`ulimit -d`) well below the size of its recording.
 //!
 //! NumPy comes from pip when it is missing; without it the NumPy checks skip with a printed
 //! line, or fail when `FORGE_REQUIRE_NUMPY=1` (set by scripts/test.sh).
@@ -681,7 +681,7 @@ fn bad_inputs_fail_cleanly_and_touch_nothing() {
             if force {
                 args.push("--force");
             }
-            fails_cleanly(d.path(), &args, &[out, "is the input recording"], &[]);
+            fails_cleanly(d.path(), &args, &[out, "same file as the input"], &[]);
         }
     }
     assert_eq!(fs::read(d.path().join("in.npz")).unwrap(), input);
@@ -762,6 +762,49 @@ fn bad_inputs_fail_cleanly_and_touch_nothing() {
     );
     assert_eq!(fs::read(&file).unwrap(), input, "the input was modified");
     no_partials(d.path());
+}
+
+/// SIGINT or SIGTERM part-way: exit 130 or 143, and nothing left (no output, no temporary
+/// file, no lock).
+#[test]
+fn a_signal_stops_an_export_and_leaves_nothing() {
+    let d = tmp();
+    let p = d.path();
+    // 2,000 agents in 3D, 1,600 frames (77 MB): seconds of metrics, or 3.2 M CSV rows.
+    synthetic(&p.join("s.bfs"), 2000, 1600);
+    for (signal, code, out) in [("INT", 130, "s.npz"), ("TERM", 143, "s.csv")] {
+        let mut child = Command::new(forge_bin())
+            .args(["export", "s.bfs", "-o", out, "-q"])
+            .current_dir(p)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("forge starts");
+        let t0 = std::time::Instant::now();
+        let writing = || {
+            listing(p)
+                .iter()
+                .any(|n| n.starts_with(&format!("{out}.")) && n.ends_with(".partial"))
+        };
+        while !writing() {
+            assert!(
+                t0.elapsed().as_secs() < 60 && child.try_wait().unwrap().is_none(),
+                "forge export {out} never started writing"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let killed = Command::new("kill")
+            .args(["-s", signal, &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let o = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(code), "SIG{signal}: {err}");
+        has(&err, &format!("SIG{signal}"));
+        assert!(!err.contains("panicked"), "{err}");
+        assert_eq!(listing(p), ["s.bfs"], "left behind after SIG{signal}");
+    }
 }
 
 #[test]

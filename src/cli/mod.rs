@@ -67,6 +67,7 @@ pub fn main() -> ExitCode {
             | Command::Run(_)
             | Command::Demo(_)
             | Command::Sweep(_)
+            | Command::Export(_)
     ) {
         // These commands poll for SIGINT/SIGTERM and stop cleanly; the others just end.
         crate::signal::install();

@@ -52,6 +52,7 @@ pub(super) fn write(
     let mut rows = 0u64;
     let mut first = None;
     for k in sel.frames() {
+        crate::signal::check()?;
         r.read_frame_into(k, &mut frame)
             .with_context(|| format!("{}: frame {k}", input.display()))?;
         let n = frame.agents(dim);

@@ -26,7 +26,7 @@ use anyhow::{bail, Context, Result};
 
 use crate::bfs::{self, Reader};
 use crate::metrics::Space;
-use crate::output::OutputFile;
+use crate::output::{self, OutputFile};
 use crate::scene::Boundary;
 
 /// Largest CSV written, in rows (one per agent per frame): about 0.5 to 1 GB of text. Above
@@ -149,32 +149,20 @@ pub(crate) fn space(h: &bfs::Header) -> Space {
     }
 }
 
-/// Whether `a` and `b` are one file (same device and inode: hard links and symbolic links
-/// included). A path that does not exist is no file.
-fn same_file(a: &Path, b: &Path) -> bool {
-    match (std::fs::metadata(a), std::fs::metadata(b)) {
-        (Ok(x), Ok(y)) => {
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::MetadataExt;
-                x.dev() == y.dev() && x.ino() == y.ino()
-            }
-            #[cfg(not(unix))]
-            {
-                let _ = (x, y);
-                std::fs::canonicalize(a).ok() == std::fs::canonicalize(b).ok()
-            }
-        }
-        _ => false,
-    }
-}
-
 /// Exports `job.input` to `job.output` (the format from its extension). Every check (format,
-/// frames, same file, an existing output) is made before anything is written; a failure
-/// part-way leaves nothing under the output's name.
+/// same file, an existing output, frames) is made before anything is written; a failure or a
+/// signal (SIGINT, SIGTERM: checked every frame) part-way leaves nothing under the output's
+/// name.
 pub fn export(job: &Job) -> Result<Report> {
     let t0 = Instant::now();
     let format = Format::from_path(&job.output)?;
+    // The output against the recording (never written over, even with --force), an existing
+    // file and other forge processes, and locked, before reading anything.
+    let _claim = output::claim(
+        &[(&job.output, "output")],
+        &[(&job.input, "input")],
+        job.force,
+    )?;
     let mut r =
         Reader::open(&job.input).with_context(|| format!("cannot open {}", job.input.display()))?;
     if !job.quiet {
@@ -183,12 +171,6 @@ pub fn export(job: &Job) -> Result<Report> {
         }
     }
     let sel = Selection::new(job.frames, job.every, r.frame_count(), &job.input)?;
-    if same_file(&job.input, &job.output) {
-        bail!(
-            "--output: {} is the input recording; choose another name",
-            job.output.display()
-        );
-    }
     if format == Format::Csv {
         csv::check_size(r.header(), &sel)?;
     }

@@ -88,6 +88,7 @@ fn write_frames(
     let mut frame = Frame::empty();
     let mut rows = Vec::new();
     for k in sel.frames() {
+        crate::signal::check()?;
         r.read_frame_into(k, &mut frame)
             .with_context(|| format!("{}: frame {k}", input.display()))?;
         let m = frame.agents(dim);
