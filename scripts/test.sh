@@ -16,4 +16,8 @@ else
     echo "warning: NVRTC missing (pip install nvidia-cuda-nvrtc): the CUDA kernel compile test is skipped" >&2
 fi
 
+# forge export: tests/export.rs reads every export back with real NumPy; required here.
+python3 -m pip install -q --disable-pip-version-check numpy >/dev/null 2>&1 || true
+export FORGE_REQUIRE_NUMPY=1
+
 cargo test --release

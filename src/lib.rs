@@ -12,6 +12,7 @@
 //!   PNG files, a still image);
 //! - [`sweep`], [`bench`], [`metrics`], [`plot`]: parameter sweeps, benchmarks, order
 //!   parameters, plots;
+//! - [`export`]: a recording out to NumPy (`.npz`) or CSV;
 //! - [`cli`]: argument types and one thin file per command;
 //! - leaves: [`output`] (the one atomic-write helper: temporary names, locks, same-file
 //!   checks), [`signal`] (SIGINT/SIGTERM as a flag the work loops poll), [`progress`],
@@ -19,6 +20,7 @@
 pub mod bench;
 pub mod bfs;
 pub mod cli;
+pub mod export;
 pub mod look;
 pub mod metrics;
 pub mod output;

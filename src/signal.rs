@@ -1,8 +1,8 @@
 //! SIGINT and SIGTERM, for the commands that write outputs (`simulate`, `render`, `still`,
-//! `run`, `demo`, `sweep`, `info`): the first one only sets a flag, which their work loops poll
-//! ([`check`]); they stop, clean up on their ordinary error path (FFmpeg stopped, temporary
-//! files removed, a recording's complete frames kept) and forge exits 130 (SIGINT) or 143
-//! (SIGTERM). A second signal ends the process at once, with the same code and no clean-up.
+//! `run`, `demo`, `sweep`, `info`, `export`): the first one only sets a flag, which their work
+//! loops poll ([`check`]); they stop, clean up on their ordinary error path (FFmpeg stopped,
+//! temporary files removed, a recording's complete frames kept) and forge exits 130 (SIGINT) or
+//! 143 (SIGTERM). A second signal ends the process at once, with the same code and no clean-up.
 //!
 //! SIGXFSZ (a file grew past `ulimit -f`) is caught too, so that the write fails with an error
 //! (EFBIG), handled like a full disk, instead of killing the process.

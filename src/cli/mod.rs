@@ -2,6 +2,7 @@
 //! resolves its flags into validated settings once and hands them to the library.
 
 mod args;
+mod export;
 mod info;
 mod render;
 mod simulate;
@@ -50,6 +51,9 @@ pub enum Command {
     /// Run a scene over a grid of parameter values and seeds, in parallel; the order
     /// parameter's mean, error, Binder cumulant and susceptibility per point to CSV (and PNG).
     Sweep(crate::sweep::SweepArgs),
+    /// Export a recording to NumPy (.npz: positions, velocities, steps, times, metrics, scene)
+    /// or CSV, for analysis in Python.
+    Export(ExportArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -63,6 +67,7 @@ pub fn main() -> ExitCode {
             | Command::Run(_)
             | Command::Demo(_)
             | Command::Sweep(_)
+            | Command::Export(_)
     ) {
         // These commands poll for SIGINT/SIGTERM and stop cleanly; the others just end.
         crate::signal::install();
@@ -143,5 +148,6 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Run(a) => render::run_cmd(a),
         Command::Demo(a) => render::demo_cmd(a),
         Command::Sweep(a) => crate::sweep::run(a),
+        Command::Export(a) => export::export_cmd(a),
     }
 }

@@ -1,0 +1,42 @@
+//! `forge export`: a recording to NumPy (.npz) or CSV.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use super::ExportArgs;
+use crate::export::{self, Format, Job};
+use crate::units::bytes;
+
+pub fn export_cmd(a: ExportArgs) -> Result<ExitCode> {
+    let output = a
+        .output
+        .clone()
+        .unwrap_or_else(|| a.file.with_extension("npz"));
+    let job = Job {
+        input: a.file,
+        output,
+        frames: a.frames,
+        every: a.every,
+        no_metrics: a.no_metrics,
+        force: a.force,
+        quiet: a.quiet,
+    };
+    let r = export::export(&job)?;
+    if !a.quiet {
+        eprintln!(
+            "{} frames x {} agents ({}D) in {:.2} s -> {} ({}, {})",
+            r.frames,
+            r.agents,
+            r.dim,
+            r.secs,
+            job.output.display(),
+            match r.format {
+                Format::Npz => "npz",
+                Format::Csv => "csv",
+            },
+            bytes(r.bytes)
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

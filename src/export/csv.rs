@@ -1,0 +1,82 @@
+//! The `.csv` writer, for small recordings: `frame,step,time,agent,x,y[,z],vx,vy[,vz]`, one
+//! row per agent per frame, frames in order, agents by index. Floats are written as the
+//! shortest decimal that reads back to the same float32 (the time, a float64, likewise).
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+
+use super::{Selection, CSV_MAX_ROWS};
+use crate::bfs::{Frame, Header, Reader};
+
+/// Refuses a selection of more than [`CSV_MAX_ROWS`] rows (counted with the header's agent
+/// count; a BFS1 file whose count grows is stopped while writing).
+pub(super) fn check_size(h: &Header, sel: &Selection) -> Result<()> {
+    let rows = sel.len().saturating_mul(u64::from(h.agents));
+    if rows > CSV_MAX_ROWS {
+        bail!(
+            "--output: {} frames x {} agents is {rows} CSV rows, above the {CSV_MAX_ROWS} a \
+             .csv export takes; export to .npz (smaller and faster, read with numpy.load), or \
+             fewer frames (--frames A..B, --every K)",
+            sel.len(),
+            h.agents
+        );
+    }
+    Ok(())
+}
+
+/// Writes the selected frames of `r` to `file` as CSV; the first frame's agent count and the
+/// file.
+pub(super) fn write(
+    r: &mut Reader,
+    input: &Path,
+    sel: &Selection,
+    file: File,
+    bar: &indicatif::ProgressBar,
+) -> Result<(u64, File)> {
+    let h = r.header().clone();
+    let dim = usize::from(h.dim);
+    let mut w = BufWriter::with_capacity(1 << 20, file);
+    let axes = ["x", "y", "z"];
+    let mut head = String::from("frame,step,time,agent");
+    for a in &axes[..dim] {
+        head += &format!(",{a}");
+    }
+    for a in &axes[..dim] {
+        head += &format!(",v{a}");
+    }
+    writeln!(w, "{head}")?;
+    let mut frame = Frame::empty();
+    let mut rows = 0u64;
+    let mut first = None;
+    for k in sel.frames() {
+        crate::signal::check()?;
+        r.read_frame_into(k, &mut frame)
+            .with_context(|| format!("{}: frame {k}", input.display()))?;
+        let n = frame.agents(dim);
+        first.get_or_insert(n as u64);
+        rows += n as u64;
+        if rows > CSV_MAX_ROWS {
+            bail!(
+                "--output: more than {CSV_MAX_ROWS} CSV rows by frame {k}; export to .npz, or \
+                 fewer frames (--frames A..B, --every K)"
+            );
+        }
+        let time = frame.step as f64 * h.dt as f64;
+        for i in 0..n {
+            write!(w, "{k},{},{time},{i}", frame.step)?;
+            for c in 0..dim {
+                write!(w, ",{}", frame.pos[c * n + i])?;
+            }
+            for c in 0..dim {
+                write!(w, ",{}", frame.vel[c * n + i])?;
+            }
+            w.write_all(b"\n")?;
+        }
+        bar.inc(1);
+    }
+    let file = w.into_inner().map_err(|e| e.into_error())?;
+    Ok((first.unwrap_or(0), file))
+}
