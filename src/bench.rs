@@ -396,6 +396,7 @@ fn bench_render(a: &BenchArgs) -> Result<ExitCode> {
                     force: true,
                     quiet: true,
                     adapter: None,
+                    chunk: None,
                 };
                 let kept = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
                 let r = video::render(&job(Destination::Collect {

@@ -17,6 +17,7 @@
 pub mod bench;
 pub mod bfs;
 pub mod cli;
+pub mod engine;
 pub mod look;
 pub mod metrics;
 pub mod output;

@@ -1259,6 +1259,7 @@ fn help_command_and_version_flags() {
 /// Every subcommand `forge --help` must list.
 const SUBCOMMANDS: &[&str] = &[
     "simulate", "info", "scenes", "bench", "render", "still", "gpus", "run", "demo", "sweep",
+    "concat",
 ];
 
 /// Options that take a value and have no default: they are off, required, or override the
@@ -1266,10 +1267,11 @@ const SUBCOMMANDS: &[&str] = &[
 const NO_DEFAULT: &[(&str, &[&str])] = &[
     ("simulate", &["--steps", "--agents", "--seed"]),
     ("info", &["--metrics", "--plot"]),
-    ("render", &["--png"]),
+    ("render", &["--png", "--chunk"]),
     ("still", &["--output"]),
     ("run", &["--steps", "--agents", "--seed", "--png"]),
     ("sweep", &["--vary", "--output", "--plot"]),
+    ("concat", &["--output"]),
 ];
 
 /// The look defaults shared by render, still and run.

@@ -2,6 +2,7 @@
 //! resolves its flags into validated settings once and hands them to the library.
 
 mod args;
+mod concat;
 mod info;
 mod render;
 mod simulate;
@@ -50,6 +51,9 @@ pub enum Command {
     /// Run a scene over a grid of parameter values and seeds, in parallel; the order
     /// parameter's mean, error, Binder cumulant and susceptibility per point to CSV (and PNG).
     Sweep(crate::sweep::SweepArgs),
+    /// Join the chunks of `forge render --chunk I/N` into one MP4 by stream copy, after
+    /// checking they are every chunk of one recording and settings, once each.
+    Concat(ConcatArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -103,5 +107,6 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Run(a) => render::run_cmd(a),
         Command::Demo(a) => render::demo_cmd(a),
         Command::Sweep(a) => crate::sweep::run(a),
+        Command::Concat(a) => concat::concat_cmd(a),
     }
 }
