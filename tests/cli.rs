@@ -1270,7 +1270,7 @@ const NO_DEFAULT: &[(&str, &[&str])] = &[
     ("render", &["--png", "--chunk"]),
     ("still", &["--output"]),
     ("run", &["--steps", "--agents", "--seed", "--png"]),
-    ("sweep", &["--vary", "--output", "--plot"]),
+    ("sweep", &["--vary", "--output", "--plot", "--shard"]),
     ("concat", &["--output"]),
 ];
 

@@ -531,3 +531,140 @@ fn chunk_flag_errors_are_clear() {
         &["m.mp4"],
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// Sharded sweeps
+// ---------------------------------------------------------------------------------------
+
+/// 13 points (noise 0.5..3.5 by 0.25), which no N of 2, 3 or 7 divides.
+const SWEEP: &[&str] = &[
+    "sweep",
+    "vicsek",
+    "--vary",
+    "noise=0.5:3.5:0.25",
+    "--vary",
+    "agents=40",
+    "--seeds",
+    "2",
+    "--equilibrate",
+    "20",
+    "--measure",
+    "10",
+    "-q",
+];
+
+#[test]
+fn sweep_shards_merge_into_the_unsharded_csv_byte_for_byte() {
+    let d = tmp();
+    let dir = d.path();
+    succeeds(dir, &args(SWEEP, &["-o", "all.csv"]));
+    let whole = fs::read(dir.join("all.csv")).unwrap();
+    assert_eq!(String::from_utf8_lossy(&whole).lines().count(), 14);
+    for n in [1u32, 2, 3, 7] {
+        let mut parts = Vec::new();
+        for i in 0..n {
+            let out = format!("n{n}-{i}.csv");
+            if i == 1 {
+                // As a CI matrix job would run it.
+                succeeds_env(
+                    dir,
+                    &args(SWEEP, &["-o", &out, "--shard", "auto"]),
+                    &[
+                        ("FORGE_TASK_INDEX", "1"),
+                        ("FORGE_TASK_COUNT", &n.to_string()),
+                    ],
+                );
+            } else {
+                let spec = format!("{i}/{n}");
+                succeeds(dir, &args(SWEEP, &["-o", &out, "--shard", &spec]));
+            }
+            let text = fs::read_to_string(dir.join(&out)).unwrap();
+            assert!(text.starts_with("# forge sweep shard "), "{text}");
+            parts.push(out);
+        }
+        parts.reverse(); // any order
+        let merged = format!("merged-{n}.csv");
+        let mut a: Vec<&str> = vec!["sweep", "merge"];
+        a.extend(parts.iter().map(|s| s.as_str()));
+        a.extend(["-o", &merged]);
+        if n == 3 {
+            a.extend(["--plot", "merged.png"]);
+        }
+        succeeds(dir, &a);
+        assert_eq!(
+            fs::read(dir.join(&merged)).unwrap(),
+            whole,
+            "{n} shards merged differ from the unsharded CSV"
+        );
+        no_partials(dir);
+    }
+    assert!(fs::metadata(dir.join("merged.png")).unwrap().len() > 1000);
+
+    // Refusals, naming the part; nothing written.
+    succeeds(
+        dir,
+        &[
+            "sweep",
+            "vicsek",
+            "--vary",
+            "noise=0.5:3.5:0.25",
+            "--vary",
+            "agents=40",
+            "--seeds",
+            "3",
+            "--equilibrate",
+            "20",
+            "--measure",
+            "10",
+            "-q",
+            "--shard",
+            "1/3",
+            "-o",
+            "seeds3-1.csv",
+        ],
+    );
+    let text = fs::read_to_string(dir.join("n3-1.csv")).unwrap();
+    fs::write(dir.join("cut-1.csv"), &text[..text.len() - 10]).unwrap();
+    let out = ["-o", "m.csv"];
+    let cases: &[(&[&str], &[&str])] = &[
+        (&["n3-0.csv", "n3-2.csv"], &["missing shard 1/3"]),
+        (
+            &["n3-0.csv", "n3-1.csv", "n3-1.csv", "n3-2.csv"],
+            &["shard 1/3 is given twice", "n3-1.csv"],
+        ),
+        (
+            &["seeds3-1.csv", "n3-0.csv", "n3-2.csv"],
+            &["seeds3-1.csv", "foreign", "--seeds 3"],
+        ),
+        (
+            &["n3-0.csv", "all.csv", "n3-2.csv"],
+            &["all.csv", "not a sweep shard"],
+        ),
+        (
+            &["n3-0.csv", "cut-1.csv", "n3-2.csv"],
+            &["cut-1.csv", "damaged"],
+        ),
+        (
+            &["n3-0.csv", "n2-1.csv", "n3-2.csv"],
+            &["n2-1.csv", "foreign"],
+        ),
+    ];
+    for (parts, says) in cases {
+        let a = args(&args(&["sweep", "merge"], parts), &out);
+        fails_cleanly(dir, &a, says, &["m.csv"]);
+    }
+    fails_cleanly(
+        dir,
+        &args(SWEEP, &["-o", "x.csv", "--shard", "0/14"]),
+        &["14 shards", "13 points"],
+        &["x.csv"],
+    );
+    // A shard's CSV resumes as that shard only.
+    let e = fails(dir, &args(SWEEP, &["-o", "n3-1.csv", "--resume"]));
+    has(&e, "shard 1/3");
+    succeeds(
+        dir,
+        &args(SWEEP, &["-o", "n3-1.csv", "--resume", "--shard", "1/3"]),
+    );
+    assert_eq!(fs::read_to_string(dir.join("n3-1.csv")).unwrap(), text);
+}
