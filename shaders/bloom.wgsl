@@ -41,18 +41,21 @@ fn s(uv: vec2f) -> vec3f {
     return textureSampleLevel(src, src_sampler, uv, 0.0).rgb;
 }
 
-// 13 taps: a centre, four inner and eight outer samples, combined as five 2×2 boxes.
+// 13 taps: a centre, four inner and eight outer samples, combined as five 2×2 boxes. The
+// four outer corner taps sit on the circle of the outer edge ones (2 texels out, at √2 per
+// axis) rather than on the square's corners, so the mip chain blurs alike in every direction.
 fn downsample13(uv: vec2f, karis: bool) -> vec3f {
     let t = 1.0 / vec2f(textureDimensions(src));
-    let a = s(uv + t * vec2f(-2.0, -2.0));
+    let r = 1.41421356;
+    let a = s(uv + t * vec2f(-r, -r));
     let b = s(uv + t * vec2f(0.0, -2.0));
-    let c = s(uv + t * vec2f(2.0, -2.0));
+    let c = s(uv + t * vec2f(r, -r));
     let d = s(uv + t * vec2f(-2.0, 0.0));
     let e = s(uv);
     let f = s(uv + t * vec2f(2.0, 0.0));
-    let g = s(uv + t * vec2f(-2.0, 2.0));
+    let g = s(uv + t * vec2f(-r, r));
     let h = s(uv + t * vec2f(0.0, 2.0));
-    let i = s(uv + t * vec2f(2.0, 2.0));
+    let i = s(uv + t * vec2f(r, r));
     let j = s(uv + t * vec2f(-1.0, -1.0));
     let k = s(uv + t * vec2f(1.0, -1.0));
     let l = s(uv + t * vec2f(-1.0, 1.0));
@@ -96,14 +99,19 @@ fn fs_downsample(in: VsOut) -> @location(0) vec4f {
     return vec4f(downsample13(in.uv, false), 1.0);
 }
 
-// 3×3 tent, added (by the blend state) into the next larger mip.
+// Upsample, added (by the blend state) into the next larger mip: the centre and eight taps on
+// a circle of `radius` texels (the diagonal ones at radius/√2 per axis, not at the square's
+// corners as a 3×3 tent has them), so the halo summed over the mips stays round instead of
+// growing into a rounded square. Weights sum to 1.
 @fragment
 fn fs_upsample(in: VsOut) -> @location(0) vec4f {
     let t = p.radius / vec2f(textureDimensions(src));
-    var o = s(in.uv) * 4.0;
-    o += (s(in.uv + vec2f(-t.x, 0.0)) + s(in.uv + vec2f(t.x, 0.0))
-        + s(in.uv + vec2f(0.0, -t.y)) + s(in.uv + vec2f(0.0, t.y))) * 2.0;
-    o += s(in.uv + vec2f(-t.x, -t.y)) + s(in.uv + vec2f(t.x, -t.y))
-        + s(in.uv + vec2f(-t.x, t.y)) + s(in.uv + vec2f(t.x, t.y));
-    return vec4f(o / 16.0, 1.0);
+    let q = t * 0.70710678;
+    var o = s(in.uv) * 0.25;
+    var ring = s(in.uv + vec2f(-t.x, 0.0)) + s(in.uv + vec2f(t.x, 0.0))
+        + s(in.uv + vec2f(0.0, -t.y)) + s(in.uv + vec2f(0.0, t.y));
+    ring += s(in.uv + vec2f(-q.x, -q.y)) + s(in.uv + vec2f(q.x, -q.y))
+        + s(in.uv + vec2f(-q.x, q.y)) + s(in.uv + vec2f(q.x, q.y));
+    o += ring * 0.09375;
+    return vec4f(o, 1.0);
 }

@@ -112,7 +112,16 @@ fn peak_rss_kib() -> Option<u64> {
     l.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// Longest `--seconds` a row may take.
+const MAX_SECONDS: f64 = 3600.0;
+
 pub fn run(a: BenchArgs) -> Result<ExitCode> {
+    if !(a.seconds.is_finite() && (0.0..=MAX_SECONDS).contains(&a.seconds)) {
+        bail!(
+            "--seconds: must be a number of seconds in 0..={MAX_SECONDS}, got {}",
+            a.seconds
+        );
+    }
     if a.what == "render" {
         return bench_render(&a);
     }

@@ -13,7 +13,9 @@
 //! - [`sweep`], [`bench`], [`metrics`], [`plot`]: parameter sweeps, benchmarks, order
 //!   parameters, plots;
 //! - [`cli`]: argument types and one thin file per command;
-//! - leaves: [`output`] (the one atomic-write helper), [`progress`], [`units`], [`vocab`].
+//! - leaves: [`output`] (the one atomic-write helper: temporary names, locks, same-file
+//!   checks), [`signal`] (SIGINT/SIGTERM as a flag the work loops poll), [`progress`],
+//!   [`units`], [`vocab`], [`sys`] (free memory and disk space, opening only regular files).
 pub mod bench;
 pub mod bfs;
 pub mod cli;
@@ -26,8 +28,10 @@ pub mod progress;
 pub mod record;
 pub mod render;
 pub mod scene;
+pub mod signal;
 pub mod sim;
 pub mod sweep;
+pub mod sys;
 pub mod units;
 pub mod video;
 pub mod vocab;

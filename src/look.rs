@@ -84,7 +84,10 @@ fn resolve_view3(f: &LookFlags, s: &scene::Render, dim: u8) -> Result<Option<Vie
         Some("fixed") => Some(CameraMode::Fixed),
         Some("follow") => Some(CameraMode::Follow),
         Some("top") => Some(CameraMode::Top),
-        Some(other) => bail!("scene.render.camera: unknown camera {other:?}"),
+        Some(other) if f.camera.is_none() => {
+            bail!("{}: unknown camera {other:?}", recorded("camera"))
+        }
+        Some(_) => None,
     };
     let mode = if let Some(m) = f.camera {
         m
@@ -107,35 +110,34 @@ fn resolve_view3(f: &LookFlags, s: &scene::Render, dim: u8) -> Result<Option<Vie
         );
     }
     let (eye, target) = if mode == CameraMode::Fixed {
-        (f.eye.or(s.eye.map(v3)), f.target.or(s.target.map(v3)))
+        (
+            pick_opt(f.eye, s.eye.map(v3), "eye"),
+            pick_opt(f.target, s.target.map(v3), "target"),
+        )
     } else {
         (None, None)
     };
-    for (name, v) in [("--eye", eye), ("--target", target)] {
-        if let Some(p) = v {
-            if !p.iter().all(|x| x.is_finite()) {
-                bail!("{name}: must be three finite numbers X,Y,Z");
-            }
+    for (p, who) in [&eye, &target].into_iter().flatten() {
+        if !p.iter().all(|x| x.is_finite()) {
+            bail!("{who}: must be three finite numbers X,Y,Z");
         }
     }
-    if let (Some(e), Some(t)) = (eye, target) {
-        if camera::distance(e, t) <= 0.0 {
-            bail!("--eye and --target: must be different points");
+    if let (Some((e, e_who)), Some((t, t_who))) = (&eye, &target) {
+        if camera::distance(*e, *t) <= 0.0 {
+            bail!("{e_who} and {t_who}: must be different points");
         }
     }
+    let (eye, target) = (eye.map(|(p, _)| p), target.map(|(p, _)| p));
     if mode == CameraMode::Top && f.fov.is_some() {
         bail!("--fov: the top camera is orthographic; use --camera orbit, fixed or follow");
     }
-    let fov = f
-        .fov
-        .or(s.fov.map(|x| x as f32))
-        .unwrap_or(camera::DEFAULT_FOV);
+    let (fov, who) = pick(f.fov, s.fov.map(|x| x as f32), camera::DEFAULT_FOV, "fov");
     if !(fov.is_finite() && fov > 1.0 && fov < 170.0) {
-        bail!("--fov: must be between 1 and 170 degrees, got {fov}");
+        bail!("{who}: must be between 1 and 170 degrees, got {fov}");
     }
-    let fog = f.fog.or(s.fog.map(|x| x as f32)).unwrap_or(0.0);
+    let (fog, who) = pick(f.fog, s.fog.map(|x| x as f32), 0.0, "fog");
     if !(0.0..=1.0).contains(&fog) {
-        bail!("--fog: must be in [0, 1], got {fog}");
+        bail!("{who}: must be in [0, 1], got {fog}");
     }
     Ok(Some(View3 {
         mode,
@@ -148,11 +150,117 @@ fn resolve_view3(f: &LookFlags, s: &scene::Render, dim: u8) -> Result<Option<Vie
     }))
 }
 
-/// The recording's scene `render` section, if it has one that parses.
-pub fn scene_render(h: &Header) -> Option<scene::Render> {
-    let v: serde_json::Value = serde_json::from_str(&h.scene_json).ok()?;
-    let r = v.get("render")?;
-    serde_json::from_value(r.clone()).ok()
+/// The fields of a `render` section, as written in JSON.
+const RENDER_FIELDS: &[&str] = &[
+    "color",
+    "colormap",
+    "range",
+    "trails",
+    "bloom",
+    "exposure",
+    "background",
+    "point_size",
+    "size",
+    "fps",
+    "camera",
+    "eye",
+    "target",
+    "fov",
+    "fog",
+    "box",
+];
+
+/// A field of the recording's `render` section that did not parse: its name and why.
+#[derive(Debug)]
+pub struct BadField {
+    pub field: String,
+    pub message: String,
+}
+
+/// The recording's scene `render` section (empty if it has none), and the fields of it that
+/// did not parse (a recording not written by forge may hold anything): each is left out and
+/// reported, so that a flag can still stand in for it. Fields this build does not know are
+/// reported as such (`field` is then not one of the known ones).
+pub fn scene_render(h: &Header) -> (scene::Render, Vec<BadField>) {
+    let mut bad = Vec::new();
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(&h.scene_json) else {
+        return (scene::Render::default(), bad);
+    };
+    let Some(r) = v.get("render").filter(|r| !r.is_null()) else {
+        return (scene::Render::default(), bad);
+    };
+    let Some(obj) = r.as_object() else {
+        bad.push(BadField {
+            field: String::new(),
+            message: format!("must be an object, got {r}"),
+        });
+        return (scene::Render::default(), bad);
+    };
+    let mut obj = obj.clone();
+    // One bad field at a time: drop it and parse the rest again (at most once per field).
+    loop {
+        let value = serde_json::Value::Object(obj.clone());
+        match serde_path_to_error::deserialize::<_, scene::Render>(value) {
+            Ok(r) => return (r, bad),
+            Err(e) => {
+                let key = e
+                    .path()
+                    .iter()
+                    .next()
+                    .map(|seg| seg.to_string())
+                    .filter(|k| obj.contains_key(k));
+                let mut message = e.inner().to_string();
+                // The unknown field's error has no path: find the key it names.
+                let key = key.or_else(|| {
+                    obj.keys()
+                        .find(|k| !RENDER_FIELDS.contains(&k.as_str()))
+                        .cloned()
+                });
+                let Some(key) = key else {
+                    bad.push(BadField {
+                        field: String::new(),
+                        message,
+                    });
+                    return (scene::Render::default(), bad);
+                };
+                if !RENDER_FIELDS.contains(&key.as_str()) {
+                    message = "not a field this build knows (ignored)".into();
+                }
+                obj.remove(&key);
+                bad.push(BadField {
+                    field: key,
+                    message,
+                });
+            }
+        }
+    }
+}
+
+/// How the recording's `render.FIELD` is named in messages.
+fn recorded(field: &str) -> String {
+    format!("scene.render.{field} (in the recording)")
+}
+
+/// Fails on the first field of the recording's `render` section that did not parse, unless
+/// the flag that would replace it was given (`given(field)`); fields this build does not
+/// know are warned about and ignored.
+fn check_bad_fields(bad: &[BadField], given: impl Fn(&str) -> bool) -> Result<()> {
+    for b in bad {
+        if b.field.is_empty() {
+            bail!("scene.render (in the recording): {}", b.message);
+        }
+        if !RENDER_FIELDS.contains(&b.field.as_str()) {
+            eprintln!("warning: {}: {}", recorded(&b.field), b.message);
+        } else if !given(&b.field) {
+            bail!(
+                "{}: {} (a flag overrides it: --{})",
+                recorded(&b.field),
+                b.message,
+                b.field.replace('_', "-")
+            );
+        }
+    }
+    Ok(())
 }
 
 /// A look resolved for one recording, with the video's frame rate.
@@ -171,17 +279,42 @@ pub struct Resolved {
 fn pick<T>(flag: Option<T>, scene: Option<T>, default: T, name: &str) -> (T, String) {
     match (flag, scene) {
         (Some(v), _) => (v, format!("--{name}")),
-        (None, Some(v)) => (
-            v,
-            format!("scene.render.{} (in the recording)", name.replace('-', "_")),
-        ),
+        (None, Some(v)) => (v, recorded(&name.replace('-', "_"))),
         (None, None) => (default, format!("--{name}")),
+    }
+}
+
+/// Like [`pick`] for a setting with no default.
+fn pick_opt<T>(flag: Option<T>, scene: Option<T>, name: &str) -> Option<(T, String)> {
+    match (flag, scene) {
+        (Some(v), _) => Some((v, format!("--{name}"))),
+        (None, Some(v)) => Some((v, recorded(&name.replace('-', "_")))),
+        (None, None) => None,
     }
 }
 
 /// Flags, else the scene's `render` section, else defaults; validated, once.
 pub fn resolve_look(f: &LookFlags, h: &Header) -> Result<Resolved> {
-    let s = scene_render(h).unwrap_or_default();
+    let (s, bad) = scene_render(h);
+    check_bad_fields(&bad, |field| match field {
+        "color" => f.color.is_some(),
+        "colormap" => f.colormap.is_some(),
+        "range" => f.range.is_some(),
+        "trails" => f.trails.is_some(),
+        "bloom" => f.bloom.is_some(),
+        "exposure" => f.exposure.is_some(),
+        "background" => f.background.is_some(),
+        "point_size" => f.point_size.is_some(),
+        "size" => f.size.is_some(),
+        "fps" => f.fps.is_some(),
+        "camera" => f.camera.is_some(),
+        "eye" => f.eye.is_some(),
+        "target" => f.target.is_some(),
+        "fov" => f.fov.is_some(),
+        "fog" => f.fog.is_some(),
+        "box" => f.world_box,
+        _ => false,
+    })?;
     let view3 = resolve_view3(f, &s, h.dim)?;
     let ([width, height], who) = pick(f.size, s.size, defaults::SIZE, "size");
     if width == 0 || height == 0 {
@@ -235,10 +368,7 @@ pub fn resolve_look(f: &LookFlags, h: &Header) -> Result<Resolved> {
     }
     let range = match (f.range, s.range) {
         (Some(r), _) => Some((r, "--range".to_string())),
-        (None, Some(r)) => Some((
-            [r[0] as f32, r[1] as f32],
-            "scene.render.range (in the recording)".to_string(),
-        )),
+        (None, Some(r)) => Some(([r[0] as f32, r[1] as f32], recorded("range"))),
         (None, None) => None,
     };
     if let Some(([a, b], who)) = &range {

@@ -101,126 +101,90 @@ pub fn pairwise_distance(sp: &Space, n: usize, pos: &[f32]) -> f64 {
     total / (m * (m - 1) / 2) as f64
 }
 
-/// Mean nearest-neighbour distance with a hash grid searched ring by ring.
+/// Mean nearest-neighbour distance (minimum image in wrapping worlds), over at most
+/// [`NN_SAMPLE`] agents, each one's neighbour searched among all agents with a k-d tree.
+///
+/// The cost depends on the number of agents only, never on where they are: a tree has no cells
+/// to follow the extent, so one coordinate at 3e38 or an agent a billion units out costs what
+/// any other agent does (O(n log n) to build, about O(log n) a query). Agents with a NaN or
+/// infinite coordinate take no part (neither as a query nor as a neighbour).
 pub fn nn_distance(sp: &Space, n: usize, pos: &[f32]) -> f64 {
     if n < 2 {
         return 0.0;
     }
     let dim = sp.dim;
-    // Bounding box (open worlds may have agents outside the nominal box).
-    let mut lo = [0f64; 3];
-    let mut hi = [1f64; 3];
-    for k in 0..dim {
-        let xs = &pos[k * n..(k + 1) * n];
-        let (mut a, mut b) = (f64::INFINITY, f64::NEG_INFINITY);
-        for &x in xs {
-            a = a.min(x as f64);
-            b = b.max(x as f64);
-        }
-        if sp.wrap {
-            a = a.min(0.0);
-            b = b.max(sp.world[k] as f64);
-        }
-        lo[k] = a;
-        hi[k] = if b > a { b } else { a + 1.0 };
-    }
-    // About two agents a cell.
-    let vol: f64 = (0..dim).map(|k| hi[k] - lo[k]).product();
-    let cell = (vol * 2.0 / n as f64).powf(1.0 / dim as f64).max(1e-12);
-    let mut dims = [1usize; 3];
-    for k in 0..dim {
-        dims[k] = (((hi[k] - lo[k]) / cell).ceil() as usize).clamp(1, 4096);
-    }
-    // With wrap, cells must tile the world exactly.
-    let csize: Vec<f64> = (0..3)
-        .map(|k| {
-            if k < dim {
-                (hi[k] - lo[k]) / dims[k] as f64
-            } else {
-                1.0
+    // Minimum image needs a usable period on every axis; otherwise the world is treated as open.
+    let period: Option<[f64; 3]> =
+        (sp.wrap && sp.world[..dim].iter().all(|&l| l.is_finite() && l > 0.0)).then(|| {
+            let mut p = [0f64; 3];
+            for (k, x) in p.iter_mut().enumerate().take(dim) {
+                *x = sp.world[k] as f64;
             }
-        })
-        .collect();
-    let ncells: usize = dims.iter().product();
-    let coord = |i: usize, k: usize| -> usize {
-        let x = (pos[k * n + i] as f64 - lo[k]) / csize[k];
-        (x.max(0.0) as usize).min(dims[k] - 1)
-    };
-    let cell_of = |i: usize| -> usize {
-        let mut c = 0;
-        for k in (0..dim).rev() {
-            c = c * dims[k] + coord(i, k);
+            p
+        });
+    let point = |i: usize| -> Option<[f64; 3]> {
+        let mut p = [0f64; 3];
+        for k in 0..dim {
+            let x = pos[k * n + i] as f64;
+            if !x.is_finite() {
+                return None;
+            }
+            // Inside the period box, so that one image on each side is enough.
+            p[k] = match period {
+                Some(l) => {
+                    let r = x.rem_euclid(l[k]);
+                    if r >= l[k] {
+                        0.0
+                    } else {
+                        r
+                    }
+                }
+                None => x,
+            };
         }
-        c
+        Some(p)
     };
-    let mut start = vec![0u32; ncells + 1];
-    for i in 0..n {
-        start[cell_of(i) + 1] += 1;
+    let mut pts: Vec<([f64; 3], u32)> = (0..n)
+        .filter_map(|i| point(i).map(|p| (p, i as u32)))
+        .collect();
+    if pts.len() < 2 {
+        return 0.0;
     }
-    for c in 0..ncells {
-        start[c + 1] += start[c];
-    }
-    let mut fill = start.clone();
-    let mut items = vec![0u32; n];
-    for i in 0..n {
-        let c = cell_of(i);
-        items[fill[c] as usize] = i as u32;
-        fill[c] += 1;
-    }
+    let tree = KdTree::build(&mut pts, dim);
     let stride = n.div_ceil(NN_SAMPLE).max(1);
-    let min_cell = csize[..dim].iter().cloned().fold(f64::INFINITY, f64::min);
-    let max_ring = *dims[..dim].iter().max().unwrap();
     let mut total = 0.0;
     let mut count = 0usize;
     for i in (0..n).step_by(stride) {
-        let mut c0 = [0i64; 3];
-        for k in 0..dim {
-            c0[k] = coord(i, k) as i64;
-        }
+        let Some(q) = point(i) else { continue };
         let mut best = f64::INFINITY;
-        for ring in 0..=max_ring as i64 {
-            // Every cell at Chebyshev distance `ring`.
-            let r = ring;
-            let zr = if dim == 3 { -r..=r } else { 0..=0 };
-            for dz in zr {
-                for dy in -r..=r {
-                    for dx in -r..=r {
-                        let off = [dx, dy, dz];
-                        if off[..dim].iter().map(|o| o.abs()).max().unwrap() != r {
-                            continue;
+        tree.nearest(&q, i as u32, &mut best);
+        if let Some(l) = period {
+            // The images of q one period away on each axis that could hold something closer.
+            let shifts = 3usize.pow(dim as u32);
+            for s in 0..shifts {
+                let mut img = q;
+                let mut gap2 = 0.0;
+                let mut t = s;
+                let mut moved = false;
+                for k in 0..dim {
+                    match t % 3 {
+                        1 => {
+                            img[k] += l[k];
+                            gap2 += q[k] * q[k];
+                            moved = true;
                         }
-                        let mut c = 0usize;
-                        let mut ok = true;
-                        for k in (0..dim).rev() {
-                            let mut x = c0[k] + off[k];
-                            let d = dims[k] as i64;
-                            if sp.wrap {
-                                if 2 * r + 1 > d && (off[k] < -(d / 2) || off[k] > (d - 1) / 2) {
-                                    ok = false; // would visit a cell twice
-                                    break;
-                                }
-                                x = x.rem_euclid(d);
-                            } else if x < 0 || x >= d {
-                                ok = false;
-                                break;
-                            }
-                            c = c * dims[k] + x as usize;
+                        2 => {
+                            img[k] -= l[k];
+                            gap2 += (l[k] - q[k]) * (l[k] - q[k]);
+                            moved = true;
                         }
-                        if !ok {
-                            continue;
-                        }
-                        for &j in &items[start[c] as usize..start[c + 1] as usize] {
-                            let j = j as usize;
-                            if j != i {
-                                best = best.min(sp.dist2(pos, n, i, j));
-                            }
-                        }
+                        _ => {}
                     }
+                    t /= 3;
                 }
-            }
-            // Everything beyond this ring is at least `ring * min_cell` away.
-            if best.is_finite() && (ring as f64 * min_cell).powi(2) >= best {
-                break;
+                if moved && gap2 < best {
+                    tree.nearest(&img, i as u32, &mut best);
+                }
             }
         }
         if best.is_finite() {
@@ -232,6 +196,91 @@ pub fn nn_distance(sp: &Space, n: usize, pos: &[f32]) -> f64 {
         0.0
     } else {
         total / count as f64
+    }
+}
+
+/// Points at most this many to a leaf of the k-d tree.
+const KD_LEAF: usize = 8;
+
+/// A k-d tree stored in place: the points of the range `lo..hi` are split at `mid =
+/// (lo + hi) / 2` along `axis[mid]` (the axis of largest spread), smaller coordinates before
+/// `mid`, larger after.
+struct KdTree<'a> {
+    pts: &'a [([f64; 3], u32)],
+    axis: Vec<u8>,
+    dim: usize,
+}
+
+impl<'a> KdTree<'a> {
+    fn build(pts: &'a mut [([f64; 3], u32)], dim: usize) -> KdTree<'a> {
+        let mut axis = vec![0u8; pts.len()];
+        // An explicit stack: the depth is about log2(n), but no recursion is needed at all.
+        let mut todo = vec![(0usize, pts.len())];
+        while let Some((lo, hi)) = todo.pop() {
+            if hi - lo <= KD_LEAF {
+                continue;
+            }
+            let part = &mut pts[lo..hi];
+            let mut a = 0;
+            let mut widest = -1.0;
+            for k in 0..dim {
+                let (mut mn, mut mx) = (f64::INFINITY, f64::NEG_INFINITY);
+                for (p, _) in part.iter() {
+                    mn = mn.min(p[k]);
+                    mx = mx.max(p[k]);
+                }
+                if mx - mn > widest {
+                    widest = mx - mn;
+                    a = k;
+                }
+            }
+            let mid = (hi - lo) / 2;
+            part.select_nth_unstable_by(mid, |x, y| x.0[a].total_cmp(&y.0[a]));
+            axis[lo + mid] = a as u8;
+            todo.push((lo, lo + mid));
+            todo.push((lo + mid + 1, hi));
+        }
+        KdTree { pts, axis, dim }
+    }
+
+    fn dist2(&self, a: &[f64; 3], b: &[f64; 3]) -> f64 {
+        (0..self.dim).map(|k| (a[k] - b[k]) * (a[k] - b[k])).sum()
+    }
+
+    /// Lowers `best` (a squared distance) to that of the nearest point to `q` other than the
+    /// agent `skip`.
+    fn nearest(&self, q: &[f64; 3], skip: u32, best: &mut f64) {
+        // (range, squared distance from q to the range's side of the split that led to it)
+        let mut todo: Vec<(usize, usize, f64)> = Vec::with_capacity(64);
+        todo.push((0, self.pts.len(), 0.0));
+        while let Some((lo, hi, bound)) = todo.pop() {
+            if bound >= *best {
+                continue;
+            }
+            if hi - lo <= KD_LEAF {
+                for (p, id) in &self.pts[lo..hi] {
+                    if *id != skip {
+                        *best = best.min(self.dist2(q, p));
+                    }
+                }
+                continue;
+            }
+            let mid = lo + (hi - lo) / 2;
+            let (p, id) = &self.pts[mid];
+            if *id != skip {
+                *best = best.min(self.dist2(q, p));
+            }
+            let a = self.axis[mid] as usize;
+            let d = q[a] - p[a];
+            let (near, far) = if d < 0.0 {
+                ((lo, mid), (mid + 1, hi))
+            } else {
+                ((mid + 1, hi), (lo, mid))
+            };
+            // The far side first in, so the near side is searched first.
+            todo.push((far.0, far.1, d * d));
+            todo.push((near.0, near.1, 0.0));
+        }
     }
 }
 
@@ -279,6 +328,53 @@ mod tests {
             let a = nn_distance(&sp, n, &pos);
             let b = brute_nn(&sp, n, &pos);
             assert!((a - b).abs() < 1e-9, "dim {dim} wrap {wrap}: {a} vs {b}");
+        }
+    }
+
+    #[test]
+    fn nn_with_far_agents_matches_brute_force() {
+        // Agents outside the box (wrap: any multiple of the period away; open: far out), and a
+        // NaN, which takes no part.
+        for &(dim, wrap) in &[(2, true), (2, false), (3, true), (3, false)] {
+            let n = 300;
+            let mut pos = vec![0f32; dim * n];
+            let mut s = 777u64;
+            for x in pos.iter_mut() {
+                s = crate::sim::math::mix64(s);
+                *x = (s >> 40) as f32 / (1u64 << 24) as f32 * 50.0;
+            }
+            pos[5] = 1.0e6;
+            pos[n + 7] = -2.5e4;
+            pos[9] = -149.75;
+            let sp = Space {
+                dim,
+                world: [50.0, 50.0, 50.0],
+                wrap,
+            };
+            let a = nn_distance(&sp, n, &pos);
+            let b = brute_nn(&sp, n, &pos);
+            assert!((a - b).abs() < 1e-6, "dim {dim} wrap {wrap}: {a} vs {b}");
+            pos[11] = f32::NAN;
+            assert!(nn_distance(&sp, n, &pos).is_finite());
+        }
+    }
+
+    #[test]
+    fn nn_cost_does_not_follow_the_extent() {
+        // One coordinate at 3e38 used to make the grid search ring after empty ring (hours).
+        for &(dim, wrap) in &[(2, true), (2, false), (3, true), (3, false)] {
+            let n = 5000;
+            let mut pos: Vec<f32> = (0..dim * n).map(|j| (j % 101) as f32 * 0.37).collect();
+            pos[3] = 3e38;
+            pos[n + 4] = -3e38;
+            let sp = Space {
+                dim,
+                world: [100.0, 100.0, 100.0],
+                wrap,
+            };
+            let t0 = std::time::Instant::now();
+            assert!(nn_distance(&sp, n, &pos).is_finite());
+            assert!(t0.elapsed().as_secs_f64() < 2.0, "{:?}", t0.elapsed());
         }
     }
 

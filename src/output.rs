@@ -1,60 +1,230 @@
-//! Outputs that appear under their final name only when complete: written to a temporary name
-//! beside the final one (`NAME.partial` unless the caller asks otherwise) and renamed on
-//! success. The one atomic-write helper of the crate.
+//! Outputs that appear under their final name only when complete, and that no two runs share.
+//! The one atomic-write helper of the crate.
+//!
+//! - **Temporary names.** An output is written under a unique name beside its final one,
+//!   created exclusively (`O_EXCL`): `NAME.XXXXXX.partial` (six random letters or digits) unless
+//!   the caller asks otherwise, then renamed over the final name when complete. Two runs never
+//!   write the same temporary file.
+//! - **A lock on the final name.** While an output is written, forge holds an exclusive lock
+//!   (`flock`) on `.NAME.lock` beside it; a second forge process writing the same output is
+//!   refused at once, naming it. The lock file is removed when the writer is done; one left by
+//!   a killed process blocks nothing (the operating system releases the lock with the
+//!   process), and the next writer takes it over.
+//! - **Checked before any work** ([`claim`]): every output of a command against every input
+//!   (the same file, by device and inode, so links and `./a.bfs` are caught: refused even with
+//!   `--force`), against the command's other outputs, against a folder of that name, and
+//!   against an existing file (refused without `--force`).
+//!
+//! Device files and pipes (`/dev/null`, `/dev/full`) are written in place, unlocked.
 
-use std::fs::{File, OpenOptions};
+use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
+use std::fs::{File, OpenOptions, TryLockError};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
 
 use anyhow::{bail, Context, Result};
 
-/// The temporary name an output is written under, beside its final name.
+/// The temporary name an output is written under, beside its final name; `XXXXXX` is random.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum TempName {
-    /// `NAME.partial`.
+    /// `NAME.XXXXXX.partial`.
     #[default]
     Partial,
-    /// `STEM.partial.EXT`: still ends in the final name's extension, for writers that pick
-    /// the format from it (plotters' `BitMapBackend`: `plot.png` → `plot.partial.png`).
+    /// `STEM.XXXXXX.partial.EXT`: still ends in the final name's extension, for writers that
+    /// pick the format from it (plotters' `BitMapBackend`: `plot.png` → `plot.XXXXXX.partial.png`).
     KeepExtension,
-    /// `.NAME.tmp`, hidden: for an output whose `NAME.partial` means something else (a sweep's
-    /// CSV, whose `NAME.partial` holds the rows of an unfinished sweep).
+    /// `.NAME.XXXXXX.tmp`, hidden: for an output whose `NAME.partial` means something else (a
+    /// sweep's CSV, whose `NAME.partial` holds the rows of an unfinished sweep).
     Hidden,
 }
 
+/// Longest part of the final name kept in a temporary name (bytes), so that the temporary name
+/// fits in a file name (255 bytes) whenever the final one does.
+const NAME_KEPT: usize = 200;
+
+/// `name` cut to at most [`NAME_KEPT`] bytes (at a character boundary where it is UTF-8).
+fn shortened(name: &OsStr) -> OsString {
+    if name.len() <= NAME_KEPT {
+        return name.to_os_string();
+    }
+    match name.to_str() {
+        Some(s) => {
+            let mut end = NAME_KEPT;
+            while !s.is_char_boundary(end) {
+                end -= 1;
+            }
+            OsString::from(&s[..end])
+        }
+        None => OsString::from(name.to_string_lossy().chars().take(50).collect::<String>()),
+    }
+}
+
 impl TempName {
-    fn beside(self, path: &Path) -> PathBuf {
-        let name = path
-            .file_name()
-            .map(|s| s.to_os_string())
-            .unwrap_or_default();
+    /// What goes before and after the random part.
+    fn parts(self, path: &Path) -> (OsString, OsString) {
+        let name = shortened(path.file_name().unwrap_or_default());
         match self {
             TempName::Partial => {
-                let mut name = name;
-                name.push(".partial");
-                path.with_file_name(name)
+                let mut prefix = name;
+                prefix.push(".");
+                (prefix, ".partial".into())
             }
             TempName::KeepExtension => {
-                let mut stem = path
-                    .file_stem()
-                    .map(|s| s.to_os_string())
-                    .unwrap_or_default();
-                stem.push(".partial");
+                let mut prefix = shortened(path.file_stem().unwrap_or_default());
+                prefix.push(".");
+                let mut suffix = OsString::from(".partial");
                 if let Some(ext) = path.extension() {
-                    stem.push(".");
-                    stem.push(ext);
+                    suffix.push(".");
+                    suffix.push(shortened(ext));
                 }
-                path.with_file_name(stem)
+                (prefix, suffix)
             }
             TempName::Hidden => {
-                let mut hidden = std::ffi::OsString::from(".");
-                hidden.push(name);
-                hidden.push(".tmp");
-                path.with_file_name(hidden)
+                let mut prefix = OsString::from(".");
+                prefix.push(name);
+                prefix.push(".");
+                (prefix, ".tmp".into())
             }
         }
     }
+
+    /// Creates a new file with a unique temporary name beside `path` (never an existing one).
+    fn create_beside(self, path: &Path) -> std::io::Result<(File, PathBuf)> {
+        let (prefix, suffix) = self.parts(path);
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let mut b = tempfile::Builder::new();
+        b.prefix(&prefix).suffix(&suffix).rand_bytes(6);
+        #[cfg(unix)]
+        {
+            // tempfile's default is 0600; an output gets the usual 0666 less the umask.
+            use std::os::unix::fs::PermissionsExt;
+            b.permissions(std::fs::Permissions::from_mode(0o666));
+        }
+        let named = b.tempfile_in(dir)?;
+        let (file, made) = named.keep().map_err(|e| e.error)?;
+        // The name as the caller wrote the folder (`x.bfs` → `x.bfs.Ab3xZ9.partial`, not
+        // `./x.bfs.Ab3xZ9.partial`).
+        let temp = path.with_file_name(made.file_name().unwrap_or_default());
+        Ok((file, temp))
+    }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Locks on final names
+
+/// The lock files this process holds, by path, with how many [`Lock`]s share each (a command
+/// claims its outputs up front, and the writer of each output takes the same lock again).
+fn held() -> &'static Mutex<HashMap<PathBuf, (File, usize)>> {
+    static HELD: OnceLock<Mutex<HashMap<PathBuf, (File, usize)>>> = OnceLock::new();
+    HELD.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// `.NAME.lock` beside `path`, in its folder made absolute (so that `x.bfs` and `./x.bfs` get
+/// the same lock).
+fn lock_path(path: &Path) -> std::io::Result<PathBuf> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut name = OsString::from(".");
+    name.push(shortened(path.file_name().unwrap_or_default()));
+    name.push(".lock");
+    Ok(std::fs::canonicalize(dir)?.join(name))
+}
+
+fn same_inode(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        a.dev() == b.dev() && a.ino() == b.ino()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (a, b);
+        true
+    }
+}
+
+/// An exclusive lock on an output's final name, held while it is written: `.NAME.lock` beside
+/// it, locked with `flock`, removed when the last holder in this process lets go.
+pub struct Lock {
+    key: Option<PathBuf>,
+}
+
+impl Lock {
+    /// Takes the lock of `path`, or fails at once if another process holds it.
+    pub fn acquire(path: &Path, what: &str) -> Result<Lock> {
+        let key =
+            lock_path(path).with_context(|| format!("cannot create {what} {}", path.display()))?;
+        let mut held = held().lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, n)) = held.get_mut(&key) {
+            *n += 1;
+            return Ok(Lock { key: Some(key) });
+        }
+        for _ in 0..100 {
+            let f = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&key)
+                .with_context(|| format!("cannot create {what} {}", path.display()))?;
+            match f.try_lock() {
+                Ok(()) => {}
+                Err(TryLockError::WouldBlock) => bail!(
+                    "{what} {} is being written by another forge process (it holds {}); wait \
+                     for it to finish, or choose another name",
+                    path.display(),
+                    key.display()
+                ),
+                // A file system without locks (some network ones): write unlocked.
+                Err(TryLockError::Error(_)) => return Ok(Lock { key: None }),
+            }
+            // The holder before us may have removed the lock file between our open and our
+            // lock: then we hold a lock on a file that has no name, and must try again.
+            let ours = f.metadata();
+            let named = std::fs::metadata(&key);
+            if let (Ok(a), Ok(b)) = (&ours, &named) {
+                if same_inode(a, b) {
+                    held.insert(key.clone(), (f, 1));
+                    return Ok(Lock { key: Some(key) });
+                }
+            }
+        }
+        bail!(
+            "cannot lock {what} {}: its lock file {} keeps changing",
+            path.display(),
+            key.display()
+        )
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        let Some(key) = self.key.take() else { return };
+        let mut held = held().lock().unwrap_or_else(|e| e.into_inner());
+        let last = match held.get_mut(&key) {
+            Some((_, n)) => {
+                *n -= 1;
+                *n == 0
+            }
+            None => false,
+        };
+        if last {
+            // Removed while still locked; closing the file releases the lock.
+            let _ = std::fs::remove_file(&key);
+            held.remove(&key);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checks
 
 /// What an output's path holds now.
 enum Found {
@@ -82,13 +252,104 @@ pub fn check_writable(path: &Path, force: bool, what: &str) -> Result<()> {
     found(path, force, what).map(|_| ())
 }
 
-/// Where a recording goes: written to `NAME.partial` beside the final name and renamed on
-/// success, so a failed run never leaves a half-written file under the final name. (A run
-/// killed outright leaves `NAME.partial`, which opens with every complete frame.) Device
-/// files and pipes (`/dev/null`, `/dev/full`) are written in place.
+/// Whether `a` and `b` are one file (device and inode), both existing.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => {
+            #[cfg(unix)]
+            {
+                same_inode(&x, &y)
+            }
+            #[cfg(not(unix))]
+            {
+                let _ = (x, y);
+                std::fs::canonicalize(a).ok() == std::fs::canonicalize(b).ok()
+            }
+        }
+        _ => false,
+    }
+}
+
+/// Where an output will be: its folder made absolute, and its name.
+fn place(path: &Path) -> Option<PathBuf> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    Some(std::fs::canonicalize(dir).ok()?.join(path.file_name()?))
+}
+
+fn is_special(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| !m.is_dir() && !m.is_file())
+}
+
+/// A command's outputs, checked and locked by [`claim`]; the locks are held until it is
+/// dropped (the writers of the outputs take the same locks again, which is allowed).
+pub struct Claim {
+    _locks: Vec<Lock>,
+}
+
+/// Checks every output of a command before any work, and locks them: `outputs` and `inputs`
+/// are `(path, what)`, `what` naming it in messages (`"output"`, `"--bfs"`, `"scene file"`).
+///
+/// Refused: an output that is the same file as an input (even with `force`); two outputs that
+/// are one file; an output being written by another forge process; a folder; an existing file
+/// without `force`.
+pub fn claim(outputs: &[(&Path, &str)], inputs: &[(&Path, &str)], force: bool) -> Result<Claim> {
+    for (out, what) in outputs {
+        if is_special(out) {
+            continue;
+        }
+        for (input, in_what) in inputs {
+            if same_file(out, input) {
+                bail!(
+                    "{what} {} is the same file as the {in_what} {}: forge never writes over \
+                     an input (not even with --force); choose another output name",
+                    out.display(),
+                    input.display()
+                );
+            }
+        }
+    }
+    for (i, (a, what_a)) in outputs.iter().enumerate() {
+        for (b, what_b) in &outputs[i + 1..] {
+            if is_special(a) || is_special(b) {
+                continue;
+            }
+            let same = same_file(a, b) || place(a).is_some_and(|p| Some(p) == place(b));
+            if same {
+                bail!(
+                    "{what_a} {} and {what_b} {} are the same file: give them different names",
+                    a.display(),
+                    b.display()
+                );
+            }
+        }
+    }
+    let mut locks = Vec::new();
+    for (out, what) in outputs {
+        if let Found::Special = found(out, true, what)? {
+            continue;
+        }
+        locks.push(Lock::acquire(out, what)?);
+        found(out, force, what)?;
+    }
+    Ok(Claim { _locks: locks })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing
+
+/// Where a recording goes: written to a new `NAME.XXXXXX.partial` beside the final name,
+/// locked against other forge processes, and renamed on success, so a failed run never leaves
+/// a half-written file under the final name. (A run killed outright leaves the `.partial`,
+/// which opens with every complete frame.) Device files and pipes (`/dev/null`, `/dev/full`)
+/// are written in place.
 pub struct OutputFile {
     pub path: PathBuf,
     temp: Option<PathBuf>,
+    // Dropped after `Drop::drop` has removed an unfinished temporary file.
+    _lock: Option<Lock>,
 }
 
 impl OutputFile {
@@ -114,22 +375,22 @@ impl OutputFile {
                 OutputFile {
                     path: path.to_path_buf(),
                     temp: None,
+                    _lock: None,
                 },
                 f,
             ));
         }
-        let temp = temp.beside(path);
-        let f = OpenOptions::new()
-            .write(true)
-            .read(true)
-            .create(true)
-            .truncate(true)
-            .open(&temp)
-            .with_context(|| format!("cannot create {what} {}", temp.display()))?;
+        let lock = Lock::acquire(path, what)?;
+        // Checked again under the lock: another forge may have finished it meanwhile.
+        found(path, force, what)?;
+        let (f, temp) = temp
+            .create_beside(path)
+            .with_context(|| format!("cannot create {what} {}", path.display()))?;
         Ok((
             OutputFile {
                 path: path.to_path_buf(),
                 temp: Some(temp),
+                _lock: Some(lock),
             },
             f,
         ))
@@ -155,6 +416,12 @@ impl OutputFile {
         if let Some(t) = self.temp.take() {
             let _ = std::fs::remove_file(t);
         }
+    }
+
+    /// Leave what was written under its temporary name (an unfinished recording's complete
+    /// frames) and return that name; None for an output written in place.
+    pub fn keep(mut self) -> Option<PathBuf> {
+        self.temp.take()
     }
 }
 
@@ -205,26 +472,154 @@ pub fn write_by_name(
     }
 }
 
+/// The default output of a scene, `NAME.EXT` in the current folder (or in `dir`): built from
+/// the scene's name only if that is a plain file name (the scene's validation allows no
+/// other), never a path that leads elsewhere.
+pub fn default_name(dir: Option<&Path>, name: &str, ext: &str) -> Result<PathBuf> {
+    let file = format!("{name}.{ext}");
+    let plain = !name.is_empty()
+        && name != "."
+        && name != ".."
+        && !name.contains(['/', '\\'])
+        && !name.chars().any(char::is_control)
+        && Path::new(&file).components().count() == 1
+        && matches!(
+            Path::new(&file).components().next(),
+            Some(std::path::Component::Normal(_))
+        );
+    if !plain {
+        bail!("scene.name: {name:?} cannot name a file (use -o to choose the output)");
+    }
+    Ok(match dir {
+        Some(d) => d.join(file),
+        None => PathBuf::from(file),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// The temporary name made for `path` by `t`, split at its random part.
+    fn made(t: TempName, path: &Path) -> (String, String, String) {
+        let (f, temp) = t.create_beside(path).unwrap();
+        drop(f);
+        assert_eq!(temp.parent(), path.parent(), "{}", temp.display());
+        let name = temp.file_name().unwrap().to_str().unwrap().to_string();
+        std::fs::remove_file(&temp).unwrap();
+        let (prefix, suffix) = t.parts(path);
+        let (prefix, suffix) = (prefix.into_string().unwrap(), suffix.into_string().unwrap());
+        assert!(
+            name.starts_with(&prefix) && name.ends_with(&suffix),
+            "{name}"
+        );
+        let random = name[prefix.len()..name.len() - suffix.len()].to_string();
+        (prefix, random, suffix)
+    }
+
     #[test]
     fn temporary_names() {
-        let p = Path::new("dir/out.png");
+        let d = tempfile::TempDir::new().unwrap();
+        let p = d.path().join("out.png");
+        let (pre, r, suf) = made(TempName::Partial, &p);
         assert_eq!(
-            TempName::Partial.beside(p),
-            Path::new("dir/out.png.partial")
+            (pre.as_str(), r.len(), suf.as_str()),
+            ("out.png.", 6, ".partial")
         );
+        assert!(r.chars().all(|c| c.is_ascii_alphanumeric()), "{r}");
+        let (pre, _, suf) = made(TempName::KeepExtension, &p);
+        assert_eq!((pre.as_str(), suf.as_str()), ("out.", ".partial.png"));
+        let (pre, _, suf) = made(TempName::Hidden, &p);
+        assert_eq!((pre.as_str(), suf.as_str()), (".out.png.", ".tmp"));
+        let (pre, _, suf) = made(TempName::KeepExtension, &d.path().join("plain"));
+        assert_eq!((pre.as_str(), suf.as_str()), ("plain.", ".partial"));
+        // Unique, and created exclusively: two at once get two names.
+        let (f1, t1) = TempName::Partial.create_beside(&p).unwrap();
+        let (f2, t2) = TempName::Partial.create_beside(&p).unwrap();
+        assert_ne!(t1, t2);
+        drop((f1, f2));
+        // A long final name still gives a temporary name that fits in 255 bytes.
+        let long = d.path().join(format!("{}.bfs", "é".repeat(120)));
+        let (pre, _, suf) = made(TempName::Partial, &long);
+        assert!(pre.len() + 6 + suf.len() <= 255);
+        // A relative name keeps its spelling.
+        let rel = Path::new("x.bfs");
+        let (prefix, suffix) = TempName::Partial.parts(rel);
         assert_eq!(
-            TempName::KeepExtension.beside(p),
-            Path::new("dir/out.partial.png")
+            (prefix.to_str(), suffix.to_str()),
+            (Some("x.bfs."), Some(".partial"))
         );
-        assert_eq!(TempName::Hidden.beside(p), Path::new("dir/.out.png.tmp"));
+    }
+
+    #[test]
+    fn a_lock_is_shared_in_one_process_and_removed_after() {
+        let d = tempfile::TempDir::new().unwrap();
+        let p = d.path().join("a.bfs");
+        let lock_file = d.path().join(".a.bfs.lock");
+        let a = Lock::acquire(&p, "output").unwrap();
+        assert!(lock_file.exists());
+        let b = Lock::acquire(&d.path().join(".").join("a.bfs"), "output").unwrap();
+        // Another open file description of the same lock file cannot take it.
+        let other = File::open(&lock_file).unwrap();
+        assert!(matches!(other.try_lock(), Err(TryLockError::WouldBlock)));
+        drop(a);
+        assert!(lock_file.exists(), "still held by b");
+        drop(b);
+        assert!(!lock_file.exists(), "removed by the last holder");
+        // A lock file left behind (a killed process) blocks nothing.
+        std::fs::write(&lock_file, b"").unwrap();
+        drop(Lock::acquire(&p, "output").unwrap());
+        assert!(!lock_file.exists());
+    }
+
+    #[test]
+    fn claims_refuse_inputs_and_clashes() {
+        let d = tempfile::TempDir::new().unwrap();
+        let a = d.path().join("a.bfs");
+        std::fs::write(&a, b"input").unwrap();
+        let dot = d.path().join(".").join("a.bfs");
+        let e = claim(&[(&dot, "output")], &[(&a, "input")], true)
+            .err()
+            .unwrap();
+        assert!(e.to_string().contains("same file as the input"), "{e}");
+        #[cfg(unix)]
+        {
+            let link = d.path().join("link.bfs");
+            std::os::unix::fs::symlink(&a, &link).unwrap();
+            assert!(claim(&[(&link, "output")], &[(&a, "input")], true).is_err());
+            let hard = d.path().join("hard.bfs");
+            std::fs::hard_link(&a, &hard).unwrap();
+            assert!(claim(&[(&hard, "output")], &[(&a, "input")], true).is_err());
+        }
+        let x = d.path().join("x.mp4");
+        let e = claim(
+            &[(&x, "--bfs"), (&d.path().join("./x.mp4"), "output")],
+            &[],
+            true,
+        )
+        .err()
+        .unwrap();
+        assert!(e.to_string().contains("are the same file"), "{e}");
+        assert_eq!(std::fs::read(&a).unwrap(), b"input");
+        let e = claim(&[(&a, "output")], &[], false).err().unwrap();
+        assert!(e.to_string().contains("already exists"), "{e}");
+        let c = claim(&[(&x, "output")], &[(&a, "input")], false).unwrap();
+        assert!(d.path().join(".x.mp4.lock").exists());
+        drop(c);
+        assert!(!d.path().join(".x.mp4.lock").exists());
+    }
+
+    #[test]
+    fn default_names_stay_in_the_folder() {
         assert_eq!(
-            TempName::KeepExtension.beside(Path::new("plain")),
-            Path::new("plain.partial")
+            default_name(None, "a b é", "bfs").unwrap(),
+            Path::new("a b é.bfs")
         );
+        for bad in [
+            "../x", "/tmp/x", "a/b", "..", ".", "", "a\\b", "a\u{7}b", "a\0b",
+        ] {
+            assert!(default_name(None, bad, "bfs").is_err(), "{bad:?}");
+        }
     }
 
     #[test]
@@ -247,7 +642,11 @@ mod tests {
         let d = tempfile::TempDir::new().unwrap();
         let p = d.path().join("p.png");
         let e = write_by_name(&p, false, "plot", |tmp| {
-            assert_eq!(tmp, d.path().join("p.partial.png"));
+            let name = tmp.file_name().unwrap().to_str().unwrap();
+            assert!(
+                name.starts_with("p.") && name.ends_with(".partial.png"),
+                "{name}"
+            );
             std::fs::write(tmp, b"half")?;
             bail!("drawing failed")
         })

@@ -37,13 +37,14 @@ pub const SWEEP_SIZE: (u32, u32) = (960, 640);
 pub const METRICS_SIZE: (u32, u32) = (960, 900);
 
 fn register_font() -> Result<()> {
-    static DONE: OnceLock<Result<(), String>> = OnceLock::new();
-    DONE.get_or_init(|| {
-        plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular())
-            .map_err(|_| "the embedded DejaVu Sans font did not load".to_string())
-    })
-    .clone()
-    .map_err(anyhow::Error::msg)
+    static LOADED: OnceLock<bool> = OnceLock::new();
+    let loaded = *LOADED.get_or_init(|| {
+        plotters::style::register_font(FONT, FontStyle::Normal, dejavu::sans::regular()).is_ok()
+    });
+    if !loaded {
+        bail!("the embedded DejaVu Sans font did not load");
+    }
+    Ok(())
 }
 
 /// Refuse an output that is not a `.png`, is a folder or exists (unless `force`), before any

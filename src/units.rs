@@ -13,9 +13,11 @@ pub fn si(x: f64) -> String {
     }
 }
 
-/// A file size in KiB, MiB or GiB.
+/// A file size in KiB, MiB, GiB or TiB.
 pub fn bytes(b: u64) -> String {
-    if b >= 1 << 30 {
+    if b >= 1 << 40 {
+        format!("{:.2} TiB", b as f64 / (1u64 << 40) as f64)
+    } else if b >= 1 << 30 {
         format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64)
     } else if b >= 1 << 20 {
         format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64)

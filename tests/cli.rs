@@ -917,11 +917,19 @@ fn killed_run_leaves_readable_partial() {
         .stderr(Stdio::null())
         .spawn()
         .expect("forge starts");
-    let partial = d.path().join("k.bfs.partial");
+    // Written as k.bfs.XXXXXX.partial (a unique name; XXXXXX random).
+    let find_partial = || {
+        listing(d.path())
+            .into_iter()
+            .find(|n| n.starts_with("k.bfs.") && n.ends_with(".partial"))
+    };
     let t0 = Instant::now();
     let mut size = 0;
     while t0.elapsed() < Duration::from_secs(60) {
-        size = fs::metadata(&partial).map(|m| m.len()).unwrap_or(0);
+        size = find_partial()
+            .and_then(|n| fs::metadata(d.path().join(n)).ok())
+            .map(|m| m.len())
+            .unwrap_or(0);
         if size > 3 << 20 {
             break;
         }
@@ -937,16 +945,16 @@ fn killed_run_leaves_readable_partial() {
         !d.path().join("k.bfs").exists(),
         "a killed run must not leave the final name"
     );
-    assert!(partial.exists());
+    let partial = find_partial().expect("the partial recording is left");
 
-    let r = run(d.path(), &["info", "k.bfs.partial"]);
+    let r = run(d.path(), &["info", &partial]);
     no_panic(&r);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     has(&r.stdout, "not finalized");
     has(&r.stderr, "not finalized");
     has(&r.stdout, "agents     60000");
 
-    let v = info_json(d.path(), "k.bfs.partial");
+    let v = info_json(d.path(), &partial);
     assert!(v["frames"].as_u64().unwrap() >= 1, "{v}");
     assert_eq!(v["finalized"], false);
     assert_eq!(v["scene"], "turbulence");
@@ -956,8 +964,9 @@ fn killed_run_leaves_readable_partial() {
     write(
         d.path(),
         "resume.json",
-        r#"{"model": "boids", "steps": 1, "world": {"size": [3840, 2160]},
-           "init": {"layout": "file", "path": "k.bfs.partial"}}"#,
+        &r#"{"model": "boids", "steps": 1, "world": {"size": [3840, 2160]},
+           "init": {"layout": "file", "path": "PARTIAL"}}"#
+            .replace("PARTIAL", &partial),
     );
     succeeds(
         d.path(),

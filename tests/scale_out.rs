@@ -442,7 +442,7 @@ fn concat_refuses_missing_duplicated_foreign_and_damaged_parts() {
             "part-0.mp4",
             "--force",
         ],
-        &["one of the parts"],
+        &["same file", "part-0.mp4"],
         &[],
     );
     fs::write(dir.join("film.mp4"), b"keep").unwrap();
@@ -667,4 +667,25 @@ fn sweep_shards_merge_into_the_unsharded_csv_byte_for_byte() {
         &args(SWEEP, &["-o", "n3-1.csv", "--resume", "--shard", "1/3"]),
     );
     assert_eq!(fs::read_to_string(dir.join("n3-1.csv")).unwrap(), text);
+}
+
+#[test]
+fn merge_never_writes_over_a_shard() {
+    let d = tmp();
+    let dir = d.path();
+    for i in 0..2 {
+        let spec = format!("{i}/2");
+        let out = format!("s-{i}.csv");
+        succeeds(dir, &args(SWEEP, &["-o", &out, "--shard", &spec]));
+    }
+    let before = fs::read(dir.join("s-0.csv")).unwrap();
+    fails_cleanly(
+        dir,
+        &[
+            "sweep", "merge", "s-0.csv", "s-1.csv", "-o", "s-0.csv", "--force",
+        ],
+        &["same file", "s-0.csv"],
+        &[],
+    );
+    assert_eq!(fs::read(dir.join("s-0.csv")).unwrap(), before);
 }

@@ -3,7 +3,9 @@
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 
-use super::read::{corrupt, le_f32, le_i32, le_u16, le_u32, read_up_to, Layout, Reader};
+use super::read::{
+    check_positive, corrupt, le_f32, le_i32, le_u16, le_u32, read_up_to, Bfs1Run, Layout, Reader,
+};
 use super::*;
 
 impl Reader {
@@ -39,6 +41,7 @@ impl Reader {
         }
         let max_n = (max_boids as u64).min(MAX_AGENTS);
         let dt = le_f32(&b, 16);
+        check_positive("BFS1 dt", dt)?;
         let seed = u64::from(le_u32(&b, 20));
         let raw_count = le_i32(&b, 24);
         let frame_count = match raw_count {
@@ -47,15 +50,18 @@ impl Reader {
             c => return Err(corrupt(format!("BFS1 frame_count is {c}"))),
         };
 
-        // Walk the frame headers, skipping payloads, to index every complete frame.
+        // Walk the frame headers, skipping payloads, to index every complete frame: as runs of
+        // frames with the same n (one run for a constant flock, whatever the count).
         let mut warnings = Vec::new();
-        let mut frames = Vec::new();
+        let mut runs: Vec<Bfs1Run> = Vec::new();
+        let mut count = 0u64;
+        let mut last_timestep = -1i64;
         let mut at = BFS1_HEADER_LEN;
         let mut rd = BufReader::with_capacity(8 << 10, &file);
         rd.seek(SeekFrom::Start(at))?;
         let limit = frame_count.unwrap_or(u64::MAX);
-        while (frames.len() as u64) < limit {
-            let k = frames.len() as u64;
+        while count < limit {
+            let k = count;
             let left = len - at;
             if left == 0 {
                 break;
@@ -77,6 +83,13 @@ impl Reader {
                 ));
                 break;
             }
+            if i64::from(timestep) <= last_timestep {
+                warnings.push(format!(
+                    "frame {k} is out of order (timestep {timestep} after {last_timestep}; \
+                     zeros where frames should be?): {k} frames readable"
+                ));
+                break;
+            }
             let payload = 16 * n as u64;
             if left - 8 < payload {
                 warnings.push(format!(
@@ -84,12 +97,22 @@ impl Reader {
                 ));
                 break;
             }
-            frames.push(at);
+            let n = n as u64;
+            if runs.last().is_none_or(|r| r.n != n) {
+                runs.try_reserve(1).map_err(|_| {
+                    BfsError::TooLarge(format!(
+                        "the index of {} runs of frames could not be allocated",
+                        runs.len() + 1
+                    ))
+                })?;
+                runs.push(Bfs1Run { first: k, at, n });
+            }
+            count += 1;
+            last_timestep = i64::from(timestep);
             at += 8 + payload;
             rd.seek_relative(payload as i64)?;
         }
         drop(rd);
-        let count = frames.len() as u64;
         match frame_count {
             None => warnings.push(format!(
                 "recording was not finalized (interrupted?): {count} complete frames"
@@ -123,7 +146,7 @@ impl Reader {
             },
             count,
             warnings,
-            layout: Layout::Bfs1 { frames, max_n },
+            layout: Layout::Bfs1 { runs, max_n },
         };
         if count == 0 {
             reader.warnings.push(

@@ -56,7 +56,22 @@
 //! - if the file is shorter than `frame_count` says: every complete frame, with a warning
 //!   naming the first incomplete one.
 //!
-//! Each frame read checks its tag, index and CRC ([`BfsError::CorruptFrame`]).
+//! The header's dt must be a finite number > 0, and so must the world size on each of the `dim`
+//! axes ([`BfsError::CorruptHeader`] names the field).
+//!
+//! Each frame read checks its tag and CRC ([`BfsError::CorruptFrame`]), then its index
+//! ([`BfsError::FrameIndex`]: a frame with a valid checksum in the wrong place).
+//!
+//! # Memory
+//!
+//! Nothing sized by a field is allocated before the field is checked against the file's
+//! length; a frame's arrays (`8 * dim * n` bytes) are then reserved fallibly, and only if they
+//! fit in nine tenths of the memory available (MemAvailable). A frame over 256 MiB is first
+//! streamed once through its checksum, so a header that declares 2^28 agents over a sparse
+//! (or any lying) file is a checksum error after a read, not 4 GB taken; one that cannot fit
+//! (2^31 agents in 3D) is an error naming the frame and the size ([`BfsError::TooLarge`]),
+//! never an abort. Only regular files are read ([`BfsError::NotAFile`]): a FIFO would block
+//! the open.
 //!
 //! # BoidForge `BFS1` (read support)
 //!
@@ -66,6 +81,13 @@
 //! px\[n\], py\[n\], vx\[n\], vy\[n\]. Frames carry no checksum. BFS1 stores no world size:
 //! the reader infers it from the first frame's positions (BoidForge's 1920 × 1080 if they
 //! fit, otherwise the per-axis maximum rounded up) and says so in a warning.
+//!
+//! Opening walks the frame headers once (BFS1 has no fixed frame size) and keeps a compact
+//! index: one entry per run of consecutive frames with the same `n`, so a file of a million
+//! frames of a constant flock is indexed in a few bytes whatever its frame count says. BoidForge's
+//! timesteps only grow: a frame whose timestep does not exceed the previous frame's ends the
+//! readable frames, with a warning. This is also what a stretch of zeros (a sparse or
+//! preallocated file) reads as — one frame with n = 0 at timestep 0 at most, never millions.
 
 use std::io;
 
@@ -190,6 +212,16 @@ pub enum BfsError {
     Truncated { frame: u64 },
     #[error("frame {frame} is corrupt (checksum mismatch)")]
     CorruptFrame { frame: u64 },
+    /// A frame whose checksum matches but whose index field is not its place in the file
+    /// (frames spliced, duplicated or reordered).
+    #[error(
+        "frame {frame} is corrupt: its index field says {found} (a frame out of place; its \
+         checksum matches)"
+    )]
+    FrameIndex { frame: u64, found: u64 },
+    /// A file that is not a regular file (a FIFO, a directory, a device).
+    #[error("{0}")]
+    NotAFile(String),
     #[error("frame {frame} is out of range (the file has {count} frames)")]
     FrameOutOfRange { frame: u64, count: u64 },
     #[error("too large: {0}")]
@@ -205,6 +237,64 @@ pub(super) fn frame_size(dim: u8, agents: u64) -> Option<u64> {
     agents
         .checked_mul(8 * u64::from(dim))
         .and_then(|p| p.checked_add(FRAME_PREFIX))
+}
+
+/// Frames whose arrays are larger than this are checked (checksum, index) by streaming them
+/// once before the arrays are allocated (see [`Reader::read_frame_into`]).
+pub(super) const VERIFY_BEFORE_READING: u64 = 256 << 20;
+
+/// Bytes that growing `f`'s two arrays to `values` floats each would add.
+fn frame_growth(f: &Frame, values: usize) -> u64 {
+    let grow = |v: &Vec<f32>| values.saturating_sub(v.capacity()) as u64 * 4;
+    grow(&f.pos) + grow(&f.vel)
+}
+
+fn frame_too_large(frame: u64, values: usize, agents: u64, dim: u8, what: String) -> BfsError {
+    BfsError::TooLarge(format!(
+        "frame {frame} needs {} of memory ({agents} agents in {dim}D), {what}",
+        crate::units::bytes(8 * values as u64)
+    ))
+}
+
+/// Refuses to grow `f` to `values` floats a array (frame `frame` of a file with `agents`
+/// agents in `dim` dimensions) beyond nine tenths of the memory available (MemAvailable).
+pub(super) fn check_frame_memory(
+    f: &Frame,
+    values: usize,
+    frame: u64,
+    agents: u64,
+    dim: u8,
+) -> Result<(), BfsError> {
+    let extra = frame_growth(f, values);
+    if extra == 0 {
+        return Ok(());
+    }
+    if let Some(avail) = crate::sys::available_memory() {
+        if extra > avail / 10 * 9 {
+            let what = format!("more than the {} available", crate::units::bytes(avail));
+            return Err(frame_too_large(frame, values, agents, dim, what));
+        }
+    }
+    Ok(())
+}
+
+/// Makes room for `values` floats in each of `f`'s two arrays: only if the memory is there
+/// ([`check_frame_memory`]), and fallibly, so that a lying header is an error, never an abort.
+pub(super) fn reserve_frame(
+    f: &mut Frame,
+    values: usize,
+    frame: u64,
+    agents: u64,
+    dim: u8,
+) -> Result<(), BfsError> {
+    check_frame_memory(f, values, frame, agents, dim)?;
+    for v in [&mut f.pos, &mut f.vel] {
+        if v.try_reserve_exact(values.saturating_sub(v.len())).is_err() {
+            let what = "and that much could not be allocated".to_string();
+            return Err(frame_too_large(frame, values, agents, dim, what));
+        }
+    }
+    Ok(())
 }
 
 pub(super) fn pad8(len: usize) -> usize {
@@ -228,6 +318,15 @@ pub(super) fn frame_crc(index: u64, step: u64, pos: &[f32], vel: &[f32]) -> u32 
 }
 
 impl Header {
+    /// Bytes of a forge recording of this header with `frames` frames (saturating).
+    pub fn recording_size(&self, frames: u64) -> u64 {
+        let header = pad8(FIXED_HEADER + self.scene_name.len() + 4 + self.scene_json.len()) + 8;
+        frame_size(self.dim, u64::from(self.agents))
+            .and_then(|f| f.checked_mul(frames))
+            .and_then(|b| b.checked_add(header as u64))
+            .unwrap_or(u64::MAX)
+    }
+
     /// The header of a recording of `scene` (its resolved scene travels in the header).
     pub fn for_scene(scene: &Scene) -> Header {
         Header {
@@ -304,5 +403,6 @@ mod tests {
             b.len() as u64,
             le_u32(&b, 12) as u64 + frame_size(3, 2).unwrap()
         );
+        assert_eq!(header(3, 2).recording_size(1), b.len() as u64);
     }
 }

@@ -11,11 +11,19 @@ pub(super) enum Layout {
         header_len: u64,
         frame_size: u64,
     },
-    /// Offsets of the frame headers (timestep, n) of every complete frame.
+    /// Every complete frame, as runs of consecutive frames with the same agent count.
     Bfs1 {
-        frames: Vec<u64>,
+        runs: Vec<Bfs1Run>,
         max_n: u64,
     },
+}
+
+/// Consecutive BFS1 frames with the same agent count: frame `first + i` starts at
+/// `at + i * (8 + 16 * n)`.
+pub(super) struct Bfs1Run {
+    pub(super) first: u64,
+    pub(super) at: u64,
+    pub(super) n: u64,
 }
 
 /// Reads a forge or BFS1 file; frames are read on demand.
@@ -45,6 +53,17 @@ pub(super) fn le_f32(b: &[u8], at: usize) -> f32 {
 
 pub(super) fn corrupt(msg: impl Into<String>) -> BfsError {
     BfsError::CorruptHeader(msg.into())
+}
+
+/// A header field that must be a finite number > 0 (dt, a world side).
+pub(super) fn check_positive(field: &str, x: f32) -> Result<(), BfsError> {
+    if x.is_finite() && x > 0.0 {
+        Ok(())
+    } else {
+        Err(corrupt(format!(
+            "{field} is {x}, must be a finite number > 0"
+        )))
+    }
 }
 
 /// Reads as many bytes as the file has, up to `buf.len()`.
@@ -78,8 +97,15 @@ pub(super) fn read_frame_bytes(
 
 impl Reader {
     /// Opens a forge or BFS1 file, validating its header and counting its complete frames.
+    /// Only a regular file is opened (a FIFO would block; see [`crate::sys::open_regular`]).
     pub fn open(path: &Path) -> Result<Reader, BfsError> {
-        let mut file = File::open(path)?;
+        let mut file = crate::sys::open_regular(path).map_err(|e| {
+            if e.kind() == io::ErrorKind::InvalidInput {
+                BfsError::NotAFile(e.to_string())
+            } else {
+                BfsError::Io(e)
+            }
+        })?;
         let len = file.metadata()?.len();
         let mut magic = [0u8; 8];
         let got = read_up_to(&mut file, &mut magic)?;
@@ -184,12 +210,16 @@ impl Reader {
             )));
         }
         let dt = le_f32(&b, 24);
+        check_positive("dt", dt)?;
         let seed = le_u64(&b, 28);
         let record_every = le_u32(&b, 36);
         if record_every == 0 {
             return Err(corrupt("record_every is 0"));
         }
         let world_size = [le_f32(&b, 40), le_f32(&b, 44), le_f32(&b, 48)];
+        for (k, &w) in world_size.iter().enumerate().take(usize::from(dim)) {
+            check_positive(&format!("world_size[{k}]"), w)?;
+        }
         let raw_count = le_u64(&b, FRAME_COUNT_AT);
         let scene_name = String::from_utf8(b[FIXED_HEADER..name_end].to_vec())
             .map_err(|_| corrupt("scene name is not UTF-8"))?;
@@ -302,31 +332,68 @@ impl Reader {
                 if prefix[0..4] != FRAME_TAG {
                     return Err(BfsError::CorruptFrame { frame: k });
                 }
+                let crc = le_u32(&prefix, 4);
+                let index = le_u64(&prefix, 8);
+                let agents = u64::from(self.header.agents);
+                check_frame_memory(f, values, k, agents, self.header.dim)?;
+                if 8 * values as u64 > VERIFY_BEFORE_READING {
+                    // A frame this large is checked (checksum, index) by streaming it once
+                    // before its arrays are allocated: a header that lies over a sparse file
+                    // costs a read of zeros, not gigabytes of memory.
+                    let mut h = crc32fast::Hasher::new();
+                    h.update(&prefix[8..]);
+                    let mut buf = vec![0u8; 1 << 20];
+                    let mut left = 8 * values as u64;
+                    while left > 0 {
+                        let take = left.min(buf.len() as u64) as usize;
+                        read_frame_bytes(&mut self.file, &mut buf[..take], k)?;
+                        h.update(&buf[..take]);
+                        left -= take as u64;
+                    }
+                    if h.finalize() != crc {
+                        return Err(BfsError::CorruptFrame { frame: k });
+                    }
+                    if index != k {
+                        return Err(BfsError::FrameIndex {
+                            frame: k,
+                            found: index,
+                        });
+                    }
+                    self.file.seek(SeekFrom::Start(at + FRAME_PREFIX))?;
+                }
+                reserve_frame(f, values, k, agents, self.header.dim)?;
                 f.pos.resize(values, 0.0);
                 f.vel.resize(values, 0.0);
                 read_frame_bytes(&mut self.file, bytemuck::cast_slice_mut(&mut f.pos), k)?;
                 read_frame_bytes(&mut self.file, bytemuck::cast_slice_mut(&mut f.vel), k)?;
-                let crc = le_u32(&prefix, 4);
-                let index = le_u64(&prefix, 8);
                 let step = le_u64(&prefix, 16);
-                if index != k || frame_crc(index, step, &f.pos, &f.vel) != crc {
+                if frame_crc(index, step, &f.pos, &f.vel) != crc {
                     return Err(BfsError::CorruptFrame { frame: k });
+                }
+                if index != k {
+                    return Err(BfsError::FrameIndex {
+                        frame: k,
+                        found: index,
+                    });
                 }
                 f.index = k;
                 f.step = step;
             }
-            Layout::Bfs1 { frames, max_n } => {
-                let at = frames[k as usize];
+            Layout::Bfs1 { runs, max_n } => {
+                // k < count: some run starts at or before it.
+                let r = &runs[runs.partition_point(|r| r.first <= k) - 1];
+                let at = r.at + (k - r.first) * (8 + 16 * r.n);
                 self.file.seek(SeekFrom::Start(at))?;
                 let mut fh = [0u8; 8];
                 read_frame_bytes(&mut self.file, &mut fh, k)?;
                 let timestep = le_i32(&fh, 0);
                 let n = le_i32(&fh, 4);
                 // Checked at open; checked again in case the file changed since.
-                if timestep < 0 || n < 0 || n as u64 > *max_n {
+                if timestep < 0 || n < 0 || n as u64 > *max_n || n as u64 != r.n {
                     return Err(BfsError::CorruptFrame { frame: k });
                 }
                 let n = n as usize;
+                reserve_frame(f, 2 * n, k, n as u64, 2)?;
                 f.pos.resize(2 * n, 0.0);
                 f.vel.resize(2 * n, 0.0);
                 read_frame_bytes(&mut self.file, bytemuck::cast_slice_mut(&mut f.pos), k)?;

@@ -9,7 +9,10 @@ use crate::units::bytes;
 use crate::video::concat::{join, plan, probe};
 
 pub fn concat_cmd(a: ConcatArgs) -> Result<ExitCode> {
-    crate::output::check_writable(&a.output, a.force, "output")?;
+    // The output: not a part, not another forge process's, not an existing file without --force.
+    let inputs: Vec<(&std::path::Path, &str)> =
+        a.parts.iter().map(|p| (p.as_path(), "part")).collect();
+    let _claim = crate::output::claim(&[(&a.output, "output")], &inputs, a.force)?;
     let parts = a
         .parts
         .iter()

@@ -8,7 +8,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use super::InfoArgs;
 use crate::bfs::{self, SourceFormat};
 use crate::metrics::{self, Metrics, Space};
-use crate::output::OutputFile;
+use crate::output::{self, OutputFile};
 use crate::scene::Boundary;
 
 /// How many frames the summary samples (evenly spaced, first and last included).
@@ -23,6 +23,18 @@ struct Summary {
 }
 
 pub fn info(a: InfoArgs) -> Result<ExitCode> {
+    if let Some(p) = &a.plot {
+        crate::plot::check_output(p, a.force, "--plot")?;
+    }
+    // The outputs against the recording and each other, and locked, before reading it.
+    let mut outputs: Vec<(&std::path::Path, &str)> = Vec::new();
+    if let Some(p) = &a.metrics {
+        outputs.push((p, "--metrics"));
+    }
+    if let Some(p) = &a.plot {
+        outputs.push((p, "--plot"));
+    }
+    let _claim = output::claim(&outputs, &[(&a.file, "input")], a.force)?;
     let mut r =
         bfs::Reader::open(&a.file).with_context(|| format!("cannot open {}", a.file.display()))?;
     let h = r.header().clone();
@@ -34,11 +46,8 @@ pub fn info(a: InfoArgs) -> Result<ExitCode> {
     };
     let mut frame = bfs::Frame::empty();
 
-    if let Some(p) = &a.plot {
-        crate::plot::check_output(p, a.force, "--plot")?;
-        if count == 0 {
-            bail!("--plot: {} holds no complete frame", a.file.display());
-        }
+    if a.plot.is_some() && count == 0 {
+        bail!("--plot: {} holds no complete frame", a.file.display());
     }
     let mut csv_out = None;
     if let Some(p) = &a.metrics {
@@ -59,13 +68,20 @@ pub fn info(a: InfoArgs) -> Result<ExitCode> {
         picks.dedup();
         let mut all = Vec::with_capacity(picks.len());
         let mut times = Vec::with_capacity(picks.len());
+        // A write error names the file (`--metrics /dev/full`).
+        let csv_err = |e: std::io::Error| {
+            let p = a.metrics.as_deref().unwrap_or(std::path::Path::new("-"));
+            anyhow::Error::new(e).context(format!("writing {}", p.display()))
+        };
         if let Some((_, w)) = csv_out.as_mut() {
             writeln!(
                 w,
                 "frame,step,time,polarization,mean_speed,nn_distance,pairwise_distance"
-            )?;
+            )
+            .map_err(csv_err)?;
         }
         for &k in &picks {
+            crate::signal::check()?;
             r.read_frame_into(k, &mut frame)
                 .with_context(|| format!("{}: frame {k}", a.file.display()))?;
             let n = frame.agents(space.dim);
@@ -80,7 +96,8 @@ pub fn info(a: InfoArgs) -> Result<ExitCode> {
                     m.mean_speed,
                     m.nn_distance,
                     m.pairwise_distance
-                )?;
+                )
+                .map_err(csv_err)?;
             }
             all.push(m);
             times.push(frame.step as f64 * h.dt as f64);
@@ -88,7 +105,7 @@ pub fn info(a: InfoArgs) -> Result<ExitCode> {
         if let Some(p) = &a.plot {
             let title = format!(
                 "{}: {} {}D, {} agents",
-                h.scene_name,
+                printable(&h.scene_name),
                 h.model.name(),
                 h.dim,
                 h.agents
@@ -150,13 +167,17 @@ pub fn info(a: InfoArgs) -> Result<ExitCode> {
         writeln!(stdout, "{}", serde_json::to_string_pretty(&v)?)?;
     } else {
         for w in r.warnings() {
-            eprintln!("warning: {}: {w}", a.file.display());
+            eprintln!("warning: {}: {}", a.file.display(), printable(w));
         }
         let world: Vec<String> = h.world_size[..h.dim as usize]
             .iter()
             .map(|x| format!("{x}"))
             .collect();
-        writeln!(stdout, "file       {}", a.file.display())?;
+        writeln!(
+            stdout,
+            "file       {}",
+            printable(&a.file.display().to_string())
+        )?;
         writeln!(
             stdout,
             "format     {} v{}{}",
@@ -171,7 +192,7 @@ pub fn info(a: InfoArgs) -> Result<ExitCode> {
                 " (not finalized)"
             }
         )?;
-        writeln!(stdout, "scene      {}", h.scene_name)?;
+        writeln!(stdout, "scene      {}", printable(&h.scene_name))?;
         writeln!(
             stdout,
             "model      {} {}D, {} boundary",
@@ -221,4 +242,18 @@ pub fn info(a: InfoArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `s` with its control characters escaped (`\u{1b}`, `\n`): a recording's scene name is
+/// whatever the file says, and must not drive the terminal (clear it, retitle it, hide text).
+fn printable(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }

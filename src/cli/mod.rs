@@ -58,17 +58,57 @@ pub enum Command {
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    if matches!(
+        cli.command,
+        Command::Simulate(_)
+            | Command::Info(_)
+            | Command::Render(_)
+            | Command::Still(_)
+            | Command::Run(_)
+            | Command::Demo(_)
+            | Command::Sweep(_)
+    ) {
+        // These commands poll for SIGINT/SIGTERM and stop cleanly; the others just end.
+        crate::signal::install();
+    }
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
-            if is_broken_pipe(&e) {
+            let signal = crate::signal::caught();
+            if is_broken_pipe(&e) && signal.is_none() {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("error: {e}");
-            for cause in e.chain().skip(1) {
-                eprintln!("  caused by: {cause}");
+            let said = e.chain().any(|c| c.is::<crate::signal::Interrupted>());
+            let shown = match signal {
+                // Stopped by a signal through some other error (FFmpeg, say, which a terminal's
+                // Ctrl-C reaches too): say so first, then what failed.
+                Some(s) if !said => {
+                    eprintln!("error: interrupted by {}", crate::signal::name(s));
+                    0
+                }
+                _ => {
+                    eprintln!("error: {e}");
+                    1
+                }
+            };
+            // A cause whose text the line above already ends with ("i/o error: X" over X) is
+            // not said twice.
+            let mut above = if shown == 1 {
+                e.to_string()
+            } else {
+                String::new()
+            };
+            for cause in e.chain().skip(shown) {
+                let text = cause.to_string();
+                if above.is_empty() || !above.ends_with(&text) {
+                    eprintln!("  caused by: {text}");
+                }
+                above = text;
             }
-            ExitCode::FAILURE
+            match signal {
+                Some(s) => ExitCode::from(crate::signal::exit_code(s)),
+                None => ExitCode::FAILURE,
+            }
         }
     }
 }

@@ -6,8 +6,9 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 
-use super::simulate::record;
+use super::simulate::{record, scene_inputs, Unfinished};
 use super::*;
+use crate::output;
 use crate::scene::{builtin, Scene};
 use crate::sim::backend::Backend;
 use crate::units::bytes;
@@ -128,17 +129,22 @@ pub fn gpus_cmd() -> Result<ExitCode> {
 
 pub fn run_cmd(a: RunArgs) -> Result<ExitCode> {
     let scene = Scene::load(&a.scene)?;
-    let output = a
-        .output
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("{}.mp4", scene.name)));
-    // Refuse an existing video before spending time on the simulation.
-    if a.video.png.is_none() && output.is_file() && !a.video.force {
-        bail!(
-            "output {} already exists (use --force to overwrite it)",
-            output.display()
-        );
+    let output = match &a.output {
+        Some(p) => p.clone(),
+        None => output::default_name(None, &scene.name, "mp4")?,
+    };
+    // Every output (the video, the kept recording) against the others, the scene's files and
+    // existing files, and locked, before the simulation starts. --force covers them all.
+    let mut outputs: Vec<(&Path, &str)> = Vec::new();
+    if a.video.png.is_none() {
+        outputs.push((&output, "output"));
     }
+    if let Some(b) = &a.bfs {
+        outputs.push((b, "--bfs"));
+    }
+    let inputs = scene_inputs(&a.scene, &scene);
+    let inputs: Vec<(&Path, &str)> = inputs.iter().map(|(p, w)| (p.as_path(), *w)).collect();
+    let _claim = output::claim(&outputs, &inputs, a.video.force)?;
     let tmp;
     let bfs_path = match &a.bfs {
         Some(p) => p.clone(),
@@ -147,7 +153,7 @@ pub fn run_cmd(a: RunArgs) -> Result<ExitCode> {
                 .prefix("forge-run-")
                 .tempdir()
                 .context("cannot create a temporary folder for the recording")?;
-            tmp.path().join(format!("{}.bfs", scene.name))
+            output::default_name(Some(tmp.path()), &scene.name, "bfs")?
         }
     };
     let sim = SimulateArgs {
@@ -160,7 +166,13 @@ pub fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         force: a.video.force,
         quiet: a.video.quiet,
     };
-    let code = record(scene, &bfs_path, &sim)?;
+    // A recording the user asked to keep keeps its complete frames if stopped early; the
+    // temporary one goes with its folder.
+    let unfinished = match a.bfs {
+        Some(_) => Unfinished::Keep,
+        None => Unfinished::Remove,
+    };
+    let code = record(scene, &bfs_path, &sim, unfinished)?;
     if code != ExitCode::SUCCESS {
         return Ok(code);
     }

@@ -9,25 +9,63 @@ use anyhow::{anyhow, bail, Result};
 use super::SimulateArgs;
 use crate::bfs::{self, Header};
 use crate::metrics;
-use crate::output::OutputFile;
+use crate::output::{self, OutputFile};
 use crate::record::Recorder;
 use crate::scene::{self, Scene, Search};
+use crate::signal::{self, Interrupted};
 use crate::sim::backend::{self, AnySolver};
 use crate::sim::{init, Params, RecordError};
 use crate::units::{bytes, si};
 
 pub fn simulate(a: SimulateArgs) -> Result<ExitCode> {
     let scene = Scene::load(&a.scene)?;
-    let output = a
-        .output
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(format!("{}.bfs", scene.name)));
-    record(scene, &output, &a)
+    let output = match &a.output {
+        Some(p) => p.clone(),
+        None => output::default_name(None, &scene.name, "bfs")?,
+    };
+    record(scene, &output, &a, Unfinished::Keep)
+}
+
+/// The files a scene reads, as `(path, what)`: the scene file (a built-in has none) and the
+/// initial condition's recording (`init.path`).
+pub fn scene_inputs(arg: &str, scene: &Scene) -> Vec<(PathBuf, &'static str)> {
+    let mut v = Vec::new();
+    if Path::new(arg).is_file() {
+        v.push((PathBuf::from(arg), "scene file"));
+    }
+    if let Some(p) = &scene.init.resolved_path {
+        v.push((p.clone(), "scene.init.path"));
+    }
+    v
+}
+
+/// What becomes of a recording that stops early (a signal, a full disk or another write
+/// error): its complete frames kept under its temporary name, or removed with it (`forge
+/// run`'s recording in a temporary folder).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unfinished {
+    Keep,
+    Remove,
+}
+
+/// Writing the recording failed (a full disk, most often): the complete frames already
+/// written are worth keeping.
+#[derive(Debug, thiserror::Error)]
+#[error("writing {}: {cause}", path.display())]
+struct WriteFailed {
+    path: PathBuf,
+    cause: bfs::BfsError,
 }
 
 /// Simulates `scene` (with `a`'s overrides applied) into a recording at `out_path`;
-/// `forge run` calls this with the scene it has loaded already.
-pub fn record(mut scene: Scene, out_path: &Path, a: &SimulateArgs) -> Result<ExitCode> {
+/// `forge run` calls this with the scene it has loaded already. A recording that stops early
+/// keeps its complete frames under its temporary name when `unfinished` says so.
+pub fn record(
+    mut scene: Scene,
+    out_path: &Path,
+    a: &SimulateArgs,
+    unfinished: Unfinished,
+) -> Result<ExitCode> {
     a.overrides.apply(&mut scene)?;
     if let Some(s) = a.search {
         scene.search = s;
@@ -35,6 +73,11 @@ pub fn record(mut scene: Scene, out_path: &Path, a: &SimulateArgs) -> Result<Exi
     if a.threads == Some(0) {
         bail!("--threads: must be at least 1");
     }
+    crate::sim::cpu::check_threads("--threads", a.threads)?;
+    // Every output checked (against the scene's files too) and locked before any work.
+    let inputs = scene_inputs(&a.scene, &scene);
+    let inputs: Vec<(&Path, &str)> = inputs.iter().map(|(p, w)| (p.as_path(), *w)).collect();
+    let _claim = output::claim(&[(out_path, "output")], &inputs, a.force)?;
     let backend = backend::choose(a.backend, a.quiet)?;
 
     let state = init::initial_state(&scene).map_err(|e| {
@@ -56,11 +99,17 @@ pub fn record(mut scene: Scene, out_path: &Path, a: &SimulateArgs) -> Result<Exi
     let n = state.n;
     let dim = scene.dim;
 
-    let (out, file) = OutputFile::create(out_path, a.force, "output")?;
     let header = Header::for_scene(&scene);
+    warn_if_too_large(&header, &scene, out_path);
+    let (out, file) = OutputFile::create(out_path, a.force, "output")?;
     let result = (|| -> Result<Outcome> {
-        let writer = bfs::Writer::new(file, &header)
-            .map_err(|e| anyhow!("writing {}: {e}", out_path.display()))?;
+        let wr = |cause: bfs::BfsError| {
+            anyhow::Error::new(WriteFailed {
+                path: out_path.to_path_buf(),
+                cause,
+            })
+        };
+        let writer = bfs::Writer::new(file, &header).map_err(wr)?;
         let mut rec = Recorder::start(writer, dim, n)?;
         let params = Params::from_scene(&scene, n);
         let mut solver = AnySolver::new(
@@ -70,7 +119,6 @@ pub fn record(mut scene: Scene, out_path: &Path, a: &SimulateArgs) -> Result<Exi
             a.threads.unwrap_or(0),
             scene.search,
         )?;
-        let wr = |e: bfs::BfsError| anyhow!("writing {}: {e}", out_path.display());
         // The recorder's errors name the file; the solver's (CUDA) are its own.
         let rec_err = |e: RecordError<bfs::BfsError>| match e {
             RecordError::Out(e) => wr(e),
@@ -81,7 +129,13 @@ pub fn record(mut scene: Scene, out_path: &Path, a: &SimulateArgs) -> Result<Exi
         let t0 = Instant::now();
         let every = scene.record_every as u64;
         let mut diverged = None;
+        let mut interrupted = None;
         while solver.step < scene.steps {
+            if let Some(sig) = signal::caught() {
+                // Stop here; the frames so far are finished like a complete recording's.
+                interrupted = Some(sig);
+                break;
+            }
             if let Err(d) = solver.step() {
                 diverged = Some(d);
                 break;
@@ -106,15 +160,40 @@ pub fn record(mut scene: Scene, out_path: &Path, a: &SimulateArgs) -> Result<Exi
             search: solver.search,
             polarization: metrics::polarization(dim, n, &solver.slots().0.vel),
             diverged,
+            interrupted,
         })
     })();
     let o = match result {
         Ok(o) => o,
+        Err(e) if unfinished == Unfinished::Keep && e.is::<WriteFailed>() => {
+            return Err(keep_complete_frames(out, e));
+        }
         Err(e) => {
             out.abandon();
             return Err(e);
         }
     };
+    if let Some(sig) = o.interrupted {
+        let note = match unfinished {
+            Unfinished::Keep => match out.keep() {
+                Some(p) => format!(
+                    "; the {} complete frame{} recorded (up to step {}) {} kept in {}, a \
+                     finished recording of those steps",
+                    o.frames,
+                    if o.frames == 1 { "" } else { "s" },
+                    o.steps,
+                    if o.frames == 1 { "is" } else { "are" },
+                    p.display()
+                ),
+                None => String::new(),
+            },
+            Unfinished::Remove => {
+                out.abandon();
+                String::new()
+            }
+        };
+        return Err(Interrupted::noting(sig, note).into());
+    }
     out.commit()?;
     if let Some(d) = o.diverged {
         eprintln!(
@@ -150,6 +229,32 @@ pub fn record(mut scene: Scene, out_path: &Path, a: &SimulateArgs) -> Result<Exi
     Ok(ExitCode::SUCCESS)
 }
 
+/// After a failed write: keeps the complete frames under the temporary name (counted by
+/// reading the file back), or removes it if it holds none; says which in the error.
+fn keep_complete_frames(out: OutputFile, e: anyhow::Error) -> anyhow::Error {
+    if out.writing_path() == out.path {
+        // Written in place (a device or pipe): nothing to keep, nothing to read back.
+        return e;
+    }
+    let frames = bfs::Reader::open(out.writing_path())
+        .map(|r| r.frame_count())
+        .unwrap_or(0);
+    if frames == 0 {
+        out.abandon();
+        return anyhow!("{e} (before a complete frame was written: nothing is kept)");
+    }
+    match out.keep() {
+        Some(p) => anyhow!(
+            "{e}; the {frames} complete frame{} written so far {} kept in {} (it opens like \
+             any recording; rename it to keep it)",
+            if frames == 1 { "" } else { "s" },
+            if frames == 1 { "is" } else { "are" },
+            p.display()
+        ),
+        None => e,
+    }
+}
+
 struct Outcome {
     steps: u64,
     secs: f64,
@@ -158,4 +263,32 @@ struct Outcome {
     search: Search,
     polarization: f64,
     diverged: Option<crate::sim::Diverged>,
+    /// The signal that stopped the run early.
+    interrupted: Option<i32>,
+}
+
+/// Says so, with the figures, when the whole recording would not fit in the free space of the
+/// output's folder (`"steps": 2147483648` asks for hundreds of GB, and nothing said so). A
+/// warning, not a refusal: a run may be meant to be stopped early, and a full disk ends it
+/// with an error that keeps the complete frames.
+fn warn_if_too_large(header: &Header, scene: &Scene, out_path: &Path) {
+    let frames = scene.steps / u64::from(scene.record_every) + 1;
+    let size = header.recording_size(frames);
+    let dir = match out_path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if let Some(free) = crate::sys::available_space(dir) {
+        if size > free {
+            eprintln!(
+                "warning: the recording will take {} ({frames} frames of {} agents) but {} has \
+                 only {} free: it stops with an error when the disk is full (lower the steps or \
+                 raise record_every to make it smaller)",
+                bytes(size),
+                scene.agents,
+                dir.display(),
+                bytes(free)
+            );
+        }
+    }
 }

@@ -97,11 +97,40 @@ pub fn describe(info: &wgpu::AdapterInfo) -> String {
     )
 }
 
+/// The backends `WGPU_BACKEND` may name in this build (wgpu's names; others are not built).
+const BUILT_BACKENDS: &[&str] = &["vulkan", "vk", "gl", "gles", "opengl"];
+
+/// What is wrong with `WGPU_BACKEND`, if it is set to something this build cannot use (wgpu
+/// itself skips an unknown name silently and then finds no adapter at all).
+pub fn backend_env_problem() -> Option<String> {
+    let v = std::env::var("WGPU_BACKEND").ok()?;
+    let bad: Vec<&str> = v
+        .split(',')
+        .map(str::trim)
+        .filter(|b| !BUILT_BACKENDS.contains(&b.to_lowercase().as_str()))
+        .collect();
+    if v.trim().is_empty() || !bad.is_empty() {
+        let what = if v.trim().is_empty() { "" } else { bad[0] };
+        return Some(format!(
+            "WGPU_BACKEND={v:?}: {what:?} is not a backend this build can use (vulkan or gl, \
+             comma-separated; unset WGPU_BACKEND to try both)"
+        ));
+    }
+    None
+}
+
 /// The error when no adapter exists at all.
 pub fn no_adapter_message() -> String {
+    if let Some(p) = backend_env_problem() {
+        return p;
+    }
+    let only = match std::env::var("WGPU_BACKEND") {
+        Ok(v) => format!(" with WGPU_BACKEND={v}"),
+        Err(_) => String::new(),
+    };
     format!(
-        "no GPU adapter found (neither Vulkan nor GL/EGL); for a software renderer install Mesa: \
-         apt-get install {GPU_PACKAGES}"
+        "no GPU adapter found{only} (neither Vulkan nor GL/EGL); for a software renderer install \
+         Mesa: apt-get install {GPU_PACKAGES}"
     )
 }
 
@@ -109,6 +138,9 @@ impl Gpu {
     /// The best adapter, or the one `choice` names (an index from `forge gpus`, or a part of
     /// its name, case-insensitive).
     pub fn new(choice: Option<&str>) -> Result<Gpu> {
+        if let Some(p) = backend_env_problem() {
+            bail!(p);
+        }
         let all = adapters();
         if all.is_empty() {
             bail!(no_adapter_message());

@@ -8,6 +8,7 @@
 //! - `builtin`: the ready scenes embedded in the binary.
 
 pub mod builtin;
+mod ctx;
 mod file;
 mod lines;
 mod render;
@@ -18,10 +19,11 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use ctx::Ctx;
 use file::SceneFile;
 pub use lines::json_lines;
 pub use render::{parse_hex_color, Render};
-use resolve::{resolve, Ctx};
+use resolve::resolve;
 
 /// Which rule set moves the agents.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -271,6 +273,8 @@ pub enum LoadError {
         name: &'static str,
         errors: Vec<SceneError>,
     },
+    #[error("{} is {what}, not a scene file (and no built-in scene has that name; built-in: {})", path.display(), builtin::names().join(", "))]
+    NotAFile { path: PathBuf, what: &'static str },
     #[error("no scene file {arg} and no built-in scene named {name:?} (built-in: {})", builtin::names().join(", "))]
     NotFound { arg: String, name: String },
 }
@@ -284,15 +288,43 @@ fn list(errors: &[SceneError]) -> String {
 }
 
 impl Scene {
-    /// A scene argument: an existing file, else a built-in scene by name (with or without
-    /// `.json`).
+    /// A scene argument: an existing regular file, else a built-in scene by name (with or
+    /// without `.json`).
+    ///
+    /// Something that exists under the name but is not a regular file (a directory, a FIFO, a
+    /// device) is never read — a FIFO would block the read forever. If a built-in scene has
+    /// the name, it is used and a note says what was passed over; otherwise it is an error
+    /// naming it.
     pub fn load(arg: &str) -> Result<Scene, LoadError> {
         let path = Path::new(arg);
-        if path.exists() {
-            let text = std::fs::read_to_string(path).map_err(|source| LoadError::Read {
-                path: path.to_path_buf(),
-                source,
-            })?;
+        let name = arg.strip_suffix(".json").unwrap_or(arg);
+        if let Ok(meta) = std::fs::metadata(path) {
+            if let Some(what) = crate::sys::not_a_file(meta.file_type()) {
+                return match builtin::find(name) {
+                    Some(b) => {
+                        eprintln!(
+                            "note: {arg} here is {what}, not a scene file: using the built-in \
+                             scene {name:?}"
+                        );
+                        Scene::builtin(b)
+                    }
+                    None => Err(LoadError::NotAFile {
+                        path: path.to_path_buf(),
+                        what,
+                    }),
+                };
+            }
+            // Opened without blocking and checked again on the descriptor: a file swapped for
+            // a FIFO after the check above is refused, not waited on.
+            let text = crate::sys::open_regular(path)
+                .and_then(|mut f| {
+                    let mut text = String::new();
+                    std::io::Read::read_to_string(&mut f, &mut text).map(|_| text)
+                })
+                .map_err(|source| LoadError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                })?;
             let dir = match path.parent() {
                 Some(p) if !p.as_os_str().is_empty() => p,
                 _ => Path::new("."),
@@ -308,7 +340,6 @@ impl Scene {
                 errors,
             });
         }
-        let name = arg.strip_suffix(".json").unwrap_or(arg);
         match builtin::find(name) {
             Some(b) => Scene::builtin(b),
             None => Err(LoadError::NotFound {
@@ -397,8 +428,8 @@ impl Scene {
     }
 
     /// Re-read a scene stored in a recording (already validated when it was written).
-    pub fn from_stored_json(text: &str) -> Result<Scene, String> {
-        serde_json::from_str(text).map_err(|e| e.to_string())
+    pub fn from_stored_json(text: &str) -> Result<Scene, serde_json::Error> {
+        serde_json::from_str(text)
     }
 }
 

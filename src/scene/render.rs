@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::resolve::Ctx;
+use super::ctx::Ctx;
 use crate::vocab;
 
 /// Rendering defaults carried in the recording; `forge render` flags override them.

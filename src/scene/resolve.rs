@@ -1,28 +1,26 @@
 //! From the file as written to the resolved scene: presets fill defaults, every value is
 //! checked, and every problem is collected with its JSON path and line.
 
-use std::collections::HashMap;
 use std::path::Path;
 
+use super::ctx::Ctx;
 use super::file::SceneFile;
 use super::{
-    BoidsParams, Boundary, Init, Layout, Model, Preset, Scene, SceneError, Search, Source,
-    Velocity, VicsekParams, MAX_AGENTS, MAX_STEPS,
+    BoidsParams, Boundary, Init, Layout, Model, Preset, Scene, Search, Source, Velocity,
+    VicsekParams, MAX_AGENTS, MAX_STEPS,
 };
 
-pub(super) struct Ctx {
-    pub(super) lines: HashMap<String, usize>,
-    pub(super) errors: Vec<SceneError>,
-}
-
-impl Ctx {
-    pub(super) fn err(&mut self, path: &str, message: impl Into<String>) {
-        let line = self.lines.get(path).copied();
-        self.errors.push(SceneError {
-            path: path.to_string(),
-            message: message.into(),
-            line,
-        });
+/// Why `name` cannot be a file name in the current folder, if it cannot: a path separator,
+/// `.` or `..`, NUL or another control character. Spaces and any other Unicode are fine.
+fn not_a_file_name(name: &str) -> Option<&'static str> {
+    if name.contains(['/', '\\']) {
+        Some("must not contain a path separator (/ or \\)")
+    } else if name == "." || name == ".." {
+        Some("must not be . or ..")
+    } else if name.chars().any(char::is_control) {
+        Some("must not contain control characters (NUL, newline, escape, ...)")
+    } else {
+        None
     }
 }
 
@@ -56,7 +54,22 @@ fn pos_f(cx: &mut Ctx, path: &str, v: Option<f64>, default: f64, allow_zero: boo
         cx.err(path, format!("is too large, got {x}"));
         return default as f32;
     }
-    x as f32
+    // Checked as stored: 1e-50 passes "> 0" as a double but is 0 as a float (and then NaN
+    // at the first step); a subnormal float has lost most of its digits.
+    let stored = x as f32;
+    if x > 0.0 && !stored.is_normal() {
+        cx.err(
+            path,
+            format!(
+                "is too small to store: {x} is {} as a 32-bit float (at least {:e}{})",
+                if stored == 0.0 { "0" } else { "subnormal" },
+                f32::MIN_POSITIVE,
+                if allow_zero { ", or 0" } else { "" }
+            ),
+        );
+        return default as f32;
+    }
+    stored
 }
 
 /// A finite number of any sign; the default on error.
@@ -211,6 +224,12 @@ pub(super) fn resolve(f: SceneFile, src: &Source, cx: &mut Ctx) -> Scene {
         .unwrap_or_else(|| src.default_name.to_string());
     if name.is_empty() || name.len() > 200 {
         cx.err("scene.name", "must be 1 to 200 characters");
+    } else if let Some(why) = not_a_file_name(&name) {
+        // The name gives the default output (`NAME.bfs`, `NAME.mp4`) in the current folder.
+        cx.err(
+            "scene.name",
+            format!("{why}: the name gives the default output file, in the current folder"),
+        );
     }
 
     Scene {

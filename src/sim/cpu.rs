@@ -19,6 +19,29 @@ use crate::scene::{Model, Search};
 pub const BRUTE_MAX: usize = 24;
 /// Below this many agents one thread does the step: fan-out costs more than it saves.
 pub const PARALLEL_MIN: usize = 6000;
+/// Most threads a solver (or a sweep) starts. Far beyond any machine's cores — more threads
+/// than cores only wait on each other, and the output never depends on the count — and far
+/// below what exhausts the process's memory maps (100 000 threads made the runtime abort
+/// setting up their stack guard pages).
+pub const MAX_THREADS: usize = 1024;
+
+/// Checks a thread count given by `flag` against [`MAX_THREADS`], before anything is created:
+/// the message names the flag and the machine's cores.
+pub fn check_threads(flag: &str, threads: Option<usize>) -> anyhow::Result<()> {
+    match threads {
+        Some(t) if t > MAX_THREADS => {
+            let cores = std::thread::available_parallelism()
+                .map(|x| x.get())
+                .unwrap_or(1);
+            anyhow::bail!(
+                "{flag}: at most {MAX_THREADS}, got {t} (this machine has {cores} core{}; \
+                 more threads than cores do not help, and the output never depends on it)",
+                if cores == 1 { "" } else { "s" }
+            )
+        }
+        _ => Ok(()),
+    }
+}
 
 /// Resolve `auto` to the search actually used for `n` agents.
 pub fn choose_search(search: Search, n: usize) -> Search {
@@ -54,6 +77,8 @@ pub struct CpuSolver {
 pub enum CpuError {
     #[error(transparent)]
     Alloc(#[from] AllocError),
+    #[error("{threads} threads asked for, at most {MAX_THREADS} are allowed")]
+    TooManyThreads { threads: usize },
     #[error("cannot start {threads} threads")]
     Threads {
         threads: usize,
@@ -155,6 +180,9 @@ impl CpuSolver {
         } else {
             threads
         };
+        if threads > MAX_THREADS {
+            return Err(CpuError::TooManyThreads { threads });
+        }
         let pool = if threads > 1 && n >= PARALLEL_MIN {
             Some(Pool::new(threads).map_err(|source| CpuError::Threads { threads, source })?)
         } else {

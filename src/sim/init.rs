@@ -165,12 +165,7 @@ pub fn check_memory(n: usize, dim: usize) -> Result<()> {
 }
 
 /// MemAvailable from /proc/meminfo, where there is one.
-pub fn available_memory() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
-}
+pub use crate::sys::available_memory;
 
 fn from_file(scene: &Scene) -> Result<State> {
     let path = scene

@@ -106,6 +106,11 @@ impl SweepArgs {
     }
 }
 
+/// Most runs (points x seeds) in one sweep: each is a whole simulation, so a million is
+/// already days of work; the bound keeps the run list and the per-seed results (tens of bytes
+/// a run) small. `--seeds 4294967295` once asked for 68 GB before the first step.
+pub const MAX_RUNS: u64 = 1_000_000;
+
 fn plural(n: usize) -> &'static str {
     if n == 1 {
         ""
@@ -137,6 +142,7 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
     if a.jobs == Some(0) {
         bail!("--jobs: must be at least 1");
     }
+    crate::sim::cpu::check_threads("--jobs", a.jobs)?;
     let settings = a.settings();
     let varies = a
         .vary
@@ -150,6 +156,16 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
         base.agents = st.n as u32;
     }
     let points = points(&base, &varies)?;
+    let runs = points.len() as u64 * u64::from(a.seeds);
+    if runs > MAX_RUNS {
+        bail!(
+            "--seeds: {} point{} x {} seeds = {runs} runs, more than the {MAX_RUNS} a sweep may \
+             have (fewer seeds or fewer values)",
+            points.len(),
+            plural(points.len()),
+            a.seeds
+        );
+    }
     // A shard runs its share of the points; its CSV starts with its identity line.
     let shard = match a.shard {
         Some(spec) => Some(spec.resolve("--shard")?),
@@ -173,6 +189,20 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
     if let Some(p) = &a.plot {
         crate::plot::check_output(p, a.force || a.resume, "--plot")?;
     }
+    // The outputs against the scene's files and each other, and locked for the whole sweep
+    // (OUT.partial included); existing files were checked above, with --resume in mind.
+    let mut outputs: Vec<(&std::path::Path, &str)> = vec![(&out, "--output")];
+    if let Some(p) = &a.plot {
+        outputs.push((p, "--plot"));
+    }
+    let mut inputs: Vec<(&std::path::Path, &str)> = Vec::new();
+    if std::path::Path::new(scene_arg).is_file() {
+        inputs.push((std::path::Path::new(scene_arg), "scene file"));
+    }
+    if let Some(p) = &base.init.resolved_path {
+        inputs.push((p, "scene.init.path"));
+    }
+    let _claim = crate::output::claim(&outputs, &inputs, true)?;
 
     // Earlier rows: an interrupted sweep's .partial first, else a finished CSV.
     let earlier = if a.resume {

@@ -118,10 +118,18 @@ impl Param {
                 .then_some(BadValue::NotAnAgentCount),
             Param::Noise => (!(0.0..=two_pi + 1e-6).contains(&v)).then_some(BadValue::NotAnAngle),
             Param::V0 | Param::R | Param::Density | Param::World | Param::VMax => {
-                (v <= 0.0 || v > 1e30).then_some(BadValue::NotPositive)
+                if v <= 0.0 || v > 1e30 {
+                    Some(BadValue::NotPositive)
+                } else {
+                    (!(v as f32).is_normal()).then_some(BadValue::TooSmall)
+                }
             }
             Param::RSep | Param::RAli | Param::RCoh | Param::MaxForce | Param::VMin => {
-                (!(0.0..=1e30).contains(&v)).then_some(BadValue::Negative)
+                if !(0.0..=1e30).contains(&v) {
+                    Some(BadValue::Negative)
+                } else {
+                    (v > 0.0 && !(v as f32).is_normal()).then_some(BadValue::TooSmall)
+                }
             }
             Param::WSep | Param::WAli | Param::WCoh => {
                 (v.abs() > 1e30).then_some(BadValue::TooLarge)
@@ -144,6 +152,12 @@ pub enum BadValue {
     Negative,
     #[error("is too large")]
     TooLarge,
+    /// Scenes hold 32-bit floats: 1e-50 would be stored as 0.
+    #[error(
+        "is too small to store as a 32-bit float (at least {:e})",
+        f32::MIN_POSITIVE
+    )]
+    TooSmall,
 }
 
 /// One `--vary NAME=VALUES`, parsed.

@@ -221,10 +221,15 @@ fn describe(id: &Identity) -> String {
 }
 
 pub fn merge(a: MergeArgs) -> Result<ExitCode> {
-    output::check_writable(&a.output, a.force, "--output")?;
     if let Some(p) = &a.plot {
         crate::plot::check_output(p, a.force, "--plot")?;
     }
+    let mut outputs: Vec<(&Path, &str)> = vec![(&a.output, "--output")];
+    if let Some(p) = &a.plot {
+        outputs.push((p, "--plot"));
+    }
+    let inputs: Vec<(&Path, &str)> = a.parts.iter().map(|p| (p.as_path(), "shard")).collect();
+    let _claim = output::claim(&outputs, &inputs, a.force)?;
     let mut parts = a
         .parts
         .iter()

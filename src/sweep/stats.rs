@@ -46,6 +46,7 @@ pub fn run_one(
     let (mut s1, mut s2, mut s4) = (0.0f64, 0.0f64, 0.0f64);
     let total = equilibrate + measure;
     for k in 1..=total {
+        crate::signal::check()?;
         solver.step().map_err(|d| anyhow!("{d}"))?;
         if k > equilibrate {
             let phi = polarization(dim, n, &solver.slots().0.vel);

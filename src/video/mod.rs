@@ -23,7 +23,7 @@ use anyhow::{bail, Context, Result};
 
 use crate::bfs::Reader;
 use crate::look::{resolve_look, world_of, LookFlags, Resolved};
-use crate::output::OutputFile;
+use crate::output::{self, OutputFile};
 use crate::render::camera::CameraMode;
 use crate::render::gpu::Gpu;
 use crate::render::{ColorMode, Output, Renderer};
@@ -139,7 +139,8 @@ fn full_look(
             (!resolved.auto_point_size).then_some(l.point_size),
             l.trails,
             resolved.fps,
-        )?;
+        )
+        .with_context(|| format!("measuring the look of {}", path.display()))?;
         if resolved.auto_exposure {
             resolved.look.exposure = m.exposure;
         }
@@ -155,10 +156,11 @@ fn full_look(
             );
         }
     }
+    let measuring = || format!("measuring the colour range of {}", path.display());
     if look.color == ColorMode::Speed && look.range.is_none() {
-        look.range = Some(speed_range(r, clip)?);
+        look.range = Some(speed_range(r, clip).with_context(measuring)?);
     } else if look.color == ColorMode::Density && look.range.is_none() && r.header().dim == 3 {
-        look.range = Some(density_range_3d(r, clip)?);
+        look.range = Some(density_range_3d(r, clip).with_context(measuring)?);
     }
     Ok(resolved)
 }
@@ -169,6 +171,16 @@ pub fn render(job: &Job) -> Result<Report> {
         // A missing or broken FFmpeg fails here, in milliseconds, before the GPU starts.
         ffmpeg::check()?;
     }
+    // The output file: never the input, never another forge's output being written, an
+    // existing one only with --force; locked until the end.
+    let _claim = match &job.dest {
+        Destination::Mp4 { path, .. } | Destination::Still { path, .. } => Some(output::claim(
+            &[(path, "output")],
+            &[(&job.input, "input")],
+            job.force,
+        )?),
+        _ => None,
+    };
     let mut reader = open_input(&job.input)?;
     let count = reader.frame_count();
     if count == 0 {
@@ -311,6 +323,8 @@ pub fn render(job: &Job) -> Result<Report> {
         let mut done = 0u64;
         let mut deliver = |b: &[u8]| sink.frame(b);
         while let Some(f) = source.next() {
+            // SIGINT/SIGTERM: stop here; FFmpeg is stopped and the output removed on the way out.
+            crate::signal::check()?;
             let f = f.with_context(|| format!("{}", job.input.display()))?;
             if f.index < warm_until {
                 renderer.warm(&f, &mut deliver)?;

@@ -179,11 +179,20 @@ pub fn fails_cleanly_env(
     err
 }
 
-/// Neither `dir/name` nor `dir/name.partial` exists.
+/// Neither `dir/name` nor its temporary file (`name.XXXXXX.partial`, or `name.partial`)
+/// exists.
 pub fn no_output(dir: &Path, name: &str) {
     assert!(!dir.join(name).exists(), "{name} was left behind");
     let partial = format!("{name}.partial");
     assert!(!dir.join(&partial).exists(), "{partial} was left behind");
+    if dir.is_dir() {
+        let prefix = format!("{name}.");
+        let left: Vec<String> = listing(dir)
+            .into_iter()
+            .filter(|n| n.starts_with(&prefix) && n.ends_with(".partial"))
+            .collect();
+        assert!(left.is_empty(), "left behind: {left:?}");
+    }
 }
 
 /// No `*.partial` file in `dir` (not recursive).

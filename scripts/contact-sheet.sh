@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Regenerates docs/scenes.jpg: one frame of every built-in scene (its own render section,
+# else the measured default look), 640x360 each, four to a row, in `forge scenes` order.
+# Usage: scripts/contact-sheet.sh [STEPS]   (default 300 steps per scene; FORGE=path/to/forge)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+FORGE="${FORGE:-target/release/forge}"
+STEPS="${1:-300}"
+export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp}"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+scenes=$("$FORGE" scenes | awk '{print $1}')
+inputs=()
+for s in $scenes; do
+    "$FORGE" simulate "$s" --steps "$STEPS" -o "$work/$s.bfs" -q
+    "$FORGE" still "$work/$s.bfs" --frame "$STEPS" --size 640x360 -o "$work/$s.png" -q
+    inputs+=(-i "$work/$s.png")
+done
+n=$(echo "$scenes" | wc -w)
+rows=$(( (n + 3) / 4 ))
+layout=""
+for ((k = 0; k < n; k++)); do
+    layout+="$(( (k % 4) * 640 ))_$(( (k / 4) * 360 ))|"
+done
+ffmpeg -v error -y "${inputs[@]}" \
+    -filter_complex "xstack=inputs=$n:layout=${layout%|}:fill=black" -q:v 3 docs/scenes.jpg
+echo "docs/scenes.jpg: $n scenes ($scenes), ${rows} rows, $STEPS steps each"

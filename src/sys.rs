@@ -1,0 +1,103 @@
+//! What the operating system says about memory, disk space and files: the facts the caps on
+//! hostile input are measured against. A leaf: it depends on no other forge module.
+
+use std::fs::{File, FileType};
+use std::io;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::Path;
+
+/// MemAvailable from /proc/meminfo, in bytes, where there is one.
+pub fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb.saturating_mul(1024))
+}
+
+/// Bytes an unprivileged user may still write in the file system holding `dir` (statvfs's
+/// `f_bavail * f_frsize`), where it can be asked.
+pub fn available_space(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    let mut st = std::mem::MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: `c` is a NUL-terminated path and `st` a buffer statvfs fills on success.
+    let rc = unsafe { libc::statvfs(c.as_ptr(), st.as_mut_ptr()) };
+    if rc != 0 {
+        return None;
+    }
+    // SAFETY: statvfs returned 0, so it filled `st`.
+    let st = unsafe { st.assume_init() };
+    // The field types differ between platforms (u32 on some 32-bit ones).
+    #[allow(clippy::unnecessary_cast)]
+    Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+}
+
+/// What a file that is not a regular file is, in words ("a directory", "a FIFO (named
+/// pipe)"); `None` for a regular file.
+pub fn not_a_file(t: FileType) -> Option<&'static str> {
+    if t.is_file() {
+        None
+    } else if t.is_dir() {
+        Some("a directory")
+    } else if t.is_fifo() {
+        Some("a FIFO (named pipe)")
+    } else if t.is_socket() {
+        Some("a socket")
+    } else if t.is_char_device() {
+        Some("a character device")
+    } else if t.is_block_device() {
+        Some("a block device")
+    } else {
+        Some("not a regular file")
+    }
+}
+
+/// Opens `path` for reading if it is a regular file (after symbolic links), and refuses
+/// anything else with an `InvalidInput` error saying what it is. The open itself never blocks:
+/// it is made with `O_NONBLOCK` (a FIFO without a writer would otherwise hang it) and the type
+/// is checked on the opened descriptor, so nothing can swap the file in between; the flag is
+/// then cleared again.
+pub fn open_regular(path: &Path) -> io::Result<File> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    if let Some(what) = not_a_file(file.metadata()?.file_type()) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{what}, not a regular file"),
+        ));
+    }
+    use std::os::fd::AsRawFd;
+    let fd = file.as_raw_fd();
+    // SAFETY: fcntl on a descriptor we own; F_GETFL/F_SETFL only read and set its flags.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags >= 0 {
+            libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
+        }
+    }
+    Ok(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_and_space_are_known_here() {
+        assert!(available_memory().is_some_and(|m| m > 0));
+        assert!(available_space(&std::env::temp_dir()).is_some());
+    }
+
+    #[test]
+    fn directories_are_refused_by_name() {
+        let d = tempfile::tempdir().unwrap();
+        let e = open_regular(d.path()).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
+        assert!(e.to_string().contains("a directory"), "{e}");
+        let f = d.path().join("f");
+        std::fs::write(&f, b"x").unwrap();
+        assert!(open_regular(&f).is_ok());
+    }
+}
