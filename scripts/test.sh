@@ -21,3 +21,11 @@ python3 -m pip install -q --disable-pip-version-check numpy >/dev/null 2>&1 || t
 export FORGE_REQUIRE_NUMPY=1
 
 cargo test --release
+
+# A real scheduler: a one-node Slurm runs render chunks and sweep shards through job arrays and
+# joins them (about 30 s). Runs where Slurm is installed and we are root.
+if [ "$(id -u)" = 0 ] && command -v slurmctld >/dev/null && command -v munged >/dev/null; then
+    FORGE="${CARGO_TARGET_DIR:-target}/release/forge" scripts/slurm-check.sh
+else
+    echo "note: scripts/slurm-check.sh skipped (needs root and apt-get install slurm-wlm munge)" >&2
+fi

@@ -382,6 +382,7 @@ fn render_memory_probe(a: &BenchArgs, path: &std::path::Path) -> Result<ExitCode
         force: true,
         quiet: true,
         adapter: None,
+        chunk: None,
     })?;
     println!("{}", peak_rss_kib().unwrap_or(0));
     Ok(ExitCode::SUCCESS)
@@ -548,6 +549,7 @@ fn bench_render(a: &BenchArgs) -> Result<ExitCode> {
                     force: true,
                     quiet: true,
                     adapter: None,
+                    chunk: None,
                 };
                 let kept = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
                 let r = video::render(&job(Destination::Collect {

@@ -20,6 +20,7 @@
 pub mod bench;
 pub mod bfs;
 pub mod cli;
+pub mod engine;
 pub mod export;
 pub mod look;
 pub mod metrics;

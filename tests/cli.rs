@@ -1268,6 +1268,7 @@ fn help_command_and_version_flags() {
 /// Every subcommand `forge --help` must list.
 const SUBCOMMANDS: &[&str] = &[
     "simulate", "info", "scenes", "bench", "render", "still", "gpus", "run", "demo", "sweep",
+    "concat",
 ];
 
 /// Options that take a value and have no default: they are off, required, or override the
@@ -1275,10 +1276,11 @@ const SUBCOMMANDS: &[&str] = &[
 const NO_DEFAULT: &[(&str, &[&str])] = &[
     ("simulate", &["--steps", "--agents", "--seed"]),
     ("info", &["--metrics", "--plot"]),
-    ("render", &["--png"]),
+    ("render", &["--png", "--chunk"]),
     ("still", &["--output"]),
     ("run", &["--steps", "--agents", "--seed", "--png"]),
-    ("sweep", &["--vary", "--output", "--plot"]),
+    ("sweep", &["--vary", "--output", "--plot", "--shard"]),
+    ("concat", &["--output"]),
 ];
 
 /// The look defaults shared by render, still and run.
@@ -1286,9 +1288,9 @@ const LOOK_DEFAULTS: &[(&str, &str)] = &[
     ("--size", "1920x1080"),
     ("--color", "speed"),
     ("--colormap", "inferno"),
-    ("--trails", "0"),
+    ("--trails", "0.86"),
     ("--bloom", "0.5"),
-    ("--exposure", "1.0"),
+    ("--exposure", "measured"),
     ("--background", "#05050a"),
     ("--point-size", "1.5"),
     ("--vignette", "0.25"),

@@ -273,6 +273,12 @@ pub struct RenderArgs {
     /// Frames A..B of the recording (B excluded; either may be left out) [default: all].
     #[arg(long, value_name = "A..B", value_parser = parse_frames)]
     pub frames: Option<(Option<u64>, Option<u64>)>,
+    /// Render only piece I (0-based) of N contiguous, balanced frame ranges of the clip, with
+    /// the whole clip's look, trails warmed up from the frames before it, and a manifest in the
+    /// MP4's metadata; join the pieces with `forge concat`. `auto` (or `auto/N`) reads I and N
+    /// from a Slurm job array, a Kubernetes Indexed Job or FORGE_TASK_INDEX/FORGE_TASK_COUNT.
+    #[arg(long, value_name = "I/N|auto", value_parser = crate::engine::parse_task_spec)]
+    pub chunk: Option<crate::engine::TaskSpec>,
     #[command(flatten)]
     pub video: VideoArgs,
     #[command(flatten)]
@@ -446,6 +452,32 @@ pub struct ExportArgs {
     #[arg(long)]
     pub force: bool,
     /// No progress bar and no summary line.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+// ---------------------------------------------------------------------------------------------
+// forge concat
+
+#[derive(clap::Args, Debug)]
+#[command(
+    after_help = "The parts may be given in any order (a shell glob sorts part-10 \
+before part-2): they are joined in chunk order, by stream copy (no re-encode). Each part's \
+manifest (the forge_chunk tag in its metadata) is read with ffprobe, which comes with FFmpeg \
+(FORGE_FFPROBE, else the ffprobe beside FORGE_FFMPEG, else ffprobe on the PATH). A missing, \
+duplicated, foreign or damaged part is refused, naming it, and nothing is written."
+)]
+pub struct ConcatArgs {
+    /// The chunks (MP4 files from `forge render --chunk I/N`), every one of them once.
+    #[arg(required = true, value_name = "PARTS")]
+    pub parts: Vec<PathBuf>,
+    /// The joined film.
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Overwrite the output if it exists.
+    #[arg(long)]
+    pub force: bool,
+    /// No summary line.
     #[arg(short, long)]
     pub quiet: bool,
 }

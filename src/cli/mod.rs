@@ -2,6 +2,7 @@
 //! resolves its flags into validated settings once and hands them to the library.
 
 mod args;
+mod concat;
 mod export;
 mod info;
 mod render;
@@ -54,6 +55,9 @@ pub enum Command {
     /// Export a recording to NumPy (.npz: positions, velocities, steps, times, metrics, scene)
     /// or CSV, for analysis in Python.
     Export(ExportArgs),
+    /// Join the chunks of `forge render --chunk I/N` into one MP4 by stream copy, after
+    /// checking they are every chunk of one recording and settings, once each.
+    Concat(ConcatArgs),
 }
 
 pub fn main() -> ExitCode {
@@ -149,5 +153,6 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Demo(a) => render::demo_cmd(a),
         Command::Sweep(a) => crate::sweep::run(a),
         Command::Export(a) => export::export_cmd(a),
+        Command::Concat(a) => concat::concat_cmd(a),
     }
 }

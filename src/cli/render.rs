@@ -46,6 +46,7 @@ fn video_job(
         force: video.force,
         quiet: video.quiet,
         adapter: look.adapter.clone(),
+        chunk: None,
     })
 }
 
@@ -75,7 +76,14 @@ pub fn render_cmd(a: RenderArgs) -> Result<ExitCode> {
         .output
         .clone()
         .unwrap_or_else(|| a.file.with_extension("mp4"));
-    let job = video_job(a.file.clone(), output.clone(), a.frames, &a.video, &a.look)?;
+    let mut job = video_job(a.file.clone(), output.clone(), a.frames, &a.video, &a.look)?;
+    if let Some(spec) = a.chunk {
+        let task = spec.resolve("--chunk")?;
+        if !a.video.quiet && matches!(spec, crate::engine::TaskSpec::Auto { .. }) {
+            eprintln!("--chunk auto: chunk {task} (from the environment)");
+        }
+        job.chunk = Some(task);
+    }
     let r = crate::video::render(&job)?;
     let shown = a.video.png.clone().unwrap_or(output);
     report_render(&r, &shown, a.video.quiet);
@@ -94,6 +102,7 @@ pub fn still_cmd(a: StillArgs) -> Result<ExitCode> {
         force: a.force,
         quiet: a.quiet,
         adapter: a.look.adapter.clone(),
+        chunk: None,
     })?;
     report_render(&r, &a.output, a.quiet);
     Ok(ExitCode::SUCCESS)

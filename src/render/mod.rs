@@ -204,6 +204,8 @@ pub struct Renderer {
     follow3: Option<([f32; 3], f32)>,
     /// Colour range actually used (resolved by the caller for speed).
     range: [f32; 2],
+    /// Drawing a warm-up frame ([`Renderer::warm`]): trails only, nothing shown.
+    warming: bool,
 }
 
 impl Renderer {
@@ -357,6 +359,7 @@ impl Renderer {
             centre: None,
             follow3: None,
             range,
+            warming: false,
         })
     }
 
@@ -529,6 +532,12 @@ impl Renderer {
             self.agents
                 .draw(queue, &mut encoder, &self.hdr_view, &params, &bufs, scissor);
         }
+        if self.warming {
+            // Only the HDR target (the trails) carries over to the next frame.
+            queue.submit([encoder.finish()]);
+            self.drawn += 1;
+            return Ok(());
+        }
         if let Some(b) = &self.bloom {
             b.run(&mut encoder);
         }
@@ -660,5 +669,40 @@ impl Renderer {
 
     pub fn output(&self) -> Output {
         self.output
+    }
+
+    /// Moves past a frame without drawing it, as if it had been drawn and thrown away: the
+    /// frame counter (the dither's seed) moves on and, given the frame, a follow camera eases
+    /// towards it. Trails are left alone: a render that starts mid-clip (a chunk) warms them
+    /// up by drawing the frames just before its first.
+    pub fn skip(&mut self, frame: Option<&Frame>) {
+        if let Some(f) = frame {
+            let n = f.agents(self.world.dim);
+            if self.camera3(f, n).is_none() {
+                self.view(f, n);
+            }
+        }
+        self.drawn += 1;
+    }
+
+    /// Draws `frame` into the trails and shows nothing (no bloom, tone map, conversion or
+    /// read-back): a frame before the first one a chunk shows. Frames still in flight go to
+    /// `sink`, as in [`Renderer::render`].
+    pub fn warm(&mut self, frame: &Frame, sink: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
+        self.warming = true;
+        let r = self.render(frame, sink);
+        self.warming = false;
+        r
+    }
+
+    /// Whether the camera carries state from frame to frame (a follow camera eases), so that
+    /// [`Renderer::skip`] needs the skipped frames themselves.
+    pub fn follows(&self) -> bool {
+        self.look.follow
+            || self
+                .look
+                .view3
+                .as_ref()
+                .is_some_and(|v| v.mode == CameraMode::Follow)
     }
 }

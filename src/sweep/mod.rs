@@ -15,6 +15,7 @@ mod param;
 mod plot;
 mod points;
 mod runs;
+mod shard;
 mod stats;
 mod table;
 
@@ -26,6 +27,7 @@ use anyhow::{anyhow, bail, Result};
 
 pub use param::{fmt_value, parse_vary, Param, Vary, MAX_VALUES};
 pub use points::Point;
+pub use shard::MergeArgs;
 pub use table::STAT_COLUMNS;
 
 use crate::scene::{self, Layout, Scene};
@@ -35,9 +37,13 @@ use stats::Settings;
 use table::{header, PartialCsv, Row};
 
 #[derive(clap::Args, Debug)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct SweepArgs {
+    #[command(subcommand)]
+    pub command: Option<SweepCommand>,
     /// A scene file (JSON) or the name of a built-in scene (see `forge scenes`).
-    pub scene: String,
+    #[arg(required = true)]
+    pub scene: Option<String>,
     /// NAME=VALUES: a parameter and its values, as a range `a:b:step` (b included within
     /// rounding) or a list `a,b,c`; `pi` may follow a number (`0:2pi:0.1pi`). Repeat it to vary
     /// several parameters: every combination runs. NAME is one of noise, v0, r (vicsek),
@@ -56,8 +62,8 @@ pub struct SweepArgs {
     #[arg(long, default_value_t = 1500)]
     pub measure: u64,
     /// The CSV written: one row per point.
-    #[arg(short, long, value_name = "OUT.csv")]
-    pub output: PathBuf,
+    #[arg(short, long, value_name = "OUT.csv", required = true)]
+    pub output: Option<PathBuf>,
     /// Also plot the order parameter against the first varied parameter (PNG).
     #[arg(long, value_name = "OUT.png")]
     pub plot: Option<PathBuf>,
@@ -74,6 +80,20 @@ pub struct SweepArgs {
     /// No progress bar and no summary line.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Run only shard I (0-based) of N: points I, I+N, I+2N, ... of the point list, into its
+    /// own CSV (which starts with a `# forge sweep shard` identity line); join the shards with
+    /// `forge sweep merge`. `auto` (or `auto/N`) reads I and N from a Slurm job array, a
+    /// Kubernetes Indexed Job or FORGE_TASK_INDEX/FORGE_TASK_COUNT.
+    #[arg(long, value_name = "I/N|auto", value_parser = crate::engine::parse_task_spec)]
+    pub shard: Option<crate::engine::TaskSpec>,
+}
+
+/// `forge sweep merge`.
+#[derive(clap::Subcommand, Debug)]
+pub enum SweepCommand {
+    /// Join the shards of `forge sweep ... --shard I/N` into the CSV (and plot) the unsharded
+    /// sweep writes, byte for byte, after checking they are every shard of one sweep, once.
+    Merge(MergeArgs),
 }
 
 impl SweepArgs {
@@ -100,7 +120,13 @@ fn plural(n: usize) -> &'static str {
 }
 
 pub fn run(a: SweepArgs) -> Result<ExitCode> {
-    let mut base = Scene::load(&a.scene)?;
+    if let Some(SweepCommand::Merge(m)) = a.command {
+        return shard::merge(m);
+    }
+    let (Some(scene_arg), Some(out)) = (a.scene.as_deref(), a.output.clone()) else {
+        bail!("forge sweep: give a SCENE, --vary and --output (or: forge sweep merge)");
+    };
+    let mut base = Scene::load(scene_arg)?;
     if a.seeds == 0 {
         bail!("--seeds: must be at least 1");
     }
@@ -140,8 +166,24 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
             a.seeds
         );
     }
+    // A shard runs its share of the points; its CSV starts with its identity line.
+    let shard = match a.shard {
+        Some(spec) => Some(spec.resolve("--shard")?),
+        None => None,
+    };
+    let share: Vec<usize> = match shard {
+        Some(t) => shard::share(points.len(), t)?,
+        None => (0..points.len()).collect(),
+    };
+    let shard_line =
+        shard.map(|t| shard::Identity::new(&base, &varies, &points, settings, t).line());
+    if let (Some(t), Some(_)) = (shard, &a.plot) {
+        bail!("--plot: shard {t} holds part of the sweep; plot the merged shards (forge sweep merge ... --plot)");
+    }
+    if let (Some(t), false) = (shard, a.quiet) {
+        eprintln!("shard {t}: {} of the {} points", share.len(), points.len());
+    }
 
-    let out = a.output.clone();
     let partial = table::partial_path(&out);
     table::check_csv_output(&out, &partial, a.resume, a.force)?;
     if let Some(p) = &a.plot {
@@ -154,8 +196,8 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
         outputs.push((p, "--plot"));
     }
     let mut inputs: Vec<(&std::path::Path, &str)> = Vec::new();
-    if std::path::Path::new(&a.scene).is_file() {
-        inputs.push((std::path::Path::new(&a.scene), "scene file"));
+    if std::path::Path::new(scene_arg).is_file() {
+        inputs.push((std::path::Path::new(scene_arg), "scene file"));
     }
     if let Some(p) = &base.init.resolved_path {
         inputs.push((p, "scene.init.path"));
@@ -165,9 +207,19 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
     // Earlier rows: an interrupted sweep's .partial first, else a finished CSV.
     let earlier = if a.resume {
         if partial.exists() {
-            Some(table::read_earlier(&partial, &varies, settings)?)
+            Some(table::read_earlier(
+                &partial,
+                &varies,
+                settings,
+                shard_line.as_deref(),
+            )?)
         } else if out.exists() {
-            Some(table::read_earlier(&out, &varies, settings)?)
+            Some(table::read_earlier(
+                &out,
+                &varies,
+                settings,
+                shard_line.as_deref(),
+            )?)
         } else {
             None
         }
@@ -176,7 +228,7 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
     };
     let mut done: HashMap<Vec<String>, Row> = HashMap::new();
     let mut extra = Vec::new(); // earlier rows that are not points of this sweep
-    let wanted: HashSet<&Vec<String>> = points.iter().map(|p| &p.key).collect();
+    let wanted: HashSet<&Vec<String>> = share.iter().map(|&i| &points[i].key).collect();
     if let Some(e) = &earlier {
         for row in &e.rows {
             if wanted.contains(&row.key) {
@@ -186,7 +238,9 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
             }
         }
     }
-    let todo: Vec<usize> = (0..points.len())
+    let todo: Vec<usize> = share
+        .iter()
+        .copied()
         .filter(|&i| !done.contains_key(&points[i].key))
         .collect();
     if let Some(e) = &earlier {
@@ -195,7 +249,7 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
             e.from.display(),
             done.len(),
             plural(done.len()),
-            points.len(),
+            share.len(),
             todo.len(),
             if extra.is_empty() {
                 String::new()
@@ -216,7 +270,10 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
     }
 
     // The .partial starts with the header and every row already finished.
-    let head = header(&varies);
+    let head = match &shard_line {
+        Some(l) => format!("{l}\n{}", header(&varies)),
+        None => header(&varies),
+    };
     let mut csv = PartialCsv::start(&partial, &head, earlier.iter().flat_map(|e| &e.rows))?;
     let ran = runs::run_points(
         &points,
@@ -242,8 +299,9 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
     }
 
     // Every point done: the rows in point order (then any kept extras) under the final name.
-    let rows = points
+    let rows = share
         .iter()
+        .map(|&i| &points[i])
         .map(|p| {
             done.get(&p.key)
                 .ok_or_else(|| anyhow!("internal: no row for the point at {}", p.at(&varies)))
@@ -256,9 +314,10 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
     }
     if !a.quiet {
         eprintln!(
-            "sweep {}: {} points x {} seed{} ({} + {} steps): ran {} point{} ({} runs) on {} job{} in {:.2} s wall, {:.2} s of runs ({:.2}x) -> {}{}",
+            "sweep {}{}: {} points x {} seed{} ({} + {} steps): ran {} point{} ({} runs) on {} job{} in {:.2} s wall, {:.2} s of runs ({:.2}x) -> {}{}",
             base.name,
-            points.len(),
+            shard.map(|t| format!(" shard {t}")).unwrap_or_default(),
+            share.len(),
             a.seeds,
             plural(a.seeds as usize),
             a.equilibrate,

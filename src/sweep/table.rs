@@ -93,7 +93,7 @@ impl Row {
     }
 
     /// A line of an earlier run's file with `params` varied parameters (the header matched).
-    fn parse(line: &str, params: usize) -> Result<Row, RowError> {
+    pub(super) fn parse(line: &str, params: usize) -> Result<Row, RowError> {
         let f: Vec<&str> = line.split(',').collect();
         let want = params + STAT_COLUMNS.len();
         if f.len() != want {
@@ -131,7 +131,7 @@ impl Row {
 
 /// Why a line of an earlier run's file is not a row; completes "FILE line K ...".
 #[derive(Debug, thiserror::Error)]
-enum RowError {
+pub(super) enum RowError {
     #[error("has {got} fields, the header {want}")]
     Fields { got: usize, want: usize },
     #[error("column {column}: {text:?} is not a number")]
@@ -139,7 +139,7 @@ enum RowError {
 }
 
 /// The header and rows, one per line.
-fn csv_text<'a>(head: &str, rows: impl IntoIterator<Item = &'a Row>) -> String {
+pub(super) fn csv_text<'a>(head: &str, rows: impl IntoIterator<Item = &'a Row>) -> String {
     let mut text = format!("{head}\n");
     for row in rows {
         text.push_str(&row.line());
@@ -156,14 +156,44 @@ pub struct Earlier {
 }
 
 /// The rows of an earlier run of this sweep: the same varied parameters (in the same order)
-/// and `settings`. A last line without its newline was cut by the interruption: its point
+/// and `settings`; a shard's file starts with `shard_line` (its identity, `shard.rs`), and
+/// only a shard's does. A last line without its newline was cut by the interruption: its point
 /// runs again.
-pub fn read_earlier(path: &Path, varies: &[Vary], settings: Settings) -> Result<Earlier> {
+pub fn read_earlier(
+    path: &Path,
+    varies: &[Vary],
+    settings: Settings,
+    shard_line: Option<&str>,
+) -> Result<Earlier> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("--resume: cannot read {}", path.display()))?;
     let want = header(varies);
     let mut lines = text.split_inclusive('\n');
-    let head = lines.next().unwrap_or("").trim_end_matches(['\n', '\r']);
+    let mut head = lines.next().unwrap_or("").trim_end_matches(['\n', '\r']);
+    let shard_of = |line: &str| {
+        line.strip_prefix(super::shard::PREFIX)
+            .and_then(|r| r.split(' ').next())
+            .map(|s| s.to_string())
+    };
+    match (shard_line, shard_of(head)) {
+        (Some(mine), _) if head == mine => {
+            head = lines.next().unwrap_or("").trim_end_matches(['\n', '\r']);
+        }
+        (Some(mine), Some(other)) => bail!(
+            "--resume: {} is shard {other} of a sweep, not shard {} of this one (the same --shard, scene, --vary and settings; or start over with --force)",
+            path.display(),
+            shard_of(mine).unwrap_or_default()
+        ),
+        (Some(_), None) => bail!(
+            "--resume: {} is not a shard's CSV (start over with --force)",
+            path.display()
+        ),
+        (None, Some(other)) => bail!(
+            "--resume: {} is shard {other} of a sweep: resume it with --shard {other}, or join the shards with forge sweep merge",
+            path.display()
+        ),
+        (None, None) => {}
+    }
     if head != want {
         bail!(
             "--resume: {} has the columns\n  {head}\nbut this sweep writes\n  {want}\n(vary the same parameters in the same order, or start over with --force)",

@@ -75,7 +75,8 @@ pub struct Encoding {
     pub preset: String,
 }
 
-/// The encoder's command line: raw yuv420p on stdin, an MP4 at `out`.
+/// The encoder's command line: raw yuv420p on stdin, an MP4 at `out`, with `tags` in its
+/// metadata (custom keys kept by `-movflags +use_metadata_tags`; readable with ffprobe).
 fn command(
     prog: &Path,
     out: &Path,
@@ -83,6 +84,7 @@ fn command(
     height: u32,
     fps: u32,
     enc: &Encoding,
+    tags: &[(String, String)],
 ) -> FfmpegCommand {
     // Not `FfmpegCommand::new_with_path`: it puts `-loglevel level+info` first, for sidecar's
     // full log parsing; forge asks for errors only.
@@ -107,11 +109,16 @@ fn command(
             "colorprim=bt709:transfer=bt709:colormatrix=bt709:range=tv",
         ]);
     }
-    cmd.pix_fmt("yuv420p")
-        .args(COLOUR_OUT.split(' '))
-        .args(["-movflags", "+faststart"])
-        .format("mp4")
-        .output(out);
+    cmd.pix_fmt("yuv420p").args(COLOUR_OUT.split(' '));
+    for (k, v) in tags {
+        cmd.args(["-metadata", &format!("{k}={v}")]);
+    }
+    let movflags = if tags.is_empty() {
+        "+faststart"
+    } else {
+        "+faststart+use_metadata_tags"
+    };
+    cmd.args(["-movflags", movflags]).format("mp4").output(out);
     // Sidecar's child wants all three pipes; stdout carries nothing (the MP4 goes to a file).
     cmd.as_inner_mut()
         .stdin(Stdio::piped())
@@ -202,9 +209,21 @@ impl FfmpegSink {
         fps: u32,
         enc: &Encoding,
     ) -> Result<FfmpegSink> {
+        Self::start_tagged(out, width, height, fps, enc, &[])
+    }
+
+    /// [`FfmpegSink::start`], with `tags` written into the MP4's metadata (a chunk's manifest).
+    pub fn start_tagged(
+        out: &Path,
+        width: u32,
+        height: u32,
+        fps: u32,
+        enc: &Encoding,
+        tags: &[(String, String)],
+    ) -> Result<FfmpegSink> {
         let timeout = encoder_timeout()?;
         let prog = ffmpeg_program();
-        let mut child = command(&prog, out, width, height, fps, enc)
+        let mut child = command(&prog, out, width, height, fps, enc, tags)
             .spawn()
             .map_err(|e| start_error(&prog, &e))?;
         drop(child.take_stdout()); // unused: the MP4 goes to a file
@@ -466,10 +485,18 @@ mod tests {
             crf: 18,
             preset: "medium".into(),
         };
-        command(Path::new("ffmpeg"), Path::new("out.mp4"), 160, 90, 30, &enc)
-            .get_args()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect()
+        command(
+            Path::new("ffmpeg"),
+            Path::new("out.mp4"),
+            160,
+            90,
+            30,
+            &enc,
+            &[],
+        )
+        .get_args()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect()
     }
 
     /// The command line is exactly the one forge passed FFmpeg before it used sidecar.

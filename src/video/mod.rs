@@ -7,6 +7,8 @@
 //! error naming the frame, and no output is left. A file cut short (crash, kill) is not an
 //! error: every complete frame renders, with the reader's warning printed.
 
+pub mod chunk;
+pub mod concat;
 pub mod exposure;
 pub mod ffmpeg;
 pub mod png;
@@ -60,6 +62,9 @@ pub struct Job {
     pub force: bool,
     pub quiet: bool,
     pub adapter: Option<String>,
+    /// `--chunk I/N`: only piece I of N of the frames (see `chunk.rs`); a video gets the
+    /// chunk's manifest in its metadata. Not for a still.
+    pub chunk: Option<crate::engine::Task>,
 }
 
 pub struct Report {
@@ -195,11 +200,18 @@ pub fn render(job: &Job) -> Result<Report> {
             (frame..frame + 1, 0..count)
         }
         _ => {
-            let r = frames_range(job.frames, count, &job.input)?;
-            (r.clone(), r)
+            let clip = frames_range(job.frames, count, &job.input)?;
+            match job.chunk {
+                Some(t) => (chunk::chunk_range(clip.clone(), t)?, clip),
+                None => (clip.clone(), clip),
+            }
         }
     };
-    let resolved = full_look(&job.look, &mut reader, clip, &job.input)?;
+    let recording = match (&job.dest, job.chunk) {
+        (Destination::Mp4 { .. }, Some(_)) => Some(chunk::recording(&job.input, count)?),
+        _ => None,
+    };
+    let resolved = full_look(&job.look, &mut reader, clip.clone(), &job.input)?;
     if !job.quiet && (resolved.auto_exposure || resolved.auto_point_size) {
         eprintln!(
             "look: exposure {:.2}{}, point size {:.2}{}, trails {:.2} (set --exposure, --point-size, --trails to change them)",
@@ -217,7 +229,29 @@ pub fn render(job: &Job) -> Result<Report> {
             let warm = ((1.0f32 / 256.0).ln() / look.trails.ln()).ceil() as u64;
             frames.start.saturating_sub(warm)
         }
+        _ if job.chunk.is_some() => chunk::warm_start(&frames, &clip, look.trails),
         _ => frames.start,
+    };
+    if let (Some(t), false) = (job.chunk, job.quiet) {
+        eprintln!(
+            "chunk {t}: frames {}..{} of {}..{}{}",
+            frames.start,
+            frames.end,
+            clip.start,
+            clip.end,
+            if start < frames.start {
+                format!(" (trails warmed up from frame {start})")
+            } else {
+                String::new()
+            }
+        );
+    }
+    // A chunk's manifest (its settings fingerprint is taken from the resolved look).
+    let manifest = match (&job.dest, job.chunk, recording) {
+        (Destination::Mp4 { encoding, .. }, Some(t), Some(rec)) => Some(chunk::Manifest::new(
+            rec, &clip, &frames, t, &look, fps, encoding,
+        )),
+        _ => None,
     };
     let world = world_of(reader.header());
     let capacity = reader.header().agents;
@@ -246,12 +280,13 @@ pub fn render(job: &Job) -> Result<Report> {
         let writing = out.as_ref().map(|o| o.writing_path().to_path_buf());
         let mut sink: Box<dyn FrameSink> = match &job.dest {
             Destination::Mp4 { encoding, path } => Box::new(
-                FfmpegSink::start(
+                FfmpegSink::start_tagged(
                     writing.as_deref().expect("an output file"),
                     w,
                     h,
                     fps,
                     encoding,
+                    &manifest.as_ref().map(|m| m.tags()).unwrap_or_default(),
                 )?
                 .shown_as(path),
             ),
@@ -269,6 +304,25 @@ pub fn render(job: &Job) -> Result<Report> {
         let shown = frames.end - start;
         let quiet_bar = job.quiet || matches!(job.dest, Destination::Still { .. });
         let bar = crate::progress::bar(shown, quiet_bar, "frames");
+        // A chunk: the frames of the clip before its warm-up move the renderer's frame counter
+        // and a follow camera on, undrawn; the warm-up frames are drawn into the trails only.
+        let warm_until = if job.chunk.is_some() {
+            frames.start
+        } else {
+            start
+        };
+        if job.chunk.is_some() {
+            let follows = renderer.follows();
+            let mut f = crate::bfs::Frame::empty();
+            for k in clip.start..start {
+                if follows {
+                    reader
+                        .read_frame_into(k, &mut f)
+                        .with_context(|| format!("{}: frame {k}", job.input.display()))?;
+                }
+                renderer.skip(follows.then_some(&f));
+            }
+        }
         let mut source = FrameSource::start(reader, start..frames.end)?;
         let mut done = 0u64;
         let mut deliver = |b: &[u8]| sink.frame(b);
@@ -276,7 +330,11 @@ pub fn render(job: &Job) -> Result<Report> {
             // SIGINT/SIGTERM: stop here; FFmpeg is stopped and the output removed on the way out.
             crate::signal::check()?;
             let f = f.with_context(|| format!("{}", job.input.display()))?;
-            renderer.render(&f, &mut deliver)?;
+            if f.index < warm_until {
+                renderer.warm(&f, &mut deliver)?;
+            } else {
+                renderer.render(&f, &mut deliver)?;
+            }
             source.give_back(f);
             done += 1;
             bar.set_position(done);

@@ -1,0 +1,398 @@
+//! Sharded sweeps: `forge sweep … --shard I/N` runs only its share of the points, and
+//! `forge sweep merge PARTS… -o all.csv` joins the shards into the CSV the unsharded sweep
+//! writes, byte for byte.
+//!
+//! Shares are interleaved: shard I runs points I, I+N, I+2N, … of the point list (the order
+//! the CSV lists them in). Sweeps are usually ordered by size or noise, so interleaving gives
+//! each shard a similar mix of cheap and costly points.
+//!
+//! A shard's CSV is the unsharded CSV's header and its own rows, in point order, after one
+//! identity line: `# forge sweep shard I/N {json}` (the resolved base scene, the `--vary`
+//! expressions, seeds, steps, the point count, and `sweep`, a CRC-32 of the scene, the header,
+//! every point's key and the settings). `merge` checks that the parts are shards of one sweep
+//! (the same `sweep` CRC, N and forge version), each once, all N of them, each holding exactly
+//! its points' rows; it rebuilds the points from the stored scene and expressions (no scene
+//! file needed), puts the rows back in point order and writes the header and rows without the
+//! identity line, as the unsharded sweep does.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{anyhow, bail, Context, Result};
+use serde::{Deserialize, Serialize};
+
+use super::param::{parse_vary, Vary};
+use super::points::{points, Point};
+use super::stats::Settings;
+use super::table::{csv_text, header, Row};
+use crate::engine::Task;
+use crate::output::{self, TempName};
+use crate::scene::Scene;
+
+/// How a shard's CSV starts.
+pub const PREFIX: &str = "# forge sweep shard ";
+
+/// The points of shard `task`: `task.index`, `task.index + task.count`, … below `count`.
+pub fn share(count: usize, task: Task) -> Result<Vec<usize>> {
+    if task.count as usize > count {
+        bail!(
+            "--shard {task}: {} shards of a sweep of {count} point{} would leave some empty; use at most {count} shards",
+            task.count,
+            if count == 1 { "" } else { "s" },
+        );
+    }
+    Ok((task.index as usize..count)
+        .step_by(task.count as usize)
+        .collect())
+}
+
+/// What a shard's identity line holds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Identity {
+    /// I, N.
+    pub shard: [u64; 2],
+    /// The forge version that ran it.
+    pub forge: String,
+    /// CRC-32 of the scene, header, point keys and settings: equal for every shard of a sweep.
+    pub sweep: String,
+    pub points: usize,
+    pub seeds: u32,
+    pub equilibrate: u64,
+    pub measure: u64,
+    /// The `--vary` expressions, in order.
+    pub vary: Vec<String>,
+    /// The resolved base scene.
+    pub scene: serde_json::Value,
+}
+
+impl Identity {
+    pub fn new(
+        base: &Scene,
+        varies: &[Vary],
+        points: &[Point],
+        settings: Settings,
+        task: Task,
+    ) -> Identity {
+        let scene: serde_json::Value =
+            serde_json::from_str(&base.to_json()).expect("a scene's JSON parses");
+        Identity {
+            shard: [task.index, task.count],
+            forge: env!("CARGO_PKG_VERSION").to_string(),
+            sweep: sweep_crc(&scene, varies, points, settings),
+            points: points.len(),
+            seeds: settings.seeds,
+            equilibrate: settings.equilibrate,
+            measure: settings.measure,
+            vary: varies.iter().map(|v| v.expr.clone()).collect(),
+            scene,
+        }
+    }
+
+    /// The identity line (no newline).
+    pub fn line(&self) -> String {
+        format!(
+            "{PREFIX}{}/{} {}",
+            self.shard[0],
+            self.shard[1],
+            serde_json::to_string(self).expect("an identity serializes")
+        )
+    }
+
+    /// Reads an identity line; `None` if `line` is not one.
+    pub fn parse(line: &str) -> Option<Result<Identity>> {
+        let rest = line.strip_prefix(PREFIX)?;
+        let json = rest.split_once(' ').map(|(_, j)| j).unwrap_or("");
+        Some(serde_json::from_str(json).context("its identity line does not parse"))
+    }
+
+    fn settings(&self) -> Settings {
+        Settings {
+            seeds: self.seeds,
+            equilibrate: self.equilibrate,
+            measure: self.measure,
+        }
+    }
+}
+
+fn sweep_crc(scene: &serde_json::Value, varies: &[Vary], points: &[Point], s: Settings) -> String {
+    let mut h = crc32fast::Hasher::new();
+    h.update(scene.to_string().as_bytes());
+    h.update(format!("|{}|", header(varies)).as_bytes());
+    for p in points {
+        h.update(p.key.join(",").as_bytes());
+        h.update(b";");
+    }
+    h.update(format!("|{} {} {}", s.seeds, s.equilibrate, s.measure).as_bytes());
+    format!("{:08x}", h.finalize())
+}
+
+#[derive(clap::Args, Debug)]
+#[command(
+    after_help = "Shards may be given in any order. They must be every shard of one \
+sweep (the same scene, --vary values, --seeds, --equilibrate and --measure), each once; the \
+scene is read from the shards, not from a file. The CSV written is byte for byte the one the \
+sweep writes unsharded."
+)]
+pub struct MergeArgs {
+    /// The shards' CSV files (from `forge sweep … --shard I/N`).
+    #[arg(required = true, value_name = "PARTS")]
+    pub parts: Vec<PathBuf>,
+    /// The merged CSV: one row per point, in point order.
+    #[arg(short, long, value_name = "OUT.csv")]
+    pub output: PathBuf,
+    /// Also plot the order parameter against the first varied parameter (PNG).
+    #[arg(long, value_name = "OUT.png")]
+    pub plot: Option<PathBuf>,
+    /// Overwrite the outputs.
+    #[arg(long)]
+    pub force: bool,
+    /// No summary line.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// One shard's file, read.
+struct Part {
+    path: PathBuf,
+    id: Identity,
+    head: String,
+    /// (line number, line) of each row.
+    lines: Vec<(usize, String)>,
+}
+
+fn read_part(path: &Path) -> Result<Part> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("{}: cannot read", path.display()))?;
+    let mut lines = text.split_inclusive('\n');
+    let first = lines.next().unwrap_or("").trim_end_matches(['\n', '\r']);
+    let id = Identity::parse(first)
+        .ok_or_else(|| {
+            anyhow!(
+                "{}: not a sweep shard (its first line is not `{PREFIX}I/N …`; shards are written by forge sweep … --shard I/N)",
+                path.display()
+            )
+        })?
+        .with_context(|| format!("{}: damaged", path.display()))?;
+    let head = lines
+        .next()
+        .unwrap_or("")
+        .trim_end_matches(['\n', '\r'])
+        .to_string();
+    let mut rows = Vec::new();
+    for (i, line) in lines.enumerate() {
+        let lineno = i + 3;
+        if !line.ends_with('\n') {
+            bail!(
+                "{}: damaged: line {lineno} is incomplete (an interrupted shard? finish it with --resume)",
+                path.display()
+            );
+        }
+        let line = line.trim_end_matches(['\n', '\r']);
+        if !line.is_empty() {
+            rows.push((lineno, line.to_string()));
+        }
+    }
+    Ok(Part {
+        path: path.to_path_buf(),
+        id,
+        head,
+        lines: rows,
+    })
+}
+
+/// What every shard of one sweep shares.
+fn family(id: &Identity) -> (String, u64, String) {
+    (id.sweep.clone(), id.shard[1], id.forge.clone())
+}
+
+fn describe(id: &Identity) -> String {
+    format!(
+        "scene {}, {} points ({}), --seeds {} --equilibrate {} --measure {}, {} shards, forge {}",
+        id.scene["name"].as_str().unwrap_or("?"),
+        id.points,
+        id.vary.join(" "),
+        id.seeds,
+        id.equilibrate,
+        id.measure,
+        id.shard[1],
+        id.forge
+    )
+}
+
+pub fn merge(a: MergeArgs) -> Result<ExitCode> {
+    if let Some(p) = &a.plot {
+        crate::plot::check_output(p, a.force, "--plot")?;
+    }
+    let mut outputs: Vec<(&Path, &str)> = vec![(&a.output, "--output")];
+    if let Some(p) = &a.plot {
+        outputs.push((p, "--plot"));
+    }
+    let inputs: Vec<(&Path, &str)> = a.parts.iter().map(|p| (p.as_path(), "shard")).collect();
+    let _claim = output::claim(&outputs, &inputs, a.force)?;
+    let mut parts = a
+        .parts
+        .iter()
+        .map(|p| read_part(p))
+        .collect::<Result<Vec<_>>>()?;
+    // The sweep is what most parts agree on (the first's on a tie); the others are foreign.
+    let mut votes: BTreeMap<(String, u64, String), (usize, usize)> = BTreeMap::new();
+    for (i, p) in parts.iter().enumerate() {
+        votes.entry(family(&p.id)).or_insert((0, i)).0 += 1;
+    }
+    let (_, &(_, first)) = votes
+        .iter()
+        .max_by_key(|(_, (n, i))| (*n, std::cmp::Reverse(*i)))
+        .expect("at least one part");
+    let reference = parts[first].id.clone();
+    let foreign: Vec<String> = parts
+        .iter()
+        .filter(|p| family(&p.id) != family(&reference))
+        .map(|p| format!("{} is a shard of {}", p.path.display(), describe(&p.id)))
+        .collect();
+    if !foreign.is_empty() {
+        bail!(
+            "{} part{} foreign to the sweep of {} ({}):\n  {}",
+            foreign.len(),
+            if foreign.len() == 1 { " is" } else { "s are" },
+            parts[first].path.display(),
+            describe(&reference),
+            foreign.join("\n  ")
+        );
+    }
+    let n = reference.shard[1];
+    parts.sort_by_key(|p| p.id.shard[0]);
+    for w in parts.windows(2) {
+        if w[0].id.shard[0] == w[1].id.shard[0] {
+            bail!(
+                "shard {}/{n} is given twice: {} and {}",
+                w[0].id.shard[0],
+                w[0].path.display(),
+                w[1].path.display()
+            );
+        }
+    }
+    let missing: Vec<String> = (0..n)
+        .filter(|i| !parts.iter().any(|p| p.id.shard[0] == *i))
+        .map(|i| format!("{i}/{n}"))
+        .collect();
+    if !missing.is_empty() {
+        bail!(
+            "missing shard{} {} of {}: run {} with forge sweep … --shard I/{n}",
+            if missing.len() == 1 { "" } else { "s" },
+            missing.join(", "),
+            describe(&reference),
+            if missing.len() == 1 { "it" } else { "them" }
+        );
+    }
+
+    // The points again, from what the shards stored.
+    let base = Scene::from_stored_json(&reference.scene.to_string())
+        .map_err(|e| anyhow!("{}: damaged: its scene: {e}", parts[first].path.display()))?;
+    let varies = reference
+        .vary
+        .iter()
+        .map(|e| parse_vary(e))
+        .collect::<Result<Vec<_>>>()?;
+    let points = points(&base, &varies)?;
+    let settings = reference.settings();
+    if points.len() != reference.points
+        || sweep_crc(&reference.scene, &varies, &points, settings) != reference.sweep
+    {
+        bail!(
+            "{}: damaged: its identity does not match its own scene and points",
+            parts[first].path.display()
+        );
+    }
+    let head = header(&varies);
+    let mut rows: Vec<Option<Row>> = vec![None; points.len()];
+    for p in &parts {
+        let task = Task {
+            index: p.id.shard[0],
+            count: n,
+        };
+        let name = p.path.display();
+        if p.head != head {
+            bail!(
+                "{name}: damaged: its header is\n  {}\nnot\n  {head}",
+                p.head
+            );
+        }
+        let mine = share(points.len(), task)?;
+        if p.lines.len() != mine.len() {
+            bail!(
+                "{name} (shard {task}): holds {} row{} for its {} points (an unfinished or edited shard)",
+                p.lines.len(),
+                if p.lines.len() == 1 { "" } else { "s" },
+                mine.len()
+            );
+        }
+        for (&k, (lineno, line)) in mine.iter().zip(&p.lines) {
+            let row =
+                Row::parse(line, varies.len()).map_err(|e| anyhow!("{name} line {lineno} {e}"))?;
+            if row.key != points[k].key {
+                bail!(
+                    "{name} line {lineno}: a row for {} where shard {task} has the point at {}",
+                    row.key.join(","),
+                    points[k].at(&varies)
+                );
+            }
+            if row.settings != settings {
+                bail!("{name} line {lineno}: made with other --seeds, --equilibrate or --measure");
+            }
+            rows[k] = Some(row);
+        }
+    }
+    let rows: Vec<&Row> = rows
+        .iter()
+        .map(|r| r.as_ref().expect("every point's row, from its shard"))
+        .collect();
+    output::write_atomic(
+        &a.output,
+        csv_text(&head, rows.iter().copied()).as_bytes(),
+        TempName::Hidden,
+        a.force,
+        "CSV",
+    )?;
+    if let Some(path) = &a.plot {
+        super::plot::plot_sweep(path, &base, &varies, &points, &rows, settings)?;
+    }
+    if !a.quiet {
+        eprintln!(
+            "{n} shard{} of sweep {} merged: {} points -> {}{}",
+            if n == 1 { "" } else { "s" },
+            base.name,
+            points.len(),
+            a.output.display(),
+            a.plot
+                .as_ref()
+                .map(|p| format!(", {}", p.display()))
+                .unwrap_or_default()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_interleave_and_cover_once() {
+        for (count, n) in [(10, 3), (7, 7), (5, 1), (11, 2)] {
+            let mut all: Vec<usize> = (0..n)
+                .flat_map(|i| share(count, Task { index: i, count: n }).unwrap())
+                .collect();
+            all.sort();
+            assert_eq!(all, (0..count).collect::<Vec<_>>());
+        }
+        assert_eq!(
+            share(10, Task { index: 1, count: 3 }).unwrap(),
+            vec![1, 4, 7]
+        );
+        let e = share(3, Task { index: 0, count: 4 })
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("at most 3 shards"), "{e}");
+    }
+}
