@@ -67,6 +67,41 @@ fn still(dir: &Path, bfs: &str, frame: u32, out: &str) -> (f64, f64, f64) {
     luma_stats(&dir.join(out))
 }
 
+/// At least `min_lit` of the pixels above 50/255 and under 2% clipped.
+fn well_exposed(what: &str, (mean, lit, clipped): (f64, f64, f64), min_lit: f64) {
+    println!("{what}: mean luma {mean:.1}, lit {lit:.3}, clipped {clipped:.4}");
+    assert!(
+        lit >= min_lit,
+        "{what}: only {:.1}% of pixels above 50",
+        lit * 100.0
+    );
+    assert!(
+        clipped < 0.02,
+        "{what}: {:.1}% clipped at 255",
+        clipped * 100.0
+    );
+}
+
+/// A 2D open world of `world` with `n` agents all at `at`, three frames: no solver involved.
+fn points(dir: &Path, name: &str, n: usize, world: [f32; 2], at: [f32; 2]) {
+    let mut scene = forge::scene::Scene::load("vicsek").unwrap();
+    scene.render = None;
+    scene.agents = n as u32;
+    scene.world = [world[0], world[1], 0.0];
+    scene.boundary = forge::scene::Boundary::Open;
+    let header = forge::bfs::Header::for_scene(&scene);
+    let file = std::fs::File::create(dir.join(name)).unwrap();
+    let mut w = forge::bfs::Writer::new(file, &header).unwrap();
+    let mut pos = vec![at[0]; 2 * n];
+    pos[n..].fill(at[1]);
+    let mut vel = vec![0.0f32; 2 * n];
+    vel[..n].fill(0.03);
+    for k in 0..3 {
+        w.write_frame(k, &pos, &vel).unwrap();
+    }
+    w.finalize().unwrap();
+}
+
 #[test]
 fn sparse_recording_is_well_exposed_by_default() {
     if !have_gpu("sparse_recording_is_well_exposed_by_default") {
@@ -74,16 +109,10 @@ fn sparse_recording_is_well_exposed_by_default() {
     }
     let d = TempDir::new().unwrap();
     scene(d.path(), "sparse", 2000, 200);
-    let (mean, lit, clipped) = still(d.path(), "sparse.bfs", 200, "sparse.png");
-    println!("sparse: mean luma {mean:.1}, lit {lit:.3}, clipped {clipped:.4}");
+    let stats = still(d.path(), "sparse.bfs", 200, "sparse.png");
     // Before the adaptive look: mean 5, 0.03% lit (dim dots on black).
-    assert!(
-        lit >= 0.10,
-        "sparse: only {:.1}% of pixels above 50",
-        lit * 100.0
-    );
-    assert!(mean >= 15.0, "sparse: mean luma {mean:.1}");
-    assert!(clipped < 0.02, "sparse: {:.1}% clipped", clipped * 100.0);
+    well_exposed("sparse", stats, 0.10);
+    assert!(stats.0 >= 15.0, "sparse: mean luma {:.1}", stats.0);
 
     // The same frames as BoidForge's BFS1 (no world size stored, no render section).
     let mut r = forge::bfs::Reader::open(&d.path().join("sparse.bfs")).unwrap();
@@ -101,14 +130,7 @@ fn sparse_recording_is_well_exposed_by_default() {
     }
     let file = std::fs::File::create(d.path().join("bf.bfs")).unwrap();
     forge::bfs::write_bfs1(file, 0.05, 3, 2000, &frames, true).unwrap();
-    let (mean, lit, clipped) = still(d.path(), "bf.bfs", 200, "bf.png");
-    println!("BFS1: mean luma {mean:.1}, lit {lit:.3}, clipped {clipped:.4}");
-    assert!(
-        lit >= 0.10,
-        "BFS1: only {:.1}% of pixels above 50",
-        lit * 100.0
-    );
-    assert!(clipped < 0.02, "BFS1: {:.1}% clipped", clipped * 100.0);
+    well_exposed("BFS1", still(d.path(), "bf.bfs", 200, "bf.png"), 0.10);
 }
 
 #[test]
@@ -118,15 +140,9 @@ fn dense_recording_is_not_blown_out_by_default() {
     }
     let d = TempDir::new().unwrap();
     scene(d.path(), "dense", 60_000, 12);
-    let (mean, lit, clipped) = still(d.path(), "dense.bfs", 12, "dense.png");
-    println!("dense: mean luma {mean:.1}, lit {lit:.3}, clipped {clipped:.4}");
-    assert!(
-        clipped < 0.02,
-        "dense: {:.1}% clipped at 255",
-        clipped * 100.0
-    );
-    assert!(mean >= 20.0, "dense: mean luma {mean:.1}");
-    assert!(lit >= 0.10, "dense: only {:.1}% lit", lit * 100.0);
+    let stats = still(d.path(), "dense.bfs", 12, "dense.png");
+    well_exposed("dense", stats, 0.10);
+    assert!(stats.0 >= 20.0, "dense: mean luma {:.1}", stats.0);
 }
 
 #[test]
@@ -224,18 +240,7 @@ fn dark_gradients_are_dithered_not_banded() {
     }
     let d = TempDir::new().unwrap();
     // One agent far outside an open world: only the background and the vignette show.
-    let mut scene = forge::scene::Scene::load("vicsek").unwrap();
-    scene.render = None;
-    scene.agents = 1;
-    scene.world = [320.0, 180.0, 0.0];
-    scene.boundary = forge::scene::Boundary::Open;
-    let header = forge::bfs::Header::for_scene(&scene);
-    let file = std::fs::File::create(d.path().join("empty.bfs")).unwrap();
-    let mut w = forge::bfs::Writer::new(file, &header).unwrap();
-    for k in 0..3 {
-        w.write_frame(k, &[-1e4, -1e4], &[0.03, 0.0]).unwrap();
-    }
-    w.finalize().unwrap();
+    points(d.path(), "empty.bfs", 1, [320.0, 180.0], [-1e4, -1e4]);
     let bg = 8u8;
     succeeds(
         d.path(),
@@ -334,22 +339,7 @@ fn bloom_is_round() {
         return;
     }
     let d = TempDir::new().unwrap();
-    let mut scene = forge::scene::Scene::load("vicsek").unwrap();
-    scene.render = None;
-    let n = 3000;
-    scene.agents = n as u32;
-    scene.world = [640.0, 640.0, 0.0];
-    scene.boundary = forge::scene::Boundary::Open;
-    let header = forge::bfs::Header::for_scene(&scene);
-    let file = std::fs::File::create(d.path().join("point.bfs")).unwrap();
-    let mut w = forge::bfs::Writer::new(file, &header).unwrap();
-    let pos = vec![320.0f32; 2 * n];
-    let mut vel = vec![0.0f32; 2 * n];
-    vel[..n].fill(0.03);
-    for k in 0..3 {
-        w.write_frame(k, &pos, &vel).unwrap();
-    }
-    w.finalize().unwrap();
+    points(d.path(), "point.bfs", 3000, [640.0, 640.0], [320.0, 320.0]);
     succeeds(
         d.path(),
         &[
