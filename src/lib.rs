@@ -14,7 +14,7 @@
 //!   parameters, plots;
 //! - [`export`]: a recording out to NumPy (`.npz`) or CSV;
 //! - [`cli`]: argument types and one thin file per command;
-//! - leaves: [`output`] (the one atomic-write helper: temporary names, locks, same-file
+//! - leaves: [`output`] (the one atomic-write helper: temporary names, locks in `lock.rs`, same-file
 //!   checks), [`signal`] (SIGINT/SIGTERM as a flag the work loops poll), [`progress`],
 //!   [`units`], [`vocab`], [`sys`] (free memory and disk space, opening only regular files).
 pub mod bench;

@@ -23,6 +23,7 @@ pub mod gpu;
 pub mod limits;
 pub mod pipeline;
 pub mod readback;
+mod settings;
 pub mod tonemap;
 mod view;
 pub mod yuv;
@@ -50,124 +51,11 @@ pub const BLOOM_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba16Float;
 /// itself, so the bytes read back (PNG) and fed to the YUV pass are exactly sRGB.
 pub const LDR_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8Unorm;
 
-/// What agents are coloured by.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ColorMode {
-    Speed,
-    Heading,
-    Density,
-    Fixed,
-}
-
-impl ColorMode {
-    pub fn parse(s: &str) -> Option<ColorMode> {
-        Some(match s {
-            "speed" => ColorMode::Speed,
-            "heading" => ColorMode::Heading,
-            "density" => ColorMode::Density,
-            "fixed" => ColorMode::Fixed,
-            _ => return None,
-        })
-    }
-
-    fn code(self) -> u32 {
-        match self {
-            ColorMode::Speed => 0,
-            ColorMode::Heading => 1,
-            ColorMode::Density => 2,
-            ColorMode::Fixed => 3,
-        }
-    }
-}
-
-/// How the world is fitted into the frame when their aspects differ.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Fit {
-    /// The whole world shows, with bars of background on two sides.
-    Letterbox,
-    /// The frame is filled; the world is cropped on two sides.
-    Cover,
-}
-
-/// Everything about how a recording looks, resolved (flags, else the recording's scene
-/// `render` section, else defaults) and validated.
-#[derive(Clone, Debug)]
-pub struct Look {
-    pub width: u32,
-    pub height: u32,
-    pub color: ColorMode,
-    pub colormap: String,
-    /// Where the map starts (0..1): the default look leaves out a map's darkest colours.
-    pub colormap_floor: f32,
-    /// Colour value at the map's ends (speed in world units/s; density in agents per cell).
-    /// `None`: speed → 5th..95th percentile over sampled frames; density → 0..4× the mean.
-    pub range: Option<[f32; 2]>,
-    /// Fraction of the previous frame kept (0 = no trails).
-    pub trails: f32,
-    /// Bloom strength (0 = off).
-    pub bloom: f32,
-    pub exposure: f32,
-    /// sRGB, as written (`#rrggbb` / 255).
-    pub background: [f32; 3],
-    /// Sprite core radius in pixels at 1080p (scaled with the output height).
-    pub point_size: f32,
-    pub fit: Fit,
-    pub follow: bool,
-    pub vignette: f32,
-    /// 3D recordings only: how they are looked at (`None` for 2D).
-    pub view3: Option<View3>,
-}
-
-/// How a 3D recording is shown (resolved and validated).
-#[derive(Clone, Debug, PartialEq)]
-pub struct View3 {
-    pub mode: CameraMode,
-    /// Fixed camera: eye and target (world units) [default: the orbit's start, world centre].
-    pub eye: Option<[f32; 3]>,
-    pub target: Option<[f32; 3]>,
-    /// Vertical field of view, degrees.
-    pub fov: f32,
-    /// 0..1: how far the farthest agents fade towards the background.
-    pub fog: f32,
-    /// Draw the world box as a faint wireframe.
-    pub world_box: bool,
-    /// The clip one orbit spans: first frame number and frame count.
-    pub clip: (u64, u64),
-}
-
 /// Brightness of the world box's lines, added to the display image (sRGB-encoded).
 const BOX_LEVEL: f32 = 0.16;
 
-/// What the renderer knows about the world from the file's header.
-#[derive(Clone, Copy, Debug)]
-pub struct World {
-    pub dim: usize,
-    /// x, y size (density, and the `top` camera, use the x–y projection of a 3D world).
-    pub size: [f32; 2],
-    /// z size (0 in 2D).
-    pub depth: f32,
-    pub wrap: bool,
-    /// Agents outside the world are possible (open boundary): no scissor.
-    pub open: bool,
-}
-
-impl World {
-    /// The z size when density is counted on a 3D grid (3D recordings), else `None`.
-    pub fn density_depth(&self) -> Option<f32> {
-        (self.dim == 3 && self.depth > 0.0).then_some(self.depth)
-    }
-}
-
-/// What comes out of each frame.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Output {
-    /// yuv420p, BT.709 limited range (for FFmpeg).
-    Yuv420p,
-    /// RGBA8, sRGB, tight rows (for PNG).
-    Rgba8,
-}
-
 pub(crate) use pipeline::{begin_pass, dispatch_2d, fullscreen_pipeline, layout_entry};
+pub use settings::{ColorMode, Fit, Look, Output, View3, World};
 pub use view::{centre_of_mass, centre_of_mass3};
 
 fn srgb_to_linear(c: f32) -> f32 {

@@ -6,6 +6,7 @@
 pub mod backend;
 pub mod cpu;
 pub mod cuda;
+mod disjoint;
 pub mod frames;
 pub mod grid;
 pub mod init;
