@@ -71,14 +71,7 @@ pub fn measure(
     let dim = r.header().dim as usize;
     let s = px_per_unit(world, width, height, fit);
     let hscale = height as f32 / 1080.0;
-    let count = clip.end - clip.start;
-    let picks: Vec<u64> = if count <= SAMPLE_FRAMES {
-        clip.clone().collect()
-    } else {
-        (0..SAMPLE_FRAMES)
-            .map(|i| clip.start + i * (count - 1) / (SAMPLE_FRAMES - 1))
-            .collect()
-    };
+    let picks = super::ranges::sample_frames(clip.clone(), SAMPLE_FRAMES);
     // Agents on screen: the world's area in pixels, clipped to the frame.
     let area_px = (world.size[0] * s).min(width as f32) * (world.size[1] * s).min(height as f32);
     let n = r.header().agents.max(1) as f32;

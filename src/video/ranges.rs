@@ -10,17 +10,21 @@ const RANGE_SAMPLE_FRAMES: u64 = 16;
 /// Agents per sampled frame used for the speed range (evenly strided).
 const RANGE_SAMPLE_AGENTS: usize = 20_000;
 
+/// `k` frames of `clip` evenly spaced, its first and last included (all of them if fewer).
+pub fn sample_frames(clip: std::ops::Range<u64>, k: u64) -> Vec<u64> {
+    let count = clip.end - clip.start;
+    if count <= k {
+        return clip.collect();
+    }
+    (0..k)
+        .map(|i| clip.start + i * (count - 1) / (k - 1))
+        .collect()
+}
+
 /// Speed at the map's ends: 5th and 95th percentiles over frames sampled from `frames`.
 pub fn speed_range(r: &mut Reader, frames: std::ops::Range<u64>) -> Result<[f32; 2]> {
     let dim = r.header().dim as usize;
-    let count = frames.end - frames.start;
-    let picks: Vec<u64> = if count <= RANGE_SAMPLE_FRAMES {
-        frames.clone().collect()
-    } else {
-        (0..RANGE_SAMPLE_FRAMES)
-            .map(|i| frames.start + i * (count - 1) / (RANGE_SAMPLE_FRAMES - 1))
-            .collect()
-    };
+    let picks = sample_frames(frames.clone(), RANGE_SAMPLE_FRAMES);
     let mut speeds = Vec::new();
     let mut f = Frame::empty();
     for k in picks {
@@ -73,14 +77,7 @@ pub fn density_range_3d(r: &mut Reader, frames: std::ops::Range<u64>) -> Result<
         (q[2] * g[1] + q[1]) * g[0] + q[0]
     };
     const W: [f32; 5] = [0.0625, 0.25, 0.375, 0.25, 0.0625];
-    let count = frames.end - frames.start;
-    let picks: Vec<u64> = if count <= RANGE_SAMPLE_FRAMES {
-        frames.clone().collect()
-    } else {
-        (0..RANGE_SAMPLE_FRAMES)
-            .map(|i| frames.start + i * (count - 1) / (RANGE_SAMPLE_FRAMES - 1))
-            .collect()
-    };
+    let picks = sample_frames(frames.clone(), RANGE_SAMPLE_FRAMES);
     let mut values = Vec::new();
     let mut f = Frame::empty();
     let (mut a, mut b) = (vec![0f32; cells], vec![0f32; cells]);
