@@ -1283,31 +1283,6 @@ const NO_DEFAULT: &[(&str, &[&str])] = &[
     ("concat", &["--output"]),
 ];
 
-/// The look defaults shared by render, still and run.
-const LOOK_DEFAULTS: &[(&str, &str)] = &[
-    ("--size", "1920x1080"),
-    ("--color", "speed"),
-    ("--colormap", "inferno"),
-    ("--trails", "0.86"),
-    ("--bloom", "0.5"),
-    ("--exposure", "measured"),
-    ("--background", "#05050a"),
-    ("--point-size", "1.5"),
-    ("--vignette", "0.25"),
-    ("--fit", "letterbox"),
-    ("--camera", "orbit"),
-    ("--fov", "45"),
-    ("--fog", "0"),
-];
-
-/// The encoder defaults shared by render and run.
-const VIDEO_DEFAULTS: &[(&str, &str)] = &[
-    ("--fps", "30"),
-    ("--encoder", "libx264"),
-    ("--crf", "18"),
-    ("--preset", "medium"),
-];
-
 /// Concrete defaults each subcommand's help must show for the flag (besides the shared ones).
 const DEFAULTS: &[(&str, &[(&str, &str)])] = &[
     (

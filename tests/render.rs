@@ -256,7 +256,12 @@ fn render_help_documents_defaults() {
     }
     // The defaults, each in its own flag's description (the scene's render section, where a
     // recording has one, comes first; these are what is used without one).
-    for (flag, want) in RENDER_DEFAULTS {
+    let render_only = [("--frames", "all")];
+    for (flag, want) in LOOK_DEFAULTS
+        .iter()
+        .chain(VIDEO_DEFAULTS)
+        .chain(&render_only)
+    {
         let o = options
             .iter()
             .find(|o| o.long == *flag)
@@ -270,28 +275,6 @@ fn render_help_documents_defaults() {
         );
     }
 }
-
-/// What `forge render --help` must give as each flag's default.
-const RENDER_DEFAULTS: &[(&str, &str)] = &[
-    ("--size", "1920x1080"),
-    ("--fps", "30"),
-    ("--encoder", "libx264"),
-    ("--crf", "18"),
-    ("--preset", "medium"),
-    ("--frames", "all"),
-    ("--color", "speed"),
-    ("--colormap", "inferno"),
-    ("--trails", "0.86"),
-    ("--bloom", "0.5"),
-    ("--exposure", "measured"),
-    ("--background", "#05050a"),
-    ("--point-size", "1.5"),
-    ("--vignette", "0.25"),
-    ("--fit", "letterbox"),
-    ("--camera", "orbit"),
-    ("--fov", "45"),
-    ("--fog", "0"),
-];
 
 #[test]
 fn bad_sizes_are_refused_before_any_work() {

@@ -485,3 +485,28 @@ pub fn peak_memory(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Measured 
         peak_mb: peak_kib as f64 * 1024.0 / 1e6,
     }
 }
+
+/// The look defaults shared by render, still and run.
+pub const LOOK_DEFAULTS: &[(&str, &str)] = &[
+    ("--size", "1920x1080"),
+    ("--color", "speed"),
+    ("--colormap", "inferno"),
+    ("--trails", "0.86"),
+    ("--bloom", "0.5"),
+    ("--exposure", "measured"),
+    ("--background", "#05050a"),
+    ("--point-size", "1.5"),
+    ("--vignette", "0.25"),
+    ("--fit", "letterbox"),
+    ("--camera", "orbit"),
+    ("--fov", "45"),
+    ("--fog", "0"),
+];
+
+/// The encoder defaults shared by render and run.
+pub const VIDEO_DEFAULTS: &[(&str, &str)] = &[
+    ("--fps", "30"),
+    ("--encoder", "libx264"),
+    ("--crf", "18"),
+    ("--preset", "medium"),
+];
