@@ -223,14 +223,14 @@ pub fn render(job: &Job) -> Result<Report> {
         );
     }
     let Resolved { look, fps, .. } = resolved;
-    // Trails need the frames before the first one shown; a still renders them unseen.
-    let start = match job.dest {
-        Destination::Still { .. } if look.trails > 0.0 => {
-            let warm = ((1.0f32 / 256.0).ln() / look.trails.ln()).ceil() as u64;
-            frames.start.saturating_sub(warm)
-        }
-        _ if job.chunk.is_some() => chunk::warm_start(&frames, &clip, look.trails),
-        _ => frames.start,
+    // Trails need the frames before the first one shown: a chunk or a still draws them into
+    // the trails only (`Renderer::warm`), as a whole render would have, and moves the frame
+    // counter and a follow camera over the frames before those (`Renderer::skip`).
+    let partial = job.chunk.is_some() || matches!(job.dest, Destination::Still { .. });
+    let start = if partial {
+        chunk::warm_start(&frames, &clip, look.trails)
+    } else {
+        frames.start
     };
     if let (Some(t), false) = (job.chunk, job.quiet) {
         eprintln!(
@@ -304,14 +304,7 @@ pub fn render(job: &Job) -> Result<Report> {
         let shown = frames.end - start;
         let quiet_bar = job.quiet || matches!(job.dest, Destination::Still { .. });
         let bar = crate::progress::bar(shown, quiet_bar, "frames");
-        // A chunk: the frames of the clip before its warm-up move the renderer's frame counter
-        // and a follow camera on, undrawn; the warm-up frames are drawn into the trails only.
-        let warm_until = if job.chunk.is_some() {
-            frames.start
-        } else {
-            start
-        };
-        if job.chunk.is_some() {
+        if partial {
             let follows = renderer.follows();
             let mut f = crate::bfs::Frame::empty();
             for k in clip.start..start {
@@ -330,7 +323,7 @@ pub fn render(job: &Job) -> Result<Report> {
             // SIGINT/SIGTERM: stop here; FFmpeg is stopped and the output removed on the way out.
             crate::signal::check()?;
             let f = f.with_context(|| format!("{}", job.input.display()))?;
-            if f.index < warm_until {
+            if f.index < frames.start {
                 renderer.warm(&f, &mut deliver)?;
             } else {
                 renderer.render(&f, &mut deliver)?;
