@@ -40,8 +40,9 @@ pub enum Destination {
     Mp4 { path: PathBuf, encoding: Encoding },
     /// One PNG per frame (`frame_000000.png`, …) in a folder.
     Png { dir: PathBuf },
-    /// One frame as a PNG; with trails, the frames before it are rendered first (as many as
-    /// the trail needs to fade below 1/256), so the still matches the video's frame.
+    /// One frame as a PNG; with trails, the frames before it are drawn into the trails first
+    /// (until earlier light has faded below `chunk::WARM_EPS`), so the still matches the
+    /// video's frame.
     Still { path: PathBuf, frame: u64 },
     /// yuv420p frames kept in memory (up to `keep` of them) or dropped: render-only timing
     /// for `forge bench render`.
