@@ -31,6 +31,10 @@ struct Params {
     fog_far: f32,       // distance where fog is full
     box_level: f32,     // brightness of the box's lines
     near: f32,          // agents closer to the eye than this are not drawn
+    shutter: f32,       // motion blur: seconds the shutter is open (0 = none)
+    pad0: f32,
+    pad1: f32,
+    pad2: f32,
 }
 
 // No `if`, `switch` or loop here may depend on `p` alone: such branches become `select`s.
@@ -42,8 +46,29 @@ struct Params {
 
 struct VsOut {
     @builtin(position) clip: vec4f,
+    // Sprite coordinates in halo radii: the agent at (0, 0); with motion blur, x runs along
+    // the streak, which reaches back to (-streak, 0).
     @location(0) uv: vec2f,
     @location(1) color: vec3f,
+    // Streak length in halo radii (0: a round sprite).
+    @location(2) streak: f32,
+}
+
+// A sprite's quad corner `c` (±1, ±1) around the agent at `head` (NDC) with halo radius
+// `radius` px, stretched back to `tail` (NDC: where it was when the shutter opened).
+// Without blur (tail == head) this is exactly the round sprite's square.
+fn place(out: ptr<function, VsOut>, head: vec2f, tail: vec2f, radius: f32, c: vec2f) {
+    let seg = (head - tail) * 0.5 * p.viewport;
+    let len = length(seg);
+    let moving = len > 1e-3 * radius;
+    let axis = select(vec2f(1.0, 0.0), seg / max(len, 1e-20), moving);
+    let streak = select(0.0, len / radius, moving);
+    let perp = vec2f(-axis.y, axis.x);
+    let along = select(c.x, select(-1.0 - streak, 1.0, c.x > 0.0), moving);
+    let offset = (axis * along + perp * c.y) * radius;
+    (*out).clip = vec4f(head + offset * 2.0 / p.viewport, 0.0, 1.0);
+    (*out).uv = vec2f(along, c.y);
+    (*out).streak = streak;
 }
 
 const TAU: f32 = 6.283185307179586;
@@ -77,16 +102,15 @@ fn vs_main(
     let shift = select(vec2f(0.0), tile, p.copies > 1u);
     let world_pos = vec2f(x, y) + shift;
     let ndc = (world_pos - p.view_min) / p.view_size * 2.0 - 1.0;
+    let tail_ndc = (world_pos - vec2f(vx, vy) * p.shutter - p.view_min) / p.view_size * 2.0 - 1.0;
     let r_ndc = vec2f(p.radius_px) * 2.0 / p.viewport;
     // A copy (or an agent) entirely outside the view becomes a degenerate triangle.
-    if any(abs(ndc) > vec2f(1.0) + r_ndc) || x != x || y != y {
-        out.clip = vec4f(2.0, 2.0, 2.0, 1.0);
-        out.uv = vec2f(0.0);
-        out.color = vec3f(0.0);
-        return out;
+    let near_edge = min(abs(ndc), abs(tail_ndc));
+    let crosses = sign(ndc) != sign(tail_ndc);
+    if any(near_edge > vec2f(1.0) + r_ndc & !crosses) || x != x || y != y {
+        return hidden();
     }
-    out.clip = vec4f(ndc + c * r_ndc, 0.0, 1.0);
-    out.uv = c;
+    place(&out, ndc, tail_ndc, p.radius_px, c);
 
     let t = by_mode(length(vec2f(vx, vy)), atan2(vy, vx), density);
     // Texel centres: 0.5/256 .. 255.5/256.
@@ -114,6 +138,7 @@ fn hidden() -> VsOut {
     out.clip = vec4f(2.0, 2.0, 2.0, 1.0);
     out.uv = vec2f(0.0);
     out.color = vec3f(0.0);
+    out.streak = 0.0;
     return out;
 }
 
@@ -148,11 +173,16 @@ fn vs_main3(
     let scale = clamp(p.ref_dist / max(dist, 1e-6), 0.25, 4.0);
     let radius = max(p.radius_px * scale, 0.7 / p.core);
     let r_ndc = vec2f(radius) * 2.0 / p.viewport;
-    if any(abs(ndc) > vec2f(1.0) + r_ndc) {
+    // Motion blur: where the agent was when the shutter opened, seen by the same camera (no
+    // streak if that point is behind the eye).
+    let before = p.view_proj * vec4f(pos - vec3f(vx, vy, vz) * p.shutter, 1.0);
+    let tail_ndc = select(ndc, before.xy / before.w, before.w > p.near);
+    let near_edge = min(abs(ndc), abs(tail_ndc));
+    let crosses = sign(ndc) != sign(tail_ndc);
+    if any(near_edge > vec2f(1.0) + r_ndc & !crosses) {
         return hidden();
     }
-    out.clip = vec4f(ndc + c * r_ndc, 0.0, 1.0);
-    out.uv = c;
+    place(&out, ndc, tail_ndc, radius, c);
 
     let v = vec3f(vx, vy, vz);
     // Heading: azimuth → the cyclic map; elevation → brightness (×0.5 diving, ×2 climbing).
@@ -184,6 +214,7 @@ fn vs_box(@builtin(vertex_index) vi: u32) -> VsOut {
     out.clip = p.view_proj * vec4f(pos, 1.0);
     out.uv = vec2f(0.0);
     out.color = vec3f(p.box_level * fog_factor(distance(pos, p.eye)));
+    out.streak = 0.0;
     return out;
 }
 
@@ -192,17 +223,50 @@ fn fs_box(in: VsOut) -> @location(0) vec4f {
     return vec4f(in.color, in.color.r);
 }
 
+// erf, Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7).
+fn erf(x: f32) -> f32 {
+    let t = 1.0 / (1.0 + 0.3275911 * abs(x));
+    let y = 1.0 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t
+        + 0.254829592) * t * exp(-x * x);
+    return select(-y, y, x >= 0.0);
+}
+
+// The round sprite's halo at squared radius r2 (zero beyond the edge).
+fn halo_at(r2: f32) -> f32 {
+    let edge = max(1.0 - r2, 0.0);
+    return p.halo * edge * edge * exp(-r2 * 3.0);
+}
+
 @fragment
 fn fs_main(in: VsOut) -> @location(0) vec4f {
     let r2 = dot(in.uv, in.uv);
-    if r2 >= 1.0 {
+    let k = 1.0 / (p.core * p.core);
+    let s = in.streak;
+    // Nearest point of the streak (the segment from (-s, 0) to (0, 0)).
+    let x = in.uv.x;
+    let y = in.uv.y;
+    let dx = x - clamp(x, -s, 0.0);
+    if select(dx * dx + y * y, r2, s == 0.0) >= 1.0 {
         discard;
     }
-    let k = 1.0 / (p.core * p.core);
+    // The round sprite, exactly as without motion blur.
     let core = exp(-r2 * k * 2.0);
-    // Halo: a soft falloff reaching zero at the sprite's edge.
     let edge = 1.0 - r2;
     let halo = p.halo * edge * edge * exp(-r2 * 3.0);
-    let e = p.intensity * (core + halo);
+    let round = core + halo;
+    // Blurred: the sprite averaged over its positions along the streak, so its light is
+    // kept. The Gaussian core in closed form (erf along the streak); the halo sampled.
+    let a = 2.0 * k;
+    let ra = sqrt(a);
+    let core_b = exp(-a * y * y) * 0.886226925 / (ra * max(s, 1e-20))
+        * (erf(ra * (x + s)) - erf(ra * x));
+    let n = u32(clamp(ceil(s * 4.0), 1.0, 16.0));
+    var halo_b = 0.0;
+    for (var i = 0u; i < n; i++) {
+        let u = x + (f32(i) + 0.5) / f32(n) * s;
+        halo_b += halo_at(u * u + y * y);
+    }
+    let blurred = core_b + halo_b / f32(n);
+    let e = p.intensity * select(blurred, round, s == 0.0);
     return vec4f(in.color * e, e);
 }

@@ -1,5 +1,6 @@
 // HDR → display: bloom added, exposure, ACES filmic tone mapping, background, vignette,
-// then sRGB encoding done here (the target is Rgba8Unorm, so the bytes read back are sRGB).
+// then sRGB encoding done here (the target is Rgba8Unorm, or Rgba16Float for deep outputs,
+// so the values read back are sRGB). Or, for EXR, scene-linear light with no tone curve.
 
 // Keep in sync with `TonemapParams` in src/render/tonemap.rs.
 struct Params {
@@ -9,9 +10,9 @@ struct Params {
     vignette: f32,     // 0 = none, 1 = corners fully dark
     aspect: f32,       // width / height
     frame: u32,        // seeds the dither
+    dither: f32,       // 1: dither for an 8-bit store; 0: none (a half-float target)
+    linear: u32,       // 1: scene-linear light out (EXR): no tone curve, no sRGB encoding
     pad0: u32,
-    pad1: u32,
-    pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -80,12 +81,17 @@ fn fs_tonemap(in: VsOut) -> @location(0) vec4f {
     // is 0, so the sum is exact.
     let c = textureLoad(hdr, px, 0).rgb
         + p.bloom * textureSampleLevel(bloom_tex, linear_sampler, in.uv, 0.0).rgb;
-    let mapped = aces(c * p.exposure);
+    let light = c * p.exposure;
+    let mapped = aces(light);
     // Screen-blend the light over the background.
     var rgb = p.background.rgb + (vec3f(1.0) - p.background.rgb) * mapped;
     let d = (in.uv - 0.5) * vec2f(p.aspect, 1.0);
     let v = 1.0 - p.vignette * smoothstep(0.35, 1.1, length(d) * 1.2);
     rgb *= v;
     let encoded = srgb_encode(clamp(rgb, vec3f(0.0), vec3f(1.0)));
-    return vec4f(encoded + tpdf(px, p.frame) / 255.0, 1.0);
+    let display = encoded + p.dither * tpdf(px, p.frame) / 255.0;
+    // Linear light adds to the background (a screen blend needs light bounded by 1).
+    let scene = (p.background.rgb + light) * v;
+    // `select`, not a branch on the uniform (see above).
+    return vec4f(select(display, scene, p.linear != 0u), 1.0);
 }

@@ -512,7 +512,7 @@ fn bench_render(a: &BenchArgs) -> Result<ExitCode> {
         let needs = Needs {
             width: w,
             height: h,
-            output: Output::Yuv420p,
+            output: Output::YUV420P,
             agents: n as u32,
             dim,
             density: false,
@@ -556,11 +556,7 @@ fn bench_render(a: &BenchArgs) -> Result<ExitCode> {
                     frames: kept.clone(),
                     keep: frames as usize,
                 }))?;
-                let encoding = Encoding {
-                    encoder: crate::look::defaults::ENCODER.into(),
-                    crf: crate::look::defaults::CRF,
-                    preset: crate::look::defaults::PRESET.into(),
-                };
+                let encoding = Encoding::h264();
                 let enc_path = dir.path().join("encode-only.mp4");
                 let t0 = Instant::now();
                 let mut sink = FfmpegSink::start(&enc_path, size[0], size[1], 30, &encoding)?;

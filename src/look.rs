@@ -5,6 +5,7 @@ use anyhow::{anyhow, bail, Result};
 
 use crate::bfs::Header;
 use crate::render::camera::{self, CameraMode};
+use crate::render::overlay::{self, Overlays};
 use crate::render::{colormap, ColorMode, Fit, Look, View3, World};
 use crate::scene::{self, Boundary};
 
@@ -26,9 +27,6 @@ pub mod defaults {
     pub const BLOOM: f32 = 0.5;
     pub const BACKGROUND: &str = "#05050a";
     pub const VIGNETTE: f32 = 0.25;
-    pub const ENCODER: &str = "libx264";
-    pub const CRF: u32 = 18;
-    pub const PRESET: &str = "medium";
 }
 
 /// Look settings as given on the command line (all optional: the scene's, then defaults).
@@ -48,6 +46,11 @@ pub struct LookFlags {
     pub fit: Option<Fit>,
     pub follow: bool,
     pub vignette: Option<f32>,
+    /// Shutter angle, degrees.
+    pub motion_blur: Option<f32>,
+    /// Overlay names (`--overlay`), or `["none"]`.
+    pub overlay: Option<Vec<String>>,
+    pub title: Option<String>,
     /// 3D recordings only.
     pub camera: Option<CameraMode>,
     pub eye: Option<[f32; 3]>,
@@ -313,6 +316,9 @@ pub fn resolve_look(f: &LookFlags, h: &Header) -> Result<Resolved> {
         "fov" => f.fov.is_some(),
         "fog" => f.fog.is_some(),
         "box" => f.world_box,
+        "motion_blur" => f.motion_blur.is_some(),
+        "overlay" => f.overlay.is_some(),
+        "title" => f.title.is_some(),
         _ => false,
     })?;
     let view3 = resolve_view3(f, &s, h.dim)?;
@@ -397,6 +403,11 @@ pub fn resolve_look(f: &LookFlags, h: &Header) -> Result<Resolved> {
     let auto_point_size = auto_exposure && f.point_size.is_none() && s.point_size.is_none();
     let point_size = nonneg(pick(f.point_size, f32s(s.point_size), 1.5, "point-size"))?;
     let vignette = nonneg(pick(f.vignette, None, defaults::VIGNETTE, "vignette"))?;
+    let overlay = resolve_overlay(f, &s, &h.scene_name)?;
+    let (shutter, who) = pick(f.motion_blur, f32s(s.motion_blur), 0.0, "motion-blur");
+    if !(0.0..=360.0).contains(&shutter) {
+        bail!("{who}: must be a shutter angle in [0, 360] degrees, got {shutter}");
+    }
     let (bg_text, who) = pick(
         f.background.clone(),
         s.background.clone(),
@@ -421,12 +432,46 @@ pub fn resolve_look(f: &LookFlags, h: &Header) -> Result<Resolved> {
             fit: f.fit.unwrap_or(Fit::Letterbox),
             follow: f.follow,
             vignette,
+            shutter,
+            overlay,
             view3,
         },
         fps,
         auto_exposure,
         auto_point_size,
     })
+}
+
+/// The overlays: `--overlay` (or `none`), else the scene's `render.overlay`; a `--title` (or
+/// the scene's `render.title`) shows the title too. The title's text: that, else the scene's
+/// name.
+fn resolve_overlay(f: &LookFlags, s: &scene::Render, scene_name: &str) -> Result<Overlays> {
+    let (names, who) = match (&f.overlay, &s.overlay) {
+        (Some(n), _) => (n.clone(), "--overlay".to_string()),
+        (None, Some(n)) => (n.clone(), recorded("overlay")),
+        (None, None) => (Vec::new(), String::new()),
+    };
+    let mut o = Overlays::default();
+    let mut title = false;
+    for n in &names {
+        match n.as_str() {
+            "colorbar" => o.colorbar = true,
+            "time" => o.time = true,
+            "title" => title = true,
+            "scale" => o.scale = true,
+            "none" if names.len() == 1 => {}
+            other => bail!(
+                "{who}: unknown overlay {other:?} (one or more of: {}; or none)",
+                overlay::NAMES.join(", ")
+            ),
+        }
+    }
+    let text = f.title.clone().or_else(|| s.title.clone());
+    if title || f.title.is_some() || (s.title.is_some() && f.overlay.is_none()) {
+        let t = text.unwrap_or_else(|| scene_name.to_string());
+        o.title = (!t.trim().is_empty()).then_some(t);
+    }
+    Ok(o)
 }
 
 pub fn world_of(h: &Header) -> World {
@@ -436,5 +481,7 @@ pub fn world_of(h: &Header) -> World {
         depth: if h.dim == 3 { h.world_size[2] } else { 0.0 },
         wrap: h.boundary == Boundary::Wrap,
         open: h.boundary == Boundary::Open,
+        dt: h.dt,
+        frame_dt: h.dt * h.record_every.max(1) as f32,
     }
 }

@@ -11,3 +11,6 @@ pub const COLORMAPS: &[&str] = &[
 
 /// Cameras for 3D recordings (`scene.render.camera`, `forge render --camera`).
 pub const CAMERAS: &[&str] = &["orbit", "fixed", "follow", "top"];
+
+/// Overlay names (scene `render.overlay`, `forge render --overlay`).
+pub const OVERLAYS: &[&str] = &["colorbar", "time", "title", "scale"];

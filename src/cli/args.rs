@@ -160,6 +160,19 @@ pub struct LookArgs {
     /// Vignette strength, 0 = none [default: 0.25].
     #[arg(long)]
     pub vignette: Option<f32>,
+    /// Motion blur: the shutter angle in degrees, film's convention (180 = open half of each
+    /// frame interval; 0 = off). Each agent is smeared along its velocity over the shutter
+    /// time, with its light kept [default: scene's, else 0].
+    #[arg(long, value_name = "SHUTTER")]
+    pub motion_blur: Option<f32>,
+    /// Overlays drawn over the picture, comma-separated: colorbar (the colour map, its range
+    /// and quantity), time (t = … s, step), title, scale (a bar in world units, 2D); or none
+    /// [default: scene's, else none].
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub overlay: Option<Vec<String>>,
+    /// Title text; shows the title overlay [default: scene's, else the scene's name].
+    #[arg(long)]
+    pub title: Option<String>,
     /// How the world fills the frame when their aspects differ [default: letterbox].
     #[arg(long, value_enum)]
     pub fit: Option<crate::render::Fit>,
@@ -218,6 +231,9 @@ impl LookArgs {
             fit: self.fit,
             follow: self.follow,
             vignette: self.vignette,
+            motion_blur: self.motion_blur,
+            overlay: self.overlay.clone(),
+            title: self.title.clone(),
             camera: self.camera,
             eye: self.eye,
             target: self.target,
@@ -235,16 +251,22 @@ pub struct VideoArgs {
     /// [default: scene's, else 30].
     #[arg(long)]
     pub fps: Option<u32>,
-    /// FFmpeg video encoder (e.g. libx264, libx265, h264_nvenc); --crf and --preset apply
-    /// to libx264/libx265.
-    #[arg(long, default_value = crate::look::defaults::ENCODER)]
-    pub encoder: String,
-    /// Constant rate factor (quality; lower is better, 0..=51).
-    #[arg(long, default_value_t = crate::look::defaults::CRF)]
-    pub crf: u32,
-    /// Encoder preset (ultrafast .. veryslow).
-    #[arg(long, default_value = crate::look::defaults::PRESET)]
-    pub preset: String,
+    /// Video codec: h264 (8-bit, .mp4, plays everywhere), h265 or av1 (10-bit, .mp4),
+    /// prores (ProRes 422 HQ, 10-bit 4:2:2, .mov, for editing) [default: h264].
+    #[arg(long, value_enum, value_name = "CODEC")]
+    pub codec: Option<crate::video::codec::Codec>,
+    /// A specific FFmpeg encoder (e.g. h264_nvenc, libaom-av1) [default: the codec's:
+    /// libx264, libx265, libsvtav1 (else libaom-av1, librav1e), prores_ks].
+    #[arg(long, value_name = "NAME")]
+    pub encoder: Option<String>,
+    /// Constant rate factor: lower is better [default: 18 for libx264 (0..=51), 20 for libx265
+    /// (0..=51), 30 for libsvtav1 and libaom-av1 (0..=63); ProRes has none].
+    #[arg(long)]
+    pub crf: Option<u32>,
+    /// Encoder speed [default: medium for libx264/libx265 (ultrafast .. placebo), 8 for
+    /// libsvtav1 (0..=13), 6 for libaom-av1 (0..=8); lower numbers are slower and better].
+    #[arg(long)]
+    pub preset: Option<String>,
     /// Write PNG frames (frame_000000.png, ...) into this folder instead of a video.
     #[arg(long, value_name = "DIR")]
     pub png: Option<PathBuf>,
@@ -292,9 +314,13 @@ pub struct StillArgs {
     /// Frame to render (with trails, the frames before it are rendered too).
     #[arg(long, default_value_t = 0)]
     pub frame: u64,
-    /// Output PNG.
+    /// Output image (.png, or .exr for linear light).
     #[arg(short, long)]
     pub output: PathBuf,
+    /// Image format: png (8-bit sRGB), png16 (16-bit sRGB), exr (32-bit float linear light,
+    /// no tone curve) [default: exr for an .exr output, else png].
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub format: Option<crate::video::StillFormat>,
     /// Overwrite the output if it exists.
     #[arg(long)]
     pub force: bool,

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
+use clap::ValueEnum;
 
 use super::simulate::{record, scene_inputs, Unfinished};
 use super::*;
@@ -12,29 +13,64 @@ use crate::output;
 use crate::scene::{builtin, Scene};
 use crate::sim::backend::Backend;
 use crate::units::bytes;
-use crate::video::ffmpeg::Encoding;
-use crate::video::{Destination, Job, Report};
+use crate::video::codec::{self, Container, Encoding, EncodingFlags};
+use crate::video::{Destination, Job, Report, StillFormat};
+
+/// The encoding the video flags ask for, resolved against this FFmpeg before any slow work;
+/// `None` for `--png` frames.
+fn encoding(video: &VideoArgs) -> Result<Option<Encoding>> {
+    let flags = EncodingFlags {
+        codec: video.codec,
+        encoder: video.encoder.clone(),
+        crf: video.crf,
+        preset: video.preset.clone(),
+    };
+    if video.png.is_some() {
+        for (given, flag) in [
+            (flags.codec.is_some(), "--codec"),
+            (flags.encoder.is_some(), "--encoder"),
+            (flags.crf.is_some(), "--crf"),
+            (flags.preset.is_some(), "--preset"),
+        ] {
+            if given {
+                bail!("{flag}: applies to a video, not to --png frames");
+            }
+        }
+        return Ok(None);
+    }
+    codec::resolve(&flags, video.quiet).map(Some)
+}
+
+/// The video's name: as given (its extension checked against the container), else `stem`
+/// with the container's extension.
+fn video_name(given: Option<&Path>, enc: Option<&Encoding>, default: PathBuf) -> Result<PathBuf> {
+    let container = enc.map(|e| e.container).unwrap_or(Container::Mp4);
+    match given {
+        Some(p) => {
+            if enc.is_some() {
+                codec::check_extension(p, container, "-o")?;
+            }
+            Ok(p.to_path_buf())
+        }
+        None => Ok(default.with_extension(container.name())),
+    }
+}
 
 fn video_job(
     input: PathBuf,
     output: PathBuf,
     frames: Option<(Option<u64>, Option<u64>)>,
     video: &VideoArgs,
+    encoding: Option<Encoding>,
     look: &LookArgs,
 ) -> Result<Job> {
-    if video.crf > 51 {
-        bail!("--crf: must be in 0..=51, got {}", video.crf);
-    }
-    let dest = match &video.png {
-        Some(dir) => Destination::Png { dir: dir.clone() },
-        None => Destination::Mp4 {
+    let dest = match (&video.png, encoding) {
+        (Some(dir), _) => Destination::Png { dir: dir.clone() },
+        (None, Some(encoding)) => Destination::Mp4 {
             path: output,
-            encoding: Encoding {
-                encoder: video.encoder.clone(),
-                crf: video.crf,
-                preset: video.preset.clone(),
-            },
+            encoding,
         },
+        (None, None) => bail!("internal: a video without an encoding"),
     };
     let mut flags = look.flags();
     flags.fps = video.fps;
@@ -72,11 +108,16 @@ fn report_render(r: &Report, out: &Path, quiet: bool) {
 }
 
 pub fn render_cmd(a: RenderArgs) -> Result<ExitCode> {
-    let output = a
-        .output
-        .clone()
-        .unwrap_or_else(|| a.file.with_extension("mp4"));
-    let mut job = video_job(a.file.clone(), output.clone(), a.frames, &a.video, &a.look)?;
+    let enc = encoding(&a.video)?;
+    let output = video_name(a.output.as_deref(), enc.as_ref(), a.file.clone())?;
+    let mut job = video_job(
+        a.file.clone(),
+        output.clone(),
+        a.frames,
+        &a.video,
+        enc,
+        &a.look,
+    )?;
     if let Some(spec) = a.chunk {
         let task = spec.resolve("--chunk")?;
         if !a.video.quiet && matches!(spec, crate::engine::TaskSpec::Auto { .. }) {
@@ -91,6 +132,19 @@ pub fn render_cmd(a: RenderArgs) -> Result<ExitCode> {
 }
 
 pub fn still_cmd(a: StillArgs) -> Result<ExitCode> {
+    let named = StillFormat::from_name(&a.output);
+    let format = a.format.unwrap_or(named);
+    if named.extension() != format.extension() {
+        bail!(
+            "-o {}: --format {} writes a .{} file; name the output with that extension",
+            a.output.display(),
+            format
+                .to_possible_value()
+                .map(|v| v.get_name().to_string())
+                .unwrap_or_default(),
+            format.extension()
+        );
+    }
     let r = crate::video::render(&Job {
         input: a.file.clone(),
         look: a.look.flags(),
@@ -98,6 +152,7 @@ pub fn still_cmd(a: StillArgs) -> Result<ExitCode> {
         dest: Destination::Still {
             path: a.output.clone(),
             frame: a.frame,
+            format,
         },
         force: a.force,
         quiet: a.quiet,
@@ -129,9 +184,12 @@ pub fn gpus_cmd() -> Result<ExitCode> {
 
 pub fn run_cmd(a: RunArgs) -> Result<ExitCode> {
     let scene = Scene::load(&a.scene)?;
+    // The codec is checked against this FFmpeg before the simulation runs.
+    let enc = encoding(&a.video)?;
+    let container = enc.as_ref().map(|e| e.container).unwrap_or(Container::Mp4);
     let output = match &a.output {
-        Some(p) => p.clone(),
-        None => output::default_name(None, &scene.name, "mp4")?,
+        Some(p) => video_name(Some(p), enc.as_ref(), p.clone())?,
+        None => output::default_name(None, &scene.name, container.name())?,
     };
     // Every output (the video, the kept recording) against the others, the scene's files and
     // existing files, and locked, before the simulation starts. --force covers them all.
@@ -176,7 +234,7 @@ pub fn run_cmd(a: RunArgs) -> Result<ExitCode> {
     if code != ExitCode::SUCCESS {
         return Ok(code);
     }
-    let job = video_job(bfs_path, output.clone(), None, &a.video, &a.look)?;
+    let job = video_job(bfs_path, output.clone(), None, &a.video, enc, &a.look)?;
     let r = crate::video::render(&job)?;
     let shown = a.video.png.clone().unwrap_or(output);
     report_render(&r, &shown, a.video.quiet);
@@ -199,9 +257,10 @@ pub fn demo_cmd(a: DemoArgs) -> Result<ExitCode> {
         },
         video: VideoArgs {
             fps: None,
-            encoder: crate::look::defaults::ENCODER.into(),
-            crf: crate::look::defaults::CRF,
-            preset: crate::look::defaults::PRESET.into(),
+            codec: None,
+            encoder: None,
+            crf: None,
+            preset: None,
             png: None,
             force: a.force,
             quiet: a.quiet,

@@ -1,7 +1,7 @@
 //! The agents pass: instanced soft point sprites, added into the HDR target
 //! (shaders/agents.wgsl).
 
-use super::{layout_entry, HDR_FORMAT, LDR_FORMAT};
+use super::{layout_entry, HDR_FORMAT};
 
 /// Keep in sync with `Params` in shaders/agents.wgsl.
 #[repr(C)]
@@ -31,6 +31,10 @@ pub struct AgentParams {
     pub fog_far: f32,
     pub box_level: f32,
     pub near: f32,
+    /// Motion blur: simulated seconds the shutter is open (0 = none); each sprite is drawn
+    /// from its position this long ago (by its velocity) to where it is.
+    pub shutter: f32,
+    pub _pad: [f32; 3],
 }
 
 /// Vertices per sprite copy (two triangles).
@@ -59,7 +63,13 @@ pub struct AgentBuffers3<'a> {
 }
 
 impl AgentsPass {
-    pub fn new(device: &wgpu::Device, lut: &wgpu::TextureView, sampler: &wgpu::Sampler) -> Self {
+    /// `display`: the display image's format (the world box is drawn onto it).
+    pub fn new(
+        device: &wgpu::Device,
+        lut: &wgpu::TextureView,
+        sampler: &wgpu::Sampler,
+        display: wgpu::TextureFormat,
+    ) -> Self {
         let module = device.create_shader_module(wgpu::include_wgsl!("../../shaders/agents.wgsl"));
         let bgl = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("agents bind group layout"),
@@ -185,7 +195,7 @@ impl AgentsPass {
             "fs_box",
             &[],
             wgpu::PrimitiveTopology::LineList,
-            LDR_FORMAT,
+            display,
         );
         AgentsPass {
             pipeline,

@@ -94,16 +94,17 @@ fn size_exceeded(l: &wgpu::Limits, n: &Needs) -> Option<Exceeded> {
         });
     }
     let frame = match n.output {
-        Output::Yuv420p => YuvParams::new(w, h).buffer_bytes(),
-        Output::Rgba8 => {
-            let row = (w as u64 * 4).div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT as u64)
+        Output::Yuv(f) => YuvParams::new(w, h, f).buffer_bytes(),
+        _ => {
+            let row = (w as u64 * n.output.texel_bytes() as u64)
+                .div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT as u64)
                 * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT as u64;
             row * h as u64
         }
     };
     if let Some(e) = match n.output {
-        Output::Yuv420p => {
-            let p = YuvParams::new(w, h);
+        Output::Yuv(f) => {
+            let p = YuvParams::new(w, h, f);
             let bytes = p.buffer_bytes();
             let need = |what: &str| format!("the yuv pass needs a {} {what}", mb(bytes));
             buffer(
@@ -115,7 +116,7 @@ fn size_exceeded(l: &wgpu::Limits, n: &Needs) -> Option<Exceeded> {
             .or_else(|| buffer(bytes, l.max_buffer_size, need("buffer"), "max_buffer_size"))
             .or_else(|| workgroups(l, "yuv", p.y_words as u64 + p.c_words as u64))
         }
-        Output::Rgba8 => None,
+        _ => None,
     } {
         return Some(e);
     }
@@ -166,7 +167,7 @@ fn fixed_exceeded(l: &wgpu::Limits, n: &Needs) -> Option<Exceeded> {
         })
     };
     let attrs = if n.dim == 3 { 7 } else { 5 };
-    let compute = n.output == Output::Yuv420p || n.density;
+    let compute = matches!(n.output, Output::Yuv(_)) || n.density;
     count(
         format!("the agents pass needs {attrs} vertex buffers"),
         attrs,
@@ -343,7 +344,7 @@ mod tests {
         Needs {
             width: w,
             height: h,
-            output: Output::Yuv420p,
+            output: Output::YUV420P,
             agents: 1000,
             dim: 2,
             density: false,

@@ -17,10 +17,12 @@ pub mod agents;
 pub mod bloom;
 pub mod camera;
 pub mod colormap;
+mod deep;
 pub mod density;
 pub mod fade;
 pub mod gpu;
 pub mod limits;
+pub mod overlay;
 pub mod pipeline;
 pub mod readback;
 mod settings;
@@ -37,6 +39,7 @@ use camera::CameraMode;
 use density::DensityPass;
 use fade::FadePass;
 use gpu::Gpu;
+use overlay::{FrameInfo, OverlayPass};
 use readback::Readback;
 use tonemap::{TonemapParams, TonemapPass};
 use yuv::YuvPass;
@@ -47,15 +50,15 @@ pub const HDR_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba16Float;
 /// Bloom mips. `Rg11b10Ufloat` would halve the bandwidth but is renderable only with an
 /// optional feature; `Rgba16Float` works everywhere.
 pub const BLOOM_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba16Float;
-/// The display image. Plain `Rgba8Unorm`: the tone-map pass writes sRGB-encoded values
-/// itself, so the bytes read back (PNG) and fed to the YUV pass are exactly sRGB.
-pub const LDR_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba8Unorm;
+// The display image: `Output::display_format`. Plain `Rgba8Unorm` for 8-bit outputs (or
+// `Rgba16Float` for deeper ones): the tone-map pass writes sRGB-encoded values itself, so the
+// values read back (PNG) and fed to the YUV pass are exactly sRGB.
 
 /// Brightness of the world box's lines, added to the display image (sRGB-encoded).
 const BOX_LEVEL: f32 = 0.16;
 
 pub(crate) use pipeline::{begin_pass, dispatch_2d, fullscreen_pipeline, layout_entry};
-pub use settings::{ColorMode, Fit, Look, Output, View3, World};
+pub use settings::{ColorMode, Fit, Look, Output, View3, World, YuvFormat};
 pub use view::{centre_of_mass, centre_of_mass3};
 
 fn srgb_to_linear(c: f32) -> f32 {
@@ -83,6 +86,7 @@ pub struct Renderer {
     bloom: Option<BloomPass>,
     tonemap: TonemapPass,
     yuv: Option<YuvPass>,
+    overlay: Option<OverlayPass>,
     readback: Readback,
     padded_row: u32,
     tight: Vec<u8>,
@@ -144,14 +148,23 @@ impl Renderer {
         let rt = wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::TEXTURE_BINDING;
         let hdr = target("hdr target", HDR_FORMAT, rt);
         let hdr_view = hdr.create_view(&Default::default());
-        let ldr = target(
-            "display image",
-            LDR_FORMAT,
-            rt | wgpu::TextureUsages::COPY_SRC,
-        );
+        let display = output.display_format();
+        let ldr = target("display image", display, rt | wgpu::TextureUsages::COPY_SRC);
         let ldr_view = ldr.create_view(&Default::default());
 
         let lut_bytes = colormap::bake(&look.colormap, look.colormap_floor)?;
+        // Overlays go on display images (not on linear light).
+        let overlay = (look.overlay.any() && output != Output::Linear).then(|| {
+            OverlayPass::new(
+                device,
+                look.overlay.clone(),
+                look.color,
+                lut_bytes.clone(),
+                w,
+                h,
+                display,
+            )
+        });
         let lut = device.create_texture(&wgpu::TextureDescriptor {
             label: Some("colour map"),
             size: wgpu::Extent3d {
@@ -200,16 +213,19 @@ impl Renderer {
             (look.bloom > 0.0).then(|| BloomPass::new(device, queue, &hdr_view, w, h, &sampler));
         // Without bloom the tone-map pass still needs a texture to bind: the LUT will do.
         let bloom_view = bloom.as_ref().map(|b| b.output()).unwrap_or(&lut_view);
-        let tonemap = TonemapPass::new(device, &hdr_view, bloom_view, &sampler);
-        let yuv = (output == Output::Yuv420p).then(|| YuvPass::new(device, queue, &ldr_view, w, h));
-        let padded_row = (w * 4).div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT)
+        let tonemap = TonemapPass::new(device, &hdr_view, bloom_view, &sampler, display);
+        let yuv = match output {
+            Output::Yuv(f) => Some(YuvPass::new(device, queue, &ldr_view, w, h, f)),
+            _ => None,
+        };
+        let padded_row = (w * output.texel_bytes()).div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT)
             * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
         let staging = match &yuv {
             Some(y) => y.params().buffer_bytes(),
             None => padded_row as u64 * h as u64,
         };
         let readback = Readback::new(device, staging);
-        let agents = AgentsPass::new(device, &lut_view, &sampler);
+        let agents = AgentsPass::new(device, &lut_view, &sampler, display);
         let fade = FadePass::new(device);
         let capacity = capacity.max(1);
         let agents_buf = Self::agent_buffer(device, world.dim, capacity);
@@ -240,6 +256,7 @@ impl Renderer {
             bloom,
             tonemap,
             yuv,
+            overlay,
             readback,
             padded_row,
             tight: Vec::new(),
@@ -270,7 +287,14 @@ impl Renderer {
     pub fn frame_bytes(&self) -> usize {
         match &self.yuv {
             Some(y) => y.params().frame_bytes(),
-            None => self.look.width as usize * self.look.height as usize * 4,
+            None => {
+                let px = self.look.width as usize * self.look.height as usize;
+                match self.output {
+                    Output::Linear => px * 16,
+                    Output::Rgba16 => px * 8,
+                    _ => px * 4,
+                }
+            }
         }
     }
 
@@ -361,6 +385,8 @@ impl Renderer {
             .map(|d| &d.density)
             .unwrap_or(&self.agents_buf);
         let mut with_box = false;
+        // Motion blur: the simulated time the shutter is open in each frame interval.
+        let shutter = self.look.shutter / 360.0 * self.world.frame_dt;
         if let Some(c) = cam3 {
             let core = (core_px / radius_px).clamp(0.05, 1.0);
             let params = AgentParams {
@@ -372,6 +398,7 @@ impl Renderer {
                 copies: 1,
                 intensity: 1.0,
                 halo: 0.35,
+                shutter,
                 ..c
             };
             let q = n as u64 * 4;
@@ -404,6 +431,7 @@ impl Renderer {
                 copies: if self.world.wrap { 9 } else { 1 },
                 intensity: 1.0,
                 halo: 0.35,
+                shutter,
                 ..Default::default()
             };
             let bufs = AgentBuffers {
@@ -446,11 +474,29 @@ impl Renderer {
                 vignette: self.look.vignette,
                 aspect: w / h,
                 frame: self.drawn as u32,
-                _pad: [0; 3],
+                dither: if self.output.texel_bytes() == 4 {
+                    1.0
+                } else {
+                    0.0
+                },
+                linear: (self.output == Output::Linear) as u32,
+                _pad: 0,
             },
         );
         if with_box {
             self.agents.draw_box(&mut encoder, &ldr_view);
+        }
+        if let Some(o) = &mut self.overlay {
+            o.update(
+                queue,
+                &FrameInfo {
+                    seconds: frame.step as f64 * self.world.dt as f64,
+                    step: frame.step,
+                    range,
+                    px_per_unit: cam3.is_none().then(|| w / view_size[0]),
+                },
+            );
+            o.run(&mut encoder, &ldr_view);
         }
         match &mut self.yuv {
             Some(y) => {
@@ -532,13 +578,20 @@ impl Renderer {
         let (w, h) = (self.look.width as usize, self.look.height as usize);
         let padded = self.padded_row as usize;
         let yuv = self.yuv.as_ref().map(|y| *y.params());
+        let output = self.output;
         self.readback
             .take_oldest(&self.gpu.device, |bytes| match yuv {
                 Some(p) => p.unpack(bytes, &mut tight),
                 None => {
                     tight.clear();
+                    let row_bytes = w * output.texel_bytes() as usize;
                     for row in 0..h {
-                        tight.extend_from_slice(&bytes[row * padded..row * padded + w * 4]);
+                        let texels = &bytes[row * padded..row * padded + row_bytes];
+                        match output {
+                            Output::Rgba16 => deep::sixteen_bits(texels, &mut tight),
+                            Output::Linear => deep::floats(texels, &mut tight),
+                            _ => tight.extend_from_slice(texels),
+                        }
                     }
                 }
             })?;

@@ -67,6 +67,11 @@ pub struct Look {
     pub fit: Fit,
     pub follow: bool,
     pub vignette: f32,
+    /// Shutter angle in degrees (0 = no motion blur): each sprite is smeared over the path it
+    /// covered in the last `shutter / 360` of a frame interval.
+    pub shutter: f32,
+    /// Overlays drawn after tone mapping (colour bar, time, title, scale bar).
+    pub overlay: super::overlay::Overlays,
     /// 3D recordings only: how they are looked at (`None` for 2D).
     pub view3: Option<View3>,
 }
@@ -99,6 +104,10 @@ pub struct World {
     pub wrap: bool,
     /// Agents outside the world are possible (open boundary): no scissor.
     pub open: bool,
+    /// The simulation's time step, seconds (a frame's time is its step × this).
+    pub dt: f32,
+    /// Simulated seconds between recorded frames (the time step × the recording interval).
+    pub frame_dt: f32,
 }
 
 impl World {
@@ -111,8 +120,73 @@ impl World {
 /// What comes out of each frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Output {
-    /// yuv420p, BT.709 limited range (for FFmpeg).
-    Yuv420p,
-    /// RGBA8, sRGB, tight rows (for PNG).
+    /// Planar Y'CbCr, BT.709 limited range, as FFmpeg's rawvideo reads it (video).
+    Yuv(YuvFormat),
+    /// RGBA8, sRGB, tight rows (PNG).
     Rgba8,
+    /// RGBA, sRGB, 16 bits a channel (native-endian `u16`), tight rows (16-bit PNG).
+    Rgba16,
+    /// RGBA `f32`, scene-linear light: exposure and bloom applied, no tone curve, no sRGB
+    /// encoding (OpenEXR).
+    Linear,
+}
+
+/// The raw Y'CbCr layouts the video pass writes (FFmpeg's names in [`YuvFormat::name`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum YuvFormat {
+    /// 8 bits, chroma halved both ways (H.264; every player).
+    Yuv420p,
+    /// 10 bits in little-endian `u16`s, chroma halved both ways (H.265, AV1).
+    Yuv420p10,
+    /// 10 bits in little-endian `u16`s, chroma halved horizontally only (ProRes 422).
+    Yuv422p10,
+}
+
+impl YuvFormat {
+    /// FFmpeg's `-pix_fmt` name.
+    pub fn name(self) -> &'static str {
+        match self {
+            YuvFormat::Yuv420p => "yuv420p",
+            YuvFormat::Yuv420p10 => "yuv420p10le",
+            YuvFormat::Yuv422p10 => "yuv422p10le",
+        }
+    }
+
+    pub fn bits(self) -> u32 {
+        match self {
+            YuvFormat::Yuv420p => 8,
+            YuvFormat::Yuv420p10 | YuvFormat::Yuv422p10 => 10,
+        }
+    }
+
+    /// Rows of luma per row of chroma (2 for 4:2:0, 1 for 4:2:2).
+    pub fn chroma_rows(self) -> u32 {
+        match self {
+            YuvFormat::Yuv420p | YuvFormat::Yuv420p10 => 2,
+            YuvFormat::Yuv422p10 => 1,
+        }
+    }
+}
+
+impl Output {
+    /// The video output forge has always written: 8-bit 4:2:0.
+    pub const YUV420P: Output = Output::Yuv(YuvFormat::Yuv420p);
+
+    /// The display image's format. 8-bit outputs take `Rgba8Unorm` (the tone-map pass dithers
+    /// before its store); deeper ones half floats (11 significant bits: enough for 10-bit
+    /// video, and for linear light), dithered later, if at all, at their own depth.
+    pub fn display_format(self) -> wgpu::TextureFormat {
+        match self {
+            Output::Rgba8 | Output::Yuv(YuvFormat::Yuv420p) => wgpu::TextureFormat::Rgba8Unorm,
+            _ => wgpu::TextureFormat::Rgba16Float,
+        }
+    }
+
+    /// Bytes of one display-image pixel as read back.
+    pub fn texel_bytes(self) -> u32 {
+        match self.display_format() {
+            wgpu::TextureFormat::Rgba8Unorm => 4,
+            _ => 8,
+        }
+    }
 }

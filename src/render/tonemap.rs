@@ -1,7 +1,7 @@
 //! HDR → display colours: bloom, exposure, ACES, background, vignette, sRGB
 //! (shaders/tonemap.wgsl).
 
-use super::{fullscreen_pipeline, layout_entry, LDR_FORMAT};
+use super::{fullscreen_pipeline, layout_entry};
 
 /// Keep in sync with `Params` in shaders/tonemap.wgsl.
 #[repr(C)]
@@ -14,7 +14,11 @@ pub struct TonemapParams {
     pub aspect: f32,
     /// Seeds the dither (with the pixel), so a render is reproducible frame by frame.
     pub frame: u32,
-    pub _pad: [u32; 3],
+    /// 1.0: TPDF dither for an 8-bit store; 0.0: none.
+    pub dither: f32,
+    /// 1: scene-linear light out (EXR) instead of tone-mapped sRGB.
+    pub linear: u32,
+    pub _pad: u32,
 }
 
 pub struct TonemapPass {
@@ -29,6 +33,7 @@ impl TonemapPass {
         hdr: &wgpu::TextureView,
         bloom: &wgpu::TextureView,
         sampler: &wgpu::Sampler,
+        format: wgpu::TextureFormat,
     ) -> Self {
         let module = device.create_shader_module(wgpu::include_wgsl!("../../shaders/tonemap.wgsl"));
         let bgl = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
@@ -74,7 +79,7 @@ impl TonemapPass {
             &module,
             "fs_tonemap",
             Some(&bgl),
-            LDR_FORMAT,
+            format,
             None,
         );
         TonemapPass {

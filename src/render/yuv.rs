@@ -1,7 +1,7 @@
-//! sRGB image → yuv420p (BT.709, limited range) on the GPU, packed the way FFmpeg's rawvideo
-//! reads it (shaders/yuv.wgsl).
+//! sRGB image → planar Y'CbCr (BT.709, limited range: 8-bit 4:2:0, 10-bit 4:2:0 or 4:2:2) on
+//! the GPU, packed the way FFmpeg's rawvideo reads it (shaders/yuv.wgsl).
 
-use super::layout_entry;
+use super::{layout_entry, YuvFormat};
 
 /// Keep in sync with `WORKGROUP` in shaders/yuv.wgsl.
 const WORKGROUP: u32 = 64;
@@ -14,23 +14,49 @@ pub struct YuvParams {
     pub height: u32,
     pub y_words: u32,
     pub c_words: u32,
-    /// Seeds the dither before the 8-bit Y'CbCr store (with the pixel).
+    /// Seeds the dither before the Y'CbCr store (with the pixel).
     pub frame: u32,
-    pub _pad: [u32; 3],
+    /// 8 or 10.
+    pub bits: u32,
+    /// Luma rows per chroma row: 2 (4:2:0) or 1 (4:2:2).
+    pub chroma_rows: u32,
+    pub _pad: u32,
 }
 
 impl YuvParams {
-    pub fn new(width: u32, height: u32) -> Self {
-        let y = width as u64 * height as u64;
-        let c = (width / 2) as u64 * (height / 2) as u64;
-        YuvParams {
+    pub fn new(width: u32, height: u32, format: YuvFormat) -> Self {
+        let mut p = YuvParams {
             width,
             height,
-            y_words: y.div_ceil(4) as u32,
-            c_words: c.div_ceil(4) as u32,
-            frame: 0,
-            _pad: [0; 3],
+            bits: format.bits(),
+            chroma_rows: format.chroma_rows(),
+            ..Default::default()
+        };
+        let per = p.per_word() as u64;
+        p.y_words = p.luma_samples().div_ceil(per) as u32;
+        p.c_words = p.chroma_samples().div_ceil(per) as u32;
+        p
+    }
+
+    /// Samples packed into one `u32`: four bytes, or two little-endian `u16`s.
+    fn per_word(&self) -> u32 {
+        if self.bits > 8 {
+            2
+        } else {
+            4
         }
+    }
+
+    fn sample_bytes(&self) -> usize {
+        4 / self.per_word() as usize
+    }
+
+    fn luma_samples(&self) -> u64 {
+        self.width as u64 * self.height as u64
+    }
+
+    fn chroma_samples(&self) -> u64 {
+        (self.width / 2) as u64 * (self.height / self.chroma_rows) as u64
     }
 
     /// Bytes of the packed GPU buffer (each plane padded to whole words).
@@ -38,17 +64,15 @@ impl YuvParams {
         (self.y_words as u64 + 2 * self.c_words as u64) * 4
     }
 
-    /// Bytes of one yuv420p frame as FFmpeg reads it.
+    /// Bytes of one frame as FFmpeg reads it.
     pub fn frame_bytes(&self) -> usize {
-        let y = self.width as usize * self.height as usize;
-        let c = (self.width / 2) as usize * (self.height / 2) as usize;
-        y + 2 * c
+        (self.luma_samples() + 2 * self.chroma_samples()) as usize * self.sample_bytes()
     }
 
-    /// The packed GPU buffer → a tight yuv420p frame.
+    /// The packed GPU buffer → a tight frame (the planes back to back).
     pub fn unpack(&self, packed: &[u8], out: &mut Vec<u8>) {
-        let y = self.width as usize * self.height as usize;
-        let c = (self.width / 2) as usize * (self.height / 2) as usize;
+        let y = self.luma_samples() as usize * self.sample_bytes();
+        let c = self.chroma_samples() as usize * self.sample_bytes();
         let u_at = self.y_words as usize * 4;
         let v_at = u_at + self.c_words as usize * 4;
         out.clear();
@@ -73,6 +97,7 @@ impl YuvPass {
         rgb: &wgpu::TextureView,
         width: u32,
         height: u32,
+        format: YuvFormat,
     ) -> Self {
         let module = device.create_shader_module(wgpu::include_wgsl!("../../shaders/yuv.wgsl"));
         let bgl = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
@@ -83,7 +108,7 @@ impl YuvPass {
                 layout_entry::storage(2, wgpu::ShaderStages::COMPUTE, false),
             ],
         });
-        let params = YuvParams::new(width, height);
+        let params = YuvParams::new(width, height, format);
         let uniform = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("yuv params"),
             size: std::mem::size_of::<YuvParams>() as u64,
@@ -149,7 +174,7 @@ impl YuvPass {
             label: Some("yuv pass"),
             timestamp_writes: None,
         });
-        pass.push_debug_group("rgb to yuv420p");
+        pass.push_debug_group("rgb to yuv");
         pass.set_pipeline(&self.pipeline);
         pass.set_bind_group(0, &self.bind_group, &[]);
         let words = self.params.y_words + self.params.c_words;

@@ -26,6 +26,15 @@ pub struct Render {
     pub background: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub point_size: Option<f64>,
+    /// Overlays: any of "colorbar", "time", "title", "scale" (`forge render --overlay`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overlay: Option<Vec<String>>,
+    /// The title overlay's text [default: the scene's name].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Shutter angle in degrees (0 = no motion blur, 180 = film's usual, up to 360).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub motion_blur: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub size: Option<[u32; 2]>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -90,6 +99,27 @@ pub(super) fn check(r: &Render, dim: usize, cx: &mut Ctx) {
                     format!("must be >= 0, got {x}"),
                 );
             }
+        }
+    }
+    if let Some(names) = &r.overlay {
+        for (i, n) in names.iter().enumerate() {
+            if !crate::vocab::OVERLAYS.contains(&n.as_str()) {
+                cx.err(
+                    &format!("scene.render.overlay[{i}]"),
+                    format!(
+                        "unknown overlay \"{n}\" (one of: {})",
+                        crate::vocab::OVERLAYS.join(", ")
+                    ),
+                );
+            }
+        }
+    }
+    if let Some(m) = r.motion_blur {
+        if !(0.0..=360.0).contains(&m) {
+            cx.err(
+                "scene.render.motion_blur",
+                format!("must be a shutter angle in [0, 360] degrees, got {m}"),
+            );
         }
     }
     if let Some([w, h]) = r.size {

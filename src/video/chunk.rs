@@ -150,10 +150,19 @@ pub struct Manifest {
     pub fps: u32,
     pub size: [u32; 2],
     pub encoder: String,
-    pub crf: u32,
-    pub preset: String,
+    #[serde(default)]
+    pub crf: Option<u32>,
+    #[serde(default)]
+    pub preset: Option<String>,
+    /// FFmpeg's name for the pixel format.
+    #[serde(default = "yuv420p")]
+    pub pix_fmt: String,
     /// [`settings_crc`].
     pub settings: String,
+}
+
+fn yuv420p() -> String {
+    "yuv420p".into()
 }
 
 impl Manifest {
@@ -179,7 +188,31 @@ impl Manifest {
             encoder: enc.encoder.clone(),
             crf: enc.crf,
             preset: enc.preset.clone(),
+            pix_fmt: enc.format.name().to_string(),
             settings: settings_crc(look, fps, enc),
+        }
+    }
+
+    /// The encoder settings in words: `libx264 crf 18 preset medium yuv420p`.
+    pub fn encoding_text(&self) -> String {
+        let mut t = self.encoder.clone();
+        if let Some(c) = self.crf {
+            t.push_str(&format!(" crf {c}"));
+        }
+        if let Some(p) = &self.preset {
+            t.push_str(&format!(" preset {p}"));
+        }
+        t.push(' ');
+        t.push_str(&self.pix_fmt);
+        t
+    }
+
+    /// The container its encoder's stream belongs in.
+    pub fn container(&self) -> super::codec::Container {
+        if self.encoder.starts_with("prores") {
+            super::codec::Container::Mov
+        } else {
+            super::codec::Container::Mp4
         }
     }
 
@@ -272,8 +305,9 @@ mod tests {
             fps: 30,
             size: [160, 90],
             encoder: "libx264".into(),
-            crf: 18,
-            preset: "medium".into(),
+            crf: Some(18),
+            preset: Some("medium".into()),
+            pix_fmt: "yuv420p".into(),
             settings: "12345678".into(),
         };
         assert_eq!(Manifest::from_json(&m.to_json()).unwrap(), m);

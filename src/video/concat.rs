@@ -241,9 +241,9 @@ fn difference(m: &Manifest, r: &Manifest) -> String {
         )
     } else {
         format!(
-            "other settings ({}x{} at {} fps, {} crf {} {}, settings {}; the others: {}x{} at {} fps, {} crf {} {}, settings {})",
-            m.size[0], m.size[1], m.fps, m.encoder, m.crf, m.preset, m.settings,
-            r.size[0], r.size[1], r.fps, r.encoder, r.crf, r.preset, r.settings
+            "other settings ({}x{} at {} fps, {}, settings {}; the others: {}x{} at {} fps, {}, settings {})",
+            m.size[0], m.size[1], m.fps, m.encoding_text(), m.settings,
+            r.size[0], r.size[1], r.fps, r.encoding_text(), r.settings
         )
     }
 }
@@ -352,6 +352,11 @@ fn list_file(parts: &[Part]) -> Result<String> {
 pub fn join(parts: &[Part], out: &Path, force: bool) -> Result<Joined> {
     let t0 = Instant::now();
     super::ffmpeg::check()?;
+    let container = parts
+        .first()
+        .map(|p| p.manifest.container())
+        .unwrap_or(super::codec::Container::Mp4);
+    super::codec::check_extension(out, container, "-o")?;
     let out_abs = std::fs::canonicalize(out).ok();
     for p in parts {
         if out_abs.is_some() && std::fs::canonicalize(&p.path).ok() == out_abs {
@@ -375,7 +380,7 @@ pub fn join(parts: &[Part], out: &Path, force: bool) -> Result<Joined> {
             .args(["-f", "concat", "-safe", "0", "-i"])
             .arg(&list)
             .args(["-map", "0:v:0", "-c", "copy", "-map_metadata", "-1"])
-            .args(["-movflags", "+faststart", "-f", "mp4"])
+            .args(["-movflags", "+faststart", "-f", container.name()])
             .arg(file.writing_path())
             .stdin(Stdio::null())
             .output()

@@ -1,4 +1,5 @@
-//! Frames out to FFmpeg: an FFmpeg child reads raw yuv420p on stdin (H.264, BT.709 tags).
+//! Frames out to FFmpeg: an FFmpeg child reads raw Y'CbCr on stdin (yuv420p for H.264, 10-bit
+//! for H.265, AV1 and ProRes: see `codec.rs`) and writes an MP4 or MOV with BT.709 tags.
 //!
 //! `ffmpeg-sidecar` builds and spawns the child and parses its log; forge feeds stdin from a
 //! writer thread, so encoding overlaps rendering.
@@ -67,15 +68,9 @@ pub fn check() -> Result<()> {
     }
 }
 
-/// Video encoding settings.
-#[derive(Clone, Debug)]
-pub struct Encoding {
-    pub encoder: String,
-    pub crf: u32,
-    pub preset: String,
-}
+pub use super::codec::Encoding;
 
-/// The encoder's command line: raw yuv420p on stdin, an MP4 at `out`, with `tags` in its
+/// The encoder's command line: raw Y'CbCr on stdin, an MP4 (or MOV) at `out`, with `tags` in its
 /// metadata (custom keys kept by `-movflags +use_metadata_tags`; readable with ffprobe).
 fn command(
     prog: &Path,
@@ -92,24 +87,16 @@ fn command(
     cmd.hide_banner()
         .args(["-loglevel", "error", "-nostdin"])
         .overwrite();
+    let pix = enc.format.name();
     cmd.format("rawvideo")
-        .pix_fmt("yuv420p")
+        .pix_fmt(pix)
         .size(width, height)
         .args(["-r", &fps.to_string()])
         .args(COLOUR_IN.split(' '))
         .input("-");
     cmd.codec_video(&enc.encoder);
-    if matches!(enc.encoder.as_str(), "libx264" | "libx265") {
-        // Not `.crf()`/`.preset()`, which spell them `-crf:v`/`-preset:v`.
-        cmd.args(["-crf", &enc.crf.to_string(), "-preset", &enc.preset]);
-    }
-    if enc.encoder == "libx264" {
-        cmd.args([
-            "-x264-params",
-            "colorprim=bt709:transfer=bt709:colormatrix=bt709:range=tv",
-        ]);
-    }
-    cmd.pix_fmt("yuv420p").args(COLOUR_OUT.split(' '));
+    cmd.args(enc.encoder_args());
+    cmd.pix_fmt(pix).args(COLOUR_OUT.split(' '));
     for (k, v) in tags {
         cmd.args(["-metadata", &format!("{k}={v}")]);
     }
@@ -118,7 +105,9 @@ fn command(
     } else {
         "+faststart+use_metadata_tags"
     };
-    cmd.args(["-movflags", movflags]).format("mp4").output(out);
+    cmd.args(["-movflags", movflags])
+        .format(enc.container.name())
+        .output(out);
     // Sidecar's child wants all three pipes; stdout carries nothing (the MP4 goes to a file).
     cmd.as_inner_mut()
         .stdin(Stdio::piped())
@@ -479,19 +468,22 @@ impl super::sink::FrameSink for FfmpegSink {
 mod tests {
     use super::*;
 
-    fn args(enc: &str) -> Vec<String> {
+    fn args(encoder: &str) -> Vec<String> {
         let enc = Encoding {
-            encoder: enc.into(),
-            crf: 18,
-            preset: "medium".into(),
+            encoder: encoder.into(),
+            ..Encoding::h264()
         };
+        with(&enc)
+    }
+
+    fn with(enc: &Encoding) -> Vec<String> {
         command(
             Path::new("ffmpeg"),
             Path::new("out.mp4"),
             160,
             90,
             30,
-            &enc,
+            enc,
             &[],
         )
         .get_args()
@@ -514,14 +506,49 @@ mod tests {
                  colorprim=bt709:transfer=bt709:colormatrix=bt709:range=tv {tail}"
             )
         );
+        let enc = Encoding {
+            encoder: "h264_nvenc".into(),
+            crf: None,
+            preset: None,
+            ..Encoding::h264()
+        };
         assert_eq!(
-            args("libx265").join(" "),
-            format!("{head} -c:v libx265 -crf 18 -preset medium {tail}")
-        );
-        assert_eq!(
-            args("h264_nvenc").join(" "),
+            with(&enc).join(" "),
             format!("{head} -c:v h264_nvenc {tail}")
         );
+    }
+
+    /// 10-bit H.265 in MP4: the raw input and the stream are yuv420p10le, tagged hvc1.
+    #[test]
+    fn ten_bit_hevc_and_prores_command_lines() {
+        let hevc = Encoding {
+            encoder: "libx265".into(),
+            codec: "hevc".into(),
+            format: crate::render::YuvFormat::Yuv420p10,
+            crf: Some(20),
+            ..Encoding::h264()
+        };
+        let line = with(&hevc).join(" ");
+        assert!(line.contains("-f rawvideo -pix_fmt yuv420p10le"), "{line}");
+        assert!(
+            line.contains("-c:v libx265 -crf 20 -preset medium -x265-params colorprim=bt709"),
+            "{line}"
+        );
+        assert!(line.contains("-tag:v hvc1 -pix_fmt yuv420p10le"), "{line}");
+        let prores = Encoding {
+            encoder: "prores_ks".into(),
+            codec: "prores".into(),
+            format: crate::render::YuvFormat::Yuv422p10,
+            container: super::super::codec::Container::Mov,
+            crf: None,
+            preset: None,
+        };
+        let line = with(&prores).join(" ");
+        assert!(
+            line.contains("-c:v prores_ks -profile:v 3 -vendor apl0 -pix_fmt yuv422p10le"),
+            "{line}"
+        );
+        assert!(line.ends_with("-f mov out.mp4"), "{line}");
     }
 
     /// The tail keeps the last lines, including one the parser cannot place, and ends at EOF.

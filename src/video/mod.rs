@@ -8,6 +8,7 @@
 //! error: every complete frame renders, with the reader's warning printed.
 
 pub mod chunk;
+pub mod codec;
 pub mod concat;
 pub mod exposure;
 pub mod ffmpeg;
@@ -30,6 +31,7 @@ use crate::render::gpu::Gpu;
 use crate::render::{ColorMode, Output, Renderer};
 use ffmpeg::{Encoding, FfmpegSink};
 use ranges::{density_range_3d, speed_range};
+pub use sink::StillFormat;
 use sink::{Collect, FrameSink, PngDir, Still};
 use source::FrameSource;
 
@@ -40,10 +42,14 @@ pub enum Destination {
     Mp4 { path: PathBuf, encoding: Encoding },
     /// One PNG per frame (`frame_000000.png`, …) in a folder.
     Png { dir: PathBuf },
-    /// One frame as a PNG; with trails, the frames before it are drawn into the trails first
+    /// One frame as an image (PNG, 16-bit PNG or EXR); with trails, the frames before it are drawn into the trails first
     /// (until earlier light has faded below `chunk::WARM_EPS`), so the still matches the
     /// video's frame.
-    Still { path: PathBuf, frame: u64 },
+    Still {
+        path: PathBuf,
+        frame: u64,
+        format: StillFormat,
+    },
     /// yuv420p frames kept in memory (up to `keep` of them) or dropped: render-only timing
     /// for `forge bench render`.
     Collect {
@@ -292,14 +298,16 @@ pub fn render(job: &Job) -> Result<Report> {
                 .shown_as(path),
             ),
             Destination::Png { dir } => Box::new(PngDir::new(dir, frames.start, w, h, job.force)),
-            Destination::Still { .. } => {
-                Box::new(Still::new(writing.expect("an output file"), w, h))
+            Destination::Still { format, .. } => {
+                Box::new(Still::new(writing.expect("an output file"), w, h, *format))
             }
             Destination::Collect { frames, keep } => Box::new(Collect::new(frames.clone(), *keep)),
         };
-        let output = match job.dest {
-            Destination::Mp4 { .. } | Destination::Collect { .. } => Output::Yuv420p,
-            Destination::Png { .. } | Destination::Still { .. } => Output::Rgba8,
+        let output = match &job.dest {
+            Destination::Mp4 { encoding, .. } => Output::Yuv(encoding.format),
+            Destination::Collect { .. } => Output::YUV420P,
+            Destination::Png { .. } => Output::Rgba8,
+            Destination::Still { format, .. } => format.output(),
         };
         let mut renderer = Renderer::new(gpu, look, world, output, capacity)?;
         let shown = frames.end - start;

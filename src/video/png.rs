@@ -1,4 +1,5 @@
-//! Frames out as PNG files (8-bit sRGB).
+//! Frames out as image files: PNG (8-bit sRGB, or 16-bit for stills) and OpenEXR (linear
+//! light, for stills).
 
 use std::io::Write;
 use std::path::Path;
@@ -25,21 +26,31 @@ fn srgb_chunk() -> [u8; 13] {
 }
 
 /// Encodes one RGBA8 (sRGB) image as PNG: IHDR, sRGB, IDAT, IEND.
+fn encode_png(width: u32, height: u32, rgba: &[u8]) -> Result<Vec<u8>> {
+    encode_png_as(width, height, rgba, ExtendedColorType::Rgba8)
+}
+
+/// Encodes one RGBA image (8 bits a channel, or 16 in native-endian `u16`s), sRGB, as PNG.
 ///
 /// `image`'s PNG encoder can embed an ICC profile but has no way to write the 13-byte `sRGB`
 /// chunk, so it is spliced in after IHDR, where the PNG spec wants it (before IDAT).
-fn encode_png(width: u32, height: u32, rgba: &[u8]) -> Result<Vec<u8>> {
-    let want = u64::from(width) * u64::from(height) * 4;
+fn encode_png_as(
+    width: u32,
+    height: u32,
+    rgba: &[u8],
+    color: ExtendedColorType,
+) -> Result<Vec<u8>> {
+    let want = u64::from(width) * u64::from(height) * color.bits_per_pixel() as u64 / 8;
     ensure!(
         rgba.len() as u64 == want,
-        "{width}x{height} RGBA image: {} bytes, expected {want}",
+        "{width}x{height} {color:?} image: {} bytes, expected {want}",
         rgba.len()
     );
     let mut png = Vec::new();
     // Not `PngEncoder::new`, whose default is `Fast` (fdeflate): `Default` with adaptive filters
     // is what the png crate does by default (zlib level 6), and what forge always wrote.
     PngEncoder::new_with_quality(&mut png, CompressionType::Default, FilterType::Adaptive)
-        .write_image(rgba, width, height, ExtendedColorType::Rgba8)?;
+        .write_image(rgba, width, height, color)?;
     ensure!(
         png.get(12..16) == Some(b"IHDR".as_slice()) && png.len() > AFTER_IHDR,
         "the PNG encoder wrote no IHDR chunk first"
@@ -55,6 +66,32 @@ pub fn write_png(path: &Path, width: u32, height: u32, rgba: &[u8]) -> Result<()
     let mut file =
         std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
     file.write_all(&png)
+        .with_context(|| format!("writing {}", path.display()))
+}
+
+/// Writes one RGBA image, 16 bits a channel (native-endian `u16`s, sRGB), as PNG.
+pub fn write_png16(path: &Path, width: u32, height: u32, rgba: &[u8]) -> Result<()> {
+    let png = encode_png_as(width, height, rgba, ExtendedColorType::Rgba16)
+        .with_context(|| format!("writing {}", path.display()))?;
+    std::fs::write(path, png).with_context(|| format!("writing {}", path.display()))
+}
+
+/// Writes one RGBA image of linear light (native-endian `f32`s) as OpenEXR (32-bit float,
+/// Rec. 709 primaries, as EXR assumes by default).
+pub fn write_exr(path: &Path, width: u32, height: u32, rgba: &[u8]) -> Result<()> {
+    let want = u64::from(width) * u64::from(height) * 16;
+    ensure!(
+        rgba.len() as u64 == want,
+        "{width}x{height} RGBA float image: {} bytes, expected {want}",
+        rgba.len()
+    );
+    let file =
+        std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let mut w = std::io::BufWriter::new(file);
+    image::codecs::openexr::OpenExrEncoder::new(&mut w)
+        .write_image(rgba, width, height, ExtendedColorType::Rgba32F)
+        .with_context(|| format!("writing {}", path.display()))?;
+    w.flush()
         .with_context(|| format!("writing {}", path.display()))
 }
 

@@ -6,7 +6,8 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::{bail, Context, Result};
 
-use super::png::{write_png, write_png_atomic};
+use super::png::{write_exr, write_png, write_png16, write_png_atomic};
+use crate::render::Output;
 
 /// Takes the rendered frames, in order, in the pixel format the renderer was built for.
 pub trait FrameSink {
@@ -71,22 +72,62 @@ pub fn prepare_png_dir(dir: &Path, force: bool) -> Result<()> {
     Ok(())
 }
 
-/// Keeps the last frame and writes it as one PNG at the end (the frames before it are the
+/// What a still is written as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum StillFormat {
+    /// 8-bit sRGB PNG, as the video's frames look.
+    Png,
+    /// 16-bit sRGB PNG: the same picture without 8-bit steps (for print and grading).
+    Png16,
+    /// OpenEXR, 32-bit float linear light (Rec. 709 primaries): exposure and bloom applied, no
+    /// tone curve, values above 1 kept (for compositing).
+    Exr,
+}
+
+impl StillFormat {
+    /// The format an output's name implies: `.exr` → EXR, else PNG.
+    pub fn from_name(path: &std::path::Path) -> StillFormat {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some(e) if e.eq_ignore_ascii_case("exr") => StillFormat::Exr,
+            _ => StillFormat::Png,
+        }
+    }
+
+    pub fn extension(self) -> &'static str {
+        match self {
+            StillFormat::Png | StillFormat::Png16 => "png",
+            StillFormat::Exr => "exr",
+        }
+    }
+
+    /// What the renderer hands over for it.
+    pub fn output(self) -> Output {
+        match self {
+            StillFormat::Png => Output::Rgba8,
+            StillFormat::Png16 => Output::Rgba16,
+            StillFormat::Exr => Output::Linear,
+        }
+    }
+}
+
+/// Keeps the last frame and writes it as one image at the end (the frames before it are the
 /// trails' warm-up).
 pub struct Still {
     path: PathBuf,
     width: u32,
     height: u32,
+    format: StillFormat,
     last: Vec<u8>,
 }
 
 impl Still {
     /// `path`: where the image is written (the output's temporary name).
-    pub fn new(path: PathBuf, width: u32, height: u32) -> Still {
+    pub fn new(path: PathBuf, width: u32, height: u32, format: StillFormat) -> Still {
         Still {
             path,
             width,
             height,
+            format,
             last: Vec::new(),
         }
     }
@@ -99,7 +140,12 @@ impl FrameSink for Still {
         Ok(())
     }
     fn finish(self: Box<Self>) -> Result<()> {
-        write_png(&self.path, self.width, self.height, &self.last)
+        let (p, w, h, px) = (&self.path, self.width, self.height, &self.last);
+        match self.format {
+            StillFormat::Png => write_png(p, w, h, px),
+            StillFormat::Png16 => write_png16(p, w, h, px),
+            StillFormat::Exr => write_exr(p, w, h, px),
+        }
     }
 }
 

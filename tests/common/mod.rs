@@ -506,6 +506,7 @@ pub const LOOK_DEFAULTS: &[(&str, &str)] = &[
 /// The encoder defaults shared by render and run.
 pub const VIDEO_DEFAULTS: &[(&str, &str)] = &[
     ("--fps", "30"),
+    ("--codec", "h264"),
     ("--encoder", "libx264"),
     ("--crf", "18"),
     ("--preset", "medium"),
