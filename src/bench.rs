@@ -382,6 +382,7 @@ fn render_memory_probe(a: &BenchArgs, path: &std::path::Path) -> Result<ExitCode
         force: true,
         quiet: true,
         adapter: None,
+        interpolate: 1,
         chunk: None,
     })?;
     println!("{}", peak_rss_kib().unwrap_or(0));
@@ -549,6 +550,7 @@ fn bench_render(a: &BenchArgs) -> Result<ExitCode> {
                     force: true,
                     quiet: true,
                     adapter: None,
+                    interpolate: 1,
                     chunk: None,
                 };
                 let kept = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));

@@ -267,6 +267,12 @@ pub struct VideoArgs {
     /// libsvtav1 (0..=13), 6 for libaom-av1 (0..=8); lower numbers are slower and better].
     #[arg(long)]
     pub preset: Option<String>,
+    /// Draw K−1 frames between each pair of recorded ones (agents on smooth paths through
+    /// both positions, velocities as tangents; the shortest way across a wrapping seam): a
+    /// recording taken every few steps plays smoothly, K times slower at the same --fps.
+    /// Recorded frames come out exactly as they are [default: 1, none drawn between].
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub interpolate: Option<u64>,
     /// Write PNG frames (frame_000000.png, ...) into this folder instead of a video.
     #[arg(long, value_name = "DIR")]
     pub png: Option<PathBuf>,

@@ -82,6 +82,7 @@ fn video_job(
         force: video.force,
         quiet: video.quiet,
         adapter: look.adapter.clone(),
+        interpolate: video.interpolate.unwrap_or(1),
         chunk: None,
     })
 }
@@ -157,6 +158,7 @@ pub fn still_cmd(a: StillArgs) -> Result<ExitCode> {
         force: a.force,
         quiet: a.quiet,
         adapter: a.look.adapter.clone(),
+        interpolate: 1,
         chunk: None,
     })?;
     report_render(&r, &a.output, a.quiet);
@@ -261,6 +263,7 @@ pub fn demo_cmd(a: DemoArgs) -> Result<ExitCode> {
             encoder: None,
             crf: None,
             preset: None,
+            interpolate: None,
             png: None,
             force: a.force,
             quiet: a.quiet,

@@ -127,9 +127,12 @@ pub fn recording(path: &Path, frames: u64) -> Result<Recording> {
 
 /// A fingerprint of every resolved setting that affects the pixels or their encoding: the
 /// CRC-32 of the resolved look (measured exposure and point size, colour range, the orbit's
-/// clip included), the frame rate and the encoder settings.
-pub fn settings_crc(look: &Look, fps: u32, enc: &Encoding) -> String {
-    let text = format!("{look:?}|fps={fps}|{enc:?}");
+/// clip included), the frame rate, the encoder settings and `--interpolate` (when above 1).
+pub fn settings_crc(look: &Look, fps: u32, enc: &Encoding, interpolate: u64) -> String {
+    let mut text = format!("{look:?}|fps={fps}|{enc:?}");
+    if interpolate > 1 {
+        text.push_str(&format!("|interpolate={interpolate}"));
+    }
     format!("{:08x}", crc32fast::hash(text.as_bytes()))
 }
 
@@ -175,6 +178,7 @@ impl Manifest {
         look: &Look,
         fps: u32,
         enc: &Encoding,
+        interpolate: u64,
     ) -> Manifest {
         Manifest {
             forge_chunk: MANIFEST_VERSION,
@@ -189,7 +193,7 @@ impl Manifest {
             crf: enc.crf,
             preset: enc.preset.clone(),
             pix_fmt: enc.format.name().to_string(),
-            settings: settings_crc(look, fps, enc),
+            settings: settings_crc(look, fps, enc, interpolate),
         }
     }
 

@@ -12,6 +12,7 @@ pub mod codec;
 pub mod concat;
 pub mod exposure;
 pub mod ffmpeg;
+pub mod interp;
 pub mod png;
 pub mod ranges;
 pub mod sink;
@@ -33,7 +34,6 @@ use ffmpeg::{Encoding, FfmpegSink};
 use ranges::{density_range_3d, speed_range};
 pub use sink::StillFormat;
 use sink::{Collect, FrameSink, PngDir, Still};
-use source::FrameSource;
 
 /// Where frames go.
 #[derive(Clone, Debug)]
@@ -69,6 +69,10 @@ pub struct Job {
     pub force: bool,
     pub quiet: bool,
     pub adapter: Option<String>,
+    /// `--interpolate K`: K output frames per recorded interval (1 = the recorded frames only).
+    /// `--frames` still counts recorded frames; output frames, chunks and PNG names count
+    /// output frames (see `interp.rs`).
+    pub interpolate: u64,
     /// `--chunk I/N`: only piece I of N of the frames (see `chunk.rs`); a video gets the
     /// chunk's manifest in its metadata. Not for a still.
     pub chunk: Option<crate::engine::Task>,
@@ -194,8 +198,13 @@ pub fn render(job: &Job) -> Result<Report> {
     if count == 0 {
         bail!("{} has no frames to render", job.input.display());
     }
-    // The frames rendered, and the clip the look (colour range, orbit) is measured over.
-    let (frames, clip) = match &job.dest {
+    let k = job.interpolate.max(1);
+    if k > 1 && matches!(job.dest, Destination::Still { .. }) {
+        bail!("--interpolate: applies to videos and frame folders, not to a still");
+    }
+    // The frames rendered (output frames), the clip they belong to (output frames), and the
+    // recorded frames the look (colour range, exposure) is measured over.
+    let (frames, clip, recorded) = match &job.dest {
         Destination::Still { frame, .. } => {
             let frame = *frame;
             if frame >= count {
@@ -204,21 +213,34 @@ pub fn render(job: &Job) -> Result<Report> {
                     job.input.display()
                 );
             }
-            (frame..frame + 1, 0..count)
+            (frame..frame + 1, 0..count, 0..count)
         }
         _ => {
-            let clip = frames_range(job.frames, count, &job.input)?;
+            let recorded = frames_range(job.frames, count, &job.input)?;
+            let clip = interp::Timeline {
+                first: recorded.start,
+                k,
+            }
+            .output(&recorded);
             match job.chunk {
-                Some(t) => (chunk::chunk_range(clip.clone(), t)?, clip),
-                None => (clip.clone(), clip),
+                Some(t) => (chunk::chunk_range(clip.clone(), t)?, clip, recorded),
+                None => (clip.clone(), clip, recorded),
             }
         }
+    };
+    let timeline = interp::Timeline {
+        first: recorded.start,
+        k,
     };
     let recording = match (&job.dest, job.chunk) {
         (Destination::Mp4 { .. }, Some(_)) => Some(chunk::recording(&job.input, count)?),
         _ => None,
     };
-    let resolved = full_look(&job.look, &mut reader, clip.clone(), &job.input)?;
+    let mut resolved = full_look(&job.look, &mut reader, recorded.clone(), &job.input)?;
+    if let Some(v) = resolved.look.view3.as_mut() {
+        // An orbit turns once over the output frames.
+        v.clip = (clip.start, clip.end - clip.start);
+    }
     if !job.quiet && (resolved.auto_exposure || resolved.auto_point_size) {
         eprintln!(
             "look: exposure {:.2}{}, point size {:.2}{}, trails {:.2} (set --exposure, --point-size, --trails to change them)",
@@ -256,11 +278,19 @@ pub fn render(job: &Job) -> Result<Report> {
     // A chunk's manifest (its settings fingerprint is taken from the resolved look).
     let manifest = match (&job.dest, job.chunk, recording) {
         (Destination::Mp4 { encoding, .. }, Some(t), Some(rec)) => Some(chunk::Manifest::new(
-            rec, &clip, &frames, t, &look, fps, encoding,
+            rec, &clip, &frames, t, &look, fps, encoding, k,
         )),
         _ => None,
     };
-    let world = world_of(reader.header());
+    let mut world = world_of(reader.header());
+    let space = interp::Space {
+        dim: world.dim,
+        size: reader.header().world_size,
+        wrap: world.wrap,
+        frame_dt: world.frame_dt,
+    };
+    // Motion blur spans a fraction of the output frame's interval.
+    world.frame_dt /= k as f32;
     let capacity = reader.header().agents;
     let (w, h) = (look.width, look.height);
 
@@ -316,16 +346,26 @@ pub fn render(job: &Job) -> Result<Report> {
         if partial {
             let follows = renderer.follows();
             let mut f = crate::bfs::Frame::empty();
-            for k in clip.start..start {
+            let mut g = crate::bfs::Frame::empty();
+            for o in clip.start..start {
                 if follows {
-                    reader
-                        .read_frame_into(k, &mut f)
-                        .with_context(|| format!("{}: frame {k}", job.input.display()))?;
+                    let (r, frac) = timeline.at(o);
+                    let mut read = |r: u64, f: &mut crate::bfs::Frame| {
+                        reader
+                            .read_frame_into(r, f)
+                            .with_context(|| format!("{}: frame {r}", job.input.display()))
+                    };
+                    read(r, &mut f)?;
+                    if frac > 0 {
+                        read(r + 1, &mut g)?;
+                        let a = f.clone();
+                        interp::blend(&a, &g, frac as f32 / k as f32, &space, &mut f);
+                    }
                 }
                 renderer.skip(follows.then_some(&f));
             }
         }
-        let mut source = FrameSource::start(reader, start..frames.end)?;
+        let mut source = interp::Frames::start(reader, timeline, space, start..frames.end)?;
         let mut done = 0u64;
         let mut deliver = |b: &[u8]| sink.frame(b);
         while let Some(f) = source.next() {
