@@ -1,7 +1,10 @@
 // Bloom as in Call of Duty: Advanced Warfare (Jimenez, SIGGRAPH 2014), the method bevy uses:
-// a bright pass folded into the first 13-tap downsample (with a Karis average against
-// fireflies), a chain of 13-tap downsamples to ever smaller mips, then 3×3 tent upsamples
-// added back up the chain. The result in mip 0 is added to the image by the tone-map pass.
+// a bright pass after the first 13-tap downsample, a chain of 13-tap downsamples to ever
+// smaller mips, then 3×3 tent upsamples blended back up the chain (src/render/bloom.rs picks
+// the blend factors so every level counts equally and the glow keeps the light it was given).
+// The result in mip 0 is added to the image by the tone-map pass. No Karis average: its
+// weights (1 / (1 + luma)) throw away 16% of a bright spot's light, and forge's sprites are
+// smooth and at least 0.7 px wide, not the single-pixel fireflies it guards against.
 
 // Keep in sync with `BloomParams` in src/render/bloom.rs.
 struct Params {
@@ -33,10 +36,6 @@ fn luminance(c: vec3f) -> f32 {
     return dot(c, vec3f(0.2126, 0.7152, 0.0722));
 }
 
-fn karis_weight(c: vec3f) -> f32 {
-    return 1.0 / (1.0 + luminance(c));
-}
-
 fn s(uv: vec2f) -> vec3f {
     return textureSampleLevel(src, src_sampler, uv, 0.0).rgb;
 }
@@ -44,7 +43,7 @@ fn s(uv: vec2f) -> vec3f {
 // 13 taps: a centre, four inner and eight outer samples, combined as five 2×2 boxes. The
 // four outer corner taps sit on the circle of the outer edge ones (2 texels out, at √2 per
 // axis) rather than on the square's corners, so the mip chain blurs alike in every direction.
-fn downsample13(uv: vec2f, karis: bool) -> vec3f {
+fn downsample13(uv: vec2f) -> vec3f {
     let t = 1.0 / vec2f(textureDimensions(src));
     let r = 1.41421356;
     let a = s(uv + t * vec2f(-r, -r));
@@ -60,19 +59,6 @@ fn downsample13(uv: vec2f, karis: bool) -> vec3f {
     let k = s(uv + t * vec2f(1.0, -1.0));
     let l = s(uv + t * vec2f(-1.0, 1.0));
     let m = s(uv + t * vec2f(1.0, 1.0));
-    if karis {
-        let g0 = (j + k + l + m) * 0.25;
-        let g1 = (a + b + d + e) * 0.25;
-        let g2 = (b + c + e + f) * 0.25;
-        let g3 = (d + e + g + h) * 0.25;
-        let g4 = (e + f + h + i) * 0.25;
-        let w0 = karis_weight(g0) * 0.5;
-        let w1 = karis_weight(g1) * 0.125;
-        let w2 = karis_weight(g2) * 0.125;
-        let w3 = karis_weight(g3) * 0.125;
-        let w4 = karis_weight(g4) * 0.125;
-        return (g0 * w0 + g1 * w1 + g2 * w2 + g3 * w3 + g4 * w4) / (w0 + w1 + w2 + w3 + w4);
-    }
     var o = e * 0.125;
     o += (a + c + g + i) * 0.03125;
     o += (b + d + f + h) * 0.0625;
@@ -91,12 +77,12 @@ fn bright(c: vec3f) -> vec3f {
 
 @fragment
 fn fs_downsample_first(in: VsOut) -> @location(0) vec4f {
-    return vec4f(bright(downsample13(in.uv, true)), 1.0);
+    return vec4f(bright(downsample13(in.uv)), 1.0);
 }
 
 @fragment
 fn fs_downsample(in: VsOut) -> @location(0) vec4f {
-    return vec4f(downsample13(in.uv, false), 1.0);
+    return vec4f(downsample13(in.uv), 1.0);
 }
 
 // Upsample, added (by the blend state) into the next larger mip: the centre and eight taps on

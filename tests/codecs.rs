@@ -261,6 +261,25 @@ fn what_this_ffmpeg_lacks_is_named() {
     has(&err, "libx265");
     let err = fails_env(d.path(), &["render", "x.bfs", "--encoder", "libx265"], &env);
     has(&err, "--encoder libx265");
+    // An FFmpeg that hangs instead of answering is stopped and named.
+    let hangs = d.path().join("hangs.sh");
+    fs::write(
+        &hangs,
+        "#!/bin/sh\nif [ \"$1\" = -version ]; then echo 'ffmpeg version 6.0'; exit 0; fi\nexec sleep 100\n",
+    )
+    .unwrap();
+    fs::set_permissions(&hangs, fs::Permissions::from_mode(0o755)).unwrap();
+    let t0 = std::time::Instant::now();
+    let err = fails_env(
+        d.path(),
+        &["render", "x.bfs"],
+        &[
+            ("FORGE_FFMPEG", hangs.to_str().unwrap()),
+            ("FORGE_ENCODER_TIMEOUT", "1"),
+        ],
+    );
+    has(&err, "did not answer `ffmpeg -encoders` within 1 s");
+    assert!(t0.elapsed().as_secs() < 20);
     // Flags that do not fit the codec, before any work.
     for (args, want) in [
         (&["--codec", "prores", "-o", "x.mp4"][..], ".mov"),

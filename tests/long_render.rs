@@ -629,6 +629,12 @@ fn sizes_past_the_adapters_limits_fail_naming_the_limit() {
 // ---------------------------------------------------------------------------------------
 
 /// A fake FFmpeg in `dir`: answers `-version` as FFmpeg does, then runs `body` (sh).
+/// A stand-in FFmpeg's answers to forge's questions before it encodes (`-encoders`, `-h
+/// encoder=libx264`), as a real FFmpeg with libx264 gives them.
+const FAKE_PROBES: &str = "if [ \"$2\" = \"-encoders\" ]; then\n  \
+     echo ' V....D libx264              libx264 H.264 / AVC (codec h264)'\n  exit 0\nfi\n\
+     if [ \"$2\" = \"-h\" ]; then\n  echo '    Supported pixel formats: yuv420p'\n  exit 0\nfi\n";
+
 fn fake_encoder(dir: &Path, name: &str, body: &str) -> String {
     let path = dir.join(name);
     fs::write(
@@ -636,7 +642,7 @@ fn fake_encoder(dir: &Path, name: &str, body: &str) -> String {
         format!(
             "#!/bin/sh\nif [ \"$1\" = \"-version\" ]; then\n  \
              echo 'ffmpeg version 6.0 Copyright (c) 2000-2023 the FFmpeg developers'\n  \
-             exit 0\nfi\n{body}\n"
+             exit 0\nfi\n{FAKE_PROBES}{body}\n"
         ),
     )
     .unwrap();

@@ -1,5 +1,12 @@
 //! Bloom: bright pass + 13-tap downsample mip chain + tent upsample back up
 //! (shaders/bloom.wgsl; the Call of Duty 2014 method, as in bevy's bloom).
+//!
+//! Energy-conserving: every filter's weights sum to one, and going back up the chain each
+//! level is blended with the one below (not added), with weights chosen so that every level
+//! counts equally and all of them sum to one. The glow therefore carries exactly the light the
+//! bright pass let through (the tone-map pass scales it by the strength). The number of levels
+//! follows the frame's height — six at 1080p, one more per doubling, the top one weighted by
+//! the fraction — so the glow's reach is the same fraction of the frame at 720p and at 4K.
 
 use super::{fullscreen_pipeline, layout_entry, BLOOM_FORMAT};
 
@@ -24,8 +31,48 @@ impl BloomParams {
     };
 }
 
+/// Levels at 1080p: the glow reaches 2^6 pixels there.
+pub const LEVELS_AT_1080P: f32 = 6.0;
+
 /// At most this many mips (the first at half resolution).
-const MAX_MIPS: u32 = 6;
+const MAX_MIPS: u32 = 9;
+
+/// How much each mip level counts in the glow, summing to one. Level m blurs over about
+/// 2^(m+1) pixels; the glow wants the reach of 1080p's six levels as fractions of the frame,
+/// equally weighted per doubling. At another height level m sits at 1080p's level
+/// m − log2(height/1080); each level takes the part of 1080p's span [−½, 5½] its own
+/// [m − d − ½, m − d + ½] covers, the finest also what lies below it and the coarsest what
+/// lies beyond the chain. (At 4K the finest level gets nothing: it is finer than 1080p's.)
+pub fn level_weights(height: u32, mips: u32) -> Vec<f32> {
+    let d = (height.max(1) as f32 / 1080.0).log2();
+    let (lo, hi) = (-0.5f32, LEVELS_AT_1080P - 0.5);
+    // Enough levels for the top one to reach `hi`, as many as the chain holds.
+    let want = ((hi - 0.5 + d).ceil().max(0.0) as u32 + 1).clamp(1, mips.max(1));
+    let mut w: Vec<f32> = (0..want)
+        .map(|m| {
+            let (a, b) = (m as f32 - d - 0.5, m as f32 - d + 0.5);
+            (b.min(hi) - a.max(lo)).max(0.0)
+        })
+        .collect();
+    let last = w.len() - 1;
+    w[0] += ((-d - 0.5) - lo).max(0.0);
+    w[last] += (hi - (last as f32 - d + 0.5)).max(0.0);
+    let sum: f32 = w.iter().sum();
+    w.iter().map(|x| x / sum).collect()
+}
+
+/// The blend factor for each upsample (level m = (1 − a)·level m + a·upsampled level m + 1)
+/// that gives the levels the weights `w`.
+fn blend_factors(w: &[f32]) -> Vec<f32> {
+    let mut a = Vec::new();
+    let mut carried = 1.0f32; // the product of the factors so far
+    for &wm in &w[..w.len().saturating_sub(1)] {
+        let f = (1.0 - wm / carried).clamp(0.0, 1.0);
+        a.push(f);
+        carried *= f;
+    }
+    a
+}
 
 pub struct BloomPass {
     down_first: wgpu::RenderPipeline,
@@ -37,6 +84,8 @@ pub struct BloomPass {
     down_groups: Vec<wgpu::BindGroup>,
     /// Upsample bind groups: [i] reads mip i+1 (and writes mip i).
     up_groups: Vec<wgpu::BindGroup>,
+    /// Blend factor of each upsample (see [`blend_factors`]).
+    blend: Vec<f32>,
 }
 
 impl BloomPass {
@@ -70,6 +119,9 @@ impl BloomPass {
         while mips < MAX_MIPS && (w0 >> mips) >= 8 && (h0 >> mips) >= 8 {
             mips += 1;
         }
+        let weights = level_weights(height, mips);
+        let mips = weights.len() as u32;
+        let blend = blend_factors(&weights);
         let texture = device.create_texture(&wgpu::TextureDescriptor {
             label: Some("bloom mip chain"),
             size: wgpu::Extent3d {
@@ -121,14 +173,15 @@ impl BloomPass {
         let up_groups = (0..mips as usize - 1)
             .map(|m| group(&views[m + 1]))
             .collect();
-        let add = wgpu::BlendComponent {
-            src_factor: wgpu::BlendFactor::One,
-            dst_factor: wgpu::BlendFactor::One,
+        // (1 − a)·this level + a·the level below, upsampled; `a` is the blend constant.
+        let mix = wgpu::BlendComponent {
+            src_factor: wgpu::BlendFactor::Constant,
+            dst_factor: wgpu::BlendFactor::OneMinusConstant,
             operation: wgpu::BlendOperation::Add,
         };
-        let additive = Some(wgpu::BlendState {
-            color: add,
-            alpha: add,
+        let mixing = Some(wgpu::BlendState {
+            color: mix,
+            alpha: mix,
         });
         BloomPass {
             down_first: fullscreen_pipeline(
@@ -156,11 +209,12 @@ impl BloomPass {
                 "fs_upsample",
                 Some(&bgl),
                 BLOOM_FORMAT,
-                additive,
+                mixing,
             ),
             views,
             down_groups,
             up_groups,
+            blend,
         }
     }
 
@@ -185,9 +239,61 @@ impl BloomPass {
         for m in (0..self.views.len() - 1).rev() {
             let mut pass = super::begin_pass(encoder, "bloom upsample pass", &self.views[m], None);
             pass.set_pipeline(&self.up);
+            let a = self.blend[m] as f64;
+            pass.set_blend_constant(wgpu::Color {
+                r: a,
+                g: a,
+                b: a,
+                a,
+            });
             pass.set_bind_group(0, &self.up_groups[m], &[]);
             pass.draw(0..3, 0..1);
         }
         encoder.pop_debug_group();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_follow_the_height_and_weigh_one() {
+        for (h, n) in [(1080, 6), (2160, 7), (720, 6), (360, 5), (180, 4)] {
+            let w = level_weights(h, MAX_MIPS);
+            assert_eq!(w.len(), n, "{h}p");
+            assert!((w.iter().sum::<f32>() - 1.0).abs() < 1e-6);
+        }
+        // 1080p: six equal levels. 720p: level 0 also takes the finer 0.585 of a level below
+        // it, level 5 the 0.415 left at the top. 4K: nothing for the finest level.
+        assert!(level_weights(1080, MAX_MIPS)
+            .iter()
+            .all(|&x| (x - 1.0 / 6.0).abs() < 1e-6));
+        let w = level_weights(720, MAX_MIPS);
+        assert!(
+            (w[0] * 6.0 - 1.585).abs() < 0.01 && (w[5] * 6.0 - 0.415).abs() < 0.01,
+            "{w:?}"
+        );
+        let w = level_weights(2160, MAX_MIPS);
+        assert!(w[0] < 1e-6 && (w[1] * 6.0 - 1.0).abs() < 1e-5, "{w:?}");
+        // A short chain (a small frame) keeps what it has.
+        assert_eq!(level_weights(2160, 3).len(), 3);
+    }
+
+    #[test]
+    fn blending_up_the_chain_gives_those_weights() {
+        for h in [180, 720, 1080, 2160] {
+            let w = level_weights(h, MAX_MIPS);
+            let a = blend_factors(&w);
+            // Level j's share of the top: the factors before it, times (1 − its own).
+            let mut carried = 1.0;
+            for (j, &wj) in w.iter().enumerate() {
+                let share = carried * if j < a.len() { 1.0 - a[j] } else { 1.0 };
+                assert!((share - wj).abs() < 1e-5, "{h}p level {j}: {share} vs {wj}");
+                if j < a.len() {
+                    carried *= a[j];
+                }
+            }
+        }
     }
 }

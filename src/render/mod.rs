@@ -466,8 +466,10 @@ impl Renderer {
             &TonemapParams {
                 background: [bg[0], bg[1], bg[2], 1.0],
                 exposure: self.look.exposure,
+                // The glow holds the bright light once (energy-conserving); the strength
+                // keeps the meaning it had when the six levels of 1080p were added up.
                 bloom: if self.bloom.is_some() {
-                    self.look.bloom
+                    self.look.bloom * bloom::LEVELS_AT_1080P
                 } else {
                     0.0
                 },
