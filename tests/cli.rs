@@ -1432,3 +1432,45 @@ fn init_from_a_boidforge_bfs1_file() {
     );
     assert!(err.contains("BFS1 stores no world size"), "{err}");
 }
+
+/// `"warmup": W` simulates W steps before the first recorded frame: the recording is the tail
+/// of the one without a warm-up, bit for bit, from step W on.
+#[test]
+fn a_warm_up_is_simulated_not_recorded() {
+    let d = tmp();
+    let scene = |name: &str, warmup: u64, steps: u64| {
+        write(
+            d.path(),
+            name,
+            &format!(
+                r#"{{"preset": "boidforge", "agents": 300, "seed": 5, "record_every": 5,
+                    "warmup": {warmup}, "steps": {steps}}}"#
+            ),
+        );
+    };
+    scene("w.json", 30, 20);
+    scene("n.json", 0, 50);
+    succeeds(d.path(), &["simulate", "w.json", "-o", "w.bfs", "-q"]);
+    succeeds(d.path(), &["simulate", "n.json", "-o", "n.bfs", "-q"]);
+    let mut w = forge::bfs::Reader::open(&d.path().join("w.bfs")).unwrap();
+    let mut n = forge::bfs::Reader::open(&d.path().join("n.bfs")).unwrap();
+    assert_eq!(w.frame_count(), 5);
+    assert_eq!(n.frame_count(), 11);
+    let (mut a, mut b) = (forge::bfs::Frame::empty(), forge::bfs::Frame::empty());
+    for k in 0..5 {
+        w.read_frame_into(k, &mut a).unwrap();
+        n.read_frame_into(k + 6, &mut b).unwrap();
+        assert_eq!(a.step, 30 + 5 * k);
+        assert_eq!(a.step, b.step);
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&a.pos), bits(&b.pos), "frame {k}");
+        assert_eq!(bits(&a.vel), bits(&b.vel), "frame {k}");
+    }
+    write(
+        d.path(),
+        "bad.json",
+        r#"{"preset": "boidforge", "warmup": -3}"#,
+    );
+    let err = fails(d.path(), &["simulate", "bad.json", "-o", "bad.bfs"]);
+    has(&err, "scene.warmup");
+}

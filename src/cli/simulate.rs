@@ -124,13 +124,30 @@ pub fn record(
             RecordError::Out(e) => wr(e),
             e => anyhow::Error::new(e),
         };
-        solver.record(&mut rec).map_err(rec_err)?;
-        let bar = crate::progress::bar(scene.steps, a.quiet, "steps");
+        let bar = crate::progress::bar(scene.warmup + scene.steps, a.quiet, "steps");
         let t0 = Instant::now();
         let every = scene.record_every as u64;
         let mut diverged = None;
         let mut interrupted = None;
-        while solver.step < scene.steps {
+        // The warm-up: simulated, not recorded; the first frame is taken at its end.
+        let first = scene.warmup;
+        while solver.step < first {
+            if let Some(sig) = signal::caught() {
+                interrupted = Some(sig);
+                break;
+            }
+            if let Err(d) = solver.step() {
+                diverged = Some(d);
+                break;
+            }
+            if solver.step % 16 == 0 {
+                bar.set_position(solver.step);
+            }
+        }
+        if interrupted.is_none() && diverged.is_none() {
+            solver.record(&mut rec).map_err(rec_err)?;
+        }
+        while interrupted.is_none() && diverged.is_none() && solver.step < first + scene.steps {
             if let Some(sig) = signal::caught() {
                 // Stop here; the frames so far are finished like a complete recording's.
                 interrupted = Some(sig);
@@ -140,7 +157,7 @@ pub fn record(
                 diverged = Some(d);
                 break;
             }
-            if solver.step % every == 0 {
+            if (solver.step - first) % every == 0 {
                 solver.record(&mut rec).map_err(rec_err)?;
             }
             if solver.step % 16 == 0 {

@@ -15,6 +15,8 @@ pub(super) struct SceneFile {
     pub(super) dim: Option<i64>,
     pub(super) agents: Option<i64>,
     pub(super) steps: Option<i64>,
+    /// Steps simulated before the first recorded frame (not recorded).
+    pub(super) warmup: Option<i64>,
     pub(super) dt: Option<f64>,
     pub(super) seed: Option<u64>,
     pub(super) record_every: Option<i64>,

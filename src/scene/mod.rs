@@ -198,7 +198,12 @@ pub struct Scene {
     pub model: Model,
     pub dim: usize,
     pub agents: u32,
+    /// Recorded steps (after the warm-up).
     pub steps: u64,
+    /// Steps simulated before the first recorded frame, so a recording can open on a flock
+    /// that has already formed. (Omitted from recordings when 0, as before it existed.)
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub warmup: u64,
     pub dt: f32,
     pub seed: u64,
     pub record_every: u32,
@@ -214,6 +219,10 @@ pub struct Scene {
     pub init: Init,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub render: Option<Render>,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 fn search_auto() -> Search {

@@ -171,6 +171,21 @@ pub(super) fn resolve(f: SceneFile, src: &Source, cx: &mut Ctx) -> Scene {
         Some(s) => s as u64,
         None => 1000,
     };
+    let warmup = match f.warmup {
+        Some(s) if s < 0 => {
+            cx.err("scene.warmup", format!("must be >= 0, got {s}"));
+            0
+        }
+        Some(s) if s as u64 > MAX_STEPS => {
+            cx.err(
+                "scene.warmup",
+                format!("must be at most {MAX_STEPS}, got {s}"),
+            );
+            0
+        }
+        Some(s) => s as u64,
+        None => 0,
+    };
     let record_every = match f.record_every {
         Some(k) if k <= 0 => {
             cx.err("scene.record_every", format!("must be >= 1, got {k}"));
@@ -240,6 +255,7 @@ pub(super) fn resolve(f: SceneFile, src: &Source, cx: &mut Ctx) -> Scene {
         dim,
         agents,
         steps,
+        warmup,
         dt,
         seed: f.seed.unwrap_or(0),
         record_every,
