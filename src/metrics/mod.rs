@@ -1,5 +1,9 @@
 //! "Does it flock?" as numbers: polarization, mean speed, nearest-neighbour distance and mean
 //! pairwise distance of one frame. Computed in f64, minimum image distances in wrapping worlds.
+//!
+//! - [`profile`]: the density profile along the mean heading (travelling bands).
+
+pub mod profile;
 
 use serde::Serialize;
 
