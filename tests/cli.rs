@@ -1328,7 +1328,7 @@ const SUBCOMMANDS: &[&str] = &[
 /// scene only when given. Every other option that takes a value shows `[default: ...]`.
 const NO_DEFAULT: &[(&str, &[&str])] = &[
     ("simulate", &["--steps", "--agents", "--seed"]),
-    ("info", &["--metrics", "--plot"]),
+    ("info", &["--metrics", "--plot", "--gnf-csv", "--gnf-plot"]),
     ("render", &["--png", "--chunk"]),
     ("still", &["--output"]),
     ("run", &["--steps", "--agents", "--seed", "--png"]),

@@ -36,18 +36,6 @@ fn num(s: &str) -> f64 {
         .unwrap_or_else(|_| panic!("{s:?} is not a number"))
 }
 
-/// Width and height of a PNG, decoding every pixel.
-fn decode_png(path: &Path) -> (u32, u32) {
-    let file = std::io::BufReader::new(fs::File::open(path).unwrap());
-    let mut reader = png::Decoder::new(file).read_info().expect("a PNG header");
-    let mut buf = vec![0; reader.output_buffer_size().expect("a sane size")];
-    let info = reader.next_frame(&mut buf).expect("PNG pixels decode");
-    // Not blank: a plot has both white background and dark ink.
-    let px = &buf[..info.buffer_size()];
-    assert!(px.iter().any(|&b| b < 64) && px.iter().any(|&b| b > 250));
-    (info.width, info.height)
-}
-
 /// A small, quick Vicsek sweep's common flags.
 const SMALL: [&str; 6] = [
     "--equilibrate",
