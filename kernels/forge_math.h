@@ -43,8 +43,10 @@ struct Params {
     float v0;
     float noise;
     fu64 seed;
+    fu32 noise_kind;  // Vicsek: 0 angular, 1 vectorial
+    fu32 _pad;
 };
-static_assert(sizeof(struct Params) == 96, "Params must match src/sim/mod.rs");
+static_assert(sizeof(struct Params) == 104, "Params must match src/sim/mod.rs");
 
 // The neighbour grid's shape (src/sim/grid.rs `Grid`; computed on the host by Grid::new).
 // Identical in layout to `GridShape` in src/sim/cuda.rs.
@@ -275,30 +277,49 @@ FORGE_HD void unit2(float vx, float vy, float* out) {
     }
 }
 
-// Vicsek: heading of the summed unit velocities, rotated by uniform noise; constant speed v0.
-FORGE_HD void vicsek_integrate(const Params* p, const fi64* sum, const float* own_unit, fu64 step,
-                               fu64 agent, float* pos, float* vel) {
-    float m0 = from_fix(sum[0]);
-    float m1 = from_fix(sum[1]);
+#define NOISE_ANGULAR 0u
+#define NOISE_VECTORIAL 1u
+// 2pi as a float (TWO_PI in math.rs).
+#define TWO_PI 6.2831855f
+
+// The direction of m; where m is zero, the agent's own heading (or +x if it has none).
+FORGE_HD void heading(float m0, float m1, const float* own_unit, float* out) {
     float m2 = m0 * m0 + m1 * m1;
-    float dir0, dir1;
     if (m2 > 0.0f) {
         float s = sqrtf(m2);
-        dir0 = m0 / s;
-        dir1 = m1 / s;
+        out[0] = m0 / s;
+        out[1] = m1 / s;
     } else if (own_unit[0] != 0.0f || own_unit[1] != 0.0f) {
-        dir0 = own_unit[0];
-        dir1 = own_unit[1];
+        out[0] = own_unit[0];
+        out[1] = own_unit[1];
     } else {
-        dir0 = 1.0f;
-        dir1 = 0.0f;
+        out[0] = 1.0f;
+        out[1] = 0.0f;
     }
-    float xi = (rand_uniform(p->seed, step, agent, 0) - 0.5f) * p->noise;
-    float c, s;
-    cos_sin(xi, &c, &s);
+}
+
+// Vicsek: the new heading from the summed unit velocities of the `count` neighbours (itself
+// included) and the noise (angular: the sum's heading rotated by (u - 1/2) eta; vectorial: the
+// heading of sum + eta count (cos xi, sin xi), xi = (u - 1/2) 2pi); constant speed v0.
+FORGE_HD void vicsek_integrate(const Params* p, const fi64* sum, fu32 count, const float* own_unit,
+                               fu64 step, fu64 agent, float* pos, float* vel) {
+    float m0 = from_fix(sum[0]);
+    float m1 = from_fix(sum[1]);
+    float u = rand_uniform(p->seed, step, agent, 0) - 0.5f;
     float nd[2];
-    nd[0] = c * dir0 - s * dir1;
-    nd[1] = s * dir0 + c * dir1;
+    if (p->noise_kind == NOISE_VECTORIAL) {
+        float c, s;
+        cos_sin(u * TWO_PI, &c, &s);
+        float a = p->noise * (float)count;
+        heading(m0 + a * c, m1 + a * s, own_unit, nd);
+    } else {
+        float dir[2];
+        heading(m0, m1, own_unit, dir);
+        float c, s;
+        cos_sin(u * p->noise, &c, &s);
+        nd[0] = c * dir[0] - s * dir[1];
+        nd[1] = s * dir[0] + c * dir[1];
+    }
     for (int k = 0; k < 2; k++) {
         vel[k] = p->v0 * nd[k];
         pos[k] = pos[k] + vel[k] * p->dt;
@@ -478,20 +499,23 @@ FORGE_HD void vicsek_agent(const Params* p, fu64 step, fu32 agent, const Src* sr
     float own[2] = {src->vel[me], src->vel[m + me]};
     bool wrap = p->boundary == 0;
     fi64 sum[2] = {0, 0};
+    fu32 count = 0;
     for (int r = 0; r < nr; r++) {
         for (fu32 j = ranges[r][0]; j < ranges[r][1]; j++) {
             float dx = wrap_delta(src->pos[j] - pi0, p->world[0], p->half_world[0], wrap);
             float dy = wrap_delta(src->pos[m + j] - pi1, p->world[1], p->half_world[1], wrap);
-            fi64 mask = -(fi64)(dx * dx + dy * dy < p->r_ali2);
+            fu32 inside = (fu32)(dx * dx + dy * dy < p->r_ali2);
+            fi64 mask = -(fi64)inside;
             sum[0] = (fi64)((fu64)sum[0] + (fu64)(src->vfix[j] & mask));
             sum[1] = (fi64)((fu64)sum[1] + (fu64)(src->vfix[m + j] & mask));
+            count += inside;
         }
     }
     pos[0] = pi0;
     pos[1] = pi1;
     vel[0] = 0.0f;
     vel[1] = 0.0f;
-    vicsek_integrate(p, sum, own, step, agent, pos, vel);
+    vicsek_integrate(p, sum, count, own, step, agent, pos, vel);
 }
 
 // Whether a value is finite (the CPU's `check`), without relying on isfinite's host/device split.

@@ -46,7 +46,7 @@ run() { # label, searches ("grid" or "brute grid"), forge simulate args...
     done
 }
 
-for scene in $("$FORGE" scenes 2>/dev/null | awk '{print $1}' | grep -E '^[a-z0-9]+$'); do
+for scene in $("$FORGE" scenes 2>/dev/null | awk '{print $1}' | grep -E '^[a-z0-9-]+$'); do
     run "$scene" grid "$scene" --steps "$STEPS"
     run "$scene N=1000" "brute grid" "$scene" --steps "$STEPS" --agents 1000
 done

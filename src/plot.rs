@@ -1,5 +1,6 @@
-//! PNG plots with plotters: a sweep's order parameter with error bars (`forge sweep --plot`)
-//! and a recording's metrics over time (`forge info --plot`).
+//! PNG plots with plotters: a sweep's order parameter with error bars (`forge sweep --plot`),
+//! a recording's metrics over time (`forge info --plot`) and its giant number fluctuations
+//! (`forge info --gnf-plot`).
 //!
 //! Text is drawn with DejaVu Sans embedded in the binary (the `dejavu` crate, registered with
 //! plotters' ab_glyph backend), so plots look the same on machines without any system font.
@@ -11,6 +12,7 @@ use std::sync::OnceLock;
 use anyhow::{anyhow, bail, Context, Result};
 use plotters::prelude::*;
 
+use crate::metrics::gnf::Gnf;
 use crate::metrics::Metrics;
 use crate::output;
 
@@ -35,6 +37,8 @@ const COLORS: [RGBColor; 10] = [
 pub const SWEEP_SIZE: (u32, u32) = (960, 640);
 /// Metrics plots: three stacked panels.
 pub const METRICS_SIZE: (u32, u32) = (960, 900);
+/// GNF plots: one log-log panel.
+pub const GNF_SIZE: (u32, u32) = (800, 640);
 
 fn register_font() -> Result<()> {
     static LOADED: OnceLock<bool> = OnceLock::new();
@@ -259,6 +263,109 @@ pub fn metrics_png(path: &Path, title: &str, times: &[f64], metrics: &[Metrics])
                 ))
                 .map_err(|x| e(&x))?;
         }
+        Ok(())
+    })
+}
+
+/// Giant number fluctuations: ΔN against ⟨N⟩ on log-log axes, one point per box size (filled:
+/// fitted), the fitted line ΔN ∝ ⟨N⟩^α, and a gas's ⟨N⟩^½ from the smallest fitted box.
+pub fn gnf_png(path: &Path, title: &str, g: &Gnf) -> Result<()> {
+    let pts: Vec<(f64, f64, bool)> = g
+        .scales()
+        .iter()
+        .map(|s| (s.mean(), s.delta(), s.fitted()))
+        .filter(|p| p.0 > 0.0 && p.1 > 0.0 && p.0.is_finite() && p.1.is_finite())
+        .collect();
+    if pts.is_empty() {
+        bail!("--gnf-plot: no box size with agents to plot");
+    }
+    let fit = g.fit();
+    let (mut x0, mut x1, mut y0, mut y1) = (f64::INFINITY, 0f64, f64::INFINITY, 0f64);
+    for p in &pts {
+        x0 = x0.min(p.0);
+        x1 = x1.max(p.0);
+        y0 = y0.min(p.1);
+        y1 = y1.max(p.1);
+    }
+    // A factor of 1.5 of room on every side of the log axes.
+    let (x0, x1, y0, y1) = (x0 / 1.5, x1 * 1.5, y0 / 1.5, y1 * 1.5);
+    write_png(path, GNF_SIZE, |root| {
+        let e = |e: &dyn std::fmt::Display| anyhow!("{e}");
+        let caption = match fit {
+            Some(f) => format!("{title}: α = {:.3} ± {:.3}", f.alpha, f.alpha_se),
+            None => title.to_string(),
+        };
+        let mut chart = ChartBuilder::on(root)
+            .caption(caption, (FONT, 20))
+            .margin(16)
+            .margin_right(28)
+            .x_label_area_size(50)
+            .y_label_area_size(72)
+            .build_cartesian_2d((x0..x1).log_scale(), (y0..y1).log_scale())
+            .map_err(|x| e(&x))?;
+        chart
+            .configure_mesh()
+            .x_desc("mean agents per box <N>")
+            .y_desc("standard deviation ΔN")
+            .axis_desc_style((FONT, 18))
+            .label_style((FONT, 14))
+            .light_line_style(WHITE)
+            .draw()
+            .map_err(|x| e(&x))?;
+        let c = COLORS[0];
+        let grey = RGBColor(127, 127, 127);
+        if let Some(f) = fit {
+            let line = |x: f64| (f.intercept + f.alpha * x.ln()).exp();
+            chart
+                .draw_series(LineSeries::new(
+                    [
+                        (f.mean_min, line(f.mean_min)),
+                        (f.mean_max, line(f.mean_max)),
+                    ],
+                    COLORS[3].stroke_width(2),
+                ))
+                .map_err(|x| e(&x))?
+                .label(format!("fit: α = {:.3}", f.alpha))
+                .legend(|(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], COLORS[3].stroke_width(2))
+                });
+            // The gas (α = 1/2) through the fitted point of smallest ⟨N⟩: a straight line on
+            // log-log axes, so its two ends are enough (a dashed series would place its dashes
+            // linearly in data space, off the line).
+            let first = pts
+                .iter()
+                .filter(|p| p.2)
+                .min_by(|a, b| a.0.total_cmp(&b.0))
+                .copied()
+                .unwrap_or(pts[0]);
+            let gas = |x: f64| first.1 * (x / first.0).sqrt();
+            chart
+                .draw_series(LineSeries::new(
+                    [(f.mean_min, gas(f.mean_min)), (f.mean_max, gas(f.mean_max))],
+                    grey.stroke_width(2),
+                ))
+                .map_err(|x| e(&x))?
+                .label("α = 1/2 (a gas)")
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], grey.stroke_width(2))
+                });
+        }
+        chart
+            .draw_series(pts.iter().map(|p| {
+                let style = if p.2 { c.filled() } else { c.stroke_width(1) };
+                Circle::new((p.0, p.1), 4, style)
+            }))
+            .map_err(|x| e(&x))?
+            .label("ΔN at one box size (hollow: not fitted)")
+            .legend(move |(x, y)| Circle::new((x + 10, y), 4, c.filled()));
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .label_font((FONT, 16))
+            .background_style(WHITE.mix(0.85))
+            .border_style(RGBColor(180, 180, 180))
+            .draw()
+            .map_err(|x| e(&x))?;
         Ok(())
     })
 }

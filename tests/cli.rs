@@ -69,6 +69,55 @@ fn unknown_top_level_field() {
 }
 
 #[test]
+fn bad_noise_kind_names_the_field_and_the_kinds() {
+    for value in ["\"vector\"", "3", "true", "\"Vectorial\""] {
+        bad_scene(
+            &format!(
+                "{{\n  \"model\": \"vicsek\",\n  \"vicsek\": {{\n    \"noise_kind\": {value}\n  }}\n}}"
+            ),
+            &[
+                &format!(
+                    "scene.vicsek.noise_kind: expected \"angular\" or \"vectorial\", got {value}"
+                ),
+                "(line 4)",
+            ],
+        );
+    }
+    // A boids scene has no noise.
+    bad_scene(
+        r#"{"model": "boids", "vicsek": {"noise_kind": "vectorial"}}"#,
+        &["scene.vicsek: only allowed with model \"vicsek\""],
+    );
+}
+
+/// The noise kind travels in the recording's scene only when it is not the default, so
+/// recordings made before noise kinds existed keep their bytes (tests/determinism.rs pins them).
+#[test]
+fn noise_kind_is_stored_only_when_vectorial() {
+    let d = tmp();
+    for (kind, stored) in [("angular", false), ("vectorial", true)] {
+        let s = write(
+            d.path(),
+            &format!("{kind}.json"),
+            &format!(
+                r#"{{"model": "vicsek", "agents": 30, "steps": 2, "vicsek": {{"noise_kind": "{kind}"}}}}"#
+            ),
+        );
+        let out = format!("{kind}.bfs");
+        succeeds(
+            d.path(),
+            &["simulate", s.to_str().unwrap(), "-o", &out, "-q"],
+        );
+        let v = info_json(d.path(), &out);
+        let vicsek = &v["scene_json"]["vicsek"];
+        assert_eq!(vicsek.get("noise_kind").is_some(), stored, "{vicsek}");
+        if stored {
+            assert_eq!(vicsek["noise_kind"], "vectorial");
+        }
+    }
+}
+
+#[test]
 fn misspelt_nested_field() {
     bad_scene(
         "{\n  \"model\": \"boids\",\n  \"agents\": 10,\n  \"boids\": {\n    \"r_sepp\": 3\n  }\n}",
@@ -1187,7 +1236,8 @@ fn scenes_lists_all_builtins() {
             "schooling",
             "shoal3d",
             "turbulence",
-            "vicsek"
+            "vicsek",
+            "vicsek-bands"
         ],
         "{out}"
     );
@@ -1204,6 +1254,7 @@ fn every_builtin_scene_runs() {
         "schooling",
         "plasma",
         "vicsek",
+        "vicsek-bands",
         "cuplan",
         "murmuration3d",
         "shoal3d",
@@ -1225,7 +1276,9 @@ fn every_builtin_scene_runs() {
         );
         let v = info_json(d.path(), &out);
         assert_eq!(v["scene"], name);
-        assert_eq!(v["frames"], 3);
+        // Frame 0, then a frame every record_every steps (vicsek-bands: every 10th).
+        let every = v["record_every"].as_u64().unwrap();
+        assert_eq!(v["frames"], 1 + 2 / every, "record_every {every}");
     }
 }
 
@@ -1275,7 +1328,7 @@ const SUBCOMMANDS: &[&str] = &[
 /// scene only when given. Every other option that takes a value shows `[default: ...]`.
 const NO_DEFAULT: &[(&str, &[&str])] = &[
     ("simulate", &["--steps", "--agents", "--seed"]),
-    ("info", &["--metrics", "--plot"]),
+    ("info", &["--metrics", "--plot", "--gnf-csv", "--gnf-plot"]),
     ("render", &["--png", "--chunk"]),
     ("still", &["--output"]),
     ("run", &["--steps", "--agents", "--seed", "--png"]),

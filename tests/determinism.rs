@@ -103,6 +103,18 @@ fn vicsek_bytes_do_not_depend_on_threads_or_search() {
 }
 
 #[test]
+fn vectorial_vicsek_bytes_do_not_depend_on_threads_or_search() {
+    // Near the transition, v0 = 0.5: neighbour counts (which scale the noise) change every step.
+    check_all_variants(
+        "vv",
+        &format!(
+            r#"{{"preset": "vicsek1995", "agents": {N}, "steps": 6, "seed": 6, "world": {{"size": [80, 40]}},
+               "vicsek": {{"v0": 0.5, "noise": 0.6, "noise_kind": "vectorial"}}}}"#
+        ),
+    );
+}
+
+#[test]
 fn open_boundary_bytes_do_not_depend_on_search() {
     // Agents leave the box: the grid clamps them into edge cells and must still find them all.
     check_all_variants(
@@ -134,10 +146,24 @@ fn pinned_hash_of_a_small_scene() {
         r#"{"preset": "vicsek1995", "agents": 300, "steps": 40, "seed": 2024, "world": {"size": [8.66, 8.66]}}"#,
     );
     let vbytes = record(&v, &dir.path().join("v.bfs"), &[]);
+    let vv = scene(
+        dir.path(),
+        "pinned_vv",
+        r#"{"preset": "vicsek1995", "agents": 300, "steps": 40, "seed": 2024, "world": {"size": [8.66, 8.66]},
+            "vicsek": {"noise_kind": "vectorial"}}"#,
+    );
+    let vvbytes = record(&vv, &dir.path().join("vv.bfs"), &[]);
     let hex = |b: &[u8]| format!("{:x}", Sha256::digest(b));
     assert_eq!(hex(&bytes), PINNED_BOIDS, "boids output changed");
     assert_eq!(hex(&vbytes), PINNED_VICSEK, "vicsek output changed");
+    assert_eq!(
+        hex(&vvbytes),
+        PINNED_VICSEK_VECTORIAL,
+        "vectorial-noise vicsek output changed"
+    );
 }
 
 const PINNED_BOIDS: &str = "b6e522702945917a7469918480cedcf1df8bd8d042035cbb70a7ddb28cd5cfbf";
 const PINNED_VICSEK: &str = "ab88e8f512d9eecc01d8b31b529fc6dc762c913c1dafd30ec7792b674ad0c3fe";
+const PINNED_VICSEK_VECTORIAL: &str =
+    "16dd6891b182ddbe232751c579ba6b77984ffdc2e55cc7109e793780dd487100";

@@ -4,8 +4,8 @@
 //! compiled as host C++ (kernels/host/shim.cpp, g++ through the `cc` crate, -ffp-contract=off
 //! -fno-fast-math: what NVRTC --fmad=false computes), loaded, and compared byte for byte with
 //! src/sim/math.rs function by function, and with whole steps of the CPU solver (grid and brute
-//! force, every built-in scene, N = 1, 2, ...). A kernel change that breaks the determinism
-//! contract fails here.
+//! force, every built-in scene — Vicsek's angular and vectorial noise among them —, N = 1, 2,
+//! ...). A kernel change that breaks the determinism contract fails here.
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -42,8 +42,18 @@ struct Lib {
         *mut f32,
         *mut i64,
     ),
-    vicsek_integrate:
-        unsafe extern "C" fn(*const Params, *const i64, *const f32, u64, u64, *mut f32, *mut f32),
+    #[allow(clippy::type_complexity)]
+    vicsek_integrate: unsafe extern "C" fn(
+        *const Params,
+        *const i64,
+        u32,
+        *const f32,
+        u64,
+        u64,
+        *mut f32,
+        *mut f32,
+    ),
+    heading: unsafe extern "C" fn(f32, f32, *const f32, *mut f32),
     #[allow(clippy::type_complexity)]
     step: unsafe extern "C" fn(
         *const Params,
@@ -121,6 +131,7 @@ fn lib() -> &'static Lib {
                 grid_shape_size: sym!("fm_grid_shape_size"),
                 boids_pairs_integrate: sym!("fm_boids_pairs_integrate"),
                 vicsek_integrate: sym!("fm_vicsek_integrate"),
+                heading: sym!("fm_heading"),
                 step: sym!("fm_step"),
                 _lib: l,
             }
@@ -374,51 +385,78 @@ fn boids_pair_and_integrate_match() {
 }
 
 #[test]
+fn heading_matches() {
+    let l = lib();
+    let xs = special_f32();
+    let owns = [[0.0, 0.0], [0.6, -0.8], [-1.0, 0.0]];
+    for (i, w) in xs.windows(2).enumerate() {
+        let own = owns[i % 3];
+        let h = heading([w[0], w[1]], own);
+        let mut h2 = [0f32; 2];
+        unsafe { (l.heading)(w[0], w[1], own.as_ptr(), h2.as_mut_ptr()) };
+        assert!(same(h[0], h2[0]) && same(h[1], h2[1]), "heading({w:?})");
+    }
+}
+
+/// Both kinds of noise (angular, vectorial), over sums, neighbour counts and own headings that
+/// include the zero cases.
+#[test]
 fn vicsek_integrate_matches() {
     let l = lib();
     let mut r = Rng(13);
-    for name in ["vicsek", "plasma"] {
-        let (p, _) = scene_params(name, 10);
-        if p.model != 1 {
-            continue;
-        }
-        for i in 0..20_000u64 {
-            let sum = if i % 7 == 0 {
-                [0i64, 0]
-            } else {
-                [
-                    to_fix(r.uniform(-30.0, 30.0)),
-                    to_fix(r.uniform(-30.0, 30.0)),
-                ]
-            };
-            let own = if i % 11 == 0 {
-                [0.0, 0.0]
-            } else {
-                unit2([r.uniform(-1.0, 1.0), r.uniform(-1.0, 1.0)])
-            };
-            let mut pos = [
-                r.uniform(-1.0, p.world[0] + 1.0),
-                r.uniform(-1.0, p.world[1] + 1.0),
-            ];
-            let mut vel = [0f32; 2];
-            let (mut pos2, mut vel2) = (pos, vel);
-            vicsek_integrate(&p, &sum, own, i / 3, i, &mut pos, &mut vel);
-            unsafe {
-                (l.vicsek_integrate)(
-                    &p,
-                    sum.as_ptr(),
-                    own.as_ptr(),
-                    i / 3,
-                    i,
-                    pos2.as_mut_ptr(),
-                    vel2.as_mut_ptr(),
-                )
-            };
-            for k in 0..2 {
-                assert!(
-                    same(pos[k], pos2[k]) && same(vel[k], vel2[k]),
-                    "vicsek_integrate {i}"
-                );
+    for name in ["vicsek", "vicsek-bands"] {
+        let (p0, _) = scene_params(name, 10);
+        assert_eq!(p0.model, 1, "{name}");
+        for kind in [NOISE_ANGULAR, NOISE_VECTORIAL] {
+            let mut p = p0;
+            p.noise_kind = kind;
+            for i in 0..20_000u64 {
+                let count = if i % 13 == 0 {
+                    0
+                } else {
+                    1 + (r.next() % 60) as u32
+                };
+                let sum = if i % 7 == 0 {
+                    [0i64, 0]
+                } else {
+                    let c = count.max(1) as f32;
+                    [to_fix(r.uniform(-c, c)), to_fix(r.uniform(-c, c))]
+                };
+                let own = if i % 11 == 0 {
+                    [0.0, 0.0]
+                } else {
+                    unit2([r.uniform(-1.0, 1.0), r.uniform(-1.0, 1.0)])
+                };
+                p.noise = if i % 17 == 0 {
+                    0.0
+                } else {
+                    r.uniform(0.0, 2.0 * std::f32::consts::PI)
+                };
+                let mut pos = [
+                    r.uniform(-1.0, p.world[0] + 1.0),
+                    r.uniform(-1.0, p.world[1] + 1.0),
+                ];
+                let mut vel = [0f32; 2];
+                let (mut pos2, mut vel2) = (pos, vel);
+                vicsek_integrate(&p, &sum, count, own, i / 3, i, &mut pos, &mut vel);
+                unsafe {
+                    (l.vicsek_integrate)(
+                        &p,
+                        sum.as_ptr(),
+                        count,
+                        own.as_ptr(),
+                        i / 3,
+                        i,
+                        pos2.as_mut_ptr(),
+                        vel2.as_mut_ptr(),
+                    )
+                };
+                for k in 0..2 {
+                    assert!(
+                        same(pos[k], pos2[k]) && same(vel[k], vel2[k]),
+                        "{name} noise kind {kind}: vicsek_integrate {i}"
+                    );
+                }
             }
         }
     }
@@ -511,6 +549,7 @@ fn whole_steps_match_the_cpu_for_tiny_and_larger_flocks() {
     for n in [1, 2, 3, 97] {
         whole_steps("cuplan", n, 20);
         whole_steps("vicsek", n, 20);
+        whole_steps("vicsek-bands", n, 20);
     }
     whole_steps("murmuration", 3000, 5);
     whole_steps("murmuration3d", 2000, 5);

@@ -66,9 +66,12 @@ void fm_boids_pairs_integrate(const Params* p, int dim, fu32 m, const float* d, 
     }
 }
 
-void fm_vicsek_integrate(const Params* p, const fi64* sum, const float* own_unit, fu64 step,
-                         fu64 agent, float* pos, float* vel) {
-    vicsek_integrate(p, sum, own_unit, step, agent, pos, vel);
+void fm_vicsek_integrate(const Params* p, const fi64* sum, fu32 count, const float* own_unit,
+                         fu64 step, fu64 agent, float* pos, float* vel) {
+    vicsek_integrate(p, sum, count, own_unit, step, agent, pos, vel);
+}
+void fm_heading(float m0, float m1, const float* own_unit, float* out) {
+    heading(m0, m1, own_unit, out);
 }
 
 // One whole step of n agents, as the GPU does it: the per-slot bodies are the very functions

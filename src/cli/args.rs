@@ -102,7 +102,21 @@ pub struct InfoArgs {
     /// Plot every frame's polarization, mean speed and nearest-neighbour distance (PNG).
     #[arg(long, value_name = "OUT.png")]
     pub plot: Option<PathBuf>,
-    /// Overwrite the metrics CSV or plot if it exists.
+    /// Measure only frames A..B of the recording (B excluded; either may be left out)
+    /// [default: all].
+    #[arg(long, value_name = "A..B", value_parser = parse_frames)]
+    pub frames: Option<(Option<u64>, Option<u64>)>,
+    /// Giant number fluctuations: ΔN against ⟨N⟩ over boxes of growing size in the measured
+    /// frames, and the exponent α of ΔN ∝ ⟨N⟩^α (0.5 for a gas, ≈ 0.8 for a 2D ordered flock).
+    #[arg(long)]
+    pub gnf: bool,
+    /// Write the GNF table (one row per box size) to this CSV file (implies --gnf).
+    #[arg(long, value_name = "OUT.csv")]
+    pub gnf_csv: Option<PathBuf>,
+    /// Plot ΔN against ⟨N⟩, log-log, with the fitted line (PNG; implies --gnf).
+    #[arg(long, value_name = "OUT.png")]
+    pub gnf_plot: Option<PathBuf>,
+    /// Overwrite the metrics CSV or plot, or the GNF CSV or plot, if it exists.
     #[arg(long)]
     pub force: bool,
 }

@@ -17,6 +17,7 @@ pub const BUILTIN: &[Builtin] = builtin![
     "schooling",
     "plasma",
     "vicsek",
+    "vicsek-bands",
     "cuplan",
     "murmuration3d",
     "shoal3d"

@@ -55,6 +55,9 @@ pub(super) struct VicsekFile {
     pub(super) v0: Option<f64>,
     pub(super) r: Option<f64>,
     pub(super) noise: Option<f64>,
+    /// Any JSON value: checked in `resolve`, so that a number or a misspelling gets a message
+    /// that lists the kinds.
+    pub(super) noise_kind: Option<serde_json::Value>,
 }
 
 #[derive(Clone, Deserialize, Default)]

@@ -6,7 +6,7 @@ use std::path::Path;
 use super::ctx::Ctx;
 use super::file::SceneFile;
 use super::{
-    BoidsParams, Boundary, Init, Layout, Model, Preset, Scene, Search, Source, Velocity,
+    BoidsParams, Boundary, Init, Layout, Model, NoiseKind, Preset, Scene, Search, Source, Velocity,
     VicsekParams, MAX_AGENTS, MAX_STEPS,
 };
 
@@ -328,6 +328,7 @@ fn model_params(
             v0: pos_f(cx, "scene.vicsek.v0", v.v0, 0.03, false),
             r: pos_f(cx, "scene.vicsek.r", v.r, 1.0, false),
             noise: pos_f(cx, "scene.vicsek.noise", v.noise, 2.0, true),
+            noise_kind: noise_kind(cx, v.noise_kind.as_ref()),
         };
         if p.noise as f64 > 2.0 * std::f64::consts::PI + 1e-6 {
             cx.err(
@@ -336,6 +337,23 @@ fn model_params(
             );
         }
         (None, Some(p))
+    }
+}
+
+/// `vicsek.noise_kind`: "angular" (the default) or "vectorial".
+fn noise_kind(cx: &mut Ctx, v: Option<&serde_json::Value>) -> NoiseKind {
+    let Some(v) = v else {
+        return NoiseKind::Angular;
+    };
+    match v.as_str().and_then(NoiseKind::from_name) {
+        Some(k) => k,
+        None => {
+            cx.err(
+                "scene.vicsek.noise_kind",
+                format!("expected \"angular\" or \"vectorial\", got {v}"),
+            );
+            NoiseKind::Angular
+        }
     }
 }
 

@@ -526,18 +526,21 @@ fn vicsek_agent(
     let (xs, ys) = (&src.pos[..m], &src.pos[m..2 * m]);
     let (fx, fy) = (&src.vfix[..m], &src.vfix[m..2 * m]);
     let mut sum = [0i64; 2];
+    let mut count = 0u32;
     for &(a, b) in ranges {
         for j in a as usize..b as usize {
             let dx = wrap_delta(xs[j] - pi[0], p.world[0], p.half_world[0], wrap);
             let dy = wrap_delta(ys[j] - pi[1], p.world[1], p.half_world[1], wrap);
             // Self included: d2 = 0 < r². Branch-free: add the unit velocity or zero.
-            let mask = -((dx * dx + dy * dy < p.r_ali2) as i64);
+            let inside = (dx * dx + dy * dy < p.r_ali2) as u32;
+            let mask = -(inside as i64);
             sum[0] = sum[0].wrapping_add(fx[j] & mask);
             sum[1] = sum[1].wrapping_add(fy[j] & mask);
+            count += inside;
         }
     }
     let mut pos = pi;
     let mut vel = [0f32; 2];
-    vicsek_integrate(p, &sum, own, step, agent as u64, &mut pos, &mut vel);
+    vicsek_integrate(p, &sum, count, own, step, agent as u64, &mut pos, &mut vel);
     (pos, vel)
 }

@@ -266,12 +266,40 @@ pub fn unit2(v: [f32; 2]) -> [f32; 2] {
     }
 }
 
-/// Vicsek: heading of the summed unit velocities (self included), rotated by uniform noise in
-/// [−η/2, η/2); constant speed v0; position advanced with the new velocity.
+/// `Params::noise_kind` of Vicsek's angular noise (Vicsek et al. 1995).
+pub const NOISE_ANGULAR: u32 = 0;
+/// `Params::noise_kind` of vectorial noise (Grégoire & Chaté 2004).
+pub const NOISE_VECTORIAL: u32 = 1;
+/// 2π as a float (the width of a vectorial noise's random angle).
+pub const TWO_PI: f32 = std::f32::consts::TAU;
+
+/// The direction of `m`; where `m` is zero, the agent's own heading (or +x if it has none).
+#[inline(always)]
+pub fn heading(m: [f32; 2], own_unit: [f32; 2]) -> [f32; 2] {
+    let m2 = m[0] * m[0] + m[1] * m[1];
+    if m2 > 0.0 {
+        let s = m2.sqrt();
+        [m[0] / s, m[1] / s]
+    } else if own_unit[0] != 0.0 || own_unit[1] != 0.0 {
+        own_unit
+    } else {
+        [1.0, 0.0]
+    }
+}
+
+/// Vicsek: the new heading from `sum`, the summed unit velocities of the `count` neighbours
+/// within r (itself included), and the noise; constant speed v0; position advanced with the new
+/// velocity. One random number u (stream 0) per agent and step, for either kind of noise:
+/// - angular (Vicsek et al. 1995): the heading of `sum`, rotated by (u − ½)·η, uniform in
+///   [−η/2, η/2);
+/// - vectorial (Grégoire & Chaté 2004): the heading of `sum + η·count·(cos ξ, sin ξ)` with
+///   ξ = (u − ½)·2π, a random unit vector.
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub fn vicsek_integrate(
     p: &Params,
     sum: &[i64; 2],
+    count: u32,
     own_unit: [f32; 2],
     step: u64,
     agent: u64,
@@ -279,18 +307,16 @@ pub fn vicsek_integrate(
     vel: &mut [f32; 2],
 ) {
     let m = [from_fix(sum[0]), from_fix(sum[1])];
-    let m2 = m[0] * m[0] + m[1] * m[1];
-    let dir = if m2 > 0.0 {
-        let s = m2.sqrt();
-        [m[0] / s, m[1] / s]
-    } else if own_unit[0] != 0.0 || own_unit[1] != 0.0 {
-        own_unit
+    let u = rand_uniform(p.seed, step, agent, 0) - 0.5;
+    let nd = if p.noise_kind == NOISE_VECTORIAL {
+        let (c, s) = cos_sin(u * TWO_PI);
+        let a = p.noise * count as f32;
+        heading([m[0] + a * c, m[1] + a * s], own_unit)
     } else {
-        [1.0, 0.0]
+        let dir = heading(m, own_unit);
+        let (c, s) = cos_sin(u * p.noise);
+        [c * dir[0] - s * dir[1], s * dir[0] + c * dir[1]]
     };
-    let xi = (rand_uniform(p.seed, step, agent, 0) - 0.5) * p.noise;
-    let (c, s) = cos_sin(xi);
-    let nd = [c * dir[0] - s * dir[1], s * dir[0] + c * dir[1]];
     for k in 0..2 {
         vel[k] = p.v0 * nd[k];
         pos[k] = pos[k] + vel[k] * p.dt;

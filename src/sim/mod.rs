@@ -76,8 +76,8 @@ pub fn filled<T: Clone>(len: usize, v: T, what: impl Fn() -> String) -> Result<V
     Ok(out)
 }
 
-/// Parameters of one run, identical in layout to `struct Params` in `kernels/common.h`
-/// (keep in sync).
+/// Parameters of one run, identical in layout to `struct Params` in `kernels/forge_math.h`
+/// (keep in sync; 104 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Params {
@@ -100,6 +100,10 @@ pub struct Params {
     pub v0: f32,
     pub noise: f32,
     pub seed: u64,
+    /// Vicsek: 0 angular noise, 1 vectorial ([`crate::scene::NoiseKind::code`]).
+    pub noise_kind: u32,
+    /// Keeps the size a multiple of 8 with no implicit padding (the kernels copy the bytes).
+    pub _pad: u32,
 }
 
 impl Params {
@@ -124,6 +128,8 @@ impl Params {
             v0: 0.0,
             noise: 0.0,
             seed: s.seed,
+            noise_kind: 0,
+            _pad: 0,
         };
         if let Some(b) = &s.boids {
             p.r_sep2 = b.r_sep * b.r_sep;
@@ -141,6 +147,7 @@ impl Params {
             p.r_ali2 = v.r * v.r;
             p.v0 = v.v0;
             p.noise = v.noise;
+            p.noise_kind = v.noise_kind.code();
         }
         p
     }

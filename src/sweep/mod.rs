@@ -46,7 +46,8 @@ pub struct SweepArgs {
     pub scene: Option<String>,
     /// NAME=VALUES: a parameter and its values, as a range `a:b:step` (b included within
     /// rounding) or a list `a,b,c`; `pi` may follow a number (`0:2pi:0.1pi`). Repeat it to vary
-    /// several parameters: every combination runs. NAME is one of noise, v0, r (vicsek),
+    /// several parameters: every combination runs. NAME is one of noise, v0, r, noise_kind
+    /// (vicsek; noise_kind takes a list of words, `noise_kind=angular,vectorial`),
     /// r_sep, r_ali, r_coh, w_sep, w_ali, w_coh, max_force, v_min, v_max (boids), agents,
     /// world (side L of a square/cubic box) and density (N/L^dim: sets L from N, or N from L
     /// when world is varied instead of agents).

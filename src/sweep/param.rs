@@ -1,16 +1,20 @@
 //! The parameters a sweep varies and the `--vary NAME=VALUES` expressions that give their
 //! values; `fmt_value`, the text of a value in the CSV.
+//!
+//! Values are numbers (`f64`). A categorical parameter (`noise_kind`) takes words, held as the
+//! index of the word in its list and written back as the word ([`Param::fmt`]).
 
 use std::collections::HashSet;
 
 use anyhow::{anyhow, Result};
 
-use crate::scene::{self, Model};
+use crate::scene::{self, Model, NoiseKind};
 
 /// A scene parameter a sweep can vary.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Param {
     Noise,
+    NoiseKind,
     V0,
     R,
     Agents,
@@ -27,8 +31,9 @@ pub enum Param {
     VMax,
 }
 
-const ALL_PARAMS: [Param; 15] = [
+const ALL_PARAMS: [Param; 16] = [
     Param::Noise,
+    Param::NoiseKind,
     Param::V0,
     Param::R,
     Param::Agents,
@@ -52,6 +57,7 @@ impl Param {
     pub fn name(self) -> &'static str {
         match self {
             Param::Noise => "noise",
+            Param::NoiseKind => "noise_kind",
             Param::V0 => "v0",
             Param::R => "r",
             Param::Agents => "agents",
@@ -82,7 +88,7 @@ impl Param {
     /// The model the parameter belongs to; None for agents, density and world.
     pub fn model(self) -> Option<Model> {
         match self {
-            Param::Noise | Param::V0 | Param::R => Some(Model::Vicsek),
+            Param::Noise | Param::NoiseKind | Param::V0 | Param::R => Some(Model::Vicsek),
             Param::Agents | Param::Density | Param::World => None,
             _ => Some(Model::Boids),
         }
@@ -103,6 +109,7 @@ impl Param {
     pub fn describe(self) -> String {
         match self {
             Param::Noise => "noise η".into(),
+            Param::NoiseKind => "noise kind (0 = angular, 1 = vectorial)".into(),
             Param::Agents => "agents N".into(),
             Param::Density => "density ρ = N / L^dim".into(),
             Param::World => "box side L".into(),
@@ -110,10 +117,35 @@ impl Param {
         }
     }
 
+    /// Whether its values are words (held as their index in [`Param::words`]) rather than
+    /// numbers.
+    pub fn is_categorical(self) -> bool {
+        !self.words().is_empty()
+    }
+
+    /// The words a categorical parameter takes, in index order (empty for a number).
+    pub fn words(self) -> Vec<&'static str> {
+        match self {
+            Param::NoiseKind => NoiseKind::ALL.iter().map(|k| k.name()).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The text of one of its values in the CSV, in messages and legends: the word of a
+    /// categorical value, else [`fmt_value`].
+    pub fn fmt(self, v: f64) -> String {
+        match self.words().get(v as usize) {
+            Some(w) if self.is_categorical() => w.to_string(),
+            _ => fmt_value(v),
+        }
+    }
+
     /// Whether one value is allowed.
     fn check(self, v: f64) -> Result<(), BadValue> {
         let two_pi = 2.0 * std::f64::consts::PI;
         let bad = match self {
+            Param::NoiseKind => (v.fract() != 0.0 || v < 0.0 || v as usize >= self.words().len())
+                .then_some(BadValue::NotAWord),
             Param::Agents => (v.fract() != 0.0 || v < 1.0 || v > scene::MAX_AGENTS as f64)
                 .then_some(BadValue::NotAnAgentCount),
             Param::Noise => (!(0.0..=two_pi + 1e-6).contains(&v)).then_some(BadValue::NotAnAngle),
@@ -146,6 +178,8 @@ pub enum BadValue {
     NotAnAgentCount,
     #[error("must be in [0, 2π]")]
     NotAnAngle,
+    #[error("is not one of the words it takes")]
+    NotAWord,
     #[error("must be > 0")]
     NotPositive,
     #[error("must be >= 0")]
@@ -234,7 +268,22 @@ pub fn parse_vary(expr: &str) -> Result<Vary> {
     if spec.is_empty() {
         return Err(fail("no values after '='".into()));
     }
-    let values: Vec<f64> = if spec.contains(':') {
+    let words = param.words();
+    let values: Vec<f64> = if param.is_categorical() {
+        let mut out = Vec::new();
+        for w in spec.split(',') {
+            let w = w.trim();
+            let k = words.iter().position(|x| *x == w).ok_or_else(|| {
+                fail(format!(
+                    "{} takes a list of {}, got {w:?}",
+                    param.name(),
+                    words.join(", ")
+                ))
+            })?;
+            out.push(k as f64);
+        }
+        out
+    } else if spec.contains(':') {
         let parts: Vec<&str> = spec.split(':').collect();
         if parts.len() != 3 {
             return Err(fail(format!(
@@ -293,10 +342,10 @@ pub fn parse_vary(expr: &str) -> Result<Vary> {
     let mut seen = HashSet::new();
     for &v in &values {
         if let Err(m) = param.check(v) {
-            return Err(fail(format!("{}={}: {m}", param.name(), fmt_value(v))));
+            return Err(fail(format!("{}={}: {m}", param.name(), param.fmt(v))));
         }
-        if !seen.insert(fmt_value(v)) {
-            return Err(fail(format!("value {} appears twice", fmt_value(v))));
+        if !seen.insert(param.fmt(v)) {
+            return Err(fail(format!("value {} appears twice", param.fmt(v))));
         }
     }
     Ok(Vary {
@@ -326,6 +375,20 @@ mod tests {
     }
 
     #[test]
+    fn noise_kind_takes_words() {
+        let v = parse_vary("noise_kind=vectorial, angular").unwrap();
+        assert_eq!(v.param, Param::NoiseKind);
+        assert_eq!(v.values, vec![1.0, 0.0]);
+        let text: Vec<String> = v.values.iter().map(|&x| v.param.fmt(x)).collect();
+        assert_eq!(text, ["vectorial", "angular"]);
+        assert_eq!(
+            parse_vary("vicsek.noise_kind=angular").unwrap().values,
+            [0.0]
+        );
+        assert_eq!(Param::Noise.fmt(1.0), "1");
+    }
+
+    #[test]
     fn bad_expressions_name_themselves() {
         for (e, want) in [
             ("noise", "expected NAME=VALUES"),
@@ -339,6 +402,10 @@ mod tests {
             ("noise=1,1", "appears twice"),
             ("seed=1,2", "--seeds"),
             ("boids.noise=1", "unknown parameter"),
+            ("noise_kind=vector", "takes a list of angular, vectorial"),
+            ("noise_kind=0:1:1", "takes a list of angular, vectorial"),
+            ("noise_kind=1", "takes a list of angular, vectorial"),
+            ("noise_kind=angular,angular", "appears twice"),
         ] {
             let msg = parse_vary(e).unwrap_err().to_string();
             assert!(msg.contains(&format!("{e:?}")), "{msg}");

@@ -1,12 +1,12 @@
-//! The sweep's plot: the order parameter against the first parameter with more than one value,
-//! one line per combination of the other multi-valued parameters, from the typed rows.
+//! The sweep's plot: the order parameter against the first numeric parameter with more than one
+//! value, one line per combination of the other multi-valued parameters, from the typed rows.
 
 use std::collections::HashMap;
 use std::path::Path;
 
 use anyhow::Result;
 
-use super::param::{fmt_value, Vary};
+use super::param::Vary;
 use super::points::Point;
 use super::stats::Settings;
 use super::table::Row;
@@ -25,7 +25,14 @@ pub fn plot_sweep(
     let multi: Vec<usize> = (0..varies.len())
         .filter(|&i| varies[i].values.len() > 1)
         .collect();
-    let x = multi.first().copied().unwrap_or(0);
+    // The x axis: the first multi-valued number; a categorical parameter (noise_kind) makes
+    // one line per value instead, unless nothing else varies.
+    let x = multi
+        .iter()
+        .copied()
+        .find(|&i| !varies[i].param.is_categorical())
+        .or(multi.first().copied())
+        .unwrap_or(0);
     let mut series: Vec<plot::Series> = Vec::new();
     let mut index: HashMap<String, usize> = HashMap::new();
     for (pt, row) in points.iter().zip(rows) {
@@ -55,7 +62,7 @@ pub fn plot_sweep(
             format!(
                 "{} = {}",
                 varies[i].param.symbol(),
-                fmt_value(varies[i].values[0])
+                varies[i].param.fmt(varies[i].values[0])
             )
         })
         .collect();

@@ -4,7 +4,7 @@
 use anyhow::{anyhow, bail, Result};
 
 use super::param::{fmt_value, Param, Vary, MAX_VALUES};
-use crate::scene::{self, Layout, Model, Scene};
+use crate::scene::{self, Layout, Model, NoiseKind, Scene};
 
 /// One combination of the varied values, resolved into a scene.
 pub struct Point {
@@ -125,12 +125,16 @@ fn resolve_point(base: &Scene, varies: &[Vary], values: &[f64]) -> Result<Scene,
             scene: base.name.clone(),
         };
         match v.param {
-            p @ (Param::Noise | Param::V0 | Param::R) => {
+            p @ (Param::Noise | Param::NoiseKind | Param::V0 | Param::R) => {
                 let Some(vi) = s.vicsek.as_mut() else {
                     return Err(missing(Model::Vicsek));
                 };
                 match p {
                     Param::Noise => vi.noise = f,
+                    // parse_vary made it an index of NoiseKind::ALL.
+                    Param::NoiseKind => {
+                        vi.noise_kind = NoiseKind::ALL[(x as usize).min(NoiseKind::ALL.len() - 1)]
+                    }
                     Param::V0 => vi.v0 = f,
                     _ => vi.r = f,
                 }
@@ -223,7 +227,11 @@ pub fn points(base: &Scene, varies: &[Vary]) -> Result<Vec<Point>> {
     let mut idx = vec![0usize; varies.len()];
     for _ in 0..total {
         let values: Vec<f64> = varies.iter().zip(&idx).map(|(v, &i)| v.values[i]).collect();
-        let key: Vec<String> = values.iter().map(|&x| fmt_value(x)).collect();
+        let key: Vec<String> = varies
+            .iter()
+            .zip(&values)
+            .map(|(v, &x)| v.param.fmt(x))
+            .collect();
         let scene = resolve_point(base, varies, &values).map_err(|m| {
             let exprs: Vec<String> = varies.iter().map(|v| format!("{:?}", v.expr)).collect();
             anyhow!(

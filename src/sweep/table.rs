@@ -41,7 +41,7 @@ pub fn header(varies: &[Vary]) -> String {
 /// One point's row.
 #[derive(Clone, Debug)]
 pub struct Row {
-    /// The varied values as the CSV writes them (`fmt_value`), in `--vary` order: the key a
+    /// The varied values as the CSV writes them (`Param::fmt`), in `--vary` order: the key a
     /// resumed point is matched by.
     pub key: Vec<String>,
     /// Box side L (x).

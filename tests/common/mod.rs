@@ -511,3 +511,15 @@ pub const VIDEO_DEFAULTS: &[(&str, &str)] = &[
     ("--crf", "18"),
     ("--preset", "medium"),
 ];
+
+/// Width and height of a plot's PNG, decoding every pixel; it is not blank (it has both white
+/// background and dark ink).
+pub fn decode_png(path: &Path) -> (u32, u32) {
+    let file = std::io::BufReader::new(fs::File::open(path).unwrap());
+    let mut reader = png::Decoder::new(file).read_info().expect("a PNG header");
+    let mut buf = vec![0; reader.output_buffer_size().expect("a sane size")];
+    let info = reader.next_frame(&mut buf).expect("PNG pixels decode");
+    let px = &buf[..info.buffer_size()];
+    assert!(px.iter().any(|&b| b < 64) && px.iter().any(|&b| b > 250));
+    (info.width, info.height)
+}
