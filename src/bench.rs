@@ -527,8 +527,8 @@ fn bench_render(a: &BenchArgs) -> Result<ExitCode> {
         memory_row(a, dir.path(), &mut out)?;
         return Ok(ExitCode::SUCCESS);
     }
-    writeln!(out, "| dim | size | agents | frames | render-only fps | encode-only fps | end-to-end fps | end-to-end / slower stage |")?;
-    writeln!(out, "|---|---|---:|---:|---:|---:|---:|---:|")?;
+    writeln!(out, "| dim | size | agents | frames | render-only fps | bloom's share | encode-only fps | end-to-end fps | end-to-end / slower stage |")?;
+    writeln!(out, "|---|---|---:|---:|---:|---:|---:|---:|---:|")?;
     for &dim in &a.render_dims {
         for &n in &a.render_agents {
             let most = sizes
@@ -558,6 +558,13 @@ fn bench_render(a: &BenchArgs) -> Result<ExitCode> {
                     frames: kept.clone(),
                     keep: frames as usize,
                 }))?;
+                // The same frames without bloom: its share of the render.
+                let mut plain = job(Destination::Collect {
+                    frames: std::sync::Arc::default(),
+                    keep: 0,
+                });
+                plain.look.bloom = Some(0.0);
+                let nb = video::render(&plain)?;
                 let encoding = Encoding::h264();
                 let enc_path = dir.path().join("encode-only.mp4");
                 let t0 = Instant::now();
@@ -574,10 +581,11 @@ fn bench_render(a: &BenchArgs) -> Result<ExitCode> {
                 let slower = r.secs.max(t_enc);
                 writeln!(
                     out,
-                    "| {dim}D | {}x{} | {n} | {frames} | {:.1} | {:.1} | {:.1} | {:.2} |",
+                    "| {dim}D | {}x{} | {n} | {frames} | {:.1} | {:.0}% | {:.1} | {:.1} | {:.2} |",
                     size[0],
                     size[1],
                     frames as f64 / r.secs,
+                    (1.0 - nb.secs / r.secs).max(0.0) * 100.0,
                     frames as f64 / t_enc,
                     frames as f64 / e.secs,
                     e.secs / slower
