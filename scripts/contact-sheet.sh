@@ -13,7 +13,8 @@ scenes=$("$FORGE" scenes | awk '{print $1}')
 inputs=()
 for s in $scenes; do
     "$FORGE" simulate "$s" --steps "$STEPS" -o "$work/$s.bfs" -q
-    # The frame of step STEPS: a scene may record every k-th step (vicsek-bands: every 10th).
+    # The last frame, STEPS recorded steps in (after the scene's warm-up, if it has one): a
+    # scene may record every k-th step (vicsek-bands: every 10th).
     every=$("$FORGE" info "$work/$s.bfs" --json | sed -n 's/^  "record_every": \([0-9]*\),$/\1/p')
     "$FORGE" still "$work/$s.bfs" --frame "$((STEPS / every))" --size 640x360 -o "$work/$s.png" -q
     inputs+=(-i "$work/$s.png")
