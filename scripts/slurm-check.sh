@@ -8,6 +8,7 @@
 # byte. Stops the daemons it started. Prints the wall times.
 #
 #   scripts/slurm-check.sh            # FORGE=path/to/forge to test another binary
+#   STEPS=299 SIZE=1280x720 scripts/slurm-check.sh   # a longer, larger film (default 119, 320x180)
 #
 # Needs: root, apt-get install slurm-wlm munge ffmpeg mesa-vulkan-drivers.
 set -euo pipefail
@@ -91,8 +92,8 @@ done
 echo "slurm: node $host is ${state:-unknown}"
 
 cd "$work/job"
-"$FORGE" simulate murmuration --agents 400 --steps 119 -o film.bfs -q
-look=(--size 320x180 --crf 0 -q)
+"$FORGE" simulate murmuration --agents 400 --steps "${STEPS:-119}" -o film.bfs -q
+look=(--size "${SIZE:-320x180}" --crf 0 -q)
 
 # Single machine.
 t0=$(date +%s.%N)
@@ -122,7 +123,7 @@ if [ -f merged.csv ] && cmp -s all.csv merged.csv; then
 else
     echo "sweep: FAILED (see $work/job/*.log)"; fail=1
 fi
-printf 'wall: whole render %.2f s; 4-chunk array + concat through Slurm %.2f s\n' \
-    "$(echo "$t1 - $t0" | bc)" "$(echo "$t3 - $t2" | bc)"
+printf 'wall: whole render %.2f s; 4-chunk array + concat through Slurm %.2f s (%s frames at %s)\n' \
+    "$(echo "$t1 - $t0" | bc)" "$(echo "$t3 - $t2" | bc)" "$((${STEPS:-119} + 1))" "${SIZE:-320x180}"
 if [ $fail = 0 ]; then rm -rf "$work"; else echo "kept $work"; fi
 exit $fail
