@@ -576,7 +576,7 @@ fn bench_render(a: &BenchArgs) -> Result<ExitCode> {
                 let t_enc = t0.elapsed().as_secs_f64();
                 let e = video::render(&job(Destination::Mp4 {
                     path: dir.path().join("e2e.mp4"),
-                    encoding,
+                    encoding: Default::default(),
                 }))?;
                 let slower = r.secs.max(t_enc);
                 writeln!(

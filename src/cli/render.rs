@@ -13,12 +13,12 @@ use crate::output;
 use crate::scene::{builtin, Scene};
 use crate::sim::backend::Backend;
 use crate::units::bytes;
-use crate::video::codec::{self, Container, Encoding, EncodingFlags};
+use crate::video::codec::{self, Container, EncodingFlags};
 use crate::video::{Destination, Job, Report, StillFormat};
 
-/// The encoding the video flags ask for, resolved against this FFmpeg before any slow work;
-/// `None` for `--png` frames.
-fn encoding(video: &VideoArgs) -> Result<Option<Encoding>> {
+/// The encoding the video flags ask for (resolved against this FFmpeg by the render, once the
+/// output is claimed); `None` for `--png` frames.
+fn encoding(video: &VideoArgs) -> Result<Option<EncodingFlags>> {
     let flags = EncodingFlags {
         codec: video.codec,
         encoder: video.encoder.clone(),
@@ -38,21 +38,16 @@ fn encoding(video: &VideoArgs) -> Result<Option<Encoding>> {
         }
         return Ok(None);
     }
-    codec::resolve(&flags, video.quiet).map(Some)
+    Ok(Some(flags))
 }
 
-/// The video's name: as given (its extension checked against the container), else `stem`
-/// with the container's extension.
-fn video_name(given: Option<&Path>, enc: Option<&Encoding>, default: PathBuf) -> Result<PathBuf> {
-    let container = enc.map(|e| e.container).unwrap_or(Container::Mp4);
+/// The video's name: as given, else `default` with the container's extension (as far as the
+/// flags say: ProRes is .mov).
+fn video_name(given: Option<&Path>, enc: Option<&EncodingFlags>, default: PathBuf) -> PathBuf {
+    let container = enc.map(|e| e.container()).unwrap_or(Container::Mp4);
     match given {
-        Some(p) => {
-            if enc.is_some() {
-                codec::check_extension(p, container, "-o")?;
-            }
-            Ok(p.to_path_buf())
-        }
-        None => Ok(default.with_extension(container.name())),
+        Some(p) => p.to_path_buf(),
+        None => default.with_extension(container.name()),
     }
 }
 
@@ -61,7 +56,7 @@ fn video_job(
     output: PathBuf,
     frames: Option<(Option<u64>, Option<u64>)>,
     video: &VideoArgs,
-    encoding: Option<Encoding>,
+    encoding: Option<EncodingFlags>,
     look: &LookArgs,
 ) -> Result<Job> {
     let dest = match (&video.png, encoding) {
@@ -110,7 +105,7 @@ fn report_render(r: &Report, out: &Path, quiet: bool) {
 
 pub fn render_cmd(a: RenderArgs) -> Result<ExitCode> {
     let enc = encoding(&a.video)?;
-    let output = video_name(a.output.as_deref(), enc.as_ref(), a.file.clone())?;
+    let output = video_name(a.output.as_deref(), enc.as_ref(), a.file.clone());
     let mut job = video_job(
         a.file.clone(),
         output.clone(),
@@ -186,11 +181,13 @@ pub fn gpus_cmd() -> Result<ExitCode> {
 
 pub fn run_cmd(a: RunArgs) -> Result<ExitCode> {
     let scene = Scene::load(&a.scene)?;
-    // The codec is checked against this FFmpeg before the simulation runs.
     let enc = encoding(&a.video)?;
-    let container = enc.as_ref().map(|e| e.container).unwrap_or(Container::Mp4);
+    let container = enc
+        .as_ref()
+        .map(|e| e.container())
+        .unwrap_or(Container::Mp4);
     let output = match &a.output {
-        Some(p) => video_name(Some(p), enc.as_ref(), p.clone())?,
+        Some(p) => p.clone(),
         None => output::default_name(None, &scene.name, container.name())?,
     };
     // Every output (the video, the kept recording) against the others, the scene's files and
@@ -205,6 +202,12 @@ pub fn run_cmd(a: RunArgs) -> Result<ExitCode> {
     let inputs = scene_inputs(&a.scene, &scene);
     let inputs: Vec<(&Path, &str)> = inputs.iter().map(|(p, w)| (p.as_path(), *w)).collect();
     let _claim = output::claim(&outputs, &inputs, a.video.force)?;
+    // The codec against this FFmpeg, and the video's name against its container, before the
+    // simulation runs (the render resolves it again).
+    if let Some(flags) = &enc {
+        let e = codec::resolve(flags, true)?;
+        codec::check_extension(&output, e.container, "-o")?;
+    }
     let tmp;
     let bfs_path = match &a.bfs {
         Some(p) => p.clone(),

@@ -30,7 +30,7 @@ use crate::output::{self, OutputFile};
 use crate::render::camera::CameraMode;
 use crate::render::gpu::Gpu;
 use crate::render::{ColorMode, Output, Renderer};
-use ffmpeg::{Encoding, FfmpegSink};
+use ffmpeg::FfmpegSink;
 use ranges::{density_range_3d, speed_range};
 pub use sink::StillFormat;
 use sink::{Collect, FrameSink, PngDir, Still};
@@ -38,8 +38,12 @@ use sink::{Collect, FrameSink, PngDir, Still};
 /// Where frames go.
 #[derive(Clone, Debug)]
 pub enum Destination {
-    /// A video file through FFmpeg.
-    Mp4 { path: PathBuf, encoding: Encoding },
+    /// A video file through FFmpeg, encoded as the flags ask (resolved against this FFmpeg
+    /// once the output is claimed).
+    Mp4 {
+        path: PathBuf,
+        encoding: codec::EncodingFlags,
+    },
     /// One PNG per frame (`frame_000000.png`, …) in a folder.
     Png { dir: PathBuf },
     /// One frame as an image (PNG, 16-bit PNG or EXR); with trails, the frames before it are drawn into the trails first
@@ -193,6 +197,15 @@ pub fn render(job: &Job) -> Result<Report> {
         )?),
         _ => None,
     };
+    // The codec against this FFmpeg (after the claim: a locked output is named first).
+    let encoding = match &job.dest {
+        Destination::Mp4 { path, encoding } => {
+            let e = codec::resolve(encoding, job.quiet)?;
+            codec::check_extension(path, e.container, "-o")?;
+            Some(e)
+        }
+        _ => None,
+    };
     let mut reader = open_input(&job.input)?;
     let count = reader.frame_count();
     if count == 0 {
@@ -277,8 +290,15 @@ pub fn render(job: &Job) -> Result<Report> {
     }
     // A chunk's manifest (its settings fingerprint is taken from the resolved look).
     let manifest = match (&job.dest, job.chunk, recording) {
-        (Destination::Mp4 { encoding, .. }, Some(t), Some(rec)) => Some(chunk::Manifest::new(
-            rec, &clip, &frames, t, &look, fps, encoding, k,
+        (Destination::Mp4 { .. }, Some(t), Some(rec)) => Some(chunk::Manifest::new(
+            rec,
+            &clip,
+            &frames,
+            t,
+            &look,
+            fps,
+            encoding.as_ref().expect("resolved above"),
+            k,
         )),
         _ => None,
     };
@@ -316,13 +336,13 @@ pub fn render(job: &Job) -> Result<Report> {
         }
         let writing = out.as_ref().map(|o| o.writing_path().to_path_buf());
         let mut sink: Box<dyn FrameSink> = match &job.dest {
-            Destination::Mp4 { encoding, path } => Box::new(
+            Destination::Mp4 { path, .. } => Box::new(
                 FfmpegSink::start_tagged(
                     writing.as_deref().expect("an output file"),
                     w,
                     h,
                     fps,
-                    encoding,
+                    encoding.as_ref().expect("resolved above"),
                     &manifest.as_ref().map(|m| m.tags()).unwrap_or_default(),
                 )?
                 .shown_as(path),
@@ -334,7 +354,9 @@ pub fn render(job: &Job) -> Result<Report> {
             Destination::Collect { frames, keep } => Box::new(Collect::new(frames.clone(), *keep)),
         };
         let output = match &job.dest {
-            Destination::Mp4 { encoding, .. } => Output::Yuv(encoding.format),
+            Destination::Mp4 { .. } => {
+                Output::Yuv(encoding.as_ref().expect("resolved above").format)
+            }
             Destination::Collect { .. } => Output::YUV420P,
             Destination::Png { .. } => Output::Rgba8,
             Destination::Still { format, .. } => format.output(),
