@@ -44,7 +44,8 @@ struct Params {
     float noise;
     fu64 seed;
     fu32 noise_kind;  // Vicsek: 0 angular, 1 vectorial
-    fu32 _pad;
+    fu32 topo_k;      // boids: k nearest (src/sim/topo.rs); 0 = metric. The kernels are metric
+                      // only: the CUDA backend refuses topo_k > 0.
 };
 static_assert(sizeof(struct Params) == 104, "Params must match src/sim/mod.rs");
 

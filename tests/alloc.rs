@@ -61,6 +61,19 @@ fn steps_and_recording_allocate_nothing() {
             Search::Auto,
             1,
         ),
+        // Topological: each thread's candidate heap is grown once, then reused.
+        (
+            r#"{"model": "boids", "agents": 12000, "world": {"size": [2000, 1000]},
+                "boids": {"neighbours": {"kind": "topological", "k": 7}}}"#,
+            Search::Grid,
+            2,
+        ),
+        (
+            r#"{"model": "boids", "dim": 3, "agents": 300, "world": {"size": [100, 100, 100]},
+                "boids": {"neighbours": {"kind": "topological", "k": 20}}}"#,
+            Search::Brute,
+            1,
+        ),
     ];
     for (text, search, threads) in cases {
         let s = scene::parse(&scene::Source {

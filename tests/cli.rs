@@ -118,6 +118,78 @@ fn noise_kind_is_stored_only_when_vectorial() {
 }
 
 #[test]
+fn bad_neighbours_name_the_field() {
+    for (neighbours, want) in [
+        (
+            r#"{"kind": "topological", "k": 0}"#,
+            "scene.boids.neighbours.k: must be >= 1 (the number of nearest neighbours), got 0",
+        ),
+        (
+            r#"{"kind": "topological", "k": -3}"#,
+            "scene.boids.neighbours.k: must be >= 1",
+        ),
+        (
+            r#"{"kind": "topo", "k": 7}"#,
+            "scene.boids.neighbours.kind: expected \"metric\" or \"topological\", got \"topo\"",
+        ),
+        (
+            r#"{"kind": "metric", "k": 7}"#,
+            "scene.boids.neighbours.k: only allowed with \"kind\": \"topological\"",
+        ),
+        (
+            r#"{"kind": "topological", "n": 7}"#,
+            "scene.boids.neighbours.n: unknown field `n`",
+        ),
+    ] {
+        bad_scene(
+            &format!(
+                "{{\n  \"model\": \"boids\",\n  \"boids\": {{\n    \"neighbours\": {neighbours}\n  }}\n}}"
+            ),
+            &[want, "(line 4)"],
+        );
+    }
+}
+
+/// Topological neighbours travel in the recording's scene only when asked for, so recordings
+/// made before they existed keep their bytes (tests/determinism.rs pins them); the CUDA kernels
+/// do not implement them: `--backend cuda` refuses, `auto` says it uses the CPU.
+#[test]
+fn topological_neighbours_are_stored_and_run_on_the_cpu() {
+    let d = tmp();
+    for (neighbours, stored) in [(r#""metric""#, false), (r#""topological", "k": 5"#, true)] {
+        let s = write(
+            d.path(),
+            "n.json",
+            &format!(
+                r#"{{"model": "boids", "agents": 30, "steps": 2, "boids": {{"neighbours": {{"kind": {neighbours}}}}}}}"#
+            ),
+        );
+        let r = succeeds(
+            d.path(),
+            &["simulate", s.to_str().unwrap(), "-o", "n.bfs", "--force"],
+        );
+        let note = "note: using the CPU backend (topological neighbours (scene.boids.neighbours) run on the CPU only";
+        assert_eq!(r.stderr.contains(note), stored, "{}", r.stderr);
+        let v = info_json(d.path(), "n.bfs");
+        let b = &v["scene_json"]["boids"];
+        assert_eq!(b.get("neighbours").is_some(), stored, "{b}");
+        if stored {
+            assert_eq!(b["neighbours"]["kind"], "topological");
+            assert_eq!(b["neighbours"]["k"], 5);
+        }
+    }
+    fails_cleanly(
+        d.path(),
+        &["simulate", "n.json", "-o", "c.bfs", "--backend", "cuda"],
+        &[
+            "--backend cuda: topological neighbours (scene.boids.neighbours) run on the CPU only",
+            "use --backend cpu",
+        ],
+        &["c.bfs"],
+    );
+}
+
+#[test]
 fn misspelt_nested_field() {
     bad_scene(
         "{\n  \"model\": \"boids\",\n  \"agents\": 10,\n  \"boids\": {\n    \"r_sepp\": 3\n  }\n}",

@@ -128,6 +128,30 @@ fn open_boundary_bytes_do_not_depend_on_search() {
     );
 }
 
+#[test]
+fn topological_boids_bytes_do_not_depend_on_threads_or_search() {
+    // The k nearest are chosen by (f32 distance, agent id), the same in every search and
+    // slot order; a flock in clusters, so some agents find their 7 in the next ring.
+    check_all_variants(
+        "t2",
+        &format!(
+            r#"{{"model": "boids", "agents": {N}, "steps": 6, "seed": 3,
+               "world": {{"size": [900, 500], "boundary": "wrap"}},
+               "boids": {{"w_sep": 40, "neighbours": {{"kind": "topological", "k": 7}}}},
+               "init": {{"layout": "clusters", "count": 5, "radius": 60}}}}"#
+        ),
+    );
+    check_all_variants(
+        "t3",
+        &format!(
+            r#"{{"model": "boids", "dim": 3, "agents": {N}, "steps": 5, "seed": 4,
+               "world": {{"size": [300, 300, 300], "boundary": "reflect"}},
+               "boids": {{"w_sep": 40, "r_ali": 10, "r_coh": 10,
+                          "neighbours": {{"kind": "topological", "k": 6}}}}}}"#
+        ),
+    );
+}
+
 /// Physics changes must be deliberate: this hash changes only when the step, the initial
 /// conditions or the format change. Update it in the same commit, saying why.
 #[test]
@@ -153,6 +177,14 @@ fn pinned_hash_of_a_small_scene() {
             "vicsek": {"noise_kind": "vectorial"}}"#,
     );
     let vvbytes = record(&vv, &dir.path().join("vv.bfs"), &[]);
+    let t = scene(
+        dir.path(),
+        "pinned_t",
+        r#"{"model": "boids", "agents": 300, "steps": 40, "seed": 2024,
+            "world": {"size": [400, 300], "boundary": "wrap"},
+            "boids": {"w_sep": 40, "neighbours": {"kind": "topological", "k": 7}}}"#,
+    );
+    let tbytes = record(&t, &dir.path().join("t.bfs"), &[]);
     let hex = |b: &[u8]| format!("{:x}", Sha256::digest(b));
     assert_eq!(hex(&bytes), PINNED_BOIDS, "boids output changed");
     assert_eq!(hex(&vbytes), PINNED_VICSEK, "vicsek output changed");
@@ -161,9 +193,16 @@ fn pinned_hash_of_a_small_scene() {
         PINNED_VICSEK_VECTORIAL,
         "vectorial-noise vicsek output changed"
     );
+    assert_eq!(
+        hex(&tbytes),
+        PINNED_BOIDS_TOPOLOGICAL,
+        "topological boids output changed"
+    );
 }
 
 const PINNED_BOIDS: &str = "b6e522702945917a7469918480cedcf1df8bd8d042035cbb70a7ddb28cd5cfbf";
 const PINNED_VICSEK: &str = "ab88e8f512d9eecc01d8b31b529fc6dc762c913c1dafd30ec7792b674ad0c3fe";
 const PINNED_VICSEK_VECTORIAL: &str =
     "16dd6891b182ddbe232751c579ba6b77984ffdc2e55cc7109e793780dd487100";
+const PINNED_BOIDS_TOPOLOGICAL: &str =
+    "8414812d4d30006dd316caa8e0b051a6d7fbe19adbb0f4e28148b2639655bdfe";

@@ -31,7 +31,9 @@ fn min_image(d: f64, l: f64, wrap: bool) -> f64 {
     }
 }
 
-/// Reynolds boids from DESIGN.md, in f64, every pair.
+/// Reynolds boids from DESIGN.md, in f64, every pair. With topological neighbours
+/// (`boids.neighbours`), alignment and cohesion average over the k nearest others (ties by
+/// agent id), chosen by sorting every other agent by distance.
 fn boids_reference(s: &Scene, st: &mut [Vec<f64>; 2], dim: usize, n: usize) {
     let b = s.boids.as_ref().unwrap();
     let (rs2, ra2, rc2) = (
@@ -39,15 +41,21 @@ fn boids_reference(s: &Scene, st: &mut [Vec<f64>; 2], dim: usize, n: usize) {
         (b.r_ali as f64).powi(2),
         (b.r_coh as f64).powi(2),
     );
+    let topo_k = match b.neighbours {
+        scene::Neighbours::Metric => None,
+        scene::Neighbours::Topological { k } => Some(k as usize),
+    };
     let wrap = s.boundary == scene::Boundary::Wrap;
     let (pos, vel) = (&st[0], &st[1]);
     let mut np = pos.clone();
     let mut nv = vel.clone();
+    let mut others: Vec<(f64, usize, [f64; 3])> = Vec::with_capacity(n);
     for i in 0..n {
         let mut sep = [0f64; 3];
         let mut ali = [0f64; 3];
         let mut coh = [0f64; 3];
         let (mut na, mut nc) = (0, 0);
+        others.clear();
         for j in 0..n {
             if j == i {
                 continue;
@@ -57,6 +65,27 @@ fn boids_reference(s: &Scene, st: &mut [Vec<f64>; 2], dim: usize, n: usize) {
                 d[k] = min_image(pos[k * n + j] - pos[k * n + i], s.world[k] as f64, wrap);
             }
             let d2: f64 = d.iter().map(|x| x * x).sum();
+            others.push((d2, j, d));
+        }
+        if let Some(k) = topo_k {
+            others.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            for (rank, &(d2, j, d)) in others.iter().enumerate() {
+                if d2 < rs2 && d2 > 0.0 {
+                    for k in 0..dim {
+                        sep[k] += -d[k] / d2;
+                    }
+                }
+                if rank < k {
+                    for k in 0..dim {
+                        ali[k] += vel[k * n + j];
+                        coh[k] += d[k];
+                    }
+                    na += 1;
+                    nc += 1;
+                }
+            }
+        }
+        for &(d2, j, d) in others.iter().filter(|_| topo_k.is_none()) {
             if d2 < rs2 && d2 > 0.0 {
                 for k in 0..dim {
                     sep[k] += -d[k] / d2;
@@ -430,6 +459,122 @@ fn agents_across_the_wrap_seam_see_each_other() {
                 v[k * 2] < 0.0 && v[k * 2 + 1] > 0.0,
                 "{search:?} axis {k}: they pull towards each other across the seam, got {v:?}"
             );
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Topological neighbours (Ballerini et al. 2008): alignment and cohesion over the k nearest.
+
+#[test]
+fn topological_boids_agree_with_float64_reference() {
+    // Same tolerances as the metric rules: the k nearest are chosen by f32 distances in the
+    // solver and f64 ones in the reference, which agree unless two candidates for the k-th
+    // place are within rounding of each other (none are, in these seeded runs).
+    for (text, dim, searches) in [
+        (
+            r#"{"model": "boids", "agents": 400, "seed": 9, "world": {"size": [300, 200]},
+                "boids": {"w_sep": 40, "neighbours": {"kind": "topological", "k": 7}},
+                "init": {"layout": "clusters", "count": 4, "radius": 40}}"#,
+            2,
+            &[Search::Brute, Search::Grid][..],
+        ),
+        (
+            r#"{"model": "boids", "dim": 3, "agents": 400, "seed": 10,
+                "world": {"size": [120, 120, 120]},
+                "boids": {"w_sep": 40, "neighbours": {"kind": "topological", "k": 6}}}"#,
+            3,
+            &[Search::Brute, Search::Grid][..],
+        ),
+    ] {
+        let s = scene(text);
+        for &search in searches {
+            let mut sol = solver(&s, search, 1);
+            let mut r = to_f64(&sol.state());
+            for t in 0..STEPS {
+                sol.step().unwrap();
+                boids_reference(&s, &mut r, dim, 400);
+                let (ep, ev) = max_err(&s, &sol.state(), &r);
+                assert!(
+                    ep < 2e-3 && ev < 2e-2,
+                    "{dim}D {search:?} step {t}: position error {ep}, velocity error {ev}"
+                );
+            }
+        }
+    }
+}
+
+/// Bits of a solver's state in agent order.
+fn bits(sol: &CpuSolver) -> Vec<u32> {
+    let st = sol.state();
+    st.pos.iter().chain(&st.vel).map(|x| x.to_bits()).collect()
+}
+
+#[test]
+fn topological_grid_and_brute_force_give_the_same_bits() {
+    // Searches that must go several rings out (sparse agents, small cells), clipped windows
+    // (reflect, open with agents leaving the box) and wrapping axes of 2 or 3 cells.
+    for text in [
+        r#"{"model": "boids", "agents": 2000, "seed": 1, "world": {"size": [2000, 2000]},
+            "boids": {"r_sep": 1, "r_ali": 1, "r_coh": 1, "w_sep": 40,
+                      "neighbours": {"kind": "topological", "k": 7}}}"#,
+        r#"{"model": "boids", "agents": 900, "seed": 2, "world": {"size": [400, 300], "boundary": "open"},
+            "boids": {"w_sep": 40, "v_min": 150, "v_max": 400, "neighbours": {"kind": "topological", "k": 3}},
+            "init": {"layout": "disc", "center": [390, 290], "radius": 60}}"#,
+        r#"{"model": "boids", "dim": 3, "agents": 600, "seed": 3, "world": {"size": [100, 100, 130]},
+            "boids": {"r_sep": 5, "r_ali": 40, "r_coh": 40, "w_sep": 40,
+                      "neighbours": {"kind": "topological", "k": 9}}}"#,
+        r#"{"model": "boids", "dim": 3, "agents": 800, "seed": 4,
+            "world": {"size": [300, 200, 200], "boundary": "reflect"},
+            "boids": {"r_sep": 3, "r_ali": 3, "r_coh": 3, "w_sep": 40,
+                      "neighbours": {"kind": "topological", "k": 1}},
+            "init": {"layout": "clusters", "count": 6, "radius": 20}}"#,
+    ] {
+        let s = scene(text);
+        let mut brute = solver(&s, Search::Brute, 1);
+        let mut grid = solver(&s, Search::Grid, 1);
+        for t in 0..8 {
+            brute.step().unwrap();
+            grid.step().unwrap();
+            assert!(bits(&brute) == bits(&grid), "step {t} differs: {text}");
+        }
+    }
+}
+
+#[test]
+fn topological_with_k_of_all_others_is_all_to_all() {
+    // k ≥ N − 1 takes every other agent: the metric rules with radii that include everyone,
+    // bit for bit (the same fixed-point sums). The topological scene keeps small radii, so
+    // its grid has many cells and the search must reach every one of them.
+    for (dim, world, boundary) in [(2, "[300, 200]", "wrap"), (3, "[120, 100, 80]", "reflect")] {
+        let body = |boids: &str| {
+            format!(
+                r#"{{"model": "boids", "dim": {dim}, "agents": 150, "seed": 5,
+                    "world": {{"size": {world}, "boundary": "{boundary}"}},
+                    "boids": {{"w_sep": 40, "r_sep": 8, {boids}}}}}"#
+            )
+        };
+        let metric = scene(&body(r#""r_ali": 1e5, "r_coh": 1e5"#));
+        let mut all = solver(&metric, Search::Brute, 1);
+        let mut want = Vec::new();
+        for _ in 0..10 {
+            all.step().unwrap();
+            want.push(bits(&all));
+        }
+        for k in [149, 150, 1000] {
+            let topo = scene(&body(&format!(
+                r#""r_ali": 10, "r_coh": 10, "neighbours": {{"kind": "topological", "k": {k}}}"#
+            )));
+            for search in [Search::Brute, Search::Grid] {
+                let mut sol = solver(&topo, search, 1);
+                for (t, w) in want.iter().enumerate() {
+                    sol.step().unwrap();
+                    assert!(
+                        &bits(&sol) == w,
+                        "{dim}D k={k} {search:?}: step {t} differs from all-to-all"
+                    );
+                }
+            }
         }
     }
 }

@@ -521,3 +521,49 @@ fn bad_vary_expressions_are_named() {
         &["x.csv"],
     );
 }
+
+/// `--vary k` makes alignment and cohesion topological over the k nearest (a metric scene
+/// becomes topological at each point); `k` is a whole number ≥ 1 of a boids scene.
+#[test]
+fn topological_k_is_varied_like_any_parameter() {
+    let d = tmp();
+    write(
+        d.path(),
+        "b.json",
+        r#"{"model": "boids", "agents": 200, "seed": 4, "world": {"size": [300, 300]},
+            "boids": {"w_sep": 40}}"#,
+    );
+    succeeds(
+        d.path(),
+        &[
+            "sweep",
+            "b.json",
+            "--vary",
+            "k=1,7",
+            "--seeds",
+            "1",
+            "--equilibrate",
+            "20",
+            "--measure",
+            "10",
+            "-o",
+            "k.csv",
+        ],
+    );
+    let (head, rows) = csv(&d.path().join("k.csv"));
+    assert_eq!(head[0], "k");
+    let ks: Vec<&str> = rows.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(ks, ["1", "7"]);
+    for (args, want) in [
+        (&["k=0"][..], &["k=0", "whole number in 1.."][..]),
+        (&["k=7"][..], &["k", "boids parameter"][..]),
+    ] {
+        let scene = if args[0] == "k=7" { "vicsek" } else { "b.json" };
+        fails_cleanly(
+            d.path(),
+            &["sweep", scene, "--vary", args[0], "-o", "bad.csv"],
+            want,
+            &["bad.csv"],
+        );
+    }
+}

@@ -78,7 +78,7 @@ pub fn record(
     let inputs = scene_inputs(&a.scene, &scene);
     let inputs: Vec<(&Path, &str)> = inputs.iter().map(|(p, w)| (p.as_path(), *w)).collect();
     let _claim = output::claim(&[(out_path, "output")], &inputs, a.force)?;
-    let backend = backend::choose(a.backend, a.quiet)?;
+    let backend = backend::choose(a.backend, a.quiet, &Params::from_scene(&scene, 0))?;
 
     let state = init::initial_state(&scene).map_err(|e| {
         // Outside `layout: file` (whose errors name scene.init.*), the only failures are

@@ -47,6 +47,17 @@ pub(super) struct BoidsFile {
     pub(super) max_force: Option<f64>,
     pub(super) v_min: Option<f64>,
     pub(super) v_max: Option<f64>,
+    pub(super) neighbours: Option<NeighboursFile>,
+}
+
+/// `boids.neighbours`: which others alignment and cohesion average over.
+#[derive(Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct NeighboursFile {
+    /// Any JSON value: checked in `resolve`, so that a misspelling gets a message listing the
+    /// kinds.
+    pub(super) kind: Option<serde_json::Value>,
+    pub(super) k: Option<i64>,
 }
 
 #[derive(Clone, Deserialize, Default)]

@@ -161,6 +161,34 @@ impl NoiseKind {
     }
 }
 
+/// Which other agents a boid's alignment and cohesion average over (separation is always
+/// metric: every agent within `r_sep`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum Neighbours {
+    /// Reynolds: every agent within `r_ali` (alignment) and `r_coh` (cohesion).
+    #[default]
+    Metric,
+    /// Ballerini et al. 2008: the `k` nearest other agents, however far (ties broken by agent
+    /// id); `r_ali` and `r_coh` are not used.
+    Topological { k: u32 },
+}
+
+impl Neighbours {
+    /// The default: left out of a stored scene, so that recordings made before topological
+    /// neighbours existed keep their bytes.
+    pub fn is_metric(&self) -> bool {
+        *self == Neighbours::Metric
+    }
+    /// k of a topological rule; 0 for the metric one (`Params::topo_k`).
+    pub fn k(&self) -> u32 {
+        match self {
+            Neighbours::Metric => 0,
+            Neighbours::Topological { k } => *k,
+        }
+    }
+}
+
 /// Initial positions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -199,6 +227,8 @@ pub struct BoidsParams {
     pub max_force: f32,
     pub v_min: f32,
     pub v_max: f32,
+    #[serde(default, skip_serializing_if = "Neighbours::is_metric")]
+    pub neighbours: Neighbours,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -6,8 +6,8 @@ use std::path::Path;
 use super::ctx::Ctx;
 use super::file::SceneFile;
 use super::{
-    BoidsParams, Boundary, Init, Layout, Model, NoiseKind, Preset, Scene, Search, Source, Velocity,
-    VicsekParams, MAX_AGENTS, MAX_STEPS,
+    BoidsParams, Boundary, Init, Layout, Model, Neighbours, NoiseKind, Preset, Scene, Search,
+    Source, Velocity, VicsekParams, MAX_AGENTS, MAX_STEPS,
 };
 
 /// Why `name` cannot be a file name in the current folder, if it cannot: a path separator,
@@ -295,6 +295,7 @@ fn model_params(
             max_force: pos_f(cx, "scene.boids.max_force", b.max_force, d[6], true),
             v_min: pos_f(cx, "scene.boids.v_min", b.v_min, d[7], true),
             v_max: pos_f(cx, "scene.boids.v_max", b.v_max, d[8], false),
+            neighbours: neighbours(cx, b.neighbours.as_ref()),
         };
         if p.v_min >= p.v_max {
             let path = if b.v_min.is_some() {
@@ -338,6 +339,56 @@ fn model_params(
         }
         (None, Some(p))
     }
+}
+
+/// `boids.neighbours`: `{"kind": "metric"}` (the default) or `{"kind": "topological", "k": K}`
+/// (K ≥ 1, 7 when left out: Ballerini et al. 2008 found 6 to 7 for starlings).
+fn neighbours(cx: &mut Ctx, f: Option<&super::file::NeighboursFile>) -> Neighbours {
+    let Some(f) = f else {
+        return Neighbours::Metric;
+    };
+    let topological = match &f.kind {
+        None => false,
+        Some(v) => match v.as_str() {
+            Some("metric") => false,
+            Some("topological") => true,
+            _ => {
+                cx.err(
+                    "scene.boids.neighbours.kind",
+                    format!("expected \"metric\" or \"topological\", got {v}"),
+                );
+                return Neighbours::Metric;
+            }
+        },
+    };
+    if !topological {
+        if f.k.is_some() {
+            cx.err(
+                "scene.boids.neighbours.k",
+                "only allowed with \"kind\": \"topological\"",
+            );
+        }
+        return Neighbours::Metric;
+    }
+    let k = match f.k {
+        None => 7,
+        Some(k) if k < 1 => {
+            cx.err(
+                "scene.boids.neighbours.k",
+                format!("must be >= 1 (the number of nearest neighbours), got {k}"),
+            );
+            7
+        }
+        Some(k) if k as u64 > MAX_AGENTS => {
+            cx.err(
+                "scene.boids.neighbours.k",
+                format!("must be at most {MAX_AGENTS}, got {k}"),
+            );
+            7
+        }
+        Some(k) => k as u32,
+    };
+    Neighbours::Topological { k }
 }
 
 /// `vicsek.noise_kind`: "angular" (the default) or "vectorial".

@@ -51,9 +51,29 @@ impl std::error::Error for CudaRequired {
     }
 }
 
-/// Resolve `--backend`: `cuda` fails with the reason; `auto` falls back to the CPU with a
-/// one-line note (unless `quiet`); `cpu` is the CPU.
-pub fn choose(backend: Backend, quiet: bool) -> Result<Chosen, CudaRequired> {
+/// Why a run with `params` can use the CPU backend only, if it can: what the CUDA kernels do not
+/// implement.
+pub fn cpu_only(params: &Params) -> Option<&'static str> {
+    (params.topo_k > 0).then_some(
+        "topological neighbours (scene.boids.neighbours) run on the CPU only: the CUDA kernels \
+         implement the metric rules",
+    )
+}
+
+/// Resolve `--backend` for a run with `params`: `cuda` fails with the reason; `auto` falls back
+/// to the CPU with a one-line note (unless `quiet`); `cpu` is the CPU.
+pub fn choose(backend: Backend, quiet: bool, params: &Params) -> Result<Chosen, CudaRequired> {
+    match (backend, cpu_only(params)) {
+        (Backend::Cpu, _) => return Ok(Chosen::Cpu),
+        (Backend::Cuda, Some(why)) => return Err(CudaRequired(CudaError::Unsupported(why))),
+        (Backend::Auto, Some(why)) => {
+            if !quiet {
+                eprintln!("note: using the CPU backend ({why})");
+            }
+            return Ok(Chosen::Cpu);
+        }
+        _ => {}
+    }
     match backend {
         Backend::Cpu => return Ok(Chosen::Cpu),
         Backend::Auto if !CUDA_VERIFIED => {

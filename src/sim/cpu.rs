@@ -12,6 +12,7 @@ use super::disjoint::{OutArr, StateOut};
 use super::grid::Grid;
 use super::math::*;
 use super::pool::Pool;
+use super::topo;
 use super::{filled, AllocError, Diverged, FrameOut, Params, State};
 use crate::scene::{Model, Search};
 
@@ -208,6 +209,8 @@ impl CpuSolver {
     pub fn step(&mut self) -> Result<(), Diverged> {
         let bad = AtomicUsize::new(usize::MAX);
         match (self.params.model(), self.params.dim) {
+            (Model::Boids, 2) if self.params.topo_k > 0 => self.step_topo::<2>(&bad),
+            (Model::Boids, _) if self.params.topo_k > 0 => self.step_topo::<3>(&bad),
             (Model::Boids, 2) => self.step_boids::<2>(&bad),
             (Model::Boids, _) => self.step_boids::<3>(&bad),
             (Model::Vicsek, _) => self.step_vicsek(&bad),
@@ -377,6 +380,51 @@ impl CpuSolver {
                 }
             });
         }
+    }
+
+    /// Boids with topological neighbours (src/sim/topo.rs), on the same two searches.
+    fn step_topo<const D: usize>(&mut self, bad: &AtomicUsize) {
+        let p = self.params;
+        let n = self.cur.n;
+        let grid = self.search == Search::Grid;
+        if grid {
+            self.build_grid(false);
+        } else {
+            self.build_brute(false);
+        }
+        let out = StateOut::new(&mut self.next.pos, &mut self.next.vel);
+        let (src, g) = match &self.grid {
+            Some(g) if grid => (
+                topo::Src {
+                    pos: &g.spos,
+                    vel: &g.svel,
+                    vfix: &g.svfix,
+                    ids: &self.next_ids,
+                    m: n,
+                },
+                Some(g),
+            ),
+            _ => (
+                topo::Src {
+                    pos: &self.cur.pos,
+                    vel: &self.cur.vel,
+                    vfix: &self.bvfix,
+                    ids: &self.ids,
+                    m: n,
+                },
+                None,
+            ),
+        };
+        Self::for_chunks(&self.pool, n, |r| {
+            topo::with_heap(|heap| {
+                for s in r {
+                    let (pi, vi) = topo::boids_agent::<D>(&p, &src, s, g, heap);
+                    check(bad, s, &pi, &vi);
+                    // SAFETY: chunks partition 0..n.
+                    unsafe { out.put::<D>(n, s, &pi, &vi) };
+                }
+            })
+        });
     }
 
     fn step_vicsek(&mut self, bad: &AtomicUsize) {

@@ -12,6 +12,7 @@ pub mod grid;
 pub mod init;
 pub mod math;
 pub mod pool;
+mod topo;
 
 pub use frames::{FrameOut, RecordError};
 
@@ -102,8 +103,11 @@ pub struct Params {
     pub seed: u64,
     /// Vicsek: 0 angular noise, 1 vectorial ([`crate::scene::NoiseKind::code`]).
     pub noise_kind: u32,
-    /// Keeps the size a multiple of 8 with no implicit padding (the kernels copy the bytes).
-    pub _pad: u32,
+    /// Boids: alignment and cohesion over the `topo_k` nearest other agents
+    /// ([`crate::scene::Neighbours`], src/sim/topo.rs); 0 = metric, within the radii. Also keeps
+    /// the size a multiple of 8 with no implicit padding (the kernels copy the bytes). The
+    /// kernels run the metric rules only: the CUDA backend refuses `topo_k > 0`.
+    pub topo_k: u32,
 }
 
 impl Params {
@@ -129,7 +133,7 @@ impl Params {
             noise: 0.0,
             seed: s.seed,
             noise_kind: 0,
-            _pad: 0,
+            topo_k: 0,
         };
         if let Some(b) = &s.boids {
             p.r_sep2 = b.r_sep * b.r_sep;
@@ -141,6 +145,7 @@ impl Params {
             p.max_force = b.max_force;
             p.v_min = b.v_min;
             p.v_max = b.v_max;
+            p.topo_k = b.neighbours.k();
         }
         if let Some(v) = &s.vicsek {
             // Vicsek's single radius is stored as the alignment radius.

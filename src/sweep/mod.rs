@@ -48,7 +48,8 @@ pub struct SweepArgs {
     /// rounding) or a list `a,b,c`; `pi` may follow a number (`0:2pi:0.1pi`). Repeat it to vary
     /// several parameters: every combination runs. NAME is one of noise, v0, r, noise_kind
     /// (vicsek; noise_kind takes a list of words, `noise_kind=angular,vectorial`),
-    /// r_sep, r_ali, r_coh, w_sep, w_ali, w_coh, max_force, v_min, v_max (boids), agents,
+    /// r_sep, r_ali, r_coh, w_sep, w_ali, w_coh, max_force, v_min, v_max, k (boids; k makes
+    /// alignment and cohesion topological over the k nearest, `k=1,3,7,20`), agents,
     /// world (side L of a square/cubic box) and density (N/L^dim: sets L from N, or N from L
     /// when world is varied instead of agents).
     #[arg(long = "vary", value_name = "NAME=VALUES", required = true)]

@@ -29,9 +29,11 @@ pub enum Param {
     MaxForce,
     VMin,
     VMax,
+    /// Boids' topological neighbour count: a point with k uses `{"kind": "topological", "k": k}`.
+    K,
 }
 
-const ALL_PARAMS: [Param; 16] = [
+const ALL_PARAMS: [Param; 17] = [
     Param::Noise,
     Param::NoiseKind,
     Param::V0,
@@ -48,6 +50,7 @@ const ALL_PARAMS: [Param; 16] = [
     Param::MaxForce,
     Param::VMin,
     Param::VMax,
+    Param::K,
 ];
 
 /// Most values one `--vary` may give, and most points a sweep may have.
@@ -72,6 +75,7 @@ impl Param {
             Param::MaxForce => "max_force",
             Param::VMin => "v_min",
             Param::VMax => "v_max",
+            Param::K => "k",
         }
     }
 
@@ -113,6 +117,7 @@ impl Param {
             Param::Agents => "agents N".into(),
             Param::Density => "density ρ = N / L^dim".into(),
             Param::World => "box side L".into(),
+            Param::K => "topological neighbours k".into(),
             p => p.name().into(),
         }
     }
@@ -148,6 +153,8 @@ impl Param {
                 .then_some(BadValue::NotAWord),
             Param::Agents => (v.fract() != 0.0 || v < 1.0 || v > scene::MAX_AGENTS as f64)
                 .then_some(BadValue::NotAnAgentCount),
+            Param::K => (v.fract() != 0.0 || v < 1.0 || v > scene::MAX_AGENTS as f64)
+                .then_some(BadValue::NotANeighbourCount),
             Param::Noise => (!(0.0..=two_pi + 1e-6).contains(&v)).then_some(BadValue::NotAnAngle),
             Param::V0 | Param::R | Param::Density | Param::World | Param::VMax => {
                 if v <= 0.0 || v > 1e30 {
@@ -176,6 +183,11 @@ impl Param {
 pub enum BadValue {
     #[error("must be a whole number in 1..={}", scene::MAX_AGENTS)]
     NotAnAgentCount,
+    #[error(
+        "must be a whole number in 1..={} (the nearest neighbours counted)",
+        scene::MAX_AGENTS
+    )]
+    NotANeighbourCount,
     #[error("must be in [0, 2π]")]
     NotAnAngle,
     #[error("is not one of the words it takes")]
@@ -406,6 +418,8 @@ mod tests {
             ("noise_kind=0:1:1", "takes a list of angular, vectorial"),
             ("noise_kind=1", "takes a list of angular, vectorial"),
             ("noise_kind=angular,angular", "appears twice"),
+            ("k=0", "whole number in 1.."),
+            ("k=2.5", "whole number in 1.."),
         ] {
             let msg = parse_vary(e).unwrap_err().to_string();
             assert!(msg.contains(&format!("{e:?}")), "{msg}");

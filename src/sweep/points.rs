@@ -4,7 +4,7 @@
 use anyhow::{anyhow, bail, Result};
 
 use super::param::{fmt_value, Param, Vary, MAX_VALUES};
-use crate::scene::{self, Layout, Model, NoiseKind, Scene};
+use crate::scene::{self, Layout, Model, Neighbours, NoiseKind, Scene};
 
 /// One combination of the varied values, resolved into a scene.
 pub struct Point {
@@ -159,10 +159,16 @@ fn resolve_point(base: &Scene, varies: &[Vary], values: &[f64]) -> Result<Scene,
             | Param::WCoh
             | Param::MaxForce
             | Param::VMin
-            | Param::VMax) => {
+            | Param::VMax
+            | Param::K) => {
                 let Some(b) = s.boids.as_mut() else {
                     return Err(missing(Model::Boids));
                 };
+                if p == Param::K {
+                    // parse_vary made it a whole number in 1..=MAX_AGENTS.
+                    b.neighbours = Neighbours::Topological { k: x as u32 };
+                    continue;
+                }
                 let field = match p {
                     Param::RSep => &mut b.r_sep,
                     Param::RAli => &mut b.r_ali,

@@ -87,6 +87,9 @@ pub enum CudaError {
     DriverPanicked,
     #[error(transparent)]
     Alloc(#[from] AllocError),
+    /// The scene asks for something the kernels do not implement (see `backend::cpu_only`).
+    #[error("{0} (use --backend cpu)")]
+    Unsupported(&'static str),
 }
 
 /// `map_err` for a failed driver call: `what` says which.

@@ -127,6 +127,9 @@ impl CudaSolver {
         state: State,
         search: Search,
     ) -> Result<Self, CudaError> {
+        if let Some(why) = super::super::backend::cpu_only(&params) {
+            return Err(CudaError::Unsupported(why));
+        }
         let n = state.n;
         let dim = state.dim;
         let search = choose_search(search, n);
