@@ -277,7 +277,7 @@ pub struct VideoArgs {
     /// (0..=51), 30 for libsvtav1 and libaom-av1 (0..=63); ProRes has none].
     #[arg(long)]
     pub crf: Option<u32>,
-    /// Encoder speed [default: medium for libx264/libx265 (ultrafast .. placebo), 8 for
+    /// Encoder speed [default: veryfast for libx264, medium for libx265 (ultrafast .. placebo), 8 for
     /// libsvtav1 (0..=13), 6 for libaom-av1 (0..=8); lower numbers are slower and better].
     #[arg(long)]
     pub preset: Option<String>,

@@ -502,7 +502,7 @@ mod tests {
         assert_eq!(
             args("libx264").join(" "),
             format!(
-                "{head} -c:v libx264 -crf 18 -preset medium -x264-params \
+                "{head} -c:v libx264 -crf 18 -preset veryfast -x264-params \
                  colorprim=bt709:transfer=bt709:colormatrix=bt709:range=tv {tail}"
             )
         );
@@ -526,6 +526,7 @@ mod tests {
             codec: "hevc".into(),
             format: crate::render::YuvFormat::Yuv420p10,
             crf: Some(20),
+            preset: Some("medium".into()),
             ..Encoding::h264()
         };
         let line = with(&hevc).join(" ");

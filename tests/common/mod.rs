@@ -509,7 +509,7 @@ pub const VIDEO_DEFAULTS: &[(&str, &str)] = &[
     ("--codec", "h264"),
     ("--encoder", "libx264"),
     ("--crf", "18"),
-    ("--preset", "medium"),
+    ("--preset", "veryfast"),
 ];
 
 /// Width and height of a plot's PNG, decoding every pixel; it is not blank (it has both white
