@@ -98,13 +98,13 @@ fn time_steps(make: impl Fn() -> Result<CpuSolver>, seconds: f64) -> Result<(f64
     let mut threads = 1;
     while steps == 0 || timed < seconds {
         let mut solver = make()?;
-        threads = solver.threads();
         solver.step().expect("bench scenes stay finite");
         let t0 = Instant::now();
         for _ in 0..STEPS {
             solver.step().expect("bench scenes stay finite");
         }
         timed += t0.elapsed().as_secs_f64();
+        threads = solver.threads();
         steps += STEPS;
     }
     Ok((timed * 1e3 / steps as f64, threads))
