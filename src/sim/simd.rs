@@ -174,6 +174,12 @@ mod avx2 {
 
     /// `to_fix` on eight lanes → (lanes 0..4, lanes 4..8) as i64.
     ///
+    /// Fast path, when every lane is below 2^19 in magnitude (offsets and most separation
+    /// terms): widen to f64 (exact), scale by 2^32 (exact), truncate toward zero (exact: an
+    /// integer below 2^51), then read the integer out of the bits of `t + 1.5·2^52` (exact: the
+    /// sum stays in [2^52, 2^53), where doubles are the integers). `x·2^32` is exact in f32 too,
+    /// so this is `to_fix`'s value. Otherwise, the general path:
+    ///
     /// Clamp to ±2^30 with max/min (MAXPS returns its second operand when either is NaN, so
     /// NaN → −2^30 as in scalar code). Then, from the bits of a clamped float
     /// `±M·2^(E−150)` (M the 24-bit significand, E the biased exponent), `c·2^32` truncated
@@ -183,6 +189,26 @@ mod avx2 {
     #[inline]
     #[target_feature(enable = "avx2")]
     pub(super) fn to_fix8(x: __m256) -> (__m256i, __m256i) {
+        let small = _mm256_cmp_ps::<_CMP_LT_OQ>(
+            _mm256_andnot_ps(_mm256_set1_ps(-0.0), x),
+            _mm256_set1_ps(524_288.0),
+        );
+        if _mm256_movemask_ps(small) == 0xff {
+            let magic = _mm256_set1_pd(6_755_399_441_055_744.0); // 1.5 · 2^52
+            let conv = |v: __m256d| {
+                let t = _mm256_round_pd::<{ _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC }>(
+                    _mm256_mul_pd(v, _mm256_set1_pd(4_294_967_296.0)),
+                );
+                _mm256_sub_epi64(
+                    _mm256_castpd_si256(_mm256_add_pd(t, magic)),
+                    _mm256_castpd_si256(magic),
+                )
+            };
+            return (
+                conv(_mm256_cvtps_pd(_mm256_castps256_ps128(x))),
+                conv(_mm256_cvtps_pd(_mm256_extractf128_ps::<1>(x))),
+            );
+        }
         let c = _mm256_max_ps(x, _mm256_set1_ps(-FIX_CLAMP));
         let c = _mm256_min_ps(c, _mm256_set1_ps(FIX_CLAMP));
         let bits = _mm256_castps_si256(c);
@@ -288,28 +314,23 @@ mod avx2 {
         }
     }
 
-    /// `acc += v & mask`, two halves.
+    /// `acc += v & mask`, both halves into one four-lane accumulator (wrapping adds commute:
+    /// which lane holds which partial sum does not matter).
     #[inline]
     #[target_feature(enable = "avx2")]
-    fn add_masked(acc: &mut [__m256i; 2], v: (__m256i, __m256i), m: (__m256i, __m256i)) {
-        acc[0] = _mm256_add_epi64(acc[0], _mm256_and_si256(v.0, m.0));
-        acc[1] = _mm256_add_epi64(acc[1], _mm256_and_si256(v.1, m.1));
+    fn add_masked(acc: &mut __m256i, v: (__m256i, __m256i), m: (__m256i, __m256i)) {
+        let both = _mm256_add_epi64(_mm256_and_si256(v.0, m.0), _mm256_and_si256(v.1, m.1));
+        *acc = _mm256_add_epi64(*acc, both);
     }
 
-    /// Wrapping sum of the eight i64 lanes of two halves (order-free).
+    /// Wrapping sum of the four i64 lanes (order-free).
     #[inline]
     #[target_feature(enable = "avx2")]
-    fn hsum(acc: &[__m256i; 2]) -> i64 {
+    fn hsum(acc: __m256i) -> i64 {
         let mut a = [0i64; 4];
-        let mut b = [0i64; 4];
-        // SAFETY: a and b are 32 bytes each; unaligned stores.
-        unsafe {
-            _mm256_storeu_si256(a.as_mut_ptr() as *mut __m256i, acc[0]);
-            _mm256_storeu_si256(b.as_mut_ptr() as *mut __m256i, acc[1]);
-        }
-        a.iter()
-            .chain(b.iter())
-            .fold(0i64, |s, &x| s.wrapping_add(x))
+        // SAFETY: a is 32 bytes; unaligned store.
+        unsafe { _mm256_storeu_si256(a.as_mut_ptr() as *mut __m256i, acc) };
+        a.iter().fold(0i64, |s, &x| s.wrapping_add(x))
     }
 
     /// Checks that every range lies within every slice (the loads below rely on it).
@@ -329,9 +350,9 @@ mod avx2 {
     ) -> BoidsAcc<D> {
         in_bounds(c, ranges);
         let z = _mm256_setzero_si256();
-        let mut sep = [[z; 2]; D];
-        let mut ali = [[z; 2]; D];
-        let mut coh = [[z; 2]; D];
+        let mut sep = [z; D];
+        let mut ali = [z; D];
+        let mut coh = [z; D];
         let (mut n_ali, mut n_coh) = (0u32, 0u32);
         let r_sep2 = _mm256_set1_ps(p.r_sep2);
         let r_ali2 = _mm256_set1_ps(p.r_ali2);
@@ -402,9 +423,9 @@ mod avx2 {
         }
         let mut acc = BoidsAcc::<D>::new();
         for k in 0..D {
-            acc.sep[k] = hsum(&sep[k]);
-            acc.ali[k] = hsum(&ali[k]);
-            acc.coh[k] = hsum(&coh[k]);
+            acc.sep[k] = hsum(sep[k]);
+            acc.ali[k] = hsum(ali[k]);
+            acc.coh[k] = hsum(coh[k]);
         }
         acc.n_ali = n_ali;
         acc.n_coh = n_coh;
@@ -421,7 +442,7 @@ mod avx2 {
         in_bounds(c, ranges);
         let wrap = p.wraps();
         let z = _mm256_setzero_si256();
-        let mut sum = [[z; 2]; 2];
+        let mut sum = [z; 2];
         let r2 = _mm256_set1_ps(p.r_ali2);
         for &(a, b) in ranges {
             let (a, b) = (a as usize, b as usize);
@@ -451,7 +472,7 @@ mod avx2 {
                 j += L;
             }
         }
-        [hsum(&sum[0]), hsum(&sum[1])]
+        [hsum(sum[0]), hsum(sum[1])]
     }
 }
 
@@ -485,9 +506,16 @@ mod tests {
             f32::MIN,
         ];
         let mut z = 0x1234_5678_9abc_def0u64;
-        for _ in 0..200_000 {
+        for i in 0..400_000 {
             z = super::super::math::mix64(z);
-            v.push(f32::from_bits(z as u32));
+            let bits = f32::from_bits(z as u32);
+            // Half any bit pattern, half the magnitudes a step meets (the fast path),
+            // runs of eight alike so that whole registers take each path.
+            v.push(if (i / 8) % 2 == 0 {
+                bits
+            } else {
+                ((z >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 2f32.powi((z >> 32) as i32 % 40 - 20)
+            });
         }
         v
     }
