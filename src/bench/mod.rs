@@ -46,8 +46,8 @@ pub struct BenchArgs {
     /// Seconds to spend measuring each row (at least 3 steps are always timed).
     #[arg(long, default_value_t = 0.5)]
     pub seconds: f64,
-    /// Which tables: all, scaling, crossover, boidforge, record, memory (`bench render`: all,
-    /// fps, memory).
+    /// Which tables: all, scaling, crossover, threads, boidforge, record, memory (`bench
+    /// render`: all, fps, memory). `FORGE_SIMD=off` measures the scalar candidate loop.
     #[arg(long, value_delimiter = ',', default_value = "all")]
     pub only: Vec<String>,
     /// Renderer, memory row: the long render's size.
@@ -127,6 +127,54 @@ fn peak_rss_kib() -> Option<u64> {
     l.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// BoidForge's native C backend at N = 2000 on the development machine (2 cores), ms/step: the
+/// figure measured side by side in issue 15.
+const BOIDFORGE_C_MS: f64 = 3.6;
+
+/// The neighbour pass on one thread vs all cores (the pool forced on), against the candidate
+/// pairs per step: where `PARALLEL_MIN_PAIRS` comes from. Early steps (uniform start) and late
+/// ones (dense clumps) of the boidforge preset at its density.
+fn threads_table(out: &mut impl Write, cores: usize, seconds: f64) -> Result<()> {
+    writeln!(
+        out,
+        "Neighbour pass, 1 thread vs {cores} (split forced; the solver splits from {} pairs):\n",
+        crate::sim::cpu::PARALLEL_MIN_PAIRS
+    )?;
+    writeln!(out, "| agents | after step | pairs/step | 1 thread ms/step | {cores} threads ms/step | speed-up |")?;
+    writeln!(out, "|---:|---:|---:|---:|---:|---:|")?;
+    for n in [100u64, 250, 500, 1000, 2000, 4000, 8000] {
+        for warm in [1u64, 400] {
+            let s = bench_scene(n, 2);
+            let mut ms = [0.0; 2];
+            let mut pairs = 0;
+            for (i, t) in [1, cores].into_iter().enumerate() {
+                let mut solver = solver_for(&s, t, Search::Grid)?;
+                solver.set_parallel_min_pairs(0);
+                for _ in 0..warm {
+                    solver.step().expect("bench scenes stay finite");
+                }
+                let (t0, mut steps) = (Instant::now(), 0);
+                while steps == 0 || t0.elapsed().as_secs_f64() < seconds.min(0.3) {
+                    solver.step().expect("bench scenes stay finite");
+                    steps += 1;
+                }
+                ms[i] = t0.elapsed().as_secs_f64() * 1e3 / steps as f64;
+                pairs = solver.pairs();
+            }
+            writeln!(
+                out,
+                "| {n} | {warm} | {pairs} | {:.4} | {:.4} | {:.2} |",
+                ms[0],
+                ms[1],
+                ms[0] / ms[1]
+            )?;
+            out.flush()?;
+        }
+    }
+    writeln!(out)?;
+    Ok(())
+}
+
 /// Longest `--seconds` a row may take.
 const MAX_SECONDS: f64 = 3600.0;
 
@@ -162,6 +210,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
             "all",
             "scaling",
             "crossover",
+            "threads",
             "boidforge",
             "record",
             "memory",
@@ -169,7 +218,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
         .contains(&o.as_str())
         {
             bail!(
-                "--only: unknown table {o:?} (all, scaling, crossover, boidforge, record, memory)"
+                "--only: unknown table {o:?} (all, scaling, crossover, threads, boidforge, record, memory)"
             );
         }
     }
@@ -195,13 +244,18 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
-        "forge bench — CPU backend, {cores} cores, boidforge preset at constant density\n"
+        "forge bench — CPU backend, {cores} cores, {} candidate loop, boidforge preset at constant density\n",
+        crate::sim::simd::isa().name()
     )?;
 
     if want("boidforge") {
         let s = bench_scene(2000, 2);
         let (ms, _) = time_steps(|| solver_for(&s, 0, Search::Auto), seconds.max(1.0))?;
-        writeln!(out, "BoidForge's benchmark, N = 2000 boidforge preset: {:.4} ms/step ({:.0}x faster than BoidForge's native C backend at 1.7 ms/step)\n", ms, 1.7 / ms)?;
+        writeln!(out, "BoidForge's benchmark, N = 2000 boidforge preset, steps 2-21: {:.4} ms/step ({:.1}x BoidForge's native C backend at {BOIDFORGE_C_MS} ms/step; full runs: scripts/vs-boidforge.sh)\n", ms, BOIDFORGE_C_MS / ms)?;
+    }
+
+    if want("threads") && cores > 1 {
+        threads_table(&mut out, cores, seconds)?;
     }
 
     if want("scaling") {
@@ -218,9 +272,6 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
                     threads.push(cores);
                 }
                 for &t in &threads {
-                    if t > 1 && n < crate::sim::cpu::PARALLEL_MIN as u64 {
-                        continue; // one thread regardless: the row above
-                    }
                     let mut searches = vec![Search::Grid];
                     // Brute force is O(N²): up to 10k agents, on all threads only.
                     if n <= 10_000 && (t > 1 || n < crate::sim::cpu::PARALLEL_MIN as u64) {

@@ -76,6 +76,8 @@ pub struct CpuSolver {
     threads: usize,
     /// Candidate pairs the last neighbour pass visited, estimated (see `build_grid`).
     pairs: usize,
+    /// Fewest pairs the neighbour pass splits at ([`PARALLEL_MIN_PAIRS`]; the bench lowers it).
+    min_pairs: usize,
     /// The candidate loop used (AVX2 or scalar: the same bytes).
     isa: Isa,
     /// Steps done so far; the next step computed is number `step`.
@@ -160,6 +162,7 @@ impl CpuSolver {
             pool,
             threads,
             pairs: 0,
+            min_pairs: PARALLEL_MIN_PAIRS,
             isa: simd::isa(),
             step: 0,
             search,
@@ -187,7 +190,19 @@ impl CpuSolver {
 
     /// The pool, when a pass of `pairs` candidate pairs is worth splitting.
     fn pool_for(&self, pairs: usize) -> Option<&Pool> {
-        self.pool.as_ref().filter(|_| pairs >= PARALLEL_MIN_PAIRS)
+        self.pool.as_ref().filter(|_| pairs >= self.min_pairs)
+    }
+
+    /// Candidate pairs of the last step's neighbour pass (estimated for the grid, see
+    /// `build_grid`; N² for brute force).
+    pub fn pairs(&self) -> usize {
+        self.pairs
+    }
+
+    /// Split the neighbour pass from `min_pairs` candidate pairs on (default
+    /// [`PARALLEL_MIN_PAIRS`]): for measuring the crossover. Same bytes either way.
+    pub fn set_parallel_min_pairs(&mut self, min_pairs: usize) {
+        self.min_pairs = min_pairs;
     }
 
     /// The pool, when a light per-agent pass over `n` agents is worth splitting.
@@ -293,8 +308,10 @@ impl CpuSolver {
         for &c in &grid.cell_of {
             starts[c as usize] += 1;
         }
-        // Candidate pairs the neighbour pass will visit, estimated as Σ count² over the
-        // cells times the cells of a neighbourhood (exact for locally uniform density).
+        // Before the first step, the candidate pairs the neighbour pass will visit, estimated
+        // as Σ count² over the cells times the cells of a neighbourhood (exact for locally
+        // uniform density, high for clumps smaller than a cell); from then on, the count of
+        // the step before (flocks change little in a step).
         let mut run = 0u32;
         let mut same_cell = 0u64;
         for x in starts[..grid.ncells].iter_mut() {
@@ -302,7 +319,9 @@ impl CpuSolver {
             run += *x;
             *x = run;
         }
-        self.pairs = (same_cell * 3u64.pow(dim as u32)).min(usize::MAX as u64) as usize;
+        if self.step == 0 {
+            self.pairs = (same_cell * 3u64.pow(dim as u32)).min(usize::MAX as u64) as usize;
+        }
         starts[grid.ncells] = n as u32;
         for s in (0..n).rev() {
             let c = grid.cell_of[s] as usize;
@@ -377,16 +396,20 @@ impl CpuSolver {
         if self.search == Search::Grid {
             self.build_grid(false);
             let g = self.grid.as_ref().unwrap();
+            let visited = AtomicUsize::new(0);
             Self::for_chunks(self.pool_for(self.pairs), n, |r| {
                 let mut ranges = [(0u32, 0u32); 27];
                 let mut cur_cell = usize::MAX;
                 let (mut nr, mut seam) = (0, false);
+                let (mut cell_pairs, mut pairs) = (0, 0);
                 for t in r {
                     let c = g.scell[t] as usize;
                     if c != cur_cell {
                         cur_cell = c;
                         (nr, seam) = g.neighbour_ranges(c, p.wraps(), D, &mut ranges);
+                        cell_pairs = candidates(&ranges[..nr]);
                     }
+                    pairs += cell_pairs;
                     let src = Src {
                         pos: &g.spos,
                         vel: &g.svel,
@@ -399,7 +422,9 @@ impl CpuSolver {
                     // SAFETY: slot t belongs to this chunk.
                     unsafe { out.put::<D>(n, t, &pi, &vi) };
                 }
+                visited.fetch_add(pairs, Ordering::Relaxed);
             });
+            self.pairs = visited.into_inner();
         } else {
             self.build_brute(false);
             let st = &self.cur;
@@ -432,16 +457,20 @@ impl CpuSolver {
             self.build_grid(true);
             let g = self.grid.as_ref().unwrap();
             let ids = &self.next_ids;
+            let visited = AtomicUsize::new(0);
             Self::for_chunks(self.pool_for(self.pairs), n, |r| {
                 let mut ranges = [(0u32, 0u32); 27];
                 let mut cur_cell = usize::MAX;
                 let mut nr = 0;
+                let (mut cell_pairs, mut pairs) = (0, 0);
                 for t in r {
                     let c = g.scell[t] as usize;
                     if c != cur_cell {
                         cur_cell = c;
                         nr = g.neighbour_ranges(c, p.wraps(), 2, &mut ranges).0;
+                        cell_pairs = candidates(&ranges[..nr]);
                     }
+                    pairs += cell_pairs;
                     let src = Src {
                         pos: &g.spos,
                         vel: &g.svel,
@@ -454,7 +483,9 @@ impl CpuSolver {
                     // SAFETY: as in step_boids.
                     unsafe { out.put::<2>(n, t, &pi, &vi) };
                 }
+                visited.fetch_add(pairs, Ordering::Relaxed);
             });
+            self.pairs = visited.into_inner();
         } else {
             self.build_brute(true);
             let st = &self.cur;
@@ -513,6 +544,12 @@ pub fn unpermute(st: &State, ids: &[u32], pos: &mut [f32], vel: &mut [f32]) {
             dst_v[i as usize] = src_v[s];
         }
     }
+}
+
+/// Candidate slots in `ranges`.
+#[inline(always)]
+fn candidates(ranges: &[(u32, u32)]) -> usize {
+    ranges.iter().map(|&(a, b)| (b - a) as usize).sum()
 }
 
 #[inline(always)]

@@ -36,6 +36,9 @@ pub enum Isa {
     Scalar,
     /// x86-64 AVX2 (detected at run time).
     Avx2,
+    /// x86-64 AVX-512 F + DQ + VL (detected at run time): the same loop with mask registers
+    /// and the exact f32 → i64 truncation AVX2 lacks (`vcvttps2qq`).
+    Avx512,
 }
 
 impl Isa {
@@ -44,30 +47,37 @@ impl Isa {
         match self {
             Isa::Scalar => "scalar",
             Isa::Avx2 => "AVX2",
+            Isa::Avx512 => "AVX-512",
         }
     }
 }
 
-/// The best loop this CPU runs, unless `FORGE_SIMD` is `off`/`scalar`/`0`. Decided once per
-/// process.
+/// The best loop this CPU runs, unless `FORGE_SIMD` asks for less: `off` (or `scalar`, `0`)
+/// the scalar loop, `avx2` at most AVX2. Decided once per process.
 pub fn isa() -> Isa {
     static ISA: OnceLock<Isa> = OnceLock::new();
     *ISA.get_or_init(|| {
-        let off = std::env::var("FORGE_SIMD")
-            .map(|v| matches!(v.to_ascii_lowercase().as_str(), "off" | "scalar" | "0"))
-            .unwrap_or(false);
-        if off {
-            Isa::Scalar
-        } else {
-            detect()
+        let best = detect();
+        match std::env::var("FORGE_SIMD").map(|v| v.to_ascii_lowercase()) {
+            Ok(v) if matches!(v.as_str(), "off" | "scalar" | "0") => Isa::Scalar,
+            Ok(v) if v == "avx2" && best == Isa::Avx512 => Isa::Avx2,
+            _ => best,
         }
     })
 }
 
 fn detect() -> Isa {
     #[cfg(target_arch = "x86_64")]
-    if is_x86_feature_detected!("avx2") {
-        return Isa::Avx2;
+    {
+        if is_x86_feature_detected!("avx512f")
+            && is_x86_feature_detected!("avx512dq")
+            && is_x86_feature_detected!("avx512vl")
+        {
+            return Isa::Avx512;
+        }
+        if is_x86_feature_detected!("avx2") {
+            return Isa::Avx2;
+        }
     }
     Isa::Scalar
 }
@@ -91,9 +101,11 @@ pub fn boids_sums<const D: usize>(
     ranges: &[(u32, u32)],
 ) -> BoidsAcc<D> {
     #[cfg(target_arch = "x86_64")]
-    if isa == Isa::Avx2 {
-        // SAFETY: Avx2 is only chosen where the CPU has AVX2 (`detect`).
-        return unsafe { avx2::boids_sums::<D>(p, wrap, pi, c, ranges) };
+    match isa {
+        // SAFETY: each is only chosen where the CPU has it (`detect`).
+        Isa::Avx512 => return unsafe { avx512::boids_sums::<D>(p, wrap, pi, c, ranges) },
+        Isa::Avx2 => return unsafe { avx2::boids_sums::<D>(p, wrap, pi, c, ranges) },
+        Isa::Scalar => {}
     }
     let _ = isa;
     boids_sums_scalar(p, wrap, pi, c, ranges)
@@ -135,9 +147,11 @@ pub fn vicsek_sum(
     ranges: &[(u32, u32)],
 ) -> [i64; 2] {
     #[cfg(target_arch = "x86_64")]
-    if isa == Isa::Avx2 {
+    match isa {
         // SAFETY: as in `boids_sums`.
-        return unsafe { avx2::vicsek_sum(p, pi, c, ranges) };
+        Isa::Avx512 => return unsafe { avx512::vicsek_sum(p, pi, c, ranges) },
+        Isa::Avx2 => return unsafe { avx2::vicsek_sum(p, pi, c, ranges) },
+        Isa::Scalar => {}
     }
     let _ = isa;
     let wrap = p.wraps();
@@ -231,7 +245,10 @@ mod avx2 {
                 }
             };
             let mag = _mm256_srlv_epi64(
-                _mm256_sllv_epi64(_mm256_cvtepu32_epi64(pick(m)), _mm256_cvtepu32_epi64(pick(left))),
+                _mm256_sllv_epi64(
+                    _mm256_cvtepu32_epi64(pick(m)),
+                    _mm256_cvtepu32_epi64(pick(left)),
+                ),
                 _mm256_cvtepu32_epi64(pick(right)),
             );
             let s = _mm256_cvtepi32_epi64(pick(sign));
@@ -255,7 +272,7 @@ mod avx2 {
     /// `d + size` where `d < −half`, else `d`.
     #[inline]
     #[target_feature(enable = "avx2")]
-    fn wrap8(d: __m256, size: f32, half: f32) -> __m256 {
+    pub(super) fn wrap8(d: __m256, size: f32, half: f32) -> __m256 {
         let (s, h) = (_mm256_set1_ps(size), _mm256_set1_ps(half));
         let hi = _mm256_cmp_ps::<_CMP_GT_OQ>(d, h);
         let lo = _mm256_cmp_ps::<_CMP_LT_OQ>(d, _mm256_sub_ps(_mm256_setzero_ps(), h));
@@ -272,7 +289,10 @@ mod avx2 {
             return (true, _mm256_set1_epi32(-1));
         }
         let idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-        (false, _mm256_cmpgt_epi32(_mm256_set1_epi32(left as i32), idx))
+        (
+            false,
+            _mm256_cmpgt_epi32(_mm256_set1_epi32(left as i32), idx),
+        )
     }
 
     /// Eight positions of one axis from slot `j` (masked lanes read as 0, never out of bounds).
@@ -334,8 +354,13 @@ mod avx2 {
     }
 
     /// Checks that every range lies within every slice (the loads below rely on it).
-    fn in_bounds<const D: usize>(c: &Cands<D>, ranges: &[(u32, u32)]) {
-        let n = c.pos.iter().map(|s| s.len()).chain(c.vfix.iter().map(|s| s.len())).min();
+    pub(super) fn in_bounds<const D: usize>(c: &Cands<D>, ranges: &[(u32, u32)]) {
+        let n = c
+            .pos
+            .iter()
+            .map(|s| s.len())
+            .chain(c.vfix.iter().map(|s| s.len()))
+            .min();
         let n = n.unwrap_or(0);
         assert!(ranges.iter().all(|&(a, b)| a <= b && b as usize <= n));
     }
@@ -476,6 +501,163 @@ mod avx2 {
     }
 }
 
+/// The AVX2 loop's shape with AVX-512's mask registers: masked loads that never touch a lane
+/// past the range, masked adds instead of AND-then-add, and `vcvttps2qq` for `to_fix`.
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use std::arch::x86_64::*;
+
+    use super::super::math::{BoidsAcc, FIX_CLAMP, FIX_SCALE};
+    use super::super::Params;
+    use super::avx2::{in_bounds, wrap8};
+    use super::Cands;
+
+    /// `to_fix` on eight lanes: clamp (NaN → −2^30, as in AVX2's version), scale by 2^32 in
+    /// f32 (exact: a power of two, no overflow under the clamp), truncate to i64.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512dq,avx512vl")]
+    pub(super) fn to_fix8(x: __m256) -> __m512i {
+        let c = _mm256_max_ps(x, _mm256_set1_ps(-FIX_CLAMP));
+        let c = _mm256_min_ps(c, _mm256_set1_ps(FIX_CLAMP));
+        _mm512_cvttps_epi64(_mm256_mul_ps(c, _mm256_set1_ps(FIX_SCALE)))
+    }
+
+    /// Lanes of slots `j..min(j + 8, b)`.
+    #[inline(always)]
+    fn lanes(j: usize, b: usize) -> __mmask8 {
+        let left = b - j;
+        if left >= 8 {
+            0xff
+        } else {
+            ((1u32 << left) - 1) as __mmask8
+        }
+    }
+
+    /// Offsets `q − pi` of the eight candidates from `j` (lanes outside `k` read as 0).
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512dq,avx512vl")]
+    unsafe fn offsets<const D: usize>(
+        p: &Params,
+        wrap: bool,
+        pi: &[f32; D],
+        c: &Cands<D>,
+        j: usize,
+        k: __mmask8,
+    ) -> [__m256; D] {
+        let mut d = [_mm256_setzero_ps(); D];
+        for a in 0..D {
+            // SAFETY (caller): lanes set in k are slots within the axis (`in_bounds`); a masked
+            // load never touches the others.
+            let q = unsafe { _mm256_maskz_loadu_ps(k, c.pos[a].as_ptr().add(j)) };
+            d[a] = _mm256_sub_ps(q, _mm256_set1_ps(pi[a]));
+            if wrap {
+                d[a] = wrap8(d[a], p.world[a], p.half_world[a]);
+            }
+        }
+        d
+    }
+
+    #[target_feature(enable = "avx512f,avx512dq,avx512vl")]
+    pub(super) unsafe fn boids_sums<const D: usize>(
+        p: &Params,
+        wrap: bool,
+        pi: &[f32; D],
+        c: &Cands<D>,
+        ranges: &[(u32, u32)],
+    ) -> BoidsAcc<D> {
+        in_bounds(c, ranges);
+        let z = _mm512_setzero_si512();
+        let (mut sep, mut ali, mut coh) = ([z; D], [z; D], [z; D]);
+        let (mut n_ali, mut n_coh) = (0u32, 0u32);
+        let r_sep2 = _mm256_set1_ps(p.r_sep2);
+        let r_ali2 = _mm256_set1_ps(p.r_ali2);
+        let r_coh2 = _mm256_set1_ps(p.r_coh2);
+        let fzero = _mm256_setzero_ps();
+        let sign = _mm256_set1_ps(-0.0);
+        for &(a, b) in ranges {
+            let (a, b) = (a as usize, b as usize);
+            let mut j = a;
+            while j < b {
+                let k = lanes(j, b);
+                // SAFETY: see `offsets`.
+                let d = unsafe { offsets::<D>(p, wrap, pi, c, j, k) };
+                // norm2: x·x + y·y, then + z·z (two roundings each, no FMA).
+                let mut d2 = _mm256_mul_ps(d[0], d[0]);
+                for dk in d.iter().skip(1) {
+                    d2 = _mm256_add_ps(d2, _mm256_mul_ps(*dk, *dk));
+                }
+                let k_ali = _mm256_mask_cmp_ps_mask::<_CMP_LT_OQ>(k, d2, r_ali2);
+                let k_coh = _mm256_mask_cmp_ps_mask::<_CMP_LT_OQ>(k, d2, r_coh2);
+                let k_sep = _mm256_mask_cmp_ps_mask::<_CMP_GT_OQ>(
+                    _mm256_mask_cmp_ps_mask::<_CMP_LT_OQ>(k, d2, r_sep2),
+                    d2,
+                    fzero,
+                );
+                n_ali += k_ali.count_ones();
+                n_coh += k_coh.count_ones();
+                for x in 0..D {
+                    // SAFETY: as in `offsets`.
+                    let v = unsafe { _mm512_maskz_loadu_epi64(k_ali, c.vfix[x].as_ptr().add(j)) };
+                    ali[x] = _mm512_add_epi64(ali[x], v);
+                    coh[x] = _mm512_mask_add_epi64(coh[x], k_coh, coh[x], to_fix8(d[x]));
+                }
+                if k_sep != 0 {
+                    for x in 0..D {
+                        // (p_i − p_j)/|p_i − p_j|² = −d/d²; other lanes are not added.
+                        let q = _mm256_div_ps(_mm256_xor_ps(d[x], sign), d2);
+                        sep[x] = _mm512_mask_add_epi64(sep[x], k_sep, sep[x], to_fix8(q));
+                    }
+                }
+                j += 8;
+            }
+        }
+        let mut acc = BoidsAcc::<D>::new();
+        for x in 0..D {
+            // Wrapping lane sums (order-free).
+            acc.sep[x] = _mm512_reduce_add_epi64(sep[x]);
+            acc.ali[x] = _mm512_reduce_add_epi64(ali[x]);
+            acc.coh[x] = _mm512_reduce_add_epi64(coh[x]);
+        }
+        acc.n_ali = n_ali;
+        acc.n_coh = n_coh;
+        acc
+    }
+
+    #[target_feature(enable = "avx512f,avx512dq,avx512vl")]
+    pub(super) unsafe fn vicsek_sum(
+        p: &Params,
+        pi: [f32; 2],
+        c: &Cands<2>,
+        ranges: &[(u32, u32)],
+    ) -> [i64; 2] {
+        in_bounds(c, ranges);
+        let wrap = p.wraps();
+        let mut sum = [_mm512_setzero_si512(); 2];
+        let r2 = _mm256_set1_ps(p.r_ali2);
+        for &(a, b) in ranges {
+            let (a, b) = (a as usize, b as usize);
+            let mut j = a;
+            while j < b {
+                let k = lanes(j, b);
+                // SAFETY: see `offsets`.
+                let d = unsafe { offsets::<2>(p, wrap, &pi, c, j, k) };
+                let d2 = _mm256_add_ps(_mm256_mul_ps(d[0], d[0]), _mm256_mul_ps(d[1], d[1]));
+                let m = _mm256_mask_cmp_ps_mask::<_CMP_LT_OQ>(k, d2, r2);
+                for x in 0..2 {
+                    // SAFETY: as in `offsets`.
+                    let v = unsafe { _mm512_maskz_loadu_epi64(m, c.vfix[x].as_ptr().add(j)) };
+                    sum[x] = _mm512_add_epi64(sum[x], v);
+                }
+                j += 8;
+            }
+        }
+        [
+            _mm512_reduce_add_epi64(sum[0]),
+            _mm512_reduce_add_epi64(sum[1]),
+        ]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -514,7 +696,8 @@ mod tests {
             v.push(if (i / 8) % 2 == 0 {
                 bits
             } else {
-                ((z >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 2f32.powi((z >> 32) as i32 % 40 - 20)
+                ((z >> 40) as f32 / (1u64 << 24) as f32 - 0.5)
+                    * 2f32.powi((z >> 32) as i32 % 40 - 20)
             });
         }
         v
@@ -523,8 +706,31 @@ mod tests {
 
     #[cfg(target_arch = "x86_64")]
     #[test]
+    fn avx512_to_fix8_matches_to_fix_bit_for_bit() {
+        if detect() != Isa::Avx512 {
+            eprintln!("no AVX-512 on this CPU: skipped");
+            return;
+        }
+        use std::arch::x86_64::*;
+        for chunk in samples().chunks_exact(8) {
+            let x: [f32; 8] = chunk.try_into().unwrap();
+            // SAFETY: AVX-512 F/DQ/VL detected above.
+            let got = unsafe {
+                let mut out = [0i64; 8];
+                _mm512_storeu_si512(
+                    out.as_mut_ptr() as *mut _,
+                    avx512::to_fix8(_mm256_loadu_ps(x.as_ptr())),
+                );
+                out
+            };
+            assert_eq!(got, to_fix8_reference(x), "{x:?}");
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
     fn to_fix8_matches_to_fix_bit_for_bit() {
-        if detect() != Isa::Avx2 {
+        if detect() == Isa::Scalar {
             eprintln!("no AVX2 on this CPU: skipped");
             return;
         }
