@@ -89,6 +89,18 @@ fn boids_3d_bytes_do_not_depend_on_threads_or_search() {
     );
 }
 
+/// Fewer agents than PARALLEL_MIN, but clustered: enough candidate pairs that the neighbour
+/// pass splits across threads while the light passes stay on one.
+#[test]
+fn dense_small_flock_bytes_do_not_depend_on_threads_or_search() {
+    check_all_variants(
+        "dense",
+        r#"{"model": "boids", "agents": 1500, "steps": 6, "seed": 6,
+            "world": {"size": [600, 400], "boundary": "wrap"},
+            "init": {"layout": "clusters", "count": 3, "radius": 40}}"#,
+    );
+}
+
 #[test]
 fn vicsek_bytes_do_not_depend_on_threads_or_search() {
     check_all_variants(
