@@ -402,25 +402,37 @@ impl CpuSolver {
                 let mut cur_cell = usize::MAX;
                 let (mut nr, mut seam) = (0, false);
                 let (mut cell_pairs, mut pairs) = (0, 0);
-                for t in r {
-                    let c = g.scell[t] as usize;
-                    if c != cur_cell {
-                        cur_cell = c;
-                        (nr, seam) = g.neighbour_ranges(c, p.wraps(), D, &mut ranges);
-                        cell_pairs = candidates(&ranges[..nr]);
+                let src = Src {
+                    pos: &g.spos,
+                    vel: &g.svel,
+                    vfix: &g.svfix,
+                    m: n,
+                    isa,
+                };
+                // Sums for a batch of agents, then their integration: the integration is a
+                // chain of divisions and square roots, and a batch of independent chains
+                // overlaps in the CPU where one chain between two long candidate loops waits.
+                let mut accs = [BoidsAcc::<D>::new(); BATCH];
+                let mut start = r.start;
+                while start < r.end {
+                    let end = (start + BATCH).min(r.end);
+                    for t in start..end {
+                        let c = g.scell[t] as usize;
+                        if c != cur_cell {
+                            cur_cell = c;
+                            (nr, seam) = g.neighbour_ranges(c, p.wraps(), D, &mut ranges);
+                            cell_pairs = candidates(&ranges[..nr]);
+                        }
+                        pairs += cell_pairs;
+                        accs[t - start] = boids_neighbours::<D>(&p, seam, &src, t, &ranges[..nr]);
                     }
-                    pairs += cell_pairs;
-                    let src = Src {
-                        pos: &g.spos,
-                        vel: &g.svel,
-                        vfix: &g.svfix,
-                        m: n,
-                        isa,
-                    };
-                    let (pi, vi) = boids_agent::<D>(&p, seam, &src, t, &ranges[..nr]);
-                    check(bad, t, &pi, &vi);
-                    // SAFETY: slot t belongs to this chunk.
-                    unsafe { out.put::<D>(n, t, &pi, &vi) };
+                    for t in start..end {
+                        let (pi, vi) = boids_finish::<D>(&p, &src, t, &accs[t - start]);
+                        check(bad, t, &pi, &vi);
+                        // SAFETY: slot t belongs to this chunk.
+                        unsafe { out.put::<D>(n, t, &pi, &vi) };
+                    }
+                    start = end;
                 }
                 visited.fetch_add(pairs, Ordering::Relaxed);
             });
@@ -559,6 +571,9 @@ fn check<const D: usize>(bad: &AtomicUsize, slot: usize, p: &[f32; D], v: &[f32;
     }
 }
 
+/// Agents whose neighbour sums are taken before any of them is integrated (see `step_boids`).
+const BATCH: usize = 8;
+
 /// One boid's step; `me` is its own slot in `src`.
 #[inline(always)]
 fn boids_agent<const D: usize>(
@@ -568,18 +583,40 @@ fn boids_agent<const D: usize>(
     me: usize,
     ranges: &[(u32, u32)],
 ) -> ([f32; D], [f32; D]) {
+    let acc = boids_neighbours::<D>(p, wrap, src, me, ranges);
+    boids_finish::<D>(p, src, me, &acc)
+}
+
+/// One boid's neighbour sums over the candidate slots `ranges`, itself excluded.
+#[inline(always)]
+fn boids_neighbours<const D: usize>(
+    p: &Params,
+    wrap: bool,
+    src: &Src,
+    me: usize,
+    ranges: &[(u32, u32)],
+) -> BoidsAcc<D> {
     let m = src.m;
-    let mut pi = [0f32; D];
-    let mut vi = [0f32; D];
-    for k in 0..D {
-        pi[k] = src.pos[k * m + me];
-        vi[k] = src.vel[k * m + me];
-    }
+    let pi: [f32; D] = std::array::from_fn(|k| src.pos[k * m + me]);
     let mut acc = simd::boids_sums::<D>(src.isa, p, wrap, &pi, &src.cands::<D>(), ranges);
     // The agent was its own candidate (every search visits its own slot; d2 = 0 < rmax2).
     let vfix: [i64; D] = std::array::from_fn(|k| src.vfix[k * m + me]);
     acc.remove_self(p, &vfix);
-    boids_integrate(p, &acc, &mut pi, &mut vi);
+    acc
+}
+
+/// One boid's new position and velocity from its sums.
+#[inline(always)]
+fn boids_finish<const D: usize>(
+    p: &Params,
+    src: &Src,
+    me: usize,
+    acc: &BoidsAcc<D>,
+) -> ([f32; D], [f32; D]) {
+    let m = src.m;
+    let mut pi: [f32; D] = std::array::from_fn(|k| src.pos[k * m + me]);
+    let mut vi: [f32; D] = std::array::from_fn(|k| src.vel[k * m + me]);
+    boids_integrate(p, acc, &mut pi, &mut vi);
     (pi, vi)
 }
 
