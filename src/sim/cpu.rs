@@ -424,7 +424,8 @@ impl CpuSolver {
                             cell_pairs = candidates(&ranges[..nr]);
                         }
                         pairs += cell_pairs;
-                        accs[t - start] = boids_neighbours::<D>(&p, seam, &src, t, &ranges[..nr]);
+                        let acc = &mut accs[t - start];
+                        boids_neighbours::<D>(&p, seam, &src, t, &ranges[..nr], acc);
                     }
                     for t in start..end {
                         let (pi, vi) = boids_finish::<D>(&p, &src, t, &accs[t - start]);
@@ -583,11 +584,12 @@ fn boids_agent<const D: usize>(
     me: usize,
     ranges: &[(u32, u32)],
 ) -> ([f32; D], [f32; D]) {
-    let acc = boids_neighbours::<D>(p, wrap, src, me, ranges);
+    let mut acc = BoidsAcc::<D>::new();
+    boids_neighbours::<D>(p, wrap, src, me, ranges, &mut acc);
     boids_finish::<D>(p, src, me, &acc)
 }
 
-/// One boid's neighbour sums over the candidate slots `ranges`, itself excluded.
+/// One boid's neighbour sums over the candidate slots `ranges`, itself excluded, into `acc`.
 #[inline(always)]
 fn boids_neighbours<const D: usize>(
     p: &Params,
@@ -595,14 +597,14 @@ fn boids_neighbours<const D: usize>(
     src: &Src,
     me: usize,
     ranges: &[(u32, u32)],
-) -> BoidsAcc<D> {
+    acc: &mut BoidsAcc<D>,
+) {
     let m = src.m;
     let pi: [f32; D] = std::array::from_fn(|k| src.pos[k * m + me]);
-    let mut acc = simd::boids_sums::<D>(src.isa, p, wrap, &pi, &src.cands::<D>(), ranges);
+    simd::boids_sums::<D>(src.isa, p, wrap, &pi, &src.cands::<D>(), ranges, acc);
     // The agent was its own candidate (every search visits its own slot; d2 = 0 < rmax2).
     let vfix: [i64; D] = std::array::from_fn(|k| src.vfix[k * m + me]);
     acc.remove_self(p, &vfix);
-    acc
 }
 
 /// One boid's new position and velocity from its sums.

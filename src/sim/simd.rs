@@ -90,7 +90,9 @@ pub struct Cands<'a, const D: usize> {
 }
 
 /// Boids: the fixed-point sums over the candidate slots `ranges` of an agent at `pi`
-/// (the agent itself included, as in [`BoidsAcc::boids_pair`]).
+/// (the agent itself included, as in [`BoidsAcc::boids_pair`]), written into `out` field by
+/// field (returned by value, the struct came back through memory and was re-read wider than
+/// it was written, which stalled every agent on a failed store-to-load forward).
 #[inline(always)]
 pub fn boids_sums<const D: usize>(
     isa: Isa,
@@ -99,16 +101,17 @@ pub fn boids_sums<const D: usize>(
     pi: &[f32; D],
     c: &Cands<D>,
     ranges: &[(u32, u32)],
-) -> BoidsAcc<D> {
+    out: &mut BoidsAcc<D>,
+) {
     #[cfg(target_arch = "x86_64")]
     match isa {
         // SAFETY: each is only chosen where the CPU has it (`detect`).
-        Isa::Avx512 => return unsafe { avx512::boids_sums::<D>(p, wrap, pi, c, ranges) },
-        Isa::Avx2 => return unsafe { avx2::boids_sums::<D>(p, wrap, pi, c, ranges) },
+        Isa::Avx512 => return unsafe { avx512::boids_sums::<D>(p, wrap, pi, c, ranges, out) },
+        Isa::Avx2 => return unsafe { avx2::boids_sums::<D>(p, wrap, pi, c, ranges, out) },
         Isa::Scalar => {}
     }
     let _ = isa;
-    boids_sums_scalar(p, wrap, pi, c, ranges)
+    *out = boids_sums_scalar(p, wrap, pi, c, ranges);
 }
 
 fn boids_sums_scalar<const D: usize>(
@@ -372,7 +375,8 @@ mod avx2 {
         pi: &[f32; D],
         c: &Cands<D>,
         ranges: &[(u32, u32)],
-    ) -> BoidsAcc<D> {
+        out: &mut BoidsAcc<D>,
+    ) {
         in_bounds(c, ranges);
         let z = _mm256_setzero_si256();
         let mut sep = [z; D];
@@ -446,15 +450,13 @@ mod avx2 {
                 j += L;
             }
         }
-        let mut acc = BoidsAcc::<D>::new();
         for k in 0..D {
-            acc.sep[k] = hsum(sep[k]);
-            acc.ali[k] = hsum(ali[k]);
-            acc.coh[k] = hsum(coh[k]);
+            out.sep[k] = hsum(sep[k]);
+            out.ali[k] = hsum(ali[k]);
+            out.coh[k] = hsum(coh[k]);
         }
-        acc.n_ali = n_ali;
-        acc.n_coh = n_coh;
-        acc
+        out.n_ali = n_ali;
+        out.n_coh = n_coh;
     }
 
     #[target_feature(enable = "avx2")]
@@ -564,7 +566,8 @@ mod avx512 {
         pi: &[f32; D],
         c: &Cands<D>,
         ranges: &[(u32, u32)],
-    ) -> BoidsAcc<D> {
+        out: &mut BoidsAcc<D>,
+    ) {
         in_bounds(c, ranges);
         let z = _mm512_setzero_si512();
         let (mut sep, mut ali, mut coh) = ([z; D], [z; D], [z; D]);
@@ -611,16 +614,14 @@ mod avx512 {
                 j += 8;
             }
         }
-        let mut acc = BoidsAcc::<D>::new();
         for x in 0..D {
             // Wrapping lane sums (order-free).
-            acc.sep[x] = _mm512_reduce_add_epi64(sep[x]);
-            acc.ali[x] = _mm512_reduce_add_epi64(ali[x]);
-            acc.coh[x] = _mm512_reduce_add_epi64(coh[x]);
+            out.sep[x] = _mm512_reduce_add_epi64(sep[x]);
+            out.ali[x] = _mm512_reduce_add_epi64(ali[x]);
+            out.coh[x] = _mm512_reduce_add_epi64(coh[x]);
         }
-        acc.n_ali = n_ali;
-        acc.n_coh = n_coh;
-        acc
+        out.n_ali = n_ali;
+        out.n_coh = n_coh;
     }
 
     #[target_feature(enable = "avx512f,avx512dq,avx512vl")]
