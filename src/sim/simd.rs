@@ -326,7 +326,7 @@ mod avx2 {
             // SAFETY (caller): j + 8 <= s.len().
             unsafe { (_mm256_loadu_si256(p), _mm256_loadu_si256(p.add(1))) }
         } else {
-            let q = s.as_ptr().add(j) as *const i64;
+            let q = s.as_ptr().add(j);
             // SAFETY (caller): lanes set in `valid` are within s.
             unsafe {
                 (
