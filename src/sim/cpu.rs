@@ -74,11 +74,12 @@ pub struct CpuSolver {
     units: Vec<f32>,
     pool: Option<Pool>,
     threads: usize,
-    /// Candidate pairs the last neighbour pass visited, estimated (see `build_grid`).
+    /// Candidate pairs the last neighbour pass visited (before the first: estimated, see
+    /// `build_grid`); decides whether the next one splits across threads.
     pairs: usize,
     /// Fewest pairs the neighbour pass splits at ([`PARALLEL_MIN_PAIRS`]; the bench lowers it).
     min_pairs: usize,
-    /// The candidate loop used (AVX2 or scalar: the same bytes).
+    /// The candidate loop used (AVX-512, AVX2 or scalar: the same bytes).
     isa: Isa,
     /// Steps done so far; the next step computed is number `step`.
     pub step: u64,
@@ -169,8 +170,8 @@ impl CpuSolver {
         })
     }
 
-    /// Threads the last step's neighbour pass ran on (1 when its work was too small to split;
-    /// before any step, what a step of this many agents would get when spread evenly).
+    /// Threads the last step's neighbour pass ran on (1 when its work was too small to split,
+    /// and before any step).
     pub fn threads(&self) -> usize {
         if self.pool_for(self.pairs).is_some() {
             self.threads
@@ -179,11 +180,7 @@ impl CpuSolver {
         }
     }
 
-    /// Force the scalar candidate loop (or allow `isa`): for measuring; same bytes either way.
-    pub fn set_isa(&mut self, isa: Isa) {
-        self.isa = if isa == Isa::Scalar { isa } else { simd::isa() };
-    }
-
+    /// The candidate loop this solver runs (`FORGE_SIMD` and the CPU decide; same bytes).
     pub fn isa(&self) -> Isa {
         self.isa
     }
@@ -193,8 +190,8 @@ impl CpuSolver {
         self.pool.as_ref().filter(|_| pairs >= self.min_pairs)
     }
 
-    /// Candidate pairs of the last step's neighbour pass (estimated for the grid, see
-    /// `build_grid`; N² for brute force).
+    /// Candidate pairs of the last step's neighbour pass (N² for brute force; before the first
+    /// step, estimated, see `build_grid`).
     pub fn pairs(&self) -> usize {
         self.pairs
     }
