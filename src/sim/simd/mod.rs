@@ -3,17 +3,19 @@
 //! time with AVX2 (`avx2.rs`) and with AVX-512 (`avx512.rs`, the same loop with mask registers).
 //! Everything else of the step stays scalar.
 //!
-//! **Same bytes.** Both versions compute the same sums bit for bit, so the choice can never
+//! **Same bytes.** Every version computes the same sums bit for bit, so the choice can never
 //! show in a recording (DESIGN.md, the determinism contract):
 //! - offsets, squared distances and the separation quotient use only IEEE add, subtract,
 //!   multiply and divide, each correctly rounded lane by lane exactly as in scalar code, in
-//!   the same order (`dx*dx + dy*dy`, then `+ dz*dz`). No FMA: the AVX2 functions enable the
-//!   `avx2` target feature only, never `fma`, so the compiler cannot fuse a multiply and an
-//!   add, and Rust never contracts floating-point expressions by itself;
+//!   the same order (`dx*dx + dy*dy`, then `+ dz*dz`). No FMA: Rust never contracts a
+//!   multiply and an add into one (it emits no `contract` flag), whatever the target features
+//!   allow (`avx512f` implies `fma`); `objdump -d target/release/forge` shows no `vfmadd` in
+//!   these functions;
 //! - minimum image and radius tests are lane masks (compare + blend), not branches;
-//! - terms are converted to 64-bit fixed point by [`to_fix8`], which reproduces
-//!   [`to_fix`] exactly (clamp, NaN → −2^30, truncation toward zero) from the float's bits,
-//!   since AVX2 has no float → i64 conversion; masked-out candidates add an exact zero;
+//! - terms are converted to 64-bit fixed point by `to_fix8`, which reproduces
+//!   [`to_fix`](super::math::to_fix) exactly (clamp, NaN → −2^30, truncation toward zero):
+//!   AVX-512 with `vcvttps2qq`, AVX2 (which has no float → i64 conversion) from the float's
+//!   bits; masked-out candidates add an exact zero (tests below compare both with `to_fix`);
 //! - sums are wrapping i64 additions, which commute: visiting eight candidates at a time, in
 //!   any lane, changes nothing.
 //!
