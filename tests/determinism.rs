@@ -102,6 +102,19 @@ fn dense_small_flock_bytes_do_not_depend_on_threads_or_search() {
 }
 
 #[test]
+fn boids_3d_wrap_bytes_do_not_depend_on_threads_or_search() {
+    // Interior cells take the grid's 3D fast path, which skips the minimum image.
+    check_all_variants(
+        "b3w",
+        &format!(
+            r#"{{"model": "boids", "dim": 3, "agents": {N}, "steps": 5, "seed": 9,
+               "world": {{"size": [300, 240, 180], "boundary": "wrap"}},
+               "boids": {{"w_sep": 40}}}}"#
+        ),
+    );
+}
+
+#[test]
 fn vicsek_bytes_do_not_depend_on_threads_or_search() {
     check_all_variants(
         "v",
