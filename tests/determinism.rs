@@ -1,5 +1,6 @@
 //! The determinism contract: the `.bfs` bytes depend on the scene alone — not on the thread
-//! count, not on brute force vs grid.
+//! count, not on brute force vs grid, not on the candidate loop (AVX-512 or AVX2 where the CPU
+//! has them, `FORGE_SIMD=avx2` at most AVX2, the scalar fallback that `FORGE_SIMD=off` forces).
 
 use std::path::Path;
 
@@ -17,6 +18,10 @@ fn scene(dir: &Path, name: &str, body: &str) -> std::path::PathBuf {
 }
 
 fn record(scene: &Path, out: &Path, extra: &[&str]) -> Vec<u8> {
+    record_env(scene, out, extra, &[])
+}
+
+fn record_env(scene: &Path, out: &Path, extra: &[&str], env: &[(&str, &str)]) -> Vec<u8> {
     let dir = out.parent().unwrap();
     let mut args = vec![
         "simulate",
@@ -27,7 +32,7 @@ fn record(scene: &Path, out: &Path, extra: &[&str]) -> Vec<u8> {
         "--quiet",
     ];
     args.extend_from_slice(extra);
-    succeeds(dir, &args);
+    succeeds_env(dir, &args, env);
     std::fs::read(out).unwrap()
 }
 
@@ -40,31 +45,23 @@ fn check_all_variants(name: &str, body: &str) {
         &["--threads", "1", "--search", "grid"],
     );
     assert!(reference.len() > 1000);
-    for (label, extra) in [
-        (
-            "2 threads, grid",
-            &["--threads", "2", "--search", "grid"][..],
-        ),
-        (
-            "7 threads, grid",
-            &["--threads", "7", "--search", "grid"][..],
-        ),
-        (
-            "1 thread, brute force",
-            &["--threads", "1", "--search", "brute"][..],
-        ),
-        (
-            "7 threads, brute force",
-            &["--threads", "7", "--search", "brute"][..],
-        ),
-        ("auto", &[][..]),
-    ] {
-        let other = record(&s, &dir.path().join("other.bfs"), extra);
-        assert!(
-            other == reference,
-            "{name}: {label} wrote different bytes than 1 thread with the grid"
-        );
+    // Every candidate loop × 1/2/7 threads × grid/brute force, and `auto`.
+    for simd in ["on", "avx2", "off"] {
+        for threads in ["1", "2", "7"] {
+            for search in ["grid", "brute"] {
+                let extra = ["--threads", threads, "--search", search];
+                let env = [("FORGE_SIMD", simd)];
+                let other = record_env(&s, &dir.path().join("other.bfs"), &extra, &env);
+                assert!(
+                    other == reference,
+                    "{name}: FORGE_SIMD={simd}, {threads} threads, {search} wrote different \
+                     bytes than 1 thread with the grid"
+                );
+            }
+        }
     }
+    let other = record(&s, &dir.path().join("other.bfs"), &[]);
+    assert!(other == reference, "{name}: auto wrote different bytes");
 }
 
 #[test]
@@ -87,6 +84,31 @@ fn boids_3d_bytes_do_not_depend_on_threads_or_search() {
         &format!(
             r#"{{"model": "boids", "dim": 3, "agents": {N}, "steps": 5, "seed": 4,
                "world": {{"size": [300, 300, 300], "boundary": "reflect"}},
+               "boids": {{"w_sep": 40}}}}"#
+        ),
+    );
+}
+
+/// Fewer agents than PARALLEL_MIN, but clustered: enough candidate pairs that the neighbour
+/// pass splits across threads while the light passes stay on one.
+#[test]
+fn dense_small_flock_bytes_do_not_depend_on_threads_or_search() {
+    check_all_variants(
+        "dense",
+        r#"{"model": "boids", "agents": 1500, "steps": 6, "seed": 6,
+            "world": {"size": [600, 400], "boundary": "wrap"},
+            "init": {"layout": "clusters", "count": 3, "radius": 40}}"#,
+    );
+}
+
+#[test]
+fn boids_3d_wrap_bytes_do_not_depend_on_threads_or_search() {
+    // Interior cells take the grid's 3D fast path, which skips the minimum image.
+    check_all_variants(
+        "b3w",
+        &format!(
+            r#"{{"model": "boids", "dim": 3, "agents": {N}, "steps": 5, "seed": 9,
+               "world": {{"size": [300, 240, 180], "boundary": "wrap"}},
                "boids": {{"w_sep": 40}}}}"#
         ),
     );
@@ -152,6 +174,29 @@ fn topological_boids_bytes_do_not_depend_on_threads_or_search() {
     );
 }
 
+/// `FORGE_SIMD=off` really selects the scalar loop (else the comparisons above would compare
+/// AVX2 with itself), and AVX2 runs where the CPU has it.
+#[test]
+fn forge_simd_selects_the_candidate_loop() {
+    let dir = tmp();
+    let args = ["bench", "--only", "crossover", "--seconds", "0"];
+    let off = succeeds_env(dir.path(), &args, &[("FORGE_SIMD", "off")]);
+    has(&off.stdout, "scalar candidate loop");
+    let cpu = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let flag = |f: &str| cpu.split_whitespace().any(|w| w == f);
+    if cfg!(target_arch = "x86_64") && flag("avx2") {
+        let avx2 = succeeds_env(dir.path(), &args, &[("FORGE_SIMD", "avx2")]);
+        has(&avx2.stdout, "AVX2 candidate loop");
+        let best = succeeds_env(dir.path(), &args, &[("FORGE_SIMD", "on")]);
+        let want = if flag("avx512f") && flag("avx512dq") && flag("avx512vl") {
+            "AVX-512 candidate loop"
+        } else {
+            "AVX2 candidate loop"
+        };
+        has(&best.stdout, want);
+    }
+}
+
 /// Physics changes must be deliberate: this hash changes only when the step, the initial
 /// conditions or the format change. Update it in the same commit, saying why.
 #[test]
@@ -164,12 +209,23 @@ fn pinned_hash_of_a_small_scene() {
             "world": {"size": [400, 300], "boundary": "wrap"}, "boids": {"w_sep": 40}}"#,
     );
     let bytes = record(&s, &dir.path().join("p.bfs"), &[]);
+    for simd in ["avx2", "off"] {
+        let other = record_env(&s, &dir.path().join("q.bfs"), &[], &[("FORGE_SIMD", simd)]);
+        assert!(other == bytes, "FORGE_SIMD={simd} changed the boids bytes");
+    }
     let v = scene(
         dir.path(),
         "pinned_v",
         r#"{"preset": "vicsek1995", "agents": 300, "steps": 40, "seed": 2024, "world": {"size": [8.66, 8.66]}}"#,
     );
     let vbytes = record(&v, &dir.path().join("v.bfs"), &[]);
+    for simd in ["avx2", "off"] {
+        let other = record_env(&v, &dir.path().join("w.bfs"), &[], &[("FORGE_SIMD", simd)]);
+        assert!(
+            other == vbytes,
+            "FORGE_SIMD={simd} changed the vicsek bytes"
+        );
+    }
     let vv = scene(
         dir.path(),
         "pinned_vv",

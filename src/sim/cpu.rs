@@ -12,6 +12,7 @@ use super::disjoint::{OutArr, StateOut};
 use super::grid::Grid;
 use super::math::*;
 use super::pool::Pool;
+use super::simd::{self, Cands, Isa};
 use super::topo;
 use super::{filled, AllocError, Diverged, FrameOut, Params, State};
 use crate::scene::{Model, Search};
@@ -19,8 +20,13 @@ use crate::scene::{Model, Search};
 /// Up to this many agents `--search auto` compares every pair: the grid's sort costs more
 /// than it saves. Measured with `forge bench --only crossover` (see README).
 pub const BRUTE_MAX: usize = 24;
-/// Below this many agents one thread does the step: fan-out costs more than it saves.
+/// Below this many agents one thread does the light per-agent passes (grid build, gather,
+/// un-permute): fan-out costs more than they do.
 pub const PARALLEL_MIN: usize = 6000;
+/// Below this many candidate pairs one thread does a step's neighbour pass, whatever the
+/// agent count: the work, not N, decides (a dense flock of 2000 has more pairs than a sparse
+/// one of 20 000). Measured with `forge bench --only threads` (see README).
+pub const PARALLEL_MIN_PAIRS: usize = 60_000;
 /// Most threads a solver (or a sweep) starts. Far beyond any machine's cores — more threads
 /// than cores only wait on each other, and the output never depends on the count — and far
 /// below what exhausts the process's memory maps (100 000 threads made the runtime abort
@@ -69,6 +75,13 @@ pub struct CpuSolver {
     units: Vec<f32>,
     pool: Option<Pool>,
     threads: usize,
+    /// Candidate pairs the last neighbour pass visited (before the first: estimated, see
+    /// `build_grid`); decides whether the next one splits across threads.
+    pairs: usize,
+    /// Fewest pairs the neighbour pass splits at ([`PARALLEL_MIN_PAIRS`]; the bench lowers it).
+    min_pairs: usize,
+    /// The candidate loop used (AVX-512, AVX2 or scalar: the same bytes).
+    isa: Isa,
     /// Steps done so far; the next step computed is number `step`.
     pub step: u64,
     pub search: Search,
@@ -110,7 +123,9 @@ impl CpuSolver {
         if threads > MAX_THREADS {
             return Err(CpuError::TooManyThreads { threads });
         }
-        let pool = if threads > 1 && n >= PARALLEL_MIN {
+        // Started whenever more than one thread is asked for; each pass then decides from its
+        // work whether to use it (idle workers cost nothing but their stacks).
+        let pool = if threads > 1 && n > 1 {
             Some(Pool::new(threads).map_err(|source| CpuError::Threads { threads, source })?)
         } else {
             None
@@ -148,17 +163,49 @@ impl CpuSolver {
             units,
             pool,
             threads,
+            pairs: 0,
+            min_pairs: PARALLEL_MIN_PAIRS,
+            isa: simd::isa(),
             step: 0,
             search,
         })
     }
 
+    /// Threads the last step's neighbour pass ran on (1 when its work was too small to split,
+    /// and before any step).
     pub fn threads(&self) -> usize {
-        if self.pool.is_some() {
+        if self.pool_for(self.pairs).is_some() {
             self.threads
         } else {
             1
         }
+    }
+
+    /// The candidate loop this solver runs (`FORGE_SIMD` and the CPU decide; same bytes).
+    pub fn isa(&self) -> Isa {
+        self.isa
+    }
+
+    /// The pool, when a pass of `pairs` candidate pairs is worth splitting.
+    fn pool_for(&self, pairs: usize) -> Option<&Pool> {
+        self.pool.as_ref().filter(|_| pairs >= self.min_pairs)
+    }
+
+    /// Candidate pairs of the last step's neighbour pass (N² for brute force; before the first
+    /// step, estimated, see `build_grid`).
+    pub fn pairs(&self) -> usize {
+        self.pairs
+    }
+
+    /// Split the neighbour pass from `min_pairs` candidate pairs on (default
+    /// [`PARALLEL_MIN_PAIRS`]): for measuring the crossover. Same bytes either way.
+    pub fn set_parallel_min_pairs(&mut self, min_pairs: usize) {
+        self.min_pairs = min_pairs;
+    }
+
+    /// The pool, when a light per-agent pass over `n` agents is worth splitting.
+    fn pool_light(pool: &Option<Pool>, n: usize) -> Option<&Pool> {
+        pool.as_ref().filter(|_| n >= PARALLEL_MIN)
     }
 
     pub fn n(&self) -> usize {
@@ -177,7 +224,7 @@ impl CpuSolver {
             let (st, ids, n) = (&self.cur, &self.ids, self.cur.n);
             assert!(pos.len() == st.pos.len() && vel.len() == st.vel.len());
             let dst = StateOut::new(pos, vel);
-            Self::for_chunks(&self.pool, n, |r| {
+            Self::for_chunks(Self::pool_light(&self.pool, n), n, |r| {
                 for s in r {
                     let i = ids[s] as usize;
                     for k in 0..st.dim {
@@ -198,7 +245,7 @@ impl CpuSolver {
     }
 
     /// Run `f` over `0..n` split into chunks, in parallel when a pool exists.
-    fn for_chunks(pool: &Option<Pool>, n: usize, f: impl Fn(Range<usize>) + Sync + Send) {
+    fn for_chunks(pool: Option<&Pool>, n: usize, f: impl Fn(Range<usize>) + Sync + Send) {
         match pool {
             None => f(0..n),
             Some(pool) => pool.run(n, &f),
@@ -247,7 +294,7 @@ impl CpuSolver {
             // Write pointers come from `&mut` before the shared borrow the pass reads through.
             let cells = OutArr::new(&mut grid.cell_of);
             let g: &Grid = grid;
-            Self::for_chunks(&self.pool, n, |r| {
+            Self::for_chunks(Self::pool_light(&self.pool, n), n, |r| {
                 for s in r {
                     // SAFETY: chunks are disjoint, s < n.
                     unsafe { cells.set(s, g.cell_index(st, s)) };
@@ -261,10 +308,19 @@ impl CpuSolver {
         for &c in &grid.cell_of {
             starts[c as usize] += 1;
         }
+        // Before the first step, the candidate pairs the neighbour pass will visit, estimated
+        // as Σ count² over the cells times the cells of a neighbourhood (exact for locally
+        // uniform density, high for clumps smaller than a cell); from then on, the count of
+        // the step before (flocks change little in a step).
         let mut run = 0u32;
+        let mut same_cell = 0u64;
         for x in starts[..grid.ncells].iter_mut() {
+            same_cell += *x as u64 * *x as u64;
             run += *x;
             *x = run;
+        }
+        if self.step == 0 {
+            self.pairs = (same_cell * 3u64.pow(dim as u32)).min(usize::MAX as u64) as usize;
         }
         starts[grid.ncells] = n as u32;
         for s in (0..n).rev() {
@@ -278,7 +334,7 @@ impl CpuSolver {
         let outid = OutArr::new(&mut self.next_ids);
         let g: &Grid = grid;
         let ids = &self.ids;
-        Self::for_chunks(&self.pool, n, |r| {
+        Self::for_chunks(Self::pool_light(&self.pool, n), n, |r| {
             for t in r {
                 let s = g.order[t] as usize;
                 // SAFETY: slot t (indices k*n + t) is written by this chunk only; every array
@@ -311,7 +367,8 @@ impl CpuSolver {
         let dim = st.dim;
         let outfix = OutArr::new(&mut self.bvfix);
         let outu = OutArr::new(&mut self.units);
-        Self::for_chunks(&self.pool, n, |r| {
+        self.pairs = n.saturating_mul(n);
+        Self::for_chunks(Self::pool_light(&self.pool, n), n, |r| {
             for s in r {
                 // SAFETY: chunks partition 0..n.
                 unsafe {
@@ -335,32 +392,52 @@ impl CpuSolver {
         let p = self.params;
         let n = self.cur.n;
         let out = StateOut::new(&mut self.next.pos, &mut self.next.vel);
-        let rmax2 = p.r_sep2.max(p.r_ali2).max(p.r_coh2);
+        let isa = self.isa;
         if self.search == Search::Grid {
             self.build_grid(false);
             let g = self.grid.as_ref().unwrap();
-            Self::for_chunks(&self.pool, n, |r| {
+            let visited = AtomicUsize::new(0);
+            Self::for_chunks(self.pool_for(self.pairs), n, |r| {
                 let mut ranges = [(0u32, 0u32); 27];
                 let mut cur_cell = usize::MAX;
                 let (mut nr, mut seam) = (0, false);
-                for t in r {
-                    let c = g.scell[t] as usize;
-                    if c != cur_cell {
-                        cur_cell = c;
-                        (nr, seam) = g.neighbour_ranges(c, p.wraps(), D, &mut ranges);
+                let (mut cell_pairs, mut pairs) = (0, 0);
+                let src = Src {
+                    pos: &g.spos,
+                    vel: &g.svel,
+                    vfix: &g.svfix,
+                    m: n,
+                    isa,
+                };
+                // Sums for a batch of agents, then their integration: the integration is a
+                // chain of divisions and square roots, and a batch of independent chains
+                // overlaps in the CPU where one chain between two long candidate loops waits.
+                let mut accs = [BoidsAcc::<D>::new(); BATCH];
+                let mut start = r.start;
+                while start < r.end {
+                    let end = (start + BATCH).min(r.end);
+                    for t in start..end {
+                        let c = g.scell[t] as usize;
+                        if c != cur_cell {
+                            cur_cell = c;
+                            (nr, seam) = g.neighbour_ranges(c, p.wraps(), D, &mut ranges);
+                            cell_pairs = candidates(&ranges[..nr]);
+                        }
+                        pairs += cell_pairs;
+                        let acc = &mut accs[t - start];
+                        boids_neighbours::<D>(&p, seam, &src, t, &ranges[..nr], acc);
                     }
-                    let src = Src {
-                        pos: &g.spos,
-                        vel: &g.svel,
-                        vfix: &g.svfix,
-                        m: n,
-                    };
-                    let (pi, vi) = boids_agent::<D>(&p, rmax2, seam, &src, t, &ranges[..nr]);
-                    check(bad, t, &pi, &vi);
-                    // SAFETY: slot t belongs to this chunk.
-                    unsafe { out.put::<D>(n, t, &pi, &vi) };
+                    for t in start..end {
+                        let (pi, vi) = boids_finish::<D>(&p, &src, t, &accs[t - start]);
+                        check(bad, t, &pi, &vi);
+                        // SAFETY: slot t belongs to this chunk.
+                        unsafe { out.put::<D>(n, t, &pi, &vi) };
+                    }
+                    start = end;
                 }
+                visited.fetch_add(pairs, Ordering::Relaxed);
             });
+            self.pairs = visited.into_inner();
         } else {
             self.build_brute(false);
             let st = &self.cur;
@@ -369,11 +446,12 @@ impl CpuSolver {
                 vel: &st.vel,
                 vfix: &self.bvfix,
                 m: n,
+                isa,
             };
-            Self::for_chunks(&self.pool, n, |r| {
+            Self::for_chunks(self.pool_for(self.pairs), n, |r| {
                 let all = [(0u32, n as u32)];
                 for s in r {
-                    let (pi, vi) = boids_agent::<D>(&p, rmax2, p.wraps(), &src, s, &all);
+                    let (pi, vi) = boids_agent::<D>(&p, p.wraps(), &src, s, &all);
                     check(bad, s, &pi, &vi);
                     // SAFETY: chunks partition 0..n.
                     unsafe { out.put::<D>(n, s, &pi, &vi) };
@@ -415,7 +493,7 @@ impl CpuSolver {
                 None,
             ),
         };
-        Self::for_chunks(&self.pool, n, |r| {
+        Self::for_chunks(self.pool.as_ref(), n, |r| {
             topo::with_heap(|heap| {
                 for s in r {
                     let (pi, vi) = topo::boids_agent::<D>(&p, &src, s, g, heap);
@@ -431,33 +509,41 @@ impl CpuSolver {
         let p = self.params;
         let n = self.cur.n;
         let t_step = self.step;
+        let isa = self.isa;
         let out = StateOut::new(&mut self.next.pos, &mut self.next.vel);
         if self.search == Search::Grid {
             self.build_grid(true);
             let g = self.grid.as_ref().unwrap();
             let ids = &self.next_ids;
-            Self::for_chunks(&self.pool, n, |r| {
+            let visited = AtomicUsize::new(0);
+            Self::for_chunks(self.pool_for(self.pairs), n, |r| {
                 let mut ranges = [(0u32, 0u32); 27];
                 let mut cur_cell = usize::MAX;
                 let mut nr = 0;
+                let (mut cell_pairs, mut pairs) = (0, 0);
                 for t in r {
                     let c = g.scell[t] as usize;
                     if c != cur_cell {
                         cur_cell = c;
                         nr = g.neighbour_ranges(c, p.wraps(), 2, &mut ranges).0;
+                        cell_pairs = candidates(&ranges[..nr]);
                     }
+                    pairs += cell_pairs;
                     let src = Src {
                         pos: &g.spos,
                         vel: &g.svel,
                         vfix: &g.svfix,
                         m: n,
+                        isa,
                     };
                     let (pi, vi) = vicsek_agent(&p, t_step, ids[t], &src, t, &ranges[..nr]);
                     check(bad, t, &pi, &vi);
                     // SAFETY: as in step_boids.
                     unsafe { out.put::<2>(n, t, &pi, &vi) };
                 }
+                visited.fetch_add(pairs, Ordering::Relaxed);
             });
+            self.pairs = visited.into_inner();
         } else {
             self.build_brute(true);
             let st = &self.cur;
@@ -467,8 +553,9 @@ impl CpuSolver {
                 vel: &self.units,
                 vfix: &self.bvfix,
                 m: n,
+                isa,
             };
-            Self::for_chunks(&self.pool, n, |r| {
+            Self::for_chunks(self.pool_for(self.pairs), n, |r| {
                 let all = [(0u32, n as u32)];
                 for s in r {
                     let (pi, vi) = vicsek_agent(&p, t_step, ids[s], &src, s, &all);
@@ -488,6 +575,20 @@ struct Src<'a> {
     vel: &'a [f32],
     vfix: &'a [i64],
     m: usize,
+    /// Which candidate loop runs (the same sums either way).
+    isa: Isa,
+}
+
+impl Src<'_> {
+    /// The first `D` axes, as the candidate loop reads them.
+    #[inline(always)]
+    fn cands<const D: usize>(&self) -> Cands<'_, D> {
+        let m = self.m;
+        Cands {
+            pos: std::array::from_fn(|k| &self.pos[k * m..(k + 1) * m]),
+            vfix: std::array::from_fn(|k| &self.vfix[k * m..(k + 1) * m]),
+        }
+    }
 }
 
 /// Slot order → agent order: `pos[k*n + ids[s]] = st.pos[k*n + s]`.
@@ -503,6 +604,12 @@ pub fn unpermute(st: &State, ids: &[u32], pos: &mut [f32], vel: &mut [f32]) {
     }
 }
 
+/// Candidate slots in `ranges`.
+#[inline(always)]
+fn candidates(ranges: &[(u32, u32)]) -> usize {
+    ranges.iter().map(|&(a, b)| (b - a) as usize).sum()
+}
+
 #[inline(always)]
 fn check<const D: usize>(bad: &AtomicUsize, slot: usize, p: &[f32; D], v: &[f32; D]) {
     if p.iter().chain(v.iter()).any(|x| !x.is_finite()) {
@@ -510,50 +617,53 @@ fn check<const D: usize>(bad: &AtomicUsize, slot: usize, p: &[f32; D], v: &[f32;
     }
 }
 
+/// Agents whose neighbour sums are taken before any of them is integrated (see `step_boids`).
+const BATCH: usize = 8;
+
 /// One boid's step; `me` is its own slot in `src`.
 #[inline(always)]
 fn boids_agent<const D: usize>(
     p: &Params,
-    rmax2: f32,
     wrap: bool,
     src: &Src,
     me: usize,
     ranges: &[(u32, u32)],
 ) -> ([f32; D], [f32; D]) {
-    let m = src.m;
-    let mut pi = [0f32; D];
-    let mut vi = [0f32; D];
-    for k in 0..D {
-        pi[k] = src.pos[k * m + me];
-        vi[k] = src.vel[k * m + me];
-    }
     let mut acc = BoidsAcc::<D>::new();
-    let axis = |k: usize| &src.pos[k * m..(k + 1) * m];
-    let (xs, ys, zs) = (axis(0), axis(1), if D == 3 { axis(2) } else { axis(0) });
-    let faxis = |k: usize| &src.vfix[k * m..(k + 1) * m];
-    let (fx, fy, fz) = (faxis(0), faxis(1), if D == 3 { faxis(2) } else { faxis(0) });
-    for &(a, b) in ranges {
-        for j in a as usize..b as usize {
-            let mut d = [0f32; D];
-            let q = [xs[j], ys[j], zs[j]];
-            for k in 0..D {
-                d[k] = wrap_delta(q[k] - pi[k], p.world[k], p.half_world[k], wrap);
-            }
-            let d2 = norm2(&d);
-            if d2 < rmax2 {
-                let fall = [fx[j], fy[j], fz[j]];
-                let mut vfix = [0i64; D];
-                vfix.copy_from_slice(&fall[..D]);
-                acc.boids_pair(p, &d, d2, &vfix);
-            }
-        }
-    }
+    boids_neighbours::<D>(p, wrap, src, me, ranges, &mut acc);
+    boids_finish::<D>(p, src, me, &acc)
+}
+
+/// One boid's neighbour sums over the candidate slots `ranges`, itself excluded, into `acc`.
+#[inline(always)]
+fn boids_neighbours<const D: usize>(
+    p: &Params,
+    wrap: bool,
+    src: &Src,
+    me: usize,
+    ranges: &[(u32, u32)],
+    acc: &mut BoidsAcc<D>,
+) {
+    let m = src.m;
+    let pi: [f32; D] = std::array::from_fn(|k| src.pos[k * m + me]);
+    simd::boids_sums::<D>(src.isa, p, wrap, &pi, &src.cands::<D>(), ranges, acc);
     // The agent was its own candidate (every search visits its own slot; d2 = 0 < rmax2).
-    let fall = [fx[me], fy[me], fz[me]];
-    let mut vfix = [0i64; D];
-    vfix.copy_from_slice(&fall[..D]);
+    let vfix: [i64; D] = std::array::from_fn(|k| src.vfix[k * m + me]);
     acc.remove_self(p, &vfix);
-    boids_integrate(p, &acc, &mut pi, &mut vi);
+}
+
+/// One boid's new position and velocity from its sums.
+#[inline(always)]
+fn boids_finish<const D: usize>(
+    p: &Params,
+    src: &Src,
+    me: usize,
+    acc: &BoidsAcc<D>,
+) -> ([f32; D], [f32; D]) {
+    let m = src.m;
+    let mut pi: [f32; D] = std::array::from_fn(|k| src.pos[k * m + me]);
+    let mut vi: [f32; D] = std::array::from_fn(|k| src.vel[k * m + me]);
+    boids_integrate(p, acc, &mut pi, &mut vi);
     (pi, vi)
 }
 
@@ -570,23 +680,8 @@ fn vicsek_agent(
     let m = src.m;
     let pi = [src.pos[me], src.pos[m + me]];
     let own = [src.vel[me], src.vel[m + me]];
-    let wrap = p.wraps();
-    let (xs, ys) = (&src.pos[..m], &src.pos[m..2 * m]);
-    let (fx, fy) = (&src.vfix[..m], &src.vfix[m..2 * m]);
-    let mut sum = [0i64; 2];
-    let mut count = 0u32;
-    for &(a, b) in ranges {
-        for j in a as usize..b as usize {
-            let dx = wrap_delta(xs[j] - pi[0], p.world[0], p.half_world[0], wrap);
-            let dy = wrap_delta(ys[j] - pi[1], p.world[1], p.half_world[1], wrap);
-            // Self included: d2 = 0 < r². Branch-free: add the unit velocity or zero.
-            let inside = (dx * dx + dy * dy < p.r_ali2) as u32;
-            let mask = -(inside as i64);
-            sum[0] = sum[0].wrapping_add(fx[j] & mask);
-            sum[1] = sum[1].wrapping_add(fy[j] & mask);
-            count += inside;
-        }
-    }
+    // Self included: d2 = 0 < r².
+    let (sum, count) = simd::vicsek_sum(src.isa, p, pi, &src.cands::<2>(), ranges);
     let mut pos = pi;
     let mut vel = [0f32; 2];
     vicsek_integrate(p, &sum, count, own, step, agent as u64, &mut pos, &mut vel);

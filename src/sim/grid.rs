@@ -135,6 +135,28 @@ impl Grid {
                 return (len, wrap && (dx < 5 || dy < 5));
             }
         }
+        // The same in 3D: nine rows of three cells. 3D cells hold about one agent at the
+        // bench densities, so this runs for nearly every agent (the general path below was
+        // 15% of a 3D step).
+        if dim == 3 {
+            let dz = self.dims[2];
+            let (x, yz) = (c % dx, c / dx);
+            let (y, z) = (yz % dy, yz / dy);
+            if x >= 1 && x + 1 < dx && y >= 1 && y + 1 < dy && z >= 1 && z + 1 < dz {
+                let plane = dx * dy;
+                let mut len = 0;
+                for mid in [c - plane, c, c + plane] {
+                    for row in [mid - dx, mid, mid + dx] {
+                        let (lo, hi) = (self.cell_start[row - 1], self.cell_start[row + 2]);
+                        if lo < hi {
+                            out[len] = (lo, hi);
+                            len += 1;
+                        }
+                    }
+                }
+                return (len, wrap && (dx < 5 || dy < 5 || dz < 5));
+            }
+        }
         let cc = self.coords(c);
         let mut offs = [[0i64; 3]; 3];
         let mut counts = [1usize; 3];

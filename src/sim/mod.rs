@@ -12,6 +12,7 @@ pub mod grid;
 pub mod init;
 pub mod math;
 pub mod pool;
+pub mod simd;
 mod topo;
 
 pub use frames::{FrameOut, RecordError};

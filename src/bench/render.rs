@@ -1,0 +1,282 @@
+//! `forge bench render`: the renderer's speed and a long render's peak memory.
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{bail, Result};
+
+use super::{bench_scene, peak_rss_kib, solver_for, BenchArgs};
+use crate::bfs::Header;
+use crate::record::Recorder;
+use crate::scene::{self, Search};
+
+/// Frames rendered per configuration of `forge bench render`: enough to time, few enough that
+/// 1M agents at 4K on a software driver finish.
+fn render_frames(agents: u64, pixels: u64) -> u64 {
+    match (agents, pixels) {
+        (a, _) if a >= 1_000_000 => 6,
+        (a, p) if a >= 100_000 || p > 2_100_000 => 20,
+        _ => 60,
+    }
+}
+
+/// `WxH`, two even numbers above 0, for `flag`.
+fn parse_size(flag: &str, s: &str) -> Result<[u32; 2]> {
+    let (w, h) = s
+        .split_once('x')
+        .and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)))
+        .ok_or_else(|| anyhow::anyhow!("{flag}: {s:?} is not WxH"))?;
+    if w == 0 || h == 0 || w % 2 == 1 || h % 2 == 1 {
+        bail!("{flag}: {s:?} must be two even numbers > 0");
+    }
+    Ok([w, h])
+}
+
+/// Agents in the memory row's long render.
+const MEMORY_AGENTS: u64 = 300;
+
+/// The look every `bench render` row uses.
+fn bench_look(size: [u32; 2]) -> crate::look::LookFlags {
+    crate::look::LookFlags {
+        size: Some(size),
+        fps: Some(30),
+        trails: Some(0.8),
+        ..Default::default()
+    }
+}
+
+/// The memory row's child: renders frames 0..`--memory-frames` of `path` (render-only) and
+/// prints its peak resident memory in KiB.
+pub(super) fn render_memory_probe(a: &BenchArgs, path: &std::path::Path) -> Result<ExitCode> {
+    use crate::video::{self, Destination, Job};
+    let size = parse_size("--memory-size", &a.memory_size)?;
+    video::render(&Job {
+        input: path.to_path_buf(),
+        look: bench_look(size),
+        frames: Some((Some(0), Some(a.memory_frames))),
+        dest: Destination::Collect {
+            frames: std::sync::Arc::default(),
+            keep: 0,
+        },
+        force: true,
+        quiet: true,
+        adapter: None,
+        interpolate: 1,
+        chunk: None,
+    })?;
+    println!("{}", peak_rss_kib().unwrap_or(0));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A recording of `n` agents in `dim` dimensions, `frames` frames (every step), at the
+/// benchmark's density.
+fn bench_recording(path: &std::path::Path, n: u64, dim: usize, frames: u64) -> Result<()> {
+    let s = bench_scene(n, dim);
+    let mut solver = solver_for(&s, 0, Search::Auto)?;
+    let mut h = Header::for_scene(&s);
+    h.agents = n as u32;
+    let mut rec = Recorder::start(
+        crate::bfs::Writer::new(std::fs::File::create(path)?, &h)?,
+        dim,
+        n as usize,
+    )?;
+    solver.record(&mut rec)?;
+    for _ in 1..frames {
+        solver.step().expect("bench scenes stay finite");
+        solver.record(&mut rec)?;
+    }
+    rec.finish()?;
+    Ok(())
+}
+
+/// The memory row: peak resident memory of a long render (in a fresh process each, render
+/// only) after a tenth of the frames and after all of them. Flat memory shows as the same
+/// figure twice.
+fn memory_row(a: &BenchArgs, dir: &std::path::Path, out: &mut impl Write) -> Result<()> {
+    let size = parse_size("--memory-size", &a.memory_size)?;
+    let frames = a.memory_frames;
+    if frames < 10 {
+        bail!("--memory-frames: at least 10, got {frames}");
+    }
+    let path = dir.join("bench-memory.bfs");
+    bench_recording(&path, MEMORY_AGENTS, 2, frames)?;
+    let exe = std::env::current_exe()?;
+    let probe = |n: u64| -> Result<f64> {
+        let o = std::process::Command::new(&exe)
+            .args(["bench", "render", "--memory-size", &a.memory_size])
+            .args(["--memory-frames", &n.to_string(), "--render-memory-probe"])
+            .arg(&path)
+            .output()?;
+        if !o.status.success() {
+            bail!(
+                "the long render for the memory row failed: {}",
+                String::from_utf8_lossy(&o.stderr).trim()
+            );
+        }
+        let kib: u64 = String::from_utf8_lossy(&o.stdout)
+            .trim()
+            .parse()
+            .unwrap_or(0);
+        Ok(kib as f64 * 1024.0 / 1e6)
+    };
+    let first = (frames / 10).max(1);
+    let early = probe(first)?;
+    let all = probe(frames)?;
+    writeln!(
+        out,
+        "Peak memory of a long render, {MEMORY_AGENTS} agents at {}x{} (render-only, trails 0.8): \
+         {early:.0} MB after {first} frames, {all:.0} MB after {frames} frames \
+         ({:+.1} MB per 1000 frames)\n",
+        size[0],
+        size[1],
+        (all - early) * 1000.0 / (frames - first) as f64
+    )?;
+    out.flush()?;
+    Ok(())
+}
+
+/// Render-only, encode-only and end-to-end frames/s (x264 medium, crf 18) for each size and
+/// agent count, on the adapter wgpu picks (a software driver where there is no GPU); then the
+/// peak memory of a long render.
+pub(super) fn bench_render(a: &BenchArgs) -> Result<ExitCode> {
+    use crate::render::limits::{self, Needs};
+    use crate::render::Output;
+    use crate::video::ffmpeg::{Encoding, FfmpegSink};
+    use crate::video::{self, Destination, Job};
+    if let Some(path) = &a.render_memory_probe {
+        return render_memory_probe(a, path);
+    }
+    for o in &a.only {
+        if !["all", "fps", "memory"].contains(&o.as_str()) {
+            bail!("--only: unknown table {o:?} for `bench render` (all, fps, memory)");
+        }
+    }
+    let all = a.only.iter().any(|o| o == "all");
+    let want = |t: &str| all || a.only.iter().any(|o| o == t);
+    let mut sizes = Vec::new();
+    for s in &a.render_sizes {
+        sizes.push(parse_size("--render-sizes", s)?);
+    }
+    let memory_size = parse_size("--memory-size", &a.memory_size)?;
+    if let Some(&d) = a.render_dims.iter().find(|&&d| d != 2 && d != 3) {
+        bail!("--render-dims: each must be 2 or 3, got {d}");
+    }
+    if let Some(&n) = a
+        .render_agents
+        .iter()
+        .find(|&&n| n == 0 || n > scene::MAX_AGENTS)
+    {
+        bail!(
+            "--render-agents: each count must be in 1..={}, got {n}",
+            scene::MAX_AGENTS
+        );
+    }
+    let dir = tempfile::tempdir()?;
+    let gpu = crate::render::gpu::Gpu::new(None)?;
+    let adapter = crate::render::gpu::describe(&gpu.info);
+    // Every row's size and agents against the adapter's limits, before any row runs.
+    let mut rows: Vec<(&str, [u32; 2], u64, usize)> = Vec::new();
+    if want("fps") {
+        for &dim in &a.render_dims {
+            for &n in &a.render_agents {
+                for &size in &sizes {
+                    rows.push(("--render-sizes", size, n, dim));
+                }
+            }
+        }
+    }
+    if want("memory") {
+        rows.push(("--memory-size", memory_size, MEMORY_AGENTS, 2));
+    }
+    for (flag, [w, h], n, dim) in rows {
+        let needs = Needs {
+            width: w,
+            height: h,
+            output: Output::YUV420P,
+            agents: n as u32,
+            dim,
+            density: false,
+        };
+        limits::check(&gpu.limits, &needs, &gpu.info.name, flag)?;
+    }
+    drop(gpu);
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "forge bench render — {adapter}\n")?;
+    if want("memory") && !want("fps") {
+        memory_row(a, dir.path(), &mut out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    writeln!(out, "| dim | size | agents | frames | render-only fps | bloom's share | encode-only fps | end-to-end fps | end-to-end / slower stage |")?;
+    writeln!(out, "|---|---|---:|---:|---:|---:|---:|---:|---:|")?;
+    for &dim in &a.render_dims {
+        for &n in &a.render_agents {
+            let most = sizes
+                .iter()
+                .map(|s| render_frames(n, s[0] as u64 * s[1] as u64))
+                .max()
+                .unwrap_or(1);
+            // A recording of `most` frames at the solver benchmark's density.
+            let path = dir.path().join(format!("bench-{dim}d-{n}.bfs"));
+            bench_recording(&path, n, dim, most)?;
+            for &size in &sizes {
+                let frames = render_frames(n, size[0] as u64 * size[1] as u64);
+                let look = bench_look(size);
+                let job = |dest| Job {
+                    input: path.clone(),
+                    look: look.clone(),
+                    frames: Some((Some(0), Some(frames))),
+                    dest,
+                    force: true,
+                    quiet: true,
+                    adapter: None,
+                    interpolate: 1,
+                    chunk: None,
+                };
+                let kept = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+                let r = video::render(&job(Destination::Collect {
+                    frames: kept.clone(),
+                    keep: frames as usize,
+                }))?;
+                // The same frames without bloom: its share of the render.
+                let mut plain = job(Destination::Collect {
+                    frames: std::sync::Arc::default(),
+                    keep: 0,
+                });
+                plain.look.bloom = Some(0.0);
+                let nb = video::render(&plain)?;
+                let encoding = Encoding::h264();
+                let enc_path = dir.path().join("encode-only.mp4");
+                let t0 = Instant::now();
+                let mut sink = FfmpegSink::start(&enc_path, size[0], size[1], 30, &encoding)?;
+                for f in kept.lock().unwrap_or_else(|e| e.into_inner()).drain(..) {
+                    sink.push(&f)?;
+                }
+                sink.finish()?;
+                let t_enc = t0.elapsed().as_secs_f64();
+                let e = video::render(&job(Destination::Mp4 {
+                    path: dir.path().join("e2e.mp4"),
+                    encoding: Default::default(),
+                }))?;
+                let slower = r.secs.max(t_enc);
+                writeln!(
+                    out,
+                    "| {dim}D | {}x{} | {n} | {frames} | {:.1} | {:.0}% | {:.1} | {:.1} | {:.2} |",
+                    size[0],
+                    size[1],
+                    frames as f64 / r.secs,
+                    (1.0 - nb.secs / r.secs).max(0.0) * 100.0,
+                    frames as f64 / t_enc,
+                    frames as f64 / e.secs,
+                    e.secs / slower
+                )?;
+                out.flush()?;
+            }
+        }
+    }
+    writeln!(out)?;
+    if want("memory") {
+        memory_row(a, dir.path(), &mut out)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,284 @@
+//! The neighbour-candidate loop, in lanes: the part of the step that visits every candidate
+//! pair (boids 2D/3D, Vicsek), written as plain scalar code here, and eight candidates at a
+//! time with AVX2 (`avx2.rs`) and with AVX-512 (`avx512.rs`, the same loop with mask registers).
+//! Everything else of the step stays scalar.
+//!
+//! **Same bytes.** Every version computes the same sums bit for bit, so the choice can never
+//! show in a recording (DESIGN.md, the determinism contract):
+//! - offsets, squared distances and the separation quotient use only IEEE add, subtract,
+//!   multiply and divide, each correctly rounded lane by lane exactly as in scalar code, in
+//!   the same order (`dx*dx + dy*dy`, then `+ dz*dz`). No FMA: Rust never contracts a
+//!   multiply and an add into one (it emits no `contract` flag), whatever the target features
+//!   allow (`avx512f` implies `fma`); `objdump -d target/release/forge` shows no `vfmadd` in
+//!   these functions;
+//! - minimum image and radius tests are lane masks (compare + blend), not branches;
+//! - terms are converted to 64-bit fixed point by `to_fix8`, which reproduces
+//!   [`to_fix`](super::math::to_fix) exactly (clamp, NaN → −2^30, truncation toward zero):
+//!   AVX-512 with `vcvttps2qq`, AVX2 (which has no float → i64 conversion) from the float's
+//!   bits; masked-out candidates add an exact zero (tests below compare both with `to_fix`);
+//! - sums are wrapping i64 additions, which commute: visiting eight candidates at a time, in
+//!   any lane, changes nothing.
+//!
+//! **Why `std::arch`.** The kernel is small (three functions) and its worth is in exact
+//! control of which instructions run: `std::arch` names each one, needs no dependency, and
+//! `is_x86_feature_detected!` gives runtime detection. `wide` has no exact float → fixed-point
+//! conversion nor variable 64-bit shifts, and `pulp`'s generic dispatch adds a layer this one
+//! kernel does not need. Other architectures (aarch64 included: no machine to test NEON on)
+//! use the scalar loop.
+//!
+//! `FORGE_SIMD=off` (or `scalar`) forces the scalar loop, for tests and for measuring.
+
+use std::sync::OnceLock;
+
+use super::math::{wrap_delta, BoidsAcc};
+use super::Params;
+
+/// Which candidate loop runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Isa {
+    Scalar,
+    /// x86-64 AVX2 (detected at run time).
+    Avx2,
+    /// x86-64 AVX-512 F + DQ + VL (detected at run time): the same loop with mask registers
+    /// and the exact f32 → i64 truncation AVX2 lacks (`vcvttps2qq`).
+    Avx512,
+}
+
+impl Isa {
+    /// The name the README and `forge bench` print.
+    pub fn name(self) -> &'static str {
+        match self {
+            Isa::Scalar => "scalar",
+            Isa::Avx2 => "AVX2",
+            Isa::Avx512 => "AVX-512",
+        }
+    }
+}
+
+/// The best loop this CPU runs, unless `FORGE_SIMD` asks for less: `off` (or `scalar`, `0`)
+/// the scalar loop, `avx2` at most AVX2. Decided once per process.
+pub fn isa() -> Isa {
+    static ISA: OnceLock<Isa> = OnceLock::new();
+    *ISA.get_or_init(|| {
+        let best = detect();
+        match std::env::var("FORGE_SIMD").map(|v| v.to_ascii_lowercase()) {
+            Ok(v) if matches!(v.as_str(), "off" | "scalar" | "0") => Isa::Scalar,
+            Ok(v) if v == "avx2" && best == Isa::Avx512 => Isa::Avx2,
+            _ => best,
+        }
+    })
+}
+
+fn detect() -> Isa {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if is_x86_feature_detected!("avx512f")
+            && is_x86_feature_detected!("avx512dq")
+            && is_x86_feature_detected!("avx512vl")
+        {
+            return Isa::Avx512;
+        }
+        if is_x86_feature_detected!("avx2") {
+            return Isa::Avx2;
+        }
+    }
+    Isa::Scalar
+}
+
+/// What the candidate loop reads: positions and velocities in fixed point (Vicsek: unit
+/// velocities), one slice per axis, indexed by slot.
+pub struct Cands<'a, const D: usize> {
+    pub pos: [&'a [f32]; D],
+    pub vfix: [&'a [i64]; D],
+}
+
+/// Boids: the fixed-point sums over the candidate slots `ranges` of an agent at `pi`
+/// (the agent itself included, as in [`BoidsAcc::boids_pair`]), written into `out` field by
+/// field (returned by value, the struct came back through memory and was re-read wider than
+/// it was written, which stalled every agent on a failed store-to-load forward).
+#[inline(always)]
+pub fn boids_sums<const D: usize>(
+    isa: Isa,
+    p: &Params,
+    wrap: bool,
+    pi: &[f32; D],
+    c: &Cands<D>,
+    ranges: &[(u32, u32)],
+    out: &mut BoidsAcc<D>,
+) {
+    #[cfg(target_arch = "x86_64")]
+    match isa {
+        // SAFETY: each is only chosen where the CPU has it (`detect`).
+        Isa::Avx512 => return unsafe { avx512::boids_sums::<D>(p, wrap, pi, c, ranges, out) },
+        Isa::Avx2 => return unsafe { avx2::boids_sums::<D>(p, wrap, pi, c, ranges, out) },
+        Isa::Scalar => {}
+    }
+    let _ = isa;
+    *out = boids_sums_scalar(p, wrap, pi, c, ranges);
+}
+
+fn boids_sums_scalar<const D: usize>(
+    p: &Params,
+    wrap: bool,
+    pi: &[f32; D],
+    c: &Cands<D>,
+    ranges: &[(u32, u32)],
+) -> BoidsAcc<D> {
+    let rmax2 = p.r_sep2.max(p.r_ali2).max(p.r_coh2);
+    let mut acc = BoidsAcc::<D>::new();
+    for &(a, b) in ranges {
+        for j in a as usize..b as usize {
+            let mut d = [0f32; D];
+            for k in 0..D {
+                d[k] = wrap_delta(c.pos[k][j] - pi[k], p.world[k], p.half_world[k], wrap);
+            }
+            let d2 = super::math::norm2(&d);
+            if d2 < rmax2 {
+                let vfix: [i64; D] = std::array::from_fn(|k| c.vfix[k][j]);
+                acc.boids_pair(p, &d, d2, &vfix);
+            }
+        }
+    }
+    acc
+}
+
+/// Vicsek: the fixed-point sum of the unit velocities of the candidates within `p.r_ali2`
+/// of `pi` (the particle itself included: d² = 0), and how many there are (vectorial noise
+/// scales with it).
+#[inline(always)]
+pub fn vicsek_sum(
+    isa: Isa,
+    p: &Params,
+    pi: [f32; 2],
+    c: &Cands<2>,
+    ranges: &[(u32, u32)],
+) -> ([i64; 2], u32) {
+    #[cfg(target_arch = "x86_64")]
+    match isa {
+        // SAFETY: as in `boids_sums`.
+        Isa::Avx512 => return unsafe { avx512::vicsek_sum(p, pi, c, ranges) },
+        Isa::Avx2 => return unsafe { avx2::vicsek_sum(p, pi, c, ranges) },
+        Isa::Scalar => {}
+    }
+    let _ = isa;
+    let wrap = p.wraps();
+    let mut sum = [0i64; 2];
+    let mut count = 0u32;
+    for &(a, b) in ranges {
+        for j in a as usize..b as usize {
+            let dx = wrap_delta(c.pos[0][j] - pi[0], p.world[0], p.half_world[0], wrap);
+            let dy = wrap_delta(c.pos[1][j] - pi[1], p.world[1], p.half_world[1], wrap);
+            // Branch-free: add the unit velocity or zero.
+            let inside = (dx * dx + dy * dy < p.r_ali2) as u32;
+            let mask = -(inside as i64);
+            sum[0] = sum[0].wrapping_add(c.vfix[0][j] & mask);
+            sum[1] = sum[1].wrapping_add(c.vfix[1][j] & mask);
+            count += inside;
+        }
+    }
+    (sum, count)
+}
+
+/// Eight floats to fixed point, exactly as [`to_fix`] does one (see the AVX2 version).
+#[cfg(test)]
+fn to_fix8_reference(x: [f32; 8]) -> [i64; 8] {
+    x.map(super::math::to_fix)
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2;
+#[cfg(target_arch = "x86_64")]
+mod avx512;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Random floats of every exponent and sign, plus the edges.
+    fn samples() -> Vec<f32> {
+        let mut v = vec![
+            0.0,
+            -0.0,
+            f32::NAN,
+            -f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::MIN_POSITIVE,
+            1e-45,
+            -1e-45,
+            1.0,
+            -1.0,
+            0.5,
+            2.3283064e-10, // 2^-32: the smallest step
+            -2.3283064e-10,
+            FIX_CLAMP_TEST,
+            -FIX_CLAMP_TEST,
+            FIX_CLAMP_TEST * 1.0000001,
+            3.0e9,
+            -3.0e9,
+            f32::MAX,
+            f32::MIN,
+        ];
+        let mut z = 0x1234_5678_9abc_def0u64;
+        for i in 0..400_000 {
+            z = super::super::math::mix64(z);
+            let bits = f32::from_bits(z as u32);
+            // Half any bit pattern, half the magnitudes a step meets (the fast path),
+            // runs of eight alike so that whole registers take each path.
+            v.push(if (i / 8) % 2 == 0 {
+                bits
+            } else {
+                ((z >> 40) as f32 / (1u64 << 24) as f32 - 0.5)
+                    * 2f32.powi((z >> 32) as i32 % 40 - 20)
+            });
+        }
+        v
+    }
+    const FIX_CLAMP_TEST: f32 = super::super::math::FIX_CLAMP;
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx512_to_fix8_matches_to_fix_bit_for_bit() {
+        if detect() != Isa::Avx512 {
+            eprintln!("no AVX-512 on this CPU: skipped");
+            return;
+        }
+        use std::arch::x86_64::*;
+        for chunk in samples().chunks_exact(8) {
+            let x: [f32; 8] = chunk.try_into().unwrap();
+            // SAFETY: AVX-512 F/DQ/VL detected above.
+            let got = unsafe {
+                let mut out = [0i64; 8];
+                _mm512_storeu_si512(
+                    out.as_mut_ptr() as *mut _,
+                    avx512::to_fix8(_mm256_loadu_ps(x.as_ptr())),
+                );
+                out
+            };
+            assert_eq!(got, to_fix8_reference(x), "{x:?}");
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn to_fix8_matches_to_fix_bit_for_bit() {
+        if detect() == Isa::Scalar {
+            eprintln!("no AVX2 on this CPU: skipped");
+            return;
+        }
+        use std::arch::x86_64::*;
+        for chunk in samples().chunks_exact(8) {
+            let x: [f32; 8] = chunk.try_into().unwrap();
+            let want = to_fix8_reference(x);
+            // SAFETY: AVX2 detected above.
+            let got = unsafe {
+                let (lo, hi) = avx2::to_fix8(_mm256_loadu_ps(x.as_ptr()));
+                let mut out = [0i64; 8];
+                _mm256_storeu_si256(out.as_mut_ptr() as *mut __m256i, lo);
+                _mm256_storeu_si256(out.as_mut_ptr().add(4) as *mut __m256i, hi);
+                out
+            };
+            assert_eq!(got, want, "{x:?}");
+        }
+    }
+}
