@@ -129,25 +129,18 @@ pub fn record(
         let every = scene.record_every as u64;
         let mut diverged = None;
         let mut interrupted = None;
-        // The warm-up: simulated, not recorded; the first frame is taken at its end.
-        let first = scene.warmup;
-        while solver.step < first {
-            if let Some(sig) = signal::caught() {
-                interrupted = Some(sig);
+        // Steps before `first` are the warm-up: simulated, not recorded; the first frame is
+        // taken at its end, then one every `every` steps until `last`.
+        let (first, last) = (scene.warmup, scene.warmup + scene.steps);
+        let mut started = false;
+        loop {
+            if solver.step == first && !started {
+                solver.record(&mut rec).map_err(rec_err)?;
+                started = true;
+            }
+            if solver.step >= last {
                 break;
             }
-            if let Err(d) = solver.step() {
-                diverged = Some(d);
-                break;
-            }
-            if solver.step % 16 == 0 {
-                bar.set_position(solver.step);
-            }
-        }
-        if interrupted.is_none() && diverged.is_none() {
-            solver.record(&mut rec).map_err(rec_err)?;
-        }
-        while interrupted.is_none() && diverged.is_none() && solver.step < first + scene.steps {
             if let Some(sig) = signal::caught() {
                 // Stop here; the frames so far are finished like a complete recording's.
                 interrupted = Some(sig);
@@ -157,7 +150,7 @@ pub fn record(
                 diverged = Some(d);
                 break;
             }
-            if (solver.step - first) % every == 0 {
+            if solver.step > first && (solver.step - first) % every == 0 {
                 solver.record(&mut rec).map_err(rec_err)?;
             }
             if solver.step % 16 == 0 {

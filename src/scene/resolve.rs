@@ -156,36 +156,8 @@ pub(super) fn resolve(f: SceneFile, src: &Source, cx: &mut Ctx) -> Scene {
         None if layout == Layout::File => 0, // taken from the file later
         None => p_agents as u32,
     };
-    let steps = match f.steps {
-        Some(s) if s < 0 => {
-            cx.err("scene.steps", format!("must be >= 0, got {s}"));
-            0
-        }
-        Some(s) if s as u64 > MAX_STEPS => {
-            cx.err(
-                "scene.steps",
-                format!("must be at most {MAX_STEPS}, got {s}"),
-            );
-            0
-        }
-        Some(s) => s as u64,
-        None => 1000,
-    };
-    let warmup = match f.warmup {
-        Some(s) if s < 0 => {
-            cx.err("scene.warmup", format!("must be >= 0, got {s}"));
-            0
-        }
-        Some(s) if s as u64 > MAX_STEPS => {
-            cx.err(
-                "scene.warmup",
-                format!("must be at most {MAX_STEPS}, got {s}"),
-            );
-            0
-        }
-        Some(s) => s as u64,
-        None => 0,
-    };
+    let steps = step_count(cx, "scene.steps", f.steps, 1000);
+    let warmup = step_count(cx, "scene.warmup", f.warmup, 0);
     let record_every = match f.record_every {
         Some(k) if k <= 0 => {
             cx.err("scene.record_every", format!("must be >= 1, got {k}"));
@@ -516,4 +488,20 @@ fn resolve_init(
         init.frame = Some(init_f.frame.unwrap_or(-1));
     }
     init
+}
+
+/// A number of steps (`scene.steps`, `scene.warmup`): 0..=MAX_STEPS, else an error at `field`.
+fn step_count(cx: &mut Ctx, field: &str, v: Option<i64>, default: u64) -> u64 {
+    match v {
+        Some(s) if s < 0 => {
+            cx.err(field, format!("must be >= 0, got {s}"));
+            0
+        }
+        Some(s) if s as u64 > MAX_STEPS => {
+            cx.err(field, format!("must be at most {MAX_STEPS}, got {s}"));
+            0
+        }
+        Some(s) => s as u64,
+        None => default,
+    }
 }
