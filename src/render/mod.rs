@@ -19,6 +19,7 @@ pub mod camera;
 pub mod colormap;
 mod deep;
 pub mod density;
+mod draw;
 pub mod fade;
 pub mod gpu;
 pub mod limits;
@@ -33,7 +34,7 @@ pub mod yuv;
 use anyhow::{bail, Context, Result};
 
 use crate::bfs::Frame;
-use agents::{AgentBuffers, AgentBuffers3, AgentParams, AgentsPass};
+use agents::AgentsPass;
 use bloom::BloomPass;
 use camera::CameraMode;
 use density::DensityPass;
@@ -376,78 +377,13 @@ impl Renderer {
         let trails = (self.drawn > 0 && self.look.trails > 0.0).then_some(self.look.trails);
         self.fade.run(&mut encoder, &self.hdr_view, trails);
         let (w, h) = (self.look.width as f32, self.look.height as f32);
-        // Below ~0.7 px a core would fall between pixel centres and flicker: keep it a pixel.
-        let core_px = (self.look.point_size * h / 1080.0).max(0.7);
-        let radius_px = core_px * 4.0;
-        let density_buf = self
-            .density
-            .as_ref()
-            .map(|d| &d.density)
-            .unwrap_or(&self.agents_buf);
-        let mut with_box = false;
-        // Motion blur: the simulated time the shutter is open in each frame interval.
-        let shutter = self.look.shutter / 360.0 * self.world.frame_dt;
-        if let Some(c) = cam3 {
-            let core = (core_px / radius_px).clamp(0.05, 1.0);
-            let params = AgentParams {
-                viewport: [w, h],
-                range,
-                radius_px,
-                core,
-                mode: self.look.color.code(),
-                copies: 1,
-                intensity: 1.0,
-                halo: 0.35,
-                shutter,
-                ..c
-            };
-            let q = n as u64 * 4;
-            let a = &self.agents_buf;
-            let bufs = AgentBuffers3 {
-                slots: [
-                    (a, 0),
-                    (a, q),
-                    (a, 2 * q),
-                    (a, stride),
-                    (a, stride + q),
-                    (a, stride + 2 * q),
-                    (density_buf, 0),
-                ],
-                n: n32,
-            };
-            self.agents
-                .draw3(queue, &mut encoder, &self.hdr_view, &params, &bufs);
-            with_box = self.look.view3.as_ref().is_some_and(|v| v.world_box);
-        } else {
-            let params = AgentParams {
-                view_min,
-                view_size,
-                world: self.world.size,
-                viewport: [w, h],
-                range,
-                radius_px,
-                core: (core_px / radius_px).clamp(0.05, 1.0),
-                mode: self.look.color.code(),
-                copies: if self.world.wrap { 9 } else { 1 },
-                intensity: 1.0,
-                halo: 0.35,
-                shutter,
-                ..Default::default()
-            };
-            let bufs = AgentBuffers {
-                slots: [
-                    (&self.agents_buf, 0),
-                    (&self.agents_buf, n as u64 * 4),
-                    (&self.agents_buf, stride),
-                    (&self.agents_buf, stride + n as u64 * 4),
-                    (density_buf, 0),
-                ],
-                n: n32,
-            };
-            let scissor = self.scissor(centre, view_min, view_size);
-            self.agents
-                .draw(queue, &mut encoder, &self.hdr_view, &params, &bufs, scissor);
-        }
+        let with_box = self.draw_agents(
+            &mut encoder,
+            n32,
+            cam3,
+            (view_min, view_size, centre),
+            range,
+        );
         if self.warming {
             // Only the HDR target (the trails) carries over to the next frame.
             queue.submit([encoder.finish()]);
@@ -539,40 +475,6 @@ impl Renderer {
         self.readback.submitted(submission);
         self.drawn += 1;
         Ok(())
-    }
-
-    /// Pixel rectangle agents may be drawn in: one world-sized window around the view's
-    /// centre, so the letterbox bars stay empty and a wrapping world shows every agent once.
-    fn scissor(
-        &self,
-        centre: [f32; 2],
-        view_min: [f32; 2],
-        view_size: [f32; 2],
-    ) -> Option<[u32; 4]> {
-        if self.world.open {
-            return None;
-        }
-        let (w, h) = (self.look.width as f32, self.look.height as f32);
-        let lo = [
-            centre[0] - self.world.size[0] / 2.0,
-            centre[1] - self.world.size[1] / 2.0,
-        ];
-        let px = |x: f32, axis: usize| (x - view_min[axis]) / view_size[axis];
-        let x0 = (px(lo[0], 0) * w).round().clamp(0.0, w);
-        let x1 = (px(lo[0] + self.world.size[0], 0) * w)
-            .round()
-            .clamp(0.0, w);
-        // Pixel rows run top-down; world y runs bottom-up.
-        let y0 = ((1.0 - px(lo[1] + self.world.size[1], 1)) * h)
-            .round()
-            .clamp(0.0, h);
-        let y1 = ((1.0 - px(lo[1], 1)) * h).round().clamp(0.0, h);
-        Some([
-            x0 as u32,
-            y0 as u32,
-            (x1 - x0).max(0.0) as u32,
-            (y1 - y0).max(0.0) as u32,
-        ])
     }
 
     fn deliver_oldest(&mut self, sink: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {

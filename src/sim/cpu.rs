@@ -8,11 +8,14 @@
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use super::agent::{
+    boids_agent, boids_finish, boids_neighbours, candidates, check, vicsek_agent, Src, BATCH,
+};
 use super::disjoint::{OutArr, StateOut};
 use super::grid::Grid;
 use super::math::*;
 use super::pool::Pool;
-use super::simd::{self, Cands, Isa};
+use super::simd::{self, Isa};
 use super::topo;
 use super::{filled, AllocError, Diverged, FrameOut, Params, State};
 use crate::scene::{Model, Search};
@@ -568,29 +571,6 @@ impl CpuSolver {
     }
 }
 
-/// What a step reads of the other agents, component-major with stride `m`: positions,
-/// velocities (Vicsek: unit velocities) and those in fixed point.
-struct Src<'a> {
-    pos: &'a [f32],
-    vel: &'a [f32],
-    vfix: &'a [i64],
-    m: usize,
-    /// Which candidate loop runs (the same sums either way).
-    isa: Isa,
-}
-
-impl Src<'_> {
-    /// The first `D` axes, as the candidate loop reads them.
-    #[inline(always)]
-    fn cands<const D: usize>(&self) -> Cands<'_, D> {
-        let m = self.m;
-        Cands {
-            pos: std::array::from_fn(|k| &self.pos[k * m..(k + 1) * m]),
-            vfix: std::array::from_fn(|k| &self.vfix[k * m..(k + 1) * m]),
-        }
-    }
-}
-
 /// Slot order → agent order: `pos[k*n + ids[s]] = st.pos[k*n + s]`.
 pub fn unpermute(st: &State, ids: &[u32], pos: &mut [f32], vel: &mut [f32]) {
     let n = st.n;
@@ -602,88 +582,4 @@ pub fn unpermute(st: &State, ids: &[u32], pos: &mut [f32], vel: &mut [f32]) {
             dst_v[i as usize] = src_v[s];
         }
     }
-}
-
-/// Candidate slots in `ranges`.
-#[inline(always)]
-fn candidates(ranges: &[(u32, u32)]) -> usize {
-    ranges.iter().map(|&(a, b)| (b - a) as usize).sum()
-}
-
-#[inline(always)]
-fn check<const D: usize>(bad: &AtomicUsize, slot: usize, p: &[f32; D], v: &[f32; D]) {
-    if p.iter().chain(v.iter()).any(|x| !x.is_finite()) {
-        bad.fetch_min(slot, Ordering::Relaxed);
-    }
-}
-
-/// Agents whose neighbour sums are taken before any of them is integrated (see `step_boids`).
-const BATCH: usize = 8;
-
-/// One boid's step; `me` is its own slot in `src`.
-#[inline(always)]
-fn boids_agent<const D: usize>(
-    p: &Params,
-    wrap: bool,
-    src: &Src,
-    me: usize,
-    ranges: &[(u32, u32)],
-) -> ([f32; D], [f32; D]) {
-    let mut acc = BoidsAcc::<D>::new();
-    boids_neighbours::<D>(p, wrap, src, me, ranges, &mut acc);
-    boids_finish::<D>(p, src, me, &acc)
-}
-
-/// One boid's neighbour sums over the candidate slots `ranges`, itself excluded, into `acc`.
-#[inline(always)]
-fn boids_neighbours<const D: usize>(
-    p: &Params,
-    wrap: bool,
-    src: &Src,
-    me: usize,
-    ranges: &[(u32, u32)],
-    acc: &mut BoidsAcc<D>,
-) {
-    let m = src.m;
-    let pi: [f32; D] = std::array::from_fn(|k| src.pos[k * m + me]);
-    simd::boids_sums::<D>(src.isa, p, wrap, &pi, &src.cands::<D>(), ranges, acc);
-    // The agent was its own candidate (every search visits its own slot; d2 = 0 < rmax2).
-    let vfix: [i64; D] = std::array::from_fn(|k| src.vfix[k * m + me]);
-    acc.remove_self(p, &vfix);
-}
-
-/// One boid's new position and velocity from its sums.
-#[inline(always)]
-fn boids_finish<const D: usize>(
-    p: &Params,
-    src: &Src,
-    me: usize,
-    acc: &BoidsAcc<D>,
-) -> ([f32; D], [f32; D]) {
-    let m = src.m;
-    let mut pi: [f32; D] = std::array::from_fn(|k| src.pos[k * m + me]);
-    let mut vi: [f32; D] = std::array::from_fn(|k| src.vel[k * m + me]);
-    boids_integrate(p, acc, &mut pi, &mut vi);
-    (pi, vi)
-}
-
-/// One Vicsek particle's step; `agent` keys the noise.
-#[inline(always)]
-fn vicsek_agent(
-    p: &Params,
-    step: u64,
-    agent: u32,
-    src: &Src,
-    me: usize,
-    ranges: &[(u32, u32)],
-) -> ([f32; 2], [f32; 2]) {
-    let m = src.m;
-    let pi = [src.pos[me], src.pos[m + me]];
-    let own = [src.vel[me], src.vel[m + me]];
-    // Self included: d2 = 0 < r².
-    let (sum, count) = simd::vicsek_sum(src.isa, p, pi, &src.cands::<2>(), ranges);
-    let mut pos = pi;
-    let mut vel = [0f32; 2];
-    vicsek_integrate(p, &sum, count, own, step, agent as u64, &mut pos, &mut vel);
-    (pos, vel)
 }

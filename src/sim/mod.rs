@@ -3,6 +3,7 @@
 //! [`FrameOut`] (the recorder implements it), and the command line picks a backend through
 //! [`backend`].
 
+mod agent;
 pub mod backend;
 pub mod cpu;
 pub mod cuda;

@@ -1,0 +1,125 @@
+//! Drawing one frame's agents into the HDR target: the sprite sizes, the per-frame agent
+//! parameters (2D view or 3D camera, colour range, motion blur) and the buffers they read.
+
+use super::agents::{AgentBuffers, AgentBuffers3, AgentParams};
+use super::Renderer;
+
+impl Renderer {
+    /// Draws the `n` agents of the frame already uploaded to the agent buffer; `cam3` is the
+    /// 3D camera's parameters (else the 2D `view`: lower-left corner, size, centre). Returns
+    /// whether the world box is to be drawn over the display image.
+    pub(super) fn draw_agents(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        n: u32,
+        cam3: Option<AgentParams>,
+        view: ([f32; 2], [f32; 2], [f32; 2]),
+        range: [f32; 2],
+    ) -> bool {
+        let (view_min, view_size, centre) = view;
+        let queue = &self.gpu.queue;
+        let (w, h) = (self.look.width as f32, self.look.height as f32);
+        // Below ~0.7 px a core would fall between pixel centres and flicker: keep it a pixel.
+        let core_px = (self.look.point_size * h / 1080.0).max(0.7);
+        let radius_px = core_px * 4.0;
+        // The frame's parameters, the same in 2D and 3D, over the view's or camera's. Motion
+        // blur: the simulated time the shutter is open in each frame interval.
+        let frame = |p: AgentParams| AgentParams {
+            viewport: [w, h],
+            range,
+            radius_px,
+            core: (core_px / radius_px).clamp(0.05, 1.0),
+            mode: self.look.color.code(),
+            intensity: 1.0,
+            halo: 0.35,
+            shutter: self.look.shutter / 360.0 * self.world.frame_dt,
+            ..p
+        };
+        let density_buf = self
+            .density
+            .as_ref()
+            .map(|d| &d.density)
+            .unwrap_or(&self.agents_buf);
+        // Positions at 0, velocities right after them (the file's frame layout).
+        let a = &self.agents_buf;
+        let q = n as u64 * 4;
+        let stride = self.world.dim as u64 * q;
+        match cam3 {
+            Some(c) => {
+                let params = frame(AgentParams { copies: 1, ..c });
+                let bufs = AgentBuffers3 {
+                    slots: [
+                        (a, 0),
+                        (a, q),
+                        (a, 2 * q),
+                        (a, stride),
+                        (a, stride + q),
+                        (a, stride + 2 * q),
+                        (density_buf, 0),
+                    ],
+                    n,
+                };
+                self.agents
+                    .draw3(queue, encoder, &self.hdr_view, &params, &bufs);
+                self.look.view3.as_ref().is_some_and(|v| v.world_box)
+            }
+            None => {
+                let params = frame(AgentParams {
+                    view_min,
+                    view_size,
+                    world: self.world.size,
+                    copies: if self.world.wrap { 9 } else { 1 },
+                    ..Default::default()
+                });
+                let bufs = AgentBuffers {
+                    slots: [
+                        (a, 0),
+                        (a, q),
+                        (a, stride),
+                        (a, stride + q),
+                        (density_buf, 0),
+                    ],
+                    n,
+                };
+                let scissor = self.scissor(centre, view_min, view_size);
+                self.agents
+                    .draw(queue, encoder, &self.hdr_view, &params, &bufs, scissor);
+                false
+            }
+        }
+    }
+
+    /// Pixel rectangle agents may be drawn in: one world-sized window around the view's
+    /// centre, so the letterbox bars stay empty and a wrapping world shows every agent once.
+    fn scissor(
+        &self,
+        centre: [f32; 2],
+        view_min: [f32; 2],
+        view_size: [f32; 2],
+    ) -> Option<[u32; 4]> {
+        if self.world.open {
+            return None;
+        }
+        let (w, h) = (self.look.width as f32, self.look.height as f32);
+        let lo = [
+            centre[0] - self.world.size[0] / 2.0,
+            centre[1] - self.world.size[1] / 2.0,
+        ];
+        let px = |x: f32, axis: usize| (x - view_min[axis]) / view_size[axis];
+        let x0 = (px(lo[0], 0) * w).round().clamp(0.0, w);
+        let x1 = (px(lo[0] + self.world.size[0], 0) * w)
+            .round()
+            .clamp(0.0, w);
+        // Pixel rows run top-down; world y runs bottom-up.
+        let y0 = ((1.0 - px(lo[1] + self.world.size[1], 1)) * h)
+            .round()
+            .clamp(0.0, h);
+        let y1 = ((1.0 - px(lo[1], 1)) * h).round().clamp(0.0, h);
+        Some([
+            x0 as u32,
+            y0 as u32,
+            (x1 - x0).max(0.0) as u32,
+            (y1 - y0).max(0.0) as u32,
+        ])
+    }
+}

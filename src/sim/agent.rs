@@ -1,0 +1,116 @@
+//! One agent's step from its neighbour candidates (boids, Vicsek), as the CPU solver's
+//! parallel passes (src/sim/cpu.rs) call it: the candidates summed by the SIMD or scalar loop
+//! (src/sim/simd/), then integrated (src/sim/math.rs).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::math::*;
+use super::simd::{self, Cands, Isa};
+use super::Params;
+
+/// What a step reads of the other agents, component-major with stride `m`: positions,
+/// velocities (Vicsek: unit velocities) and those in fixed point.
+pub(super) struct Src<'a> {
+    pub(super) pos: &'a [f32],
+    pub(super) vel: &'a [f32],
+    pub(super) vfix: &'a [i64],
+    pub(super) m: usize,
+    /// Which candidate loop runs (the same sums either way).
+    pub(super) isa: Isa,
+}
+
+impl Src<'_> {
+    /// The first `D` axes, as the candidate loop reads them.
+    #[inline(always)]
+    fn cands<const D: usize>(&self) -> Cands<'_, D> {
+        let m = self.m;
+        Cands {
+            pos: std::array::from_fn(|k| &self.pos[k * m..(k + 1) * m]),
+            vfix: std::array::from_fn(|k| &self.vfix[k * m..(k + 1) * m]),
+        }
+    }
+}
+
+/// Candidate slots in `ranges`.
+#[inline(always)]
+pub(super) fn candidates(ranges: &[(u32, u32)]) -> usize {
+    ranges.iter().map(|&(a, b)| (b - a) as usize).sum()
+}
+
+#[inline(always)]
+pub(super) fn check<const D: usize>(bad: &AtomicUsize, slot: usize, p: &[f32; D], v: &[f32; D]) {
+    if p.iter().chain(v.iter()).any(|x| !x.is_finite()) {
+        bad.fetch_min(slot, Ordering::Relaxed);
+    }
+}
+
+/// Agents whose neighbour sums are taken before any of them is integrated (see `step_boids`).
+pub(super) const BATCH: usize = 8;
+
+/// One boid's step; `me` is its own slot in `src`.
+#[inline(always)]
+pub(super) fn boids_agent<const D: usize>(
+    p: &Params,
+    wrap: bool,
+    src: &Src,
+    me: usize,
+    ranges: &[(u32, u32)],
+) -> ([f32; D], [f32; D]) {
+    let mut acc = BoidsAcc::<D>::new();
+    boids_neighbours::<D>(p, wrap, src, me, ranges, &mut acc);
+    boids_finish::<D>(p, src, me, &acc)
+}
+
+/// One boid's neighbour sums over the candidate slots `ranges`, itself excluded, into `acc`.
+#[inline(always)]
+pub(super) fn boids_neighbours<const D: usize>(
+    p: &Params,
+    wrap: bool,
+    src: &Src,
+    me: usize,
+    ranges: &[(u32, u32)],
+    acc: &mut BoidsAcc<D>,
+) {
+    let m = src.m;
+    let pi: [f32; D] = std::array::from_fn(|k| src.pos[k * m + me]);
+    simd::boids_sums::<D>(src.isa, p, wrap, &pi, &src.cands::<D>(), ranges, acc);
+    // The agent was its own candidate (every search visits its own slot; d2 = 0 < rmax2).
+    let vfix: [i64; D] = std::array::from_fn(|k| src.vfix[k * m + me]);
+    acc.remove_self(p, &vfix);
+}
+
+/// One boid's new position and velocity from its sums.
+#[inline(always)]
+pub(super) fn boids_finish<const D: usize>(
+    p: &Params,
+    src: &Src,
+    me: usize,
+    acc: &BoidsAcc<D>,
+) -> ([f32; D], [f32; D]) {
+    let m = src.m;
+    let mut pi: [f32; D] = std::array::from_fn(|k| src.pos[k * m + me]);
+    let mut vi: [f32; D] = std::array::from_fn(|k| src.vel[k * m + me]);
+    boids_integrate(p, acc, &mut pi, &mut vi);
+    (pi, vi)
+}
+
+/// One Vicsek particle's step; `agent` keys the noise.
+#[inline(always)]
+pub(super) fn vicsek_agent(
+    p: &Params,
+    step: u64,
+    agent: u32,
+    src: &Src,
+    me: usize,
+    ranges: &[(u32, u32)],
+) -> ([f32; 2], [f32; 2]) {
+    let m = src.m;
+    let pi = [src.pos[me], src.pos[m + me]];
+    let own = [src.vel[me], src.vel[m + me]];
+    // Self included: d2 = 0 < r².
+    let (sum, count) = simd::vicsek_sum(src.isa, p, pi, &src.cands::<2>(), ranges);
+    let mut pos = pi;
+    let mut vel = [0f32; 2];
+    vicsek_integrate(p, &sum, count, own, step, agent as u64, &mut pos, &mut vel);
+    (pos, vel)
+}
