@@ -7,7 +7,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{have_gpu, succeeds};
+use common::{exr_light, have_gpu, succeeds};
 use tempfile::TempDir;
 
 /// Mean luma, fraction of pixels above 50/255, fraction clipped at 255.
@@ -330,32 +330,26 @@ fn dark_gradients_are_dithered_not_banded() {
     );
 }
 
-/// One bright spot (3000 agents on one point) with strong bloom: the halo at equal distance
-/// along the axes and the diagonals agrees within 5% (a box-like mip filter makes it a
-/// rounded square, brighter along the diagonals).
-#[test]
-fn bloom_is_round() {
-    if !have_gpu("bloom_is_round") {
-        return;
-    }
-    let d = TempDir::new().unwrap();
-    points(d.path(), "point.bfs", 3000, [640.0, 640.0], [320.0, 320.0]);
+/// A still of `point.bfs`'s bright spot at the centre of a `side`×`side` frame, alone on black:
+/// a fixed colour, no trails, no vignette.
+fn spot_still(dir: &Path, side: u32, out: &str, bloom: &str, exposure: &str) {
+    let size = format!("{side}x{side}");
     succeeds(
-        d.path(),
+        dir,
         &[
             "still",
             "point.bfs",
             "--frame",
             "2",
             "--size",
-            "640x640",
+            &size,
             "-o",
-            "b.png",
+            out,
             "-q",
             "--bloom",
-            "1",
+            bloom,
             "--exposure",
-            "0.02",
+            exposure,
             "--point-size",
             "3",
             "--trails",
@@ -368,6 +362,19 @@ fn bloom_is_round() {
             "fixed",
         ],
     );
+}
+
+/// One bright spot (3000 agents on one point) with strong bloom: the halo at equal distance
+/// along the axes and the diagonals agrees within 5% (a box-like mip filter makes it a
+/// rounded square, brighter along the diagonals).
+#[test]
+fn bloom_is_round() {
+    if !have_gpu("bloom_is_round") {
+        return;
+    }
+    let d = TempDir::new().unwrap();
+    points(d.path(), "point.bfs", 3000, [640.0, 640.0], [320.0, 320.0]);
+    spot_still(d.path(), 640, "b.png", "1", "0.02");
     let img = image::open(d.path().join("b.png")).unwrap().to_rgb8();
     let lin =
         |x: usize, y: usize| srgb_to_linear(img.get_pixel(x as u32, y as u32).0[1] as f64 / 255.0);
@@ -410,52 +417,13 @@ fn bloom_is_round() {
     );
 }
 
-/// Light per pixel (R + G + B) of an EXR still, row-major, and its width.
-fn exr_light(path: &Path) -> (usize, Vec<f64>) {
-    let img = image::open(path).unwrap().to_rgba32f();
-    let w = img.width() as usize;
-    (
-        w,
-        img.pixels()
-            .map(|p| (p.0[0] + p.0[1] + p.0[2]) as f64)
-            .collect(),
-    )
-}
-
 /// The glow (bloom on minus bloom off, linear light) of one bright spot at the centre of a
 /// `side`×`side` frame: its total, and the radius holding half of it as a fraction of `side`.
 fn glow(dir: &Path, side: u32, bloom: &str, exposure: &str) -> (f64, f64, f64) {
-    let size = format!("{side}x{side}");
     let render = |out: &str, b: &str| {
-        succeeds(
-            dir,
-            &[
-                "still",
-                "point.bfs",
-                "--frame",
-                "2",
-                "--size",
-                &size,
-                "-o",
-                out,
-                "-q",
-                "--bloom",
-                b,
-                "--exposure",
-                exposure,
-                "--point-size",
-                "3",
-                "--trails",
-                "0",
-                "--vignette",
-                "0",
-                "--background",
-                "#000000",
-                "--color",
-                "fixed",
-            ],
-        );
-        exr_light(&dir.join(out))
+        spot_still(dir, side, out, b, exposure);
+        let (w, _, v) = exr_light(&dir.join(out));
+        (w, v)
     };
     let (w, off) = render(&format!("off{side}.exr"), "0");
     let (_, on) = render(&format!("on{side}.exr"), bloom);

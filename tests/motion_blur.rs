@@ -33,17 +33,6 @@ fn one_agent(path: &Path, scene: &str, world: [f32; 3], pos: &[f32], vel: &[f32]
     frame_dt
 }
 
-/// Luminance-like light per pixel (R + G + B) of an EXR still.
-fn light(path: &Path) -> (usize, usize, Vec<f64>) {
-    let img = image::open(path).unwrap().to_rgba32f();
-    let (w, h) = (img.width() as usize, img.height() as usize);
-    let v = img
-        .pixels()
-        .map(|p| (p.0[0] + p.0[1] + p.0[2]) as f64)
-        .collect();
-    (w, h, v)
-}
-
 struct Shape {
     total: f64,
     /// Light-weighted centroid, pixels.
@@ -56,7 +45,7 @@ struct Shape {
 }
 
 fn shape(path: &Path) -> Shape {
-    let (w, h, v) = light(path);
+    let (w, h, v) = exr_light(path);
     let total: f64 = v.iter().sum();
     let (mut sx, mut sy) = (0.0, 0.0);
     let mut cols = vec![0.0; w];

@@ -24,7 +24,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use crate::bfs::Reader;
+use crate::bfs::{Frame, Reader};
 use crate::look::{resolve_look, world_of, LookFlags, Resolved};
 use crate::output::{self, OutputFile};
 use crate::render::camera::CameraMode;
@@ -367,24 +367,27 @@ pub fn render(job: &Job) -> Result<Report> {
         let bar = crate::progress::bar(shown, quiet_bar, "frames");
         if partial {
             let follows = renderer.follows();
-            let mut f = crate::bfs::Frame::empty();
-            let mut g = crate::bfs::Frame::empty();
+            // The recorded frames either side of a skipped output frame, and their blend.
+            let (mut a, mut b, mut mix) = (Frame::empty(), Frame::empty(), Frame::empty());
             for o in clip.start..start {
-                if follows {
-                    let (r, frac) = timeline.at(o);
-                    let mut read = |r: u64, f: &mut crate::bfs::Frame| {
-                        reader
-                            .read_frame_into(r, f)
-                            .with_context(|| format!("{}: frame {r}", job.input.display()))
-                    };
-                    read(r, &mut f)?;
-                    if frac > 0 {
-                        read(r + 1, &mut g)?;
-                        let a = f.clone();
-                        interp::blend(&a, &g, frac as f32 / k as f32, &space, &mut f);
-                    }
+                if !follows {
+                    renderer.skip(None);
+                    continue;
                 }
-                renderer.skip(follows.then_some(&f));
+                let (r, frac) = timeline.at(o);
+                let mut read = |r: u64, f: &mut Frame| {
+                    reader
+                        .read_frame_into(r, f)
+                        .with_context(|| format!("{}: frame {r}", job.input.display()))
+                };
+                read(r, &mut a)?;
+                if frac == 0 {
+                    renderer.skip(Some(&a));
+                } else {
+                    read(r + 1, &mut b)?;
+                    interp::blend(&a, &b, frac as f32 / k as f32, &space, &mut mix);
+                    renderer.skip(Some(&mix));
+                }
             }
         }
         let mut source = interp::Frames::start(reader, timeline, space, start..frames.end)?;

@@ -523,3 +523,16 @@ pub fn decode_png(path: &Path) -> (u32, u32) {
     assert!(px.iter().any(|&b| b < 64) && px.iter().any(|&b| b > 250));
     (info.width, info.height)
 }
+
+/// Light per pixel (R + G + B) of an EXR still (`forge still -o f.exr`: linear light),
+/// row-major: width, height, values.
+#[allow(dead_code)]
+pub fn exr_light(path: &Path) -> (usize, usize, Vec<f64>) {
+    let img = image::open(path).unwrap().to_rgba32f();
+    let (w, h) = (img.width() as usize, img.height() as usize);
+    let v = img
+        .pixels()
+        .map(|p| (p.0[0] + p.0[1] + p.0[2]) as f64)
+        .collect();
+    (w, h, v)
+}
