@@ -249,16 +249,20 @@ fn fs_main(in: VsOut) -> @location(0) vec4f {
     if select(dx * dx + y * y, r2, s == 0.0) >= 1.0 {
         discard;
     }
-    // The round sprite, exactly as without motion blur.
-    let core = exp(-r2 * k * 2.0);
-    let edge = 1.0 - r2;
-    let halo = p.halo * edge * edge * exp(-r2 * 3.0);
-    let round = core + halo;
+    // The round sprite, exactly as without motion blur. A sprite's fragments share its
+    // streak, so this branch (on the vertex's output, not a uniform) costs no divergence, and
+    // an unblurred frame skips the erf and the halo samples below.
+    if s == 0.0 {
+        let edge = 1.0 - r2;
+        let round = exp(-r2 * k * 2.0) + p.halo * edge * edge * exp(-r2 * 3.0);
+        let e = p.intensity * round;
+        return vec4f(in.color * e, e);
+    }
     // Blurred: the sprite averaged over its positions along the streak, so its light is
     // kept. The Gaussian core in closed form (erf along the streak); the halo sampled.
     let a = 2.0 * k;
     let ra = sqrt(a);
-    let core_b = exp(-a * y * y) * 0.886226925 / (ra * max(s, 1e-20))
+    let core_b = exp(-a * y * y) * 0.886226925 / (ra * s)
         * (erf(ra * (x + s)) - erf(ra * x));
     let n = u32(clamp(ceil(s * 4.0), 1.0, 16.0));
     var halo_b = 0.0;
@@ -266,7 +270,6 @@ fn fs_main(in: VsOut) -> @location(0) vec4f {
         let u = x + (f32(i) + 0.5) / f32(n) * s;
         halo_b += halo_at(u * u + y * y);
     }
-    let blurred = core_b + halo_b / f32(n);
-    let e = p.intensity * select(blurred, round, s == 0.0);
+    let e = p.intensity * (core_b + halo_b / f32(n));
     return vec4f(in.color * e, e);
 }

@@ -1,6 +1,6 @@
 // Bloom as in Call of Duty: Advanced Warfare (Jimenez, SIGGRAPH 2014), the method bevy uses:
-// a bright pass after the first 13-tap downsample, a chain of 13-tap downsamples to ever
-// smaller mips, then 3×3 tent upsamples blended back up the chain (src/render/bloom.rs picks
+// a bright pass in the first downsample (5 taps to half size, or 16 straight to a quarter
+// above 540 rows), a chain of 13-tap downsamples to ever smaller mips, then 3×3 tent upsamples blended back up the chain (src/render/bloom.rs picks
 // the blend factors so every level counts equally and the glow keeps the light it was given).
 // The result in mip 0 is added to the image by the tone-map pass. No Karis average: its
 // weights (1 / (1 + luma)) throw away 16% of a bright spot's light, and forge's sprites are
@@ -67,15 +67,35 @@ fn downsample13(uv: vec2f) -> vec3f {
 }
 
 // 5 taps (the dual-filter downsample): the centre 2×2 block and the four diagonal ones, each a
-// single bilinear tap, weights ½ and ⅛. For the first, full-resolution level only, where the
-// 13-tap filter costs the most: its 2×2 blocks average the sprites' pixels before the coarser
-// levels, which use the 13 taps, smooth on.
+// single bilinear tap, weights ½ and ⅛. Full size → half (frames of up to 540 rows).
 fn downsample5(uv: vec2f) -> vec3f {
     let t = 1.0 / vec2f(textureDimensions(src));
     var o = s(uv) * 0.5;
     o += (s(uv + t * vec2f(-1.0, -1.0)) + s(uv + t * vec2f(1.0, -1.0))
         + s(uv + t * vec2f(-1.0, 1.0)) + s(uv + t * vec2f(1.0, 1.0))) * 0.125;
     return o;
+}
+
+// Full size → a quarter: 16 bilinear taps at pixel corners 1 and 3 pixels from the centre,
+// each the 2×2 average of the pixels around it, together the 8×8 pixels around the quarter
+// texel with weights (1, 3, 3, 1)/8 per axis (every pixel counted once per tap; no gaps, so a
+// small sprite glows the same wherever it lies). Each tap goes through the bright pass on its
+// own, so a bright sprite is not dimmed below the threshold by the wide average first.
+fn downsample_quarter(uv: vec2f) -> vec3f {
+    let t = 1.0 / vec2f(textureDimensions(src));
+    var o = vec3f(0.0);
+    for (var j = 0; j < 4; j++) {
+        let y = f32(2 * j - 3);
+        let wy = select(1.0, 3.0, j == 1 || j == 2);
+        var row = vec3f(0.0);
+        for (var i = 0; i < 4; i++) {
+            let x = f32(2 * i - 3);
+            let wx = select(1.0, 3.0, i == 1 || i == 2);
+            row += wx * bright(s(uv + t * vec2f(x, y)));
+        }
+        o += wy * row;
+    }
+    return o / 64.0;
 }
 
 // Soft-knee bright pass: keeps what is above the threshold, fading in over `knee`.
@@ -87,9 +107,16 @@ fn bright(c: vec3f) -> vec3f {
     return c * w;
 }
 
+// The HDR image (full size) → the chain's first mip: half the size up to 540 rows, else a
+// quarter (src/render/bloom.rs: `first_level`).
 @fragment
-fn fs_downsample_first(in: VsOut) -> @location(0) vec4f {
+fn fs_downsample_half(in: VsOut) -> @location(0) vec4f {
     return vec4f(bright(downsample5(in.uv)), 1.0);
+}
+
+@fragment
+fn fs_downsample_quarter(in: VsOut) -> @location(0) vec4f {
+    return vec4f(downsample_quarter(in.uv), 1.0);
 }
 
 @fragment

@@ -1,6 +1,8 @@
 // HDR → display: bloom added, exposure, ACES filmic tone mapping, background, vignette,
 // then sRGB encoding done here (the target is Rgba8Unorm, or Rgba16Float for deep outputs,
 // so the values read back are sRGB). Or, for EXR, scene-linear light with no tone curve.
+// With trails, `fs_tonemap_trails` also writes the HDR image times the fade into the other
+// HDR target, where the next frame's agents are drawn: the fade costs no pass of its own.
 
 // Keep in sync with `TonemapParams` in src/render/tonemap.rs.
 struct Params {
@@ -12,7 +14,7 @@ struct Params {
     frame: u32,        // seeds the dither
     dither: f32,       // 1: dither for an 8-bit store; 0: none (a half-float target)
     linear: u32,       // 1: scene-linear light out (EXR): no tone curve, no sRGB encoding
-    pad0: u32,
+    fade: f32,         // trails: the fraction of this frame's light the next one starts with
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -59,27 +61,42 @@ fn pcg(v: u32) -> u32 {
 
 // Triangular-PDF noise in (-1, 1) (in units of one 8-bit step), fixed per pixel and frame:
 // added before the 8-bit store, it turns the steps of smooth gradients (vignette, bloom,
-// trails) into fine grain, and keeps the mean.
+// trails) into fine grain, and keeps the mean. Each hash gives one channel's two uniform
+// halves (16 bits each, ample below one step).
 fn tpdf(px: vec2i, frame: u32) -> vec3f {
-    let seed = pcg(u32(px.x) ^ pcg(u32(px.y) ^ pcg(frame)));
-    let a = pcg(seed);
+    let a = pcg((u32(px.x) | (u32(px.y) << 16u)) ^ pcg(frame));
     let b = pcg(a);
     let c = pcg(b);
-    let d = pcg(c);
-    let e = pcg(d);
-    let f = pcg(e);
-    let u = vec3f(f32(a >> 8u), f32(c >> 8u), f32(e >> 8u)) / 16777216.0;
-    let v = vec3f(f32(b >> 8u), f32(d >> 8u), f32(f >> 8u)) / 16777216.0;
-    return u - v;
+    let h = vec3u(a, b, c);
+    return (vec3f(h & vec3u(0xffffu)) - vec3f(h >> vec3u(16u))) / 65536.0;
 }
 
 @fragment
 fn fs_tonemap(in: VsOut) -> @location(0) vec4f {
+    return shade(in, textureLoad(hdr, vec2i(in.clip.xy), 0).rgb);
+}
+
+struct WithTrails {
+    @location(0) display: vec4f,
+    @location(1) next: vec4f,
+}
+
+@fragment
+fn fs_tonemap_trails(in: VsOut) -> WithTrails {
+    let light = textureLoad(hdr, vec2i(in.clip.xy), 0);
+    var out: WithTrails;
+    out.display = shade(in, light.rgb);
+    out.next = light * p.fade;
+    return out;
+}
+
+// The display colour of the pixel at `in` whose HDR light is `light`.
+fn shade(in: VsOut, light_in: vec3f) -> vec4f {
     let px = vec2i(in.clip.xy);
     // No branch on `p.bloom` (see agents.wgsl: a branch on a uniform alone made lavapipe
     // leak ~0.3 MB a frame here). Without bloom the bound texture is finite and `p.bloom`
     // is 0, so the sum is exact.
-    let c = textureLoad(hdr, px, 0).rgb
+    let c = light_in
         + p.bloom * textureSampleLevel(bloom_tex, linear_sampler, in.uv, 0.0).rgb;
     let light = c * p.exposure;
     let mapped = aces(light);

@@ -1,27 +1,31 @@
 // RGB (sRGB-encoded, as written by the tone-map pass) → planar Y'CbCr, BT.709, limited range,
-// the layout FFmpeg's rawvideo reads: the Y plane, then U, then V, each row-major with no
-// padding. 8-bit (yuv420p): every invocation writes one u32 = four samples of one plane.
-// 10-bit (yuv420p10le, yuv422p10le): one u32 = two little-endian u16 samples. Chroma is the
-// mean R'G'B' of a 2×2 block (4:2:0) or a 2×1 pair (4:2:2).
+// as FFmpeg's rawvideo reads it (yuv420p, yuv420p10le, yuv422p10le). Two full-screen passes
+// draw the planes into integer targets, one code per texel (R8Uint for 8 bits, R16Uint for
+// 10): `fs_luma` the Y plane, `fs_chroma` the U and V planes at once. Chroma is the mean
+// R'G'B' of a 2×2 block (4:2:0) or a 2×1 pair (4:2:2). Fragment passes, not a compute pass:
+// lavapipe runs compute invocations several times slower than fragments (a compute pass that
+// only stored its words cost 7 ms a 720p frame).
 
 // Keep in sync with `YuvParams` in src/render/yuv.rs.
 struct Params {
     width: u32,
     height: u32,
-    y_words: u32,     // luma samples / samples per word, rounded up
-    c_words: u32,     // chroma samples (one plane) / samples per word, rounded up
     frame: u32,       // seeds the dither
     bits: u32,        // 8 or 10
     chroma_rows: u32, // luma rows per chroma row: 2 (4:2:0) or 1 (4:2:2)
     pad0: u32,
+    pad1: u32,
+    pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var rgb: texture_2d<f32>;
-@group(0) @binding(2) var<storage, read_write> out: array<u32>;
 
-// Keep in sync with `WORKGROUP` in src/render/yuv.rs.
-const WORKGROUP: u32 = 64u;
+@vertex
+fn vs_fullscreen(@builtin(vertex_index) vi: u32) -> @builtin(position) vec4f {
+    let uv = vec2f(f32((vi << 1u) & 2u), f32(vi & 2u));
+    return vec4f(uv * 2.0 - 1.0, 0.0, 1.0);
+}
 
 fn luma(c: vec3f) -> f32 {
     return dot(c, vec3f(0.2126, 0.7152, 0.0722));
@@ -34,12 +38,12 @@ fn pcg(v: u32) -> u32 {
     return (word >> 22u) ^ word;
 }
 
-// Triangular-PDF noise in (-1, 1) code values, fixed per sample, plane and frame: the 8-bit
+// Triangular-PDF noise in (-1, 1) code values for sample i of `plane` in this frame: the
 // store then shows fine grain instead of the steps of smooth gradients, with the same mean.
+// One hash gives both uniform halves (16 bits each: ample below one code value).
 fn tpdf(i: u32, plane: u32) -> f32 {
-    let a = pcg(i ^ pcg(plane ^ pcg(p.frame)));
-    let b = pcg(a);
-    return (f32(a >> 8u) - f32(b >> 8u)) / 16777216.0;
+    let h = pcg(i ^ pcg(plane ^ pcg(p.frame)));
+    return (f32(h & 0xffffu) - f32(h >> 16u)) / 65536.0;
 }
 
 // One code value at the output's depth, clamped to its range.
@@ -52,69 +56,38 @@ fn scale() -> f32 {
     return f32(1u << (p.bits - 8u));
 }
 
-fn luma_code(i: u32) -> u32 {
-    let n = p.width * p.height;
-    if i >= n {
-        return 0u;
-    }
-    let c = textureLoad(rgb, vec2u(i % p.width, i / p.width), 0).rgb;
-    return to_code(scale() * (16.0 + 219.0 * luma(c)) + tpdf(i, 0u));
+@fragment
+fn fs_luma(@builtin(position) pos: vec4f) -> @location(0) vec4u {
+    let px = vec2u(pos.xy);
+    let c = textureLoad(rgb, px, 0).rgb;
+    let i = px.y * p.width + px.x;
+    return vec4u(to_code(scale() * (16.0 + 219.0 * luma(c)) + tpdf(i, 0u)), 0u, 0u, 0u);
 }
 
-// The mean R'G'B' of chroma sample i (a 2×2 block, or 2×1 in 4:2:2).
-fn block(i: u32) -> vec3f {
-    let cw = p.width / 2u;
-    let x = (i % cw) * 2u;
-    let y = (i / cw) * p.chroma_rows;
+struct Chroma {
+    @location(0) u: vec4u,
+    @location(1) v: vec4u,
+}
+
+@fragment
+fn fs_chroma(@builtin(position) pos: vec4f) -> Chroma {
+    let at = vec2u(pos.xy);
+    let x = at.x * 2u;
+    let y = at.y * p.chroma_rows;
     let a = textureLoad(rgb, vec2u(x, y), 0).rgb;
     let b = textureLoad(rgb, vec2u(x + 1u, y), 0).rgb;
-    // The row below (not read for 4:2:2, whose last chroma row is the last row).
+    // The row below (not used for 4:2:2, whose last chroma row is the last row).
     let y1 = min(y + 1u, p.height - 1u);
     let c = textureLoad(rgb, vec2u(x, y1), 0).rgb;
     let d = textureLoad(rgb, vec2u(x + 1u, y1), 0).rgb;
     // `select`, not a branch on the uniform (see tests/long_render.rs).
-    return select((a + b + c + d) * 0.25, (a + b) * 0.5, p.chroma_rows == 1u);
-}
-
-@compute @workgroup_size(WORKGROUP)
-fn cs_yuv(
-    @builtin(global_invocation_id) gid: vec3u,
-    @builtin(num_workgroups) groups: vec3u,
-) {
-    // A 2D dispatch when one row of workgroups would exceed the per-dimension limit.
-    let w = gid.x + gid.y * groups.x * WORKGROUP;
-    if w >= p.y_words + p.c_words {
-        return;
-    }
-    // Samples per word and the bits between them.
-    let per = select(4u, 2u, p.bits > 8u);
-    let shift = 32u / per;
-    // Loops run four times whatever the depth (a loop bound on the uniform alone is a branch
-    // lavapipe leaks a shader for); samples past `per` are not stored.
-    if w < p.y_words {
-        var word = 0u;
-        for (var k = 0u; k < 4u; k++) {
-            word |= select(0u, luma_code(w * per + k) << (shift * k), k < per);
-        }
-        out[w] = word;
-        return;
-    }
-    // One chroma word: the U samples and the V samples of the same blocks.
-    let cw = w - p.y_words;
-    let n = (p.width / 2u) * (p.height / p.chroma_rows);
-    var u_word = 0u;
-    var v_word = 0u;
-    for (var k = 0u; k < 4u; k++) {
-        let i = cw * per + k;
-        if i < n && k < per {
-            let c = block(i);
-            let yy = luma(c);
-            let cb = scale() * (128.0 + 224.0 * (c.b - yy) / 1.8556);
-            let cr = scale() * (128.0 + 224.0 * (c.r - yy) / 1.5748);
-            u_word |= to_code(cb + tpdf(i, 1u)) << (shift * k);
-            v_word |= to_code(cr + tpdf(i, 2u)) << (shift * k);
-        }
-    }
-    out[p.y_words + cw] = u_word;
-    out[p.y_words + p.c_words + cw] = v_word;
+    let m = select((a + b + c + d) * 0.25, (a + b) * 0.5, p.chroma_rows == 1u);
+    let yy = luma(m);
+    let cb = scale() * (128.0 + 224.0 * (m.b - yy) / 1.8556);
+    let cr = scale() * (128.0 + 224.0 * (m.r - yy) / 1.5748);
+    let i = at.y * (p.width / 2u) + at.x;
+    var out: Chroma;
+    out.u = vec4u(to_code(cb + tpdf(i, 1u)), 0u, 0u, 0u);
+    out.v = vec4u(to_code(cr + tpdf(i, 2u)), 0u, 0u, 0u);
+    return out;
 }

@@ -1,6 +1,15 @@
 //! Bloom: bright pass + 13-tap downsample mip chain + tent upsample back up
 //! (shaders/bloom.wgsl; the Call of Duty 2014 method, as in bevy's bloom).
 //!
+//! The finest level of the glow is the one that lies at 1080p's second level (a quarter of
+//! 1080p, a blur of about four pixels there) or just below it: above 540 rows the chain
+//! starts at a quarter of the frame's size, not half. Its first pass reads the HDR image with
+//! 16 bilinear taps (each a 2×2 average) over the 8×8 pixels around each quarter texel, the
+//! bright pass taken per tap; from 1440 rows up the finest mips are only steps down to the
+//! first that glows. The half-size level, a glow of a pixel or two (narrower than a sprite's
+//! halo), cost over half of bloom's time on a software driver (6 + 4 ms of 16 at 720p on
+//! lavapipe), and it is left out at every size alike, so the glow looks the same at each.
+//!
 //! Energy-conserving: every filter's weights sum to one, and going back up the chain each
 //! level is blended with the one below (not added), with weights chosen so that every level
 //! counts equally and all of them sum to one. The glow therefore carries exactly the light the
@@ -34,17 +43,27 @@ impl BloomParams {
 /// Levels at 1080p: the glow reaches 2^6 pixels there.
 pub const LEVELS_AT_1080P: f32 = 6.0;
 
-/// At most this many mips (the first at half resolution).
+/// At most this many mips.
 const MAX_MIPS: u32 = 9;
 
-/// How much each mip level counts in the glow, summing to one. Level m blurs over about
+/// The finest level that glows at this height, counting the half-size level as 0: the one at
+/// 1080p's level 1 or the finer side of it (its span [1, 2) in 1080p's levels), so that the
+/// finest glow is the same fraction of the frame at every size.
+pub fn first_level(height: u32) -> u32 {
+    ((height.max(1) as f32 / 1080.0).log2() + 1.0 - 1e-4)
+        .ceil()
+        .max(0.0) as u32
+}
+
+/// How much each mip of the chain counts in the glow, summing to one. Level m (of a chain
+/// that would start at half size; the chain's first mip is level `first`) blurs over about
 /// 2^(m+1) pixels; the glow wants the reach of 1080p's six levels as fractions of the frame,
 /// equally weighted per doubling. At another height level m sits at 1080p's level
 /// m − log2(height/1080); each level takes the part of 1080p's span [−½, 5½] its own
 /// [m − d − ½, m − d + ½] covers, the finest also what lies below it and the coarsest what
-/// lies beyond the chain. (At 4K the finest level gets nothing: it is finer than 1080p's.)
-pub fn level_weights(height: u32, mips: u32) -> Vec<f32> {
-    let d = (height.max(1) as f32 / 1080.0).log2();
+/// lies beyond the chain. (At 4K level 0 would get nothing: it is finer than 1080p's.)
+pub fn level_weights(height: u32, first: u32, mips: u32) -> Vec<f32> {
+    let d = (height.max(1) as f32 / 1080.0).log2() - first as f32;
     let (lo, hi) = (-0.5f32, LEVELS_AT_1080P - 0.5);
     // Enough levels for the top one to reach `hi`, as many as the chain holds.
     let want = ((hi - 0.5 + d).ceil().max(0.0) as u32 + 1).clamp(1, mips.max(1));
@@ -75,16 +94,21 @@ fn blend_factors(w: &[f32]) -> Vec<f32> {
 }
 
 pub struct BloomPass {
+    /// HDR image → mip 0: half size (`first_level` 0, up to 540 rows), else a quarter.
     down_first: wgpu::RenderPipeline,
     down: wgpu::RenderPipeline,
     up: wgpu::RenderPipeline,
-    /// One view per mip; `views[0]` is what the tone-map pass reads.
+    /// One view per mip; `views[hidden]` is what the tone-map pass reads.
     views: Vec<wgpu::TextureView>,
-    /// Downsample bind groups: [0] reads the HDR image, [i] reads mip i−1.
+    /// Mips finer than the first that glows: steps down the chain only.
+    hidden: usize,
+    /// The first downsample's bind groups: [i] reads HDR target i.
+    first_groups: [wgpu::BindGroup; 2],
+    /// The other downsamples' bind groups: [i] reads mip i (and writes mip i + 1).
     down_groups: Vec<wgpu::BindGroup>,
     /// Upsample bind groups: [i] reads mip i+1 (and writes mip i).
     up_groups: Vec<wgpu::BindGroup>,
-    /// Blend factor of each upsample (see [`blend_factors`]).
+    /// Blend factor of each upsample into mip `hidden + i` (see [`blend_factors`]).
     blend: Vec<f32>,
 }
 
@@ -92,7 +116,7 @@ impl BloomPass {
     pub fn new(
         device: &wgpu::Device,
         queue: &wgpu::Queue,
-        hdr: &wgpu::TextureView,
+        hdr: [&wgpu::TextureView; 2],
         width: u32,
         height: u32,
         sampler: &wgpu::Sampler,
@@ -113,14 +137,19 @@ impl BloomPass {
             mapped_at_creation: false,
         });
         queue.write_buffer(&params, 0, bytemuck::bytes_of(&BloomParams::DEFAULT));
-        let w0 = (width / 2).max(1);
-        let h0 = (height / 2).max(1);
+        let first = first_level(height);
+        // Mip 0 is level `start`: half size, or a quarter above 540 rows.
+        let start = first.min(1);
+        let hidden = first - start;
+        let w0 = (width >> (start + 1)).max(1);
+        let h0 = (height >> (start + 1)).max(1);
         let mut mips = 1;
         while mips < MAX_MIPS && (w0 >> mips) >= 8 && (h0 >> mips) >= 8 {
             mips += 1;
         }
-        let weights = level_weights(height, mips);
-        let mips = weights.len() as u32;
+        let hidden = hidden.min(mips - 1);
+        let weights = level_weights(height, start + hidden, mips - hidden);
+        let mips = hidden + weights.len() as u32;
         let blend = blend_factors(&weights);
         let texture = device.create_texture(&wgpu::TextureDescriptor {
             label: Some("bloom mip chain"),
@@ -166,10 +195,8 @@ impl BloomPass {
                 ],
             })
         };
-        let mut down_groups = vec![group(hdr)];
-        for m in 1..mips as usize {
-            down_groups.push(group(&views[m - 1]));
-        }
+        let first_groups = hdr.map(group);
+        let down_groups = (1..mips as usize).map(|m| group(&views[m - 1])).collect();
         let up_groups = (0..mips as usize - 1)
             .map(|m| group(&views[m + 1]))
             .collect();
@@ -188,7 +215,11 @@ impl BloomPass {
                 device,
                 "bloom first downsample",
                 &module,
-                "fs_downsample_first",
+                if start == 0 {
+                    "fs_downsample_half"
+                } else {
+                    "fs_downsample_quarter"
+                },
                 Some(&bgl),
                 BLOOM_FORMAT,
                 None,
@@ -212,6 +243,8 @@ impl BloomPass {
                 mixing,
             ),
             views,
+            hidden: hidden as usize,
+            first_groups,
             down_groups,
             up_groups,
             blend,
@@ -220,26 +253,27 @@ impl BloomPass {
 
     /// The result, for the tone-map pass.
     pub fn output(&self) -> &wgpu::TextureView {
-        &self.views[0]
+        &self.views[self.hidden]
     }
 
-    pub fn run(&self, encoder: &mut wgpu::CommandEncoder) {
+    /// Blooms HDR target `hdr`.
+    pub fn run(&self, encoder: &mut wgpu::CommandEncoder, hdr: usize) {
         encoder.push_debug_group("bloom");
         for (m, view) in self.views.iter().enumerate() {
-            let mut pass = super::begin_pass(
-                encoder,
-                "bloom downsample pass",
-                view,
-                Some(wgpu::Color::BLACK),
-            );
+            let mut pass = super::begin_overwrite(encoder, "bloom downsample pass", &[view]);
             pass.set_pipeline(if m == 0 { &self.down_first } else { &self.down });
-            pass.set_bind_group(0, &self.down_groups[m], &[]);
+            let group = if m == 0 {
+                &self.first_groups[hdr]
+            } else {
+                &self.down_groups[m - 1]
+            };
+            pass.set_bind_group(0, group, &[]);
             pass.draw(0..3, 0..1);
         }
-        for m in (0..self.views.len() - 1).rev() {
+        for m in (self.hidden..self.views.len() - 1).rev() {
             let mut pass = super::begin_pass(encoder, "bloom upsample pass", &self.views[m], None);
             pass.set_pipeline(&self.up);
-            let a = self.blend[m] as f64;
+            let a = self.blend[m - self.hidden] as f64;
             pass.set_blend_constant(wgpu::Color {
                 r: a,
                 g: a,
@@ -260,30 +294,66 @@ mod tests {
     #[test]
     fn levels_follow_the_height_and_weigh_one() {
         for (h, n) in [(1080, 6), (2160, 7), (720, 6), (360, 5), (180, 4)] {
-            let w = level_weights(h, MAX_MIPS);
+            let w = level_weights(h, 0, MAX_MIPS);
             assert_eq!(w.len(), n, "{h}p");
             assert!((w.iter().sum::<f32>() - 1.0).abs() < 1e-6);
         }
         // 1080p: six equal levels. 720p: level 0 also takes the finer 0.585 of a level below
         // it, level 5 the 0.415 left at the top. 4K: nothing for the finest level.
-        assert!(level_weights(1080, MAX_MIPS)
+        assert!(level_weights(1080, 0, MAX_MIPS)
             .iter()
             .all(|&x| (x - 1.0 / 6.0).abs() < 1e-6));
-        let w = level_weights(720, MAX_MIPS);
+        let w = level_weights(720, 0, MAX_MIPS);
         assert!(
             (w[0] * 6.0 - 1.585).abs() < 0.01 && (w[5] * 6.0 - 0.415).abs() < 0.01,
             "{w:?}"
         );
-        let w = level_weights(2160, MAX_MIPS);
+        let w = level_weights(2160, 0, MAX_MIPS);
         assert!(w[0] < 1e-6 && (w[1] * 6.0 - 1.0).abs() < 1e-5, "{w:?}");
         // A short chain (a small frame) keeps what it has.
-        assert_eq!(level_weights(2160, 3).len(), 3);
+        assert_eq!(level_weights(2160, 0, 3).len(), 3);
+        // Glowing from level 1 at 1080p: 1080p's level 0 goes to it; level 2 at 4K is 1080p's
+        // level 1 again, with the same weights.
+        let w = level_weights(1080, 1, MAX_MIPS);
+        assert_eq!(w.len(), 5);
+        assert!((w[0] * 6.0 - 2.0).abs() < 1e-5, "{w:?}");
+        assert!(
+            w[1..].iter().all(|&x| (x * 6.0 - 1.0).abs() < 1e-5),
+            "{w:?}"
+        );
+        assert_eq!(
+            level_weights(2160, 2, MAX_MIPS),
+            level_weights(1080, 1, MAX_MIPS)
+        );
+    }
+
+    #[test]
+    fn the_finest_glow_sits_at_1080ps_second_level() {
+        for (h, first) in [
+            (180, 0),
+            (360, 0),
+            (538, 0),
+            (540, 0),
+            (542, 1),
+            (720, 1),
+            (1080, 1),
+        ] {
+            assert_eq!(first_level(h), first, "{h} rows");
+        }
+        for (h, first) in [(1440, 2), (2160, 2), (4320, 3)] {
+            assert_eq!(first_level(h), first, "{h} rows");
+        }
+        // In 1080p's levels the finest glowing level lies in [1, 2) from 540 rows up.
+        for h in [540, 720, 1080, 1440, 2160, 4320] {
+            let at = first_level(h) as f32 - (h as f32 / 1080.0).log2();
+            assert!((1.0 - 1e-3..2.0).contains(&at), "{h}: {at}");
+        }
     }
 
     #[test]
     fn blending_up_the_chain_gives_those_weights() {
-        for h in [180, 720, 1080, 2160] {
-            let w = level_weights(h, MAX_MIPS);
+        for (h, first) in [(180, 0), (720, 0), (720, 1), (1080, 1), (2160, 1)] {
+            let w = level_weights(h, first, MAX_MIPS);
             let a = blend_factors(&w);
             // Level j's share of the top: the factors before it, times (1 − its own).
             let mut carried = 1.0;

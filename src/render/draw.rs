@@ -60,7 +60,7 @@ impl Renderer {
                     n,
                 };
                 self.agents
-                    .draw3(queue, encoder, &self.hdr_view, &params, &bufs);
+                    .draw3(queue, encoder, &self.hdr_views[self.cur], &params, &bufs);
                 self.look.view3.as_ref().is_some_and(|v| v.world_box)
             }
             None => {
@@ -82,8 +82,14 @@ impl Renderer {
                     n,
                 };
                 let scissor = self.scissor(centre, view_min, view_size);
-                self.agents
-                    .draw(queue, encoder, &self.hdr_view, &params, &bufs, scissor);
+                self.agents.draw(
+                    queue,
+                    encoder,
+                    &self.hdr_views[self.cur],
+                    &params,
+                    &bufs,
+                    scissor,
+                );
                 false
             }
         }

@@ -1,9 +1,10 @@
 //! The renderer: recorded frames → images, headless, on whatever GPU (or software driver)
 //! is present. One file per pass, each with its WGSL in `shaders/`:
 //!
-//! density (compute, optional) → fade or clear (trails) → agents (additive sprites, HDR) →
-//! bloom (mip chain) → tonemap (ACES, background, vignette, sRGB) → yuv (compute, for video)
-//! → readback ring.
+//! density (compute, optional) → clear (no trails) → agents (additive sprites, HDR) →
+//! bloom (mip chain) → tonemap (ACES, background, vignette, sRGB; with trails it also writes
+//! the faded HDR image into the other HDR target, which the next frame draws on) → yuv
+//! (planes, for video) → readback ring.
 //!
 //! 3D recordings go through a perspective camera (`camera`: orbit, fixed or follow; `top`
 //! keeps the orthographic x–y projection): the agents pass projects each agent with the
@@ -58,7 +59,10 @@ pub const BLOOM_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba16Float;
 /// Brightness of the world box's lines, added to the display image (sRGB-encoded).
 const BOX_LEVEL: f32 = 0.16;
 
-pub(crate) use pipeline::{begin_pass, dispatch_2d, fullscreen_pipeline, layout_entry};
+pub(crate) use pipeline::{
+    begin_overwrite, begin_pass, dispatch_2d, fullscreen_pipeline, fullscreen_pipeline_to,
+    layout_entry,
+};
 pub use settings::{ColorMode, Fit, Look, Output, View3, World, YuvFormat};
 pub use view::{centre_of_mass, centre_of_mass3};
 
@@ -77,7 +81,13 @@ pub struct Renderer {
     look: Look,
     world: World,
     output: Output,
-    hdr_view: wgpu::TextureView,
+    /// Two HDR targets: the frame is drawn in `hdr_views[cur]`; with trails the tone-map
+    /// pass writes the faded light into the other one, where the next frame is drawn.
+    hdr_views: [wgpu::TextureView; 2],
+    cur: usize,
+    /// Whether `hdr_views[cur]` still holds the last frame's light unfaded (after a warm-up
+    /// frame, which is not tone-mapped): the fade pass then fades it in place.
+    unfaded: bool,
     ldr: wgpu::Texture,
     agents_buf: wgpu::Buffer,
     capacity: u32,
@@ -147,8 +157,9 @@ impl Renderer {
             })
         };
         let rt = wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::TEXTURE_BINDING;
-        let hdr = target("hdr target", HDR_FORMAT, rt);
-        let hdr_view = hdr.create_view(&Default::default());
+        let hdr_views =
+            [0, 1].map(|_| target("hdr target", HDR_FORMAT, rt).create_view(&Default::default()));
+        let hdr_pair = [&hdr_views[0], &hdr_views[1]];
         let display = output.display_format();
         let ldr = target("display image", display, rt | wgpu::TextureUsages::COPY_SRC);
         let ldr_view = ldr.create_view(&Default::default());
@@ -211,10 +222,10 @@ impl Renderer {
         });
 
         let bloom =
-            (look.bloom > 0.0).then(|| BloomPass::new(device, queue, &hdr_view, w, h, &sampler));
+            (look.bloom > 0.0).then(|| BloomPass::new(device, queue, hdr_pair, w, h, &sampler));
         // Without bloom the tone-map pass still needs a texture to bind: the LUT will do.
         let bloom_view = bloom.as_ref().map(|b| b.output()).unwrap_or(&lut_view);
-        let tonemap = TonemapPass::new(device, &hdr_view, bloom_view, &sampler, display);
+        let tonemap = TonemapPass::new(device, hdr_pair, bloom_view, &sampler, display);
         let yuv = match output {
             Output::Yuv(f) => Some(YuvPass::new(device, queue, &ldr_view, w, h, f)),
             _ => None,
@@ -247,7 +258,9 @@ impl Renderer {
             look,
             world,
             output,
-            hdr_view,
+            hdr_views,
+            cur: 0,
+            unfaded: false,
             ldr,
             agents_buf,
             capacity,
@@ -374,8 +387,15 @@ impl Renderer {
                 range = [0.0, 4.0 * d.mean_per_cell(n32)];
             }
         }
-        let trails = (self.drawn > 0 && self.look.trails > 0.0).then_some(self.look.trails);
-        self.fade.run(&mut encoder, &self.hdr_view, trails);
+        // Trails carried from the last frame are already faded (by the tone-map pass), unless
+        // that frame was a warm-up one; without trails (or on the first frame) the target is
+        // cleared.
+        let carry = self.drawn > 0 && self.look.trails > 0.0;
+        if !carry || self.unfaded {
+            let hdr = &self.hdr_views[self.cur];
+            self.fade
+                .run(&mut encoder, hdr, carry.then_some(self.look.trails));
+        }
         let (w, h) = (self.look.width as f32, self.look.height as f32);
         let with_box = self.draw_agents(
             &mut encoder,
@@ -385,20 +405,25 @@ impl Renderer {
             range,
         );
         if self.warming {
-            // Only the HDR target (the trails) carries over to the next frame.
+            // Only the HDR target (the trails) carries over to the next frame, unfaded.
             queue.submit([encoder.finish()]);
+            self.unfaded = true;
             self.drawn += 1;
             return Ok(());
         }
         if let Some(b) = &self.bloom {
-            b.run(&mut encoder);
+            b.run(&mut encoder, self.cur);
         }
+        let next = 1 - self.cur;
+        let trails = self.look.trails > 0.0;
         let bg = self.look.background.map(srgb_to_linear);
         let ldr_view = self.ldr.create_view(&Default::default());
         self.tonemap.run(
             queue,
             &mut encoder,
             &ldr_view,
+            self.cur,
+            trails.then(|| &self.hdr_views[next]),
             &TonemapParams {
                 background: [bg[0], bg[1], bg[2], 1.0],
                 exposure: self.look.exposure,
@@ -418,9 +443,13 @@ impl Renderer {
                     0.0
                 },
                 linear: (self.output == Output::Linear) as u32,
-                _pad: 0,
+                fade: self.look.trails,
             },
         );
+        if trails {
+            self.cur = next;
+            self.unfaded = false;
+        }
         if with_box {
             self.agents.draw_box(&mut encoder, &ldr_view);
         }
@@ -437,16 +466,12 @@ impl Renderer {
             o.run(&mut encoder, &ldr_view);
         }
         match &mut self.yuv {
-            Some(y) => {
-                y.run(queue, &mut encoder, self.drawn as u32);
-                encoder.copy_buffer_to_buffer(
-                    &y.out,
-                    0,
-                    self.readback.next_buffer(),
-                    0,
-                    y.params().buffer_bytes(),
-                );
-            }
+            Some(y) => y.run(
+                queue,
+                &mut encoder,
+                self.drawn as u32,
+                self.readback.next_buffer(),
+            ),
             None => encoder.copy_texture_to_buffer(
                 wgpu::TexelCopyTextureInfo {
                     texture: &self.ldr,

@@ -81,7 +81,7 @@ pub(crate) fn dispatch_2d(groups: u32) -> (u32, u32) {
 }
 
 /// A pipeline drawing one full-screen triangle (`vs_fullscreen` in `module`), with one bind
-/// group (or none).
+/// group (or none), into one target.
 pub(crate) fn fullscreen_pipeline(
     device: &wgpu::Device,
     label: &str,
@@ -90,6 +90,23 @@ pub(crate) fn fullscreen_pipeline(
     bgl: Option<&wgpu::BindGroupLayout>,
     format: wgpu::TextureFormat,
     blend: Option<wgpu::BlendState>,
+) -> wgpu::RenderPipeline {
+    let target = wgpu::ColorTargetState {
+        format,
+        blend,
+        write_mask: wgpu::ColorWrites::ALL,
+    };
+    fullscreen_pipeline_to(device, label, module, fs_entry, bgl, &[Some(target)])
+}
+
+/// [`fullscreen_pipeline`] into several targets at once.
+pub(crate) fn fullscreen_pipeline_to(
+    device: &wgpu::Device,
+    label: &str,
+    module: &wgpu::ShaderModule,
+    fs_entry: &str,
+    bgl: Option<&wgpu::BindGroupLayout>,
+    targets: &[Option<wgpu::ColorTargetState>],
 ) -> wgpu::RenderPipeline {
     let groups = [bgl];
     let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
@@ -113,14 +130,41 @@ pub(crate) fn fullscreen_pipeline(
             module,
             entry_point: Some(fs_entry),
             compilation_options: Default::default(),
-            targets: &[Some(wgpu::ColorTargetState {
-                format,
-                blend,
-                write_mask: wgpu::ColorWrites::ALL,
-            })],
+            targets,
         }),
         multiview_mask: None,
         cache: None,
+    })
+}
+
+/// A render pass drawing every texel of `targets`. They are loaded, not cleared: what was
+/// there is overwritten anyway, and a CPU driver (lavapipe) clears with a pass of its own.
+pub(crate) fn begin_overwrite<'e>(
+    encoder: &'e mut wgpu::CommandEncoder,
+    label: &str,
+    targets: &[&wgpu::TextureView],
+) -> wgpu::RenderPass<'e> {
+    let attachments: Vec<_> = targets
+        .iter()
+        .map(|&view| {
+            Some(wgpu::RenderPassColorAttachment {
+                view,
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations {
+                    load: wgpu::LoadOp::Load,
+                    store: wgpu::StoreOp::Store,
+                },
+            })
+        })
+        .collect();
+    encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+        label: Some(label),
+        color_attachments: &attachments,
+        depth_stencil_attachment: None,
+        timestamp_writes: None,
+        occlusion_query_set: None,
+        multiview_mask: None,
     })
 }
 

@@ -1,7 +1,8 @@
 //! HDR → display colours: bloom, exposure, ACES, background, vignette, sRGB
-//! (shaders/tonemap.wgsl).
+//! (shaders/tonemap.wgsl). With trails the pass also writes the faded HDR image into the
+//! other of the two HDR targets, which the next frame draws on.
 
-use super::{fullscreen_pipeline, layout_entry};
+use super::{fullscreen_pipeline, fullscreen_pipeline_to, layout_entry, HDR_FORMAT};
 
 /// Keep in sync with `Params` in shaders/tonemap.wgsl.
 #[repr(C)]
@@ -18,19 +19,23 @@ pub struct TonemapParams {
     pub dither: f32,
     /// 1: scene-linear light out (EXR) instead of tone-mapped sRGB.
     pub linear: u32,
-    pub _pad: u32,
+    /// Trails: the fraction of this frame's light written into the next HDR target.
+    pub fade: f32,
 }
 
 pub struct TonemapPass {
     pipeline: wgpu::RenderPipeline,
-    bind_group: wgpu::BindGroup,
+    /// Also writes the faded HDR image (trails).
+    with_trails: wgpu::RenderPipeline,
+    /// [i] reads HDR target i.
+    bind_groups: [wgpu::BindGroup; 2],
     params: wgpu::Buffer,
 }
 
 impl TonemapPass {
     pub fn new(
         device: &wgpu::Device,
-        hdr: &wgpu::TextureView,
+        hdr: [&wgpu::TextureView; 2],
         bloom: &wgpu::TextureView,
         sampler: &wgpu::Sampler,
         format: wgpu::TextureFormat,
@@ -51,27 +56,29 @@ impl TonemapPass {
             usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("tonemap bind group"),
-            layout: &bgl,
-            entries: &[
-                wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: params.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 1,
-                    resource: wgpu::BindingResource::TextureView(hdr),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 2,
-                    resource: wgpu::BindingResource::TextureView(bloom),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 3,
-                    resource: wgpu::BindingResource::Sampler(sampler),
-                },
-            ],
+        let bind_groups = hdr.map(|hdr| {
+            device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("tonemap bind group"),
+                layout: &bgl,
+                entries: &[
+                    wgpu::BindGroupEntry {
+                        binding: 0,
+                        resource: params.as_entire_binding(),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 1,
+                        resource: wgpu::BindingResource::TextureView(hdr),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 2,
+                        resource: wgpu::BindingResource::TextureView(bloom),
+                    },
+                    wgpu::BindGroupEntry {
+                        binding: 3,
+                        resource: wgpu::BindingResource::Sampler(sampler),
+                    },
+                ],
+            })
         });
         let pipeline = fullscreen_pipeline(
             device,
@@ -82,25 +89,52 @@ impl TonemapPass {
             format,
             None,
         );
+        let target = |format| {
+            Some(wgpu::ColorTargetState {
+                format,
+                blend: None,
+                write_mask: wgpu::ColorWrites::ALL,
+            })
+        };
+        let with_trails = fullscreen_pipeline_to(
+            device,
+            "tonemap with trails",
+            &module,
+            "fs_tonemap_trails",
+            Some(&bgl),
+            &[target(format), target(HDR_FORMAT)],
+        );
         TonemapPass {
             pipeline,
-            bind_group,
+            with_trails,
+            bind_groups,
             params,
         }
     }
 
+    /// Tone-maps HDR target `hdr` into `target`; with `next`, also writes the HDR image times
+    /// `params.fade` there (an HDR target: the next frame's trails).
     pub fn run(
         &self,
         queue: &wgpu::Queue,
         encoder: &mut wgpu::CommandEncoder,
         target: &wgpu::TextureView,
+        hdr: usize,
+        next: Option<&wgpu::TextureView>,
         params: &TonemapParams,
     ) {
         queue.write_buffer(&self.params, 0, bytemuck::bytes_of(params));
-        let mut pass = super::begin_pass(encoder, "tonemap pass", target, None);
+        let mut pass = match next {
+            Some(n) => super::begin_overwrite(encoder, "tonemap pass", &[target, n]),
+            None => super::begin_pass(encoder, "tonemap pass", target, None),
+        };
         pass.push_debug_group("tonemap");
-        pass.set_pipeline(&self.pipeline);
-        pass.set_bind_group(0, &self.bind_group, &[]);
+        pass.set_pipeline(if next.is_some() {
+            &self.with_trails
+        } else {
+            &self.pipeline
+        });
+        pass.set_bind_group(0, &self.bind_groups[hdr], &[]);
         pass.draw(0..3, 0..1);
         pass.pop_debug_group();
     }

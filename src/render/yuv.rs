@@ -1,10 +1,9 @@
 //! sRGB image → planar Y'CbCr (BT.709, limited range: 8-bit 4:2:0, 10-bit 4:2:0 or 4:2:2) on
-//! the GPU, packed the way FFmpeg's rawvideo reads it (shaders/yuv.wgsl).
+//! the GPU (shaders/yuv.wgsl): two full-screen passes draw the planes into integer textures,
+//! which are copied into the read-back buffer one after the other, rows padded to the copy
+//! alignment; [`YuvParams::unpack`] strips the padding into the tight frame FFmpeg reads.
 
-use super::{layout_entry, YuvFormat};
-
-/// Keep in sync with `WORKGROUP` in shaders/yuv.wgsl.
-const WORKGROUP: u32 = 64;
+use super::{begin_overwrite, fullscreen_pipeline_to, layout_entry, YuvFormat};
 
 /// Keep in sync with `Params` in shaders/yuv.wgsl.
 #[repr(C)]
@@ -12,82 +11,115 @@ const WORKGROUP: u32 = 64;
 pub struct YuvParams {
     pub width: u32,
     pub height: u32,
-    pub y_words: u32,
-    pub c_words: u32,
     /// Seeds the dither before the Y'CbCr store (with the pixel).
     pub frame: u32,
     /// 8 or 10.
     pub bits: u32,
     /// Luma rows per chroma row: 2 (4:2:0) or 1 (4:2:2).
     pub chroma_rows: u32,
-    pub _pad: u32,
+    pub _pad: [u32; 3],
+}
+
+/// One plane as it lies in the read-back buffer.
+#[derive(Clone, Copy, Debug)]
+struct Plane {
+    width: u32,
+    height: u32,
+    /// Where it starts in the buffer.
+    offset: u64,
+    /// Bytes from one row to the next in the buffer (a multiple of the copy alignment).
+    pitch: u32,
 }
 
 impl YuvParams {
     pub fn new(width: u32, height: u32, format: YuvFormat) -> Self {
-        let mut p = YuvParams {
+        YuvParams {
             width,
             height,
             bits: format.bits(),
             chroma_rows: format.chroma_rows(),
             ..Default::default()
-        };
-        let per = p.per_word() as u64;
-        p.y_words = p.luma_samples().div_ceil(per) as u32;
-        p.c_words = p.chroma_samples().div_ceil(per) as u32;
-        p
-    }
-
-    /// Samples packed into one `u32`: four bytes, or two little-endian `u16`s.
-    fn per_word(&self) -> u32 {
-        if self.bits > 8 {
-            2
-        } else {
-            4
         }
     }
 
-    fn sample_bytes(&self) -> usize {
-        4 / self.per_word() as usize
+    /// Bytes per sample: 1, or 2 (little-endian) above 8 bits.
+    fn sample_bytes(&self) -> u32 {
+        if self.bits > 8 {
+            2
+        } else {
+            1
+        }
     }
 
-    fn luma_samples(&self) -> u64 {
-        self.width as u64 * self.height as u64
+    /// The texture format of each plane: one code per texel.
+    fn format(&self) -> wgpu::TextureFormat {
+        if self.bits > 8 {
+            wgpu::TextureFormat::R16Uint
+        } else {
+            wgpu::TextureFormat::R8Uint
+        }
     }
 
-    fn chroma_samples(&self) -> u64 {
-        (self.width / 2) as u64 * (self.height / self.chroma_rows) as u64
+    /// Y, U and V as they lie in the read-back buffer.
+    fn planes(&self) -> [Plane; 3] {
+        let pitch = |w: u32| {
+            (w * self.sample_bytes()).div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT)
+                * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT
+        };
+        let y = Plane {
+            width: self.width,
+            height: self.height,
+            offset: 0,
+            pitch: pitch(self.width),
+        };
+        let (cw, ch) = (self.width / 2, self.height / self.chroma_rows);
+        let u = Plane {
+            width: cw,
+            height: ch,
+            offset: y.pitch as u64 * y.height as u64,
+            pitch: pitch(cw),
+        };
+        let v = Plane {
+            offset: u.offset + u.pitch as u64 * ch as u64,
+            ..u
+        };
+        [y, u, v]
     }
 
-    /// Bytes of the packed GPU buffer (each plane padded to whole words).
+    /// Bytes of the read-back buffer (each plane's rows padded).
     pub fn buffer_bytes(&self) -> u64 {
-        (self.y_words as u64 + 2 * self.c_words as u64) * 4
+        let [_, _, v] = self.planes();
+        v.offset + v.pitch as u64 * v.height as u64
     }
 
     /// Bytes of one frame as FFmpeg reads it.
     pub fn frame_bytes(&self) -> usize {
-        (self.luma_samples() + 2 * self.chroma_samples()) as usize * self.sample_bytes()
+        let px = self.width as usize * self.height as usize
+            + 2 * (self.width / 2) as usize * (self.height / self.chroma_rows) as usize;
+        px * self.sample_bytes() as usize
     }
 
-    /// The packed GPU buffer → a tight frame (the planes back to back).
-    pub fn unpack(&self, packed: &[u8], out: &mut Vec<u8>) {
-        let y = self.luma_samples() as usize * self.sample_bytes();
-        let c = self.chroma_samples() as usize * self.sample_bytes();
-        let u_at = self.y_words as usize * 4;
-        let v_at = u_at + self.c_words as usize * 4;
+    /// The read-back buffer → a tight frame (the planes back to back, rows unpadded).
+    pub fn unpack(&self, padded: &[u8], out: &mut Vec<u8>) {
         out.clear();
-        out.extend_from_slice(&packed[..y]);
-        out.extend_from_slice(&packed[u_at..u_at + c]);
-        out.extend_from_slice(&packed[v_at..v_at + c]);
+        for plane in self.planes() {
+            let row = (plane.width * self.sample_bytes()) as usize;
+            for r in 0..plane.height as u64 {
+                let at = (plane.offset + r * plane.pitch as u64) as usize;
+                out.extend_from_slice(&padded[at..at + row]);
+            }
+        }
     }
 }
 
 pub struct YuvPass {
-    pipeline: wgpu::ComputePipeline,
+    luma: wgpu::RenderPipeline,
+    chroma: wgpu::RenderPipeline,
     bind_group: wgpu::BindGroup,
     params: YuvParams,
     uniform: wgpu::Buffer,
-    pub out: wgpu::Buffer,
+    /// The Y, U and V planes, one code per texel.
+    planes: [wgpu::Texture; 3],
 }
 
 impl YuvPass {
@@ -103,9 +135,8 @@ impl YuvPass {
         let bgl = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("yuv bind group layout"),
             entries: &[
-                layout_entry::uniform(0, wgpu::ShaderStages::COMPUTE),
-                layout_entry::texture_unfilterable(1, wgpu::ShaderStages::COMPUTE),
-                layout_entry::storage(2, wgpu::ShaderStages::COMPUTE, false),
+                layout_entry::uniform(0, wgpu::ShaderStages::FRAGMENT),
+                layout_entry::texture_unfilterable(1, wgpu::ShaderStages::FRAGMENT),
             ],
         });
         let params = YuvParams::new(width, height, format);
@@ -116,11 +147,21 @@ impl YuvPass {
             mapped_at_creation: false,
         });
         queue.write_buffer(&uniform, 0, bytemuck::bytes_of(&params));
-        let out = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("yuv planes"),
-            size: params.buffer_bytes(),
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: false,
+        let planes = params.planes().map(|p| {
+            device.create_texture(&wgpu::TextureDescriptor {
+                label: Some("yuv plane"),
+                size: wgpu::Extent3d {
+                    width: p.width.max(1),
+                    height: p.height.max(1),
+                    depth_or_array_layers: 1,
+                },
+                mip_level_count: 1,
+                sample_count: 1,
+                dimension: wgpu::TextureDimension::D2,
+                format: params.format(),
+                usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+                view_formats: &[],
+            })
         });
         let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("yuv bind group"),
@@ -134,31 +175,23 @@ impl YuvPass {
                     binding: 1,
                     resource: wgpu::BindingResource::TextureView(rgb),
                 },
-                wgpu::BindGroupEntry {
-                    binding: 2,
-                    resource: out.as_entire_binding(),
-                },
             ],
         });
-        let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("yuv pipeline layout"),
-            bind_group_layouts: &[Some(&bgl)],
-            immediate_size: 0,
+        let target = Some(wgpu::ColorTargetState {
+            format: params.format(),
+            blend: None,
+            write_mask: wgpu::ColorWrites::ALL,
         });
-        let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some("yuv pipeline"),
-            layout: Some(&layout),
-            module: &module,
-            entry_point: Some("cs_yuv"),
-            compilation_options: Default::default(),
-            cache: None,
-        });
+        let pipeline = |label: &str, entry: &str, targets: &[Option<wgpu::ColorTargetState>]| {
+            fullscreen_pipeline_to(device, label, &module, entry, Some(&bgl), targets)
+        };
         YuvPass {
-            pipeline,
+            luma: pipeline("yuv luma", "fs_luma", std::slice::from_ref(&target)),
+            chroma: pipeline("yuv chroma", "fs_chroma", &[target.clone(), target]),
             bind_group,
             params,
             uniform,
-            out,
+            planes,
         }
     }
 
@@ -166,20 +199,86 @@ impl YuvPass {
         &self.params
     }
 
-    /// Converts the display image of frame `frame` (the dither's seed).
-    pub fn run(&mut self, queue: &wgpu::Queue, encoder: &mut wgpu::CommandEncoder, frame: u32) {
+    /// Converts the display image of frame `frame` (the dither's seed) and copies the planes
+    /// into `readback` (laid out as [`YuvParams::unpack`] reads them).
+    pub fn run(
+        &mut self,
+        queue: &wgpu::Queue,
+        encoder: &mut wgpu::CommandEncoder,
+        frame: u32,
+        readback: &wgpu::Buffer,
+    ) {
         self.params.frame = frame;
         queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&self.params));
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("yuv pass"),
-            timestamp_writes: None,
-        });
-        pass.push_debug_group("rgb to yuv");
-        pass.set_pipeline(&self.pipeline);
-        pass.set_bind_group(0, &self.bind_group, &[]);
-        let words = self.params.y_words + self.params.c_words;
-        let (x, y) = super::dispatch_2d(words.div_ceil(WORKGROUP));
-        pass.dispatch_workgroups(x, y, 1);
-        pass.pop_debug_group();
+        let views = self
+            .planes
+            .each_ref()
+            .map(|t| t.create_view(&Default::default()));
+        for (label, pipeline, targets) in [
+            ("yuv luma pass", &self.luma, &views[..1]),
+            ("yuv chroma pass", &self.chroma, &views[1..]),
+        ] {
+            let targets: Vec<&wgpu::TextureView> = targets.iter().collect();
+            let mut pass = begin_overwrite(encoder, label, &targets);
+            pass.set_pipeline(pipeline);
+            pass.set_bind_group(0, &self.bind_group, &[]);
+            pass.draw(0..3, 0..1);
+        }
+        for (texture, plane) in self.planes.iter().zip(self.params.planes()) {
+            encoder.copy_texture_to_buffer(
+                wgpu::TexelCopyTextureInfo {
+                    texture,
+                    mip_level: 0,
+                    origin: wgpu::Origin3d::ZERO,
+                    aspect: wgpu::TextureAspect::All,
+                },
+                wgpu::TexelCopyBufferInfo {
+                    buffer: readback,
+                    layout: wgpu::TexelCopyBufferLayout {
+                        offset: plane.offset,
+                        bytes_per_row: Some(plane.pitch),
+                        rows_per_image: None,
+                    },
+                },
+                wgpu::Extent3d {
+                    width: plane.width,
+                    height: plane.height,
+                    depth_or_array_layers: 1,
+                },
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn planes_are_padded_and_unpacked_tight() {
+        // 4:2:0 at 8 bits, 322 wide: rows of 322 and 161 bytes, pitches of 512 and 256.
+        let p = YuvParams::new(322, 4, YuvFormat::Yuv420p);
+        let [y, u, v] = p.planes();
+        assert_eq!(
+            (y.pitch, u.pitch, u.offset, v.offset),
+            (512, 256, 2048, 2560)
+        );
+        assert_eq!(p.buffer_bytes(), 3072);
+        let mut padded = vec![0u8; p.buffer_bytes() as usize];
+        for plane in [y, u, v] {
+            for r in 0..plane.height as usize {
+                let at = plane.offset as usize + r * plane.pitch as usize;
+                padded[at..at + plane.width as usize].fill(r as u8 + 1);
+            }
+        }
+        let mut tight = Vec::new();
+        p.unpack(&padded, &mut tight);
+        assert_eq!(tight.len(), p.frame_bytes());
+        assert_eq!(tight.len(), 322 * 4 + 2 * 161 * 2);
+        assert!(!tight.contains(&0), "padding leaked into the frame");
+        // 10-bit 4:2:2: two bytes a sample, chroma on every row.
+        let p = YuvParams::new(320, 4, YuvFormat::Yuv422p10);
+        assert_eq!(p.frame_bytes(), (320 * 4 + 2 * 160 * 4) * 2);
+        assert_eq!(p.planes()[1].height, 4);
     }
 }

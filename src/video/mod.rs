@@ -87,8 +87,18 @@ pub struct Report {
     pub width: u32,
     pub height: u32,
     pub fps: u32,
+    /// Wall time of the whole render, start-up included.
     pub secs: f64,
+    /// Of which start-up: the GPU opened, every pass built, the encoder started.
+    pub start_secs: f64,
     pub adapter: String,
+}
+
+impl Report {
+    /// Frames per second once started (the start-up left out).
+    pub fn rate(&self) -> f64 {
+        self.frames as f64 / (self.secs - self.start_secs).max(1e-9)
+    }
 }
 
 fn frames_range(
@@ -328,6 +338,7 @@ pub fn render(job: &Job) -> Result<Report> {
         Destination::Collect { .. } => None,
     };
     let t0 = Instant::now();
+    let mut start_secs = 0.0;
     let result = (|| -> Result<(u64, String)> {
         let gpu = Gpu::new(job.adapter.as_deref())?;
         let adapter = crate::render::gpu::describe(&gpu.info);
@@ -344,6 +355,7 @@ pub fn render(job: &Job) -> Result<Report> {
                     fps,
                     encoding.as_ref().expect("resolved above"),
                     &manifest.as_ref().map(|m| m.tags()).unwrap_or_default(),
+                    gpu.info.device_type == wgpu::DeviceType::Cpu,
                 )?
                 .shown_as(path),
             ),
@@ -362,6 +374,7 @@ pub fn render(job: &Job) -> Result<Report> {
             Destination::Still { format, .. } => format.output(),
         };
         let mut renderer = Renderer::new(gpu, look, world, output, capacity)?;
+        start_secs = t0.elapsed().as_secs_f64();
         let shown = frames.end - start;
         let quiet_bar = job.quiet || matches!(job.dest, Destination::Still { .. });
         let bar = crate::progress::bar(shown, quiet_bar, "frames");
@@ -429,6 +442,7 @@ pub fn render(job: &Job) -> Result<Report> {
         height: h,
         fps,
         secs: t0.elapsed().as_secs_f64(),
+        start_secs,
         adapter,
     })
 }
