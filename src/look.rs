@@ -163,6 +163,9 @@ const RENDER_FIELDS: &[&str] = &[
     "exposure",
     "background",
     "point_size",
+    "overlay",
+    "title",
+    "motion_blur",
     "size",
     "fps",
     "camera",
@@ -483,5 +486,32 @@ pub fn world_of(h: &Header) -> World {
         open: h.boundary == Boundary::Open,
         dt: h.dt,
         frame_dt: h.dt * h.record_every.max(1) as f32,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every field of the scene's `render` section is one this build knows: serde's own list
+    /// (from its unknown-field message) against `RENDER_FIELDS`, which decides whether a bad
+    /// value is an error or an ignored newer field.
+    #[test]
+    fn render_fields_are_the_sections_fields() {
+        let e = serde_json::from_str::<scene::Render>(r#"{"no such field": 1}"#).unwrap_err();
+        let msg = e.to_string();
+        let list = msg.split("expected one of ").nth(1).expect(&msg);
+        let mut serde_fields: Vec<&str> = list
+            .split(',')
+            .map(|f| {
+                f.trim()
+                    .trim_matches(|c: char| c == '`' || c.is_whitespace())
+            })
+            .map(|f| f.split('`').next().unwrap_or(f))
+            .collect();
+        serde_fields.sort();
+        let mut ours = RENDER_FIELDS.to_vec();
+        ours.sort();
+        assert_eq!(serde_fields, ours, "{msg}");
     }
 }

@@ -591,7 +591,22 @@ fn a_bad_render_section_in_a_recording_is_blamed_on_its_field_not_on_a_flag() {
     let d = tmp();
     let p = d.path();
     let src = small_recording(p);
-    let cases: [(&str, serde_json::Value, &str); 6] = [
+    let cases: [(&str, serde_json::Value, &str); 9] = [
+        (
+            "overlay.bfs",
+            serde_json::json!({"overlay": 5}),
+            "scene.render.overlay (in the recording)",
+        ),
+        (
+            "title.bfs",
+            serde_json::json!({"title": ["a"]}),
+            "scene.render.title (in the recording)",
+        ),
+        (
+            "blur.bfs",
+            serde_json::json!({"motion_blur": "wide"}),
+            "scene.render.motion_blur (in the recording)",
+        ),
         (
             "fps0.bfs",
             serde_json::json!({"fps": 0}),
