@@ -40,6 +40,7 @@ pub struct LookFlags {
     pub range: Option<[f32; 2]>,
     pub trails: Option<f32>,
     pub bloom: Option<f32>,
+    pub bloom_radius: Option<f32>,
     pub exposure: Option<f32>,
     pub background: Option<String>,
     pub point_size: Option<f32>,
@@ -160,6 +161,7 @@ const RENDER_FIELDS: &[&str] = &[
     "range",
     "trails",
     "bloom",
+    "bloom_radius",
     "exposure",
     "background",
     "point_size",
@@ -308,6 +310,7 @@ pub fn resolve_look(f: &LookFlags, h: &Header) -> Result<Resolved> {
         "range" => f.range.is_some(),
         "trails" => f.trails.is_some(),
         "bloom" => f.bloom.is_some(),
+        "bloom_radius" => f.bloom_radius.is_some(),
         "exposure" => f.exposure.is_some(),
         "background" => f.background.is_some(),
         "point_size" => f.point_size.is_some(),
@@ -398,6 +401,10 @@ pub fn resolve_look(f: &LookFlags, h: &Header) -> Result<Resolved> {
         Ok(x)
     };
     let bloom = nonneg(pick(f.bloom, f32s(s.bloom), defaults::BLOOM, "bloom"))?;
+    let (bloom_radius, who) = pick(f.bloom_radius, f32s(s.bloom_radius), 1.0, "bloom-radius");
+    if !(0.25..=4.0).contains(&bloom_radius) {
+        bail!("{who}: must be in 0.25..=4 (times the default reach), got {bloom_radius}");
+    }
     // Unset: measured on the recording later (1.0 and 1.5 hold the places until then).
     let auto_exposure = f.exposure.is_none() && s.exposure.is_none();
     let exposure = nonneg(pick(f.exposure, f32s(s.exposure), 1.0, "exposure"))?;
@@ -429,6 +436,7 @@ pub fn resolve_look(f: &LookFlags, h: &Header) -> Result<Resolved> {
             range: range.map(|(r, _)| r),
             trails,
             bloom,
+            bloom_radius,
             exposure,
             background,
             point_size,

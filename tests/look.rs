@@ -7,7 +7,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{exr_light, have_gpu, succeeds};
+use common::{exr_light, fails, has, have_gpu, succeeds};
 use tempfile::TempDir;
 
 /// Mean luma, fraction of pixels above 50/255, fraction clipped at 255.
@@ -332,12 +332,14 @@ fn dark_gradients_are_dithered_not_banded() {
 
 /// A still of `point.bfs`'s bright spot at the centre of a `side`×`side` frame, alone on black:
 /// a fixed colour, no trails, no vignette.
-fn spot_still(dir: &Path, side: u32, out: &str, bloom: &str, exposure: &str) {
+fn spot_still(dir: &Path, side: u32, out: &str, bloom: &str, exposure: &str, radius: &str) {
     let size = format!("{side}x{side}");
     succeeds(
         dir,
         &[
             "still",
+            "--bloom-radius",
+            radius,
             "point.bfs",
             "--frame",
             "2",
@@ -374,7 +376,7 @@ fn bloom_is_round() {
     }
     let d = TempDir::new().unwrap();
     points(d.path(), "point.bfs", 3000, [640.0, 640.0], [320.0, 320.0]);
-    spot_still(d.path(), 640, "b.png", "1", "0.02");
+    spot_still(d.path(), 640, "b.png", "1", "0.02", "1");
     let img = image::open(d.path().join("b.png")).unwrap().to_rgb8();
     let lin =
         |x: usize, y: usize| srgb_to_linear(img.get_pixel(x as u32, y as u32).0[1] as f64 / 255.0);
@@ -419,14 +421,14 @@ fn bloom_is_round() {
 
 /// The glow (bloom on minus bloom off, linear light) of one bright spot at the centre of a
 /// `side`×`side` frame: its total, and the radius holding half of it as a fraction of `side`.
-fn glow(dir: &Path, side: u32, bloom: &str, exposure: &str) -> (f64, f64, f64) {
+fn glow(dir: &Path, side: u32, bloom: &str, exposure: &str, radius: &str) -> (f64, f64, f64) {
     let render = |out: &str, b: &str| {
-        spot_still(dir, side, out, b, exposure);
+        spot_still(dir, side, out, b, exposure, radius);
         let (w, _, v) = exr_light(&dir.join(out));
         (w, v)
     };
-    let (w, off) = render(&format!("off{side}.exr"), "0");
-    let (_, on) = render(&format!("on{side}.exr"), bloom);
+    let (w, off) = render(&format!("off{side}-{radius}.exr"), "0");
+    let (_, on) = render(&format!("on{side}-{radius}.exr"), bloom);
     let diff: Vec<f64> = on.iter().zip(&off).map(|(a, b)| a - b).collect();
     let total: f64 = diff.iter().sum();
     let c = side as f64 / 2.0;
@@ -461,14 +463,62 @@ fn bloom_keeps_energy_and_scales_with_the_frame() {
     }
     let d = TempDir::new().unwrap();
     points(d.path(), "point.bfs", 3000, [640.0, 640.0], [320.0, 320.0]);
-    let (spot, glow720, reach720) = glow(d.path(), 720, "0.5", "1");
+    let (spot, glow720, reach720) = glow(d.path(), 720, "0.5", "1", "1");
     let ratio = glow720 / (spot * 0.5 * 6.0);
     println!("720: spot {spot:.1}, glow {glow720:.1} ({ratio:.4} of 6·s·spot), half within {reach720:.4} of the side");
     assert!((ratio - 1.0).abs() < 0.02, "glow / (6·s·spot) = {ratio:.4}");
-    let (_, _, reach360) = glow(d.path(), 360, "0.5", "1");
+    let (_, _, reach360) = glow(d.path(), 360, "0.5", "1", "1");
     println!("360: half within {reach360:.4} of the side");
     assert!(
         (reach360 / reach720 - 1.0).abs() < 0.10,
         "the glow's reach: {reach360:.4} of the frame at 360, {reach720:.4} at 720"
     );
+}
+
+/// `--bloom-radius`: twice the radius, the glow twice as wide (half its light within 1.8–2.2×
+/// the default's radius), alike at 360 and 720 pixels (within 10%), with the same light
+/// (within 2%); a radius out of range is refused, naming the flag.
+#[test]
+fn the_bloom_radius_stretches_the_reach_and_keeps_the_light() {
+    if !have_gpu("the_bloom_radius") {
+        return;
+    }
+    let d = TempDir::new().unwrap();
+    points(d.path(), "point.bfs", 3000, [640.0, 640.0], [320.0, 320.0]);
+    let (spot, glow1, reach1) = glow(d.path(), 720, "0.5", "1", "1");
+    let (_, glow2, reach2) = glow(d.path(), 720, "0.5", "1", "2");
+    let (_, _, reach2_360) = glow(d.path(), 360, "0.5", "1", "2");
+    println!(
+        "720: radius 1 half within {reach1:.4}, radius 2 within {reach2:.4} (360: {reach2_360:.4}); \
+         light {:.4} and {:.4} of 6·s·spot",
+        glow1 / (spot * 3.0),
+        glow2 / (spot * 3.0)
+    );
+    assert!(
+        (1.8..2.2).contains(&(reach2 / reach1)),
+        "radius 2 reaches {reach2:.4} against {reach1:.4}"
+    );
+    assert!(
+        (reach2_360 / reach2 - 1.0).abs() < 0.10,
+        "radius 2: {reach2_360:.4} of the frame at 360, {reach2:.4} at 720"
+    );
+    assert!(
+        (glow2 / (spot * 3.0) - 1.0).abs() < 0.02,
+        "radius 2 keeps the light"
+    );
+    let r = fails(
+        d.path(),
+        &[
+            "still",
+            "point.bfs",
+            "--frame",
+            "2",
+            "--bloom-radius",
+            "9",
+            "-o",
+            "x.png",
+        ],
+    );
+    has(&r, "--bloom-radius");
+    has(&r, "0.25..=4");
 }

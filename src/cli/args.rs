@@ -159,6 +159,11 @@ pub struct LookArgs {
     /// Bloom strength, 0 = off [default: scene's, else 0.5].
     #[arg(long)]
     pub bloom: Option<f32>,
+    /// Bloom's size, relative to the default: 2 = the same glow twice as wide, 0.5 = half; the
+    /// same fraction of the frame at every size, its light the same (0.25..=4) [default:
+    /// scene's, else 1].
+    #[arg(long, value_name = "R")]
+    pub bloom_radius: Option<f32>,
     /// Exposure before tone mapping [default: scene's, else measured on the recording: how
     /// much light the agents pile up on screen, one value for the whole clip].
     #[arg(long)]
@@ -239,6 +244,7 @@ impl LookArgs {
             range: self.range,
             trails: self.trails,
             bloom: self.bloom,
+            bloom_radius: self.bloom_radius,
             exposure: self.exposure,
             background: self.background.clone(),
             point_size: self.point_size,

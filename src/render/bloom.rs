@@ -62,9 +62,13 @@ pub fn first_level(height: u32) -> u32 {
 /// m − log2(height/1080); each level takes the part of 1080p's span [−½, 5½] its own
 /// [m − d − ½, m − d + ½] covers, the finest also what lies below it and the coarsest what
 /// lies beyond the chain. (At 4K level 0 would get nothing: it is finer than 1080p's.)
-pub fn level_weights(height: u32, first: u32, mips: u32) -> Vec<f32> {
+/// `radius` (1 = the default) scales the glow: the span moves up by log2(radius) levels, so
+/// twice the radius is the same glow twice as wide (below the finest mip, its weight stays
+/// there); the weights still sum to one.
+pub fn level_weights(height: u32, first: u32, mips: u32, radius: f32) -> Vec<f32> {
     let d = (height.max(1) as f32 / 1080.0).log2() - first as f32;
-    let (lo, hi) = (-0.5f32, LEVELS_AT_1080P - 0.5);
+    let shift = radius.max(1e-3).log2();
+    let (lo, hi) = (-0.5 + shift, LEVELS_AT_1080P - 0.5 + shift);
     // Enough levels for the top one to reach `hi`, as many as the chain holds.
     let want = ((hi - 0.5 + d).ceil().max(0.0) as u32 + 1).clamp(1, mips.max(1));
     let mut w: Vec<f32> = (0..want)
@@ -117,8 +121,8 @@ impl BloomPass {
         device: &wgpu::Device,
         queue: &wgpu::Queue,
         hdr: [&wgpu::TextureView; 2],
-        width: u32,
-        height: u32,
+        [width, height]: [u32; 2],
+        radius: f32,
         sampler: &wgpu::Sampler,
     ) -> Self {
         let module = device.create_shader_module(wgpu::include_wgsl!("../../shaders/bloom.wgsl"));
@@ -144,11 +148,11 @@ impl BloomPass {
         let w0 = (width >> (start + 1)).max(1);
         let h0 = (height >> (start + 1)).max(1);
         let mut mips = 1;
-        while mips < MAX_MIPS && (w0 >> mips) >= 8 && (h0 >> mips) >= 8 {
+        while mips < MAX_MIPS && (w0 >> mips) >= 4 && (h0 >> mips) >= 4 {
             mips += 1;
         }
         let hidden = hidden.min(mips - 1);
-        let weights = level_weights(height, start + hidden, mips - hidden);
+        let weights = level_weights(height, start + hidden, mips - hidden, radius);
         let mips = hidden + weights.len() as u32;
         let blend = blend_factors(&weights);
         let texture = device.create_texture(&wgpu::TextureDescriptor {
@@ -294,27 +298,27 @@ mod tests {
     #[test]
     fn levels_follow_the_height_and_weigh_one() {
         for (h, n) in [(1080, 6), (2160, 7), (720, 6), (360, 5), (180, 4)] {
-            let w = level_weights(h, 0, MAX_MIPS);
+            let w = level_weights(h, 0, MAX_MIPS, 1.0);
             assert_eq!(w.len(), n, "{h}p");
             assert!((w.iter().sum::<f32>() - 1.0).abs() < 1e-6);
         }
         // 1080p: six equal levels. 720p: level 0 also takes the finer 0.585 of a level below
         // it, level 5 the 0.415 left at the top. 4K: nothing for the finest level.
-        assert!(level_weights(1080, 0, MAX_MIPS)
+        assert!(level_weights(1080, 0, MAX_MIPS, 1.0)
             .iter()
             .all(|&x| (x - 1.0 / 6.0).abs() < 1e-6));
-        let w = level_weights(720, 0, MAX_MIPS);
+        let w = level_weights(720, 0, MAX_MIPS, 1.0);
         assert!(
             (w[0] * 6.0 - 1.585).abs() < 0.01 && (w[5] * 6.0 - 0.415).abs() < 0.01,
             "{w:?}"
         );
-        let w = level_weights(2160, 0, MAX_MIPS);
+        let w = level_weights(2160, 0, MAX_MIPS, 1.0);
         assert!(w[0] < 1e-6 && (w[1] * 6.0 - 1.0).abs() < 1e-5, "{w:?}");
         // A short chain (a small frame) keeps what it has.
-        assert_eq!(level_weights(2160, 0, 3).len(), 3);
+        assert_eq!(level_weights(2160, 0, 3, 1.0).len(), 3);
         // Glowing from level 1 at 1080p: 1080p's level 0 goes to it; level 2 at 4K is 1080p's
         // level 1 again, with the same weights.
-        let w = level_weights(1080, 1, MAX_MIPS);
+        let w = level_weights(1080, 1, MAX_MIPS, 1.0);
         assert_eq!(w.len(), 5);
         assert!((w[0] * 6.0 - 2.0).abs() < 1e-5, "{w:?}");
         assert!(
@@ -322,9 +326,31 @@ mod tests {
             "{w:?}"
         );
         assert_eq!(
-            level_weights(2160, 2, MAX_MIPS),
-            level_weights(1080, 1, MAX_MIPS)
+            level_weights(2160, 2, MAX_MIPS, 1.0),
+            level_weights(1080, 1, MAX_MIPS, 1.0)
         );
+    }
+
+    #[test]
+    fn the_radius_moves_the_glow_up_the_chain() {
+        let one = level_weights(1080, 0, MAX_MIPS, 1.0);
+        // Twice the radius: the same weights one level coarser; four times: two.
+        for (radius, up) in [(2.0, 1), (4.0, 2)] {
+            let w = level_weights(1080, 0, MAX_MIPS, radius);
+            assert!(w[..up].iter().all(|&x| x < 1e-6), "{w:?}");
+            assert_eq!(&w[up..], &one[..], "radius {radius}");
+        }
+        // Half: the finest mip also keeps what lies below it.
+        let w = level_weights(1080, 0, MAX_MIPS, 0.5);
+        assert_eq!(w.len(), 5);
+        assert!(
+            (w[0] * 6.0 - 2.0).abs() < 1e-5 && (w[1] * 6.0 - 1.0).abs() < 1e-5,
+            "{w:?}"
+        );
+        // Between doublings the ends take the fractions.
+        let w = level_weights(1080, 0, MAX_MIPS, 1.5);
+        assert!((w.iter().sum::<f32>() - 1.0).abs() < 1e-6);
+        assert!((w[0] * 6.0 - (1.0 - 1.5f32.log2())).abs() < 1e-4, "{w:?}");
     }
 
     #[test]
@@ -353,7 +379,7 @@ mod tests {
     #[test]
     fn blending_up_the_chain_gives_those_weights() {
         for (h, first) in [(180, 0), (720, 0), (720, 1), (1080, 1), (2160, 1)] {
-            let w = level_weights(h, first, MAX_MIPS);
+            let w = level_weights(h, first, MAX_MIPS, 1.0);
             let a = blend_factors(&w);
             // Level j's share of the top: the factors before it, times (1 − its own).
             let mut carried = 1.0;

@@ -221,8 +221,8 @@ impl Renderer {
             ..Default::default()
         });
 
-        let bloom =
-            (look.bloom > 0.0).then(|| BloomPass::new(device, queue, hdr_pair, w, h, &sampler));
+        let bloom = (look.bloom > 0.0)
+            .then(|| BloomPass::new(device, queue, hdr_pair, [w, h], look.bloom_radius, &sampler));
         // Without bloom the tone-map pass still needs a texture to bind: the LUT will do.
         let bloom_view = bloom.as_ref().map(|b| b.output()).unwrap_or(&lut_view);
         let tonemap = TonemapPass::new(device, hdr_pair, bloom_view, &sampler, display);

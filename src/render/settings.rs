@@ -59,6 +59,8 @@ pub struct Look {
     pub trails: f32,
     /// Bloom strength (0 = off).
     pub bloom: f32,
+    /// Bloom's size relative to the default (1): the same glow, scaled.
+    pub bloom_radius: f32,
     pub exposure: f32,
     /// sRGB, as written (`#rrggbb` / 255).
     pub background: [f32; 3],

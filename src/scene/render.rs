@@ -20,6 +20,9 @@ pub struct Render {
     pub trails: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bloom: Option<f64>,
+    /// Bloom's size relative to the default, 0.25..=4 (`forge render --bloom-radius`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bloom_radius: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exposure: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -112,6 +115,14 @@ pub(super) fn check(r: &Render, dim: usize, cx: &mut Ctx) {
                     ),
                 );
             }
+        }
+    }
+    if let Some(b) = r.bloom_radius {
+        if !(0.25..=4.0).contains(&b) {
+            cx.err(
+                "scene.render.bloom_radius",
+                format!("must be in 0.25..=4 (times the default reach), got {b}"),
+            );
         }
     }
     if let Some(m) = r.motion_blur {
