@@ -1,5 +1,7 @@
-//! Trails: the previous HDR frame is faded by a factor instead of cleared
-//! (shaders/fade.wgsl). The blend state does the arithmetic: dst × constant.
+//! Clearing the HDR target, or fading it in place by a factor (shaders/fade.wgsl; the blend
+//! state does the arithmetic: dst × constant). A rendered frame's trails are faded by the
+//! tone-map pass instead (into the other HDR target); this pass fades only after a warm-up
+//! frame, which is not tone-mapped.
 
 use super::{fullscreen_pipeline, HDR_FORMAT};
 
