@@ -180,24 +180,14 @@ impl BloomPass {
             })
             .collect();
         let group = |src: &wgpu::TextureView| {
-            device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("bloom bind group"),
-                layout: &bgl,
-                entries: &[
-                    wgpu::BindGroupEntry {
-                        binding: 0,
-                        resource: params.as_entire_binding(),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 1,
-                        resource: wgpu::BindingResource::TextureView(src),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 2,
-                        resource: wgpu::BindingResource::Sampler(sampler),
-                    },
-                ],
-            })
+            super::uniform_textures_sampler(
+                device,
+                "bloom bind group",
+                &bgl,
+                &params,
+                &[src],
+                Some(sampler),
+            )
         };
         let first_groups = hdr.map(group);
         let down_groups = (1..mips as usize).map(|m| group(&views[m - 1])).collect();

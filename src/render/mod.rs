@@ -61,7 +61,7 @@ const BOX_LEVEL: f32 = 0.16;
 
 pub(crate) use pipeline::{
     begin_overwrite, begin_pass, dispatch_2d, fullscreen_pipeline, fullscreen_pipeline_to,
-    layout_entry,
+    layout_entry, uniform_textures_sampler,
 };
 pub use settings::{ColorMode, Fit, Look, Output, View3, World, YuvFormat};
 pub use view::{centre_of_mass, centre_of_mass3};

@@ -70,6 +70,39 @@ pub(crate) mod layout_entry {
     }
 }
 
+/// A bind group laid out as most passes have it: the uniform buffer at binding 0, then each
+/// texture, then the sampler (if any).
+pub(crate) fn uniform_textures_sampler(
+    device: &wgpu::Device,
+    label: &str,
+    layout: &wgpu::BindGroupLayout,
+    uniform: &wgpu::Buffer,
+    textures: &[&wgpu::TextureView],
+    sampler: Option<&wgpu::Sampler>,
+) -> wgpu::BindGroup {
+    let mut entries = vec![wgpu::BindGroupEntry {
+        binding: 0,
+        resource: uniform.as_entire_binding(),
+    }];
+    for (i, &t) in textures.iter().enumerate() {
+        entries.push(wgpu::BindGroupEntry {
+            binding: 1 + i as u32,
+            resource: wgpu::BindingResource::TextureView(t),
+        });
+    }
+    if let Some(s) = sampler {
+        entries.push(wgpu::BindGroupEntry {
+            binding: 1 + textures.len() as u32,
+            resource: wgpu::BindingResource::Sampler(s),
+        });
+    }
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some(label),
+        layout,
+        entries: &entries,
+    })
+}
+
 /// Workgroup counts for `groups` workgroups, as (x, y) within the per-dimension limit.
 pub(crate) fn dispatch_2d(groups: u32) -> (u32, u32) {
     const MAX: u32 = 65535;

@@ -57,28 +57,14 @@ impl TonemapPass {
             mapped_at_creation: false,
         });
         let bind_groups = hdr.map(|hdr| {
-            device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("tonemap bind group"),
-                layout: &bgl,
-                entries: &[
-                    wgpu::BindGroupEntry {
-                        binding: 0,
-                        resource: params.as_entire_binding(),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 1,
-                        resource: wgpu::BindingResource::TextureView(hdr),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 2,
-                        resource: wgpu::BindingResource::TextureView(bloom),
-                    },
-                    wgpu::BindGroupEntry {
-                        binding: 3,
-                        resource: wgpu::BindingResource::Sampler(sampler),
-                    },
-                ],
-            })
+            super::uniform_textures_sampler(
+                device,
+                "tonemap bind group",
+                &bgl,
+                &params,
+                &[hdr, bloom],
+                Some(sampler),
+            )
         });
         let pipeline = fullscreen_pipeline(
             device,

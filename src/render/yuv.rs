@@ -163,20 +163,8 @@ impl YuvPass {
                 view_formats: &[],
             })
         });
-        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("yuv bind group"),
-            layout: &bgl,
-            entries: &[
-                wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: uniform.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 1,
-                    resource: wgpu::BindingResource::TextureView(rgb),
-                },
-            ],
-        });
+        let bind_group =
+            super::uniform_textures_sampler(device, "yuv bind group", &bgl, &uniform, &[rgb], None);
         let target = Some(wgpu::ColorTargetState {
             format: params.format(),
             blend: None,
