@@ -34,7 +34,14 @@ pub struct Grid {
 impl Grid {
     pub fn new(p: &Params, n: usize) -> Result<Grid, AllocError> {
         let dim = p.dim as usize;
-        let r = p.radius();
+        // Topological neighbours are found ring by ring whatever the cells' size (src/sim/
+        // topo.rs), and only separation is metric: cells of r_sep keep a dense flock's first
+        // rings to a few dozen candidates, where cells of r_coh held hundreds.
+        let r = if p.topo_k > 0 {
+            p.r_sep2.sqrt()
+        } else {
+            p.radius()
+        };
         let mut dims = [1usize; 3];
         for k in 0..dim {
             // A hair over the radius so that rounding in `p * inv_cell` can never put two
