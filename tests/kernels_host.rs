@@ -539,8 +539,12 @@ fn whole_steps(name: &str, n: usize, steps: u64) {
 
 #[test]
 fn whole_steps_match_the_cpu_on_every_builtin_scene() {
+    // The kernels run the metric rules only (CUDA refuses topological neighbours, which
+    // murmuration uses; tests/cuda.rs checks the refusal).
     for name in forge::scene::builtin::names() {
-        whole_steps(name, 400, 25);
+        if scene_params(name, 400).0.topo_k == 0 {
+            whole_steps(name, 400, 25);
+        }
     }
 }
 
@@ -551,6 +555,6 @@ fn whole_steps_match_the_cpu_for_tiny_and_larger_flocks() {
         whole_steps("vicsek", n, 20);
         whole_steps("vicsek-bands", n, 20);
     }
-    whole_steps("murmuration", 3000, 5);
+    whole_steps("schooling", 3000, 5);
     whole_steps("murmuration3d", 2000, 5);
 }
