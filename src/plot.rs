@@ -86,6 +86,21 @@ fn write_png(
     .with_context(|| format!("cannot draw plot {}", path.display()))
 }
 
+/// The series' legend, in the plots' one style, at `at`.
+fn legend<'a, CT: plotters::coord::CoordTranslate>(
+    chart: &mut ChartContext<'a, BitMapBackend<'a>, CT>,
+    at: SeriesLabelPosition,
+) -> Result<()> {
+    chart
+        .configure_series_labels()
+        .position(at)
+        .label_font((FONT, 16))
+        .background_style(WHITE.mix(0.85))
+        .border_style(RGBColor(180, 180, 180))
+        .draw()
+        .map_err(|x| anyhow!("{x}"))
+}
+
 /// One line of a sweep plot: `(x, y, standard error of y)`, in x order.
 pub struct Series {
     pub label: String,
@@ -185,14 +200,7 @@ pub fn sweep_png(path: &Path, plot: &SweepPlot) -> Result<()> {
                 .map_err(|x| e(&x))?;
         }
         if plot.series.len() > 1 || !plot.series.first().is_some_and(|s| s.label.is_empty()) {
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::UpperRight)
-                .label_font((FONT, 16))
-                .background_style(WHITE.mix(0.85))
-                .border_style(RGBColor(180, 180, 180))
-                .draw()
-                .map_err(|x| e(&x))?;
+            legend(&mut chart, SeriesLabelPosition::UpperRight)?;
         }
         Ok(())
     })
@@ -358,14 +366,7 @@ pub fn gnf_png(path: &Path, title: &str, g: &Gnf) -> Result<()> {
             .map_err(|x| e(&x))?
             .label("ΔN at one box size (hollow: not fitted)")
             .legend(move |(x, y)| Circle::new((x + 10, y), 4, c.filled()));
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .label_font((FONT, 16))
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(180, 180, 180))
-            .draw()
-            .map_err(|x| e(&x))?;
+        legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
         Ok(())
     })
 }

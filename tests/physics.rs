@@ -67,37 +67,28 @@ fn boids_reference(s: &Scene, st: &mut [Vec<f64>; 2], dim: usize, n: usize) {
             let d2: f64 = d.iter().map(|x| x * x).sum();
             others.push((d2, j, d));
         }
-        if let Some(k) = topo_k {
+        // Topological: alignment and cohesion over the k nearest, ranked by (distance, id);
+        // metric: over everyone within r_ali / r_coh. Separation is metric either way.
+        if topo_k.is_some() {
             others.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-            for (rank, &(d2, j, d)) in others.iter().enumerate() {
-                if d2 < rs2 && d2 > 0.0 {
-                    for k in 0..dim {
-                        sep[k] += -d[k] / d2;
-                    }
-                }
-                if rank < k {
-                    for k in 0..dim {
-                        ali[k] += vel[k * n + j];
-                        coh[k] += d[k];
-                    }
-                    na += 1;
-                    nc += 1;
-                }
-            }
         }
-        for &(d2, j, d) in others.iter().filter(|_| topo_k.is_none()) {
+        for (rank, &(d2, j, d)) in others.iter().enumerate() {
+            let (aligns, coheres) = match topo_k {
+                Some(k) => (rank < k, rank < k),
+                None => (d2 < ra2, d2 < rc2),
+            };
             if d2 < rs2 && d2 > 0.0 {
                 for k in 0..dim {
                     sep[k] += -d[k] / d2;
                 }
             }
-            if d2 < ra2 {
+            if aligns {
                 for k in 0..dim {
                     ali[k] += vel[k * n + j];
                 }
                 na += 1;
             }
-            if d2 < rc2 {
+            if coheres {
                 for k in 0..dim {
                     coh[k] += d[k];
                 }

@@ -316,16 +316,22 @@ mod tests {
             / n as f64
     }
 
+    /// `len` coordinates in [0, 50), from a fixed seed.
+    fn scattered(len: usize, seed: u64) -> Vec<f32> {
+        let mut s = seed;
+        (0..len)
+            .map(|_| {
+                s = crate::sim::math::mix64(s);
+                (s >> 40) as f32 / (1u64 << 24) as f32 * 50.0
+            })
+            .collect()
+    }
+
     #[test]
     fn nn_matches_brute_force() {
         for &(dim, wrap) in &[(2, true), (2, false), (3, true), (3, false)] {
             let n = 500;
-            let mut pos = vec![0f32; dim * n];
-            let mut s = 12345u64;
-            for x in pos.iter_mut() {
-                s = crate::sim::math::mix64(s);
-                *x = (s >> 40) as f32 / (1u64 << 24) as f32 * 50.0;
-            }
+            let pos = scattered(dim * n, 12345u64);
             let sp = Space {
                 dim,
                 world: [50.0, 50.0, 50.0],
@@ -343,12 +349,7 @@ mod tests {
         // NaN, which takes no part.
         for &(dim, wrap) in &[(2, true), (2, false), (3, true), (3, false)] {
             let n = 300;
-            let mut pos = vec![0f32; dim * n];
-            let mut s = 777u64;
-            for x in pos.iter_mut() {
-                s = crate::sim::math::mix64(s);
-                *x = (s >> 40) as f32 / (1u64 << 24) as f32 * 50.0;
-            }
+            let mut pos = scattered(dim * n, 777u64);
             pos[5] = 1.0e6;
             pos[n + 7] = -2.5e4;
             pos[9] = -149.75;

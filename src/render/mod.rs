@@ -89,6 +89,7 @@ pub struct Renderer {
     /// frame, which is not tone-mapped): the fade pass then fades it in place.
     unfaded: bool,
     ldr: wgpu::Texture,
+    ldr_view: wgpu::TextureView,
     agents_buf: wgpu::Buffer,
     capacity: u32,
     density: Option<DensityPass>,
@@ -262,6 +263,7 @@ impl Renderer {
             cur: 0,
             unfaded: false,
             ldr,
+            ldr_view,
             agents_buf,
             capacity,
             density,
@@ -417,11 +419,11 @@ impl Renderer {
         let next = 1 - self.cur;
         let trails = self.look.trails > 0.0;
         let bg = self.look.background.map(srgb_to_linear);
-        let ldr_view = self.ldr.create_view(&Default::default());
+        let ldr_view = &self.ldr_view;
         self.tonemap.run(
             queue,
             &mut encoder,
-            &ldr_view,
+            ldr_view,
             self.cur,
             trails.then(|| &self.hdr_views[next]),
             &TonemapParams {
@@ -451,7 +453,7 @@ impl Renderer {
             self.unfaded = false;
         }
         if with_box {
-            self.agents.draw_box(&mut encoder, &ldr_view);
+            self.agents.draw_box(&mut encoder, ldr_view);
         }
         if let Some(o) = &mut self.overlay {
             o.update(
@@ -463,7 +465,7 @@ impl Renderer {
                     px_per_unit: cam3.is_none().then(|| w / view_size[0]),
                 },
             );
-            o.run(&mut encoder, &ldr_view);
+            o.run(&mut encoder, ldr_view);
         }
         match &mut self.yuv {
             Some(y) => y.run(

@@ -118,8 +118,9 @@ pub struct YuvPass {
     bind_group: wgpu::BindGroup,
     params: YuvParams,
     uniform: wgpu::Buffer,
-    /// The Y, U and V planes, one code per texel.
+    /// The Y, U and V planes, one code per texel, and their views.
     planes: [wgpu::Texture; 3],
+    views: [wgpu::TextureView; 3],
 }
 
 impl YuvPass {
@@ -179,6 +180,9 @@ impl YuvPass {
             bind_group,
             params,
             uniform,
+            views: planes
+                .each_ref()
+                .map(|t| t.create_view(&Default::default())),
             planes,
         }
     }
@@ -198,16 +202,12 @@ impl YuvPass {
     ) {
         self.params.frame = frame;
         queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&self.params));
-        let views = self
-            .planes
-            .each_ref()
-            .map(|t| t.create_view(&Default::default()));
+        let [y, u, v] = &self.views;
         for (label, pipeline, targets) in [
-            ("yuv luma pass", &self.luma, &views[..1]),
-            ("yuv chroma pass", &self.chroma, &views[1..]),
+            ("yuv luma pass", &self.luma, &[y][..]),
+            ("yuv chroma pass", &self.chroma, &[u, v][..]),
         ] {
-            let targets: Vec<&wgpu::TextureView> = targets.iter().collect();
-            let mut pass = begin_overwrite(encoder, label, &targets);
+            let mut pass = begin_overwrite(encoder, label, targets);
             pass.set_pipeline(pipeline);
             pass.set_bind_group(0, &self.bind_group, &[]);
             pass.draw(0..3, 0..1);

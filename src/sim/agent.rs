@@ -19,7 +19,18 @@ pub(super) struct Src<'a> {
     pub(super) isa: Isa,
 }
 
-impl Src<'_> {
+impl<'a> Src<'a> {
+    /// The grid's agents, in its sorted slot order.
+    pub(super) fn sorted(g: &'a super::grid::Grid, isa: Isa) -> Self {
+        Src {
+            pos: &g.spos,
+            vel: &g.svel,
+            vfix: &g.svfix,
+            m: g.cell_of.len(),
+            isa,
+        }
+    }
+
     /// The first `D` axes, as the candidate loop reads them.
     #[inline(always)]
     fn cands<const D: usize>(&self) -> Cands<'_, D> {

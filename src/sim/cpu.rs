@@ -405,13 +405,7 @@ impl CpuSolver {
                 let mut cur_cell = usize::MAX;
                 let (mut nr, mut seam) = (0, false);
                 let (mut cell_pairs, mut pairs) = (0, 0);
-                let src = Src {
-                    pos: &g.spos,
-                    vel: &g.svel,
-                    vfix: &g.svfix,
-                    m: n,
-                    isa,
-                };
+                let src = Src::sorted(g, isa);
                 // Sums for a batch of agents, then their integration: the integration is a
                 // chain of divisions and square roots, and a batch of independent chains
                 // overlaps in the CPU where one chain between two long candidate loops waits.
@@ -524,6 +518,7 @@ impl CpuSolver {
                 let mut cur_cell = usize::MAX;
                 let mut nr = 0;
                 let (mut cell_pairs, mut pairs) = (0, 0);
+                let src = Src::sorted(g, isa);
                 for t in r {
                     let c = g.scell[t] as usize;
                     if c != cur_cell {
@@ -532,13 +527,6 @@ impl CpuSolver {
                         cell_pairs = candidates(&ranges[..nr]);
                     }
                     pairs += cell_pairs;
-                    let src = Src {
-                        pos: &g.spos,
-                        vel: &g.svel,
-                        vfix: &g.svfix,
-                        m: n,
-                        isa,
-                    };
                     let (pi, vi) = vicsek_agent(&p, t_step, ids[t], &src, t, &ranges[..nr]);
                     check(bad, t, &pi, &vi);
                     // SAFETY: as in step_boids.
