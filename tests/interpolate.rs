@@ -43,7 +43,7 @@ fn recorded_frames_come_out_exactly_and_seams_are_crossed_the_short_way() {
         frame_dt: 0.05,
     };
     let k = 8;
-    let t = Timeline { first: 0, k };
+    let t = Timeline { k };
     let out = t.output(&(0..5));
     assert_eq!(out, 0..33);
     let mut frames = Frames::start(reader, t, space, out.clone()).unwrap();

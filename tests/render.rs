@@ -29,7 +29,7 @@ fn synthetic_header(
     name: &str,
     n: usize,
     world: [f32; 3],
-    render: Option<forge::scene::Render>,
+    render: Option<forge::look::Look>,
 ) -> bfs::Header {
     let mut scene = forge::scene::Scene::load(name).unwrap();
     scene.render = render;
@@ -72,7 +72,7 @@ fn synthetic3d(path: &Path, n: usize, frames: usize) {
 }
 
 /// `synthetic3d` carrying a scene `render` section.
-fn synthetic3d_with(path: &Path, n: usize, frames: usize, render: Option<forge::scene::Render>) {
+fn synthetic3d_with(path: &Path, n: usize, frames: usize, render: Option<forge::look::Look>) {
     let header = synthetic_header("murmuration3d", n, [200.0, 200.0, 120.0], render);
     assert_eq!(header.dim, 3);
     let file = fs::File::create(path).unwrap();
@@ -107,15 +107,6 @@ fn synthetic3d_with(path: &Path, n: usize, frames: usize, render: Option<forge::
         w.write_frame(f as u64 * 10, &pos, &vel).unwrap();
     }
     w.finalize().unwrap();
-}
-
-fn read_png(path: &Path) -> (u32, u32, Vec<u8>) {
-    let dec = png::Decoder::new(std::io::BufReader::new(fs::File::open(path).unwrap()));
-    let mut r = dec.read_info().unwrap();
-    let mut buf = vec![0; r.output_buffer_size().unwrap()];
-    let info = r.next_frame(&mut buf).unwrap();
-    buf.truncate(info.buffer_size());
-    (info.width, info.height, buf)
 }
 
 fn golden_dir() -> PathBuf {
@@ -348,13 +339,25 @@ const GOLDEN_CASES: &[(&str, &[&str])] = &[
     ),
 ];
 
-/// 3D goldens, rendered from `synthetic3d` (frame 3 of 4: the orbit is three quarters round).
+/// 3D goldens, rendered from `synthetic3d` (frame 3 of 4; the orbit turns once in four
+/// frames of 0.05 s, so it is three quarters round).
 const GOLDEN_CASES_3D: &[(&str, &[&str])] = &[
     (
         "orbit_3d",
         &[
-            "--camera", "orbit", "--color", "heading", "--box", "--fog", "0.6", "--trails", "0",
-            "--bloom", "0.5",
+            "--camera",
+            "orbit",
+            "--orbit-period",
+            "0.2",
+            "--color",
+            "heading",
+            "--box",
+            "--fog",
+            "0.6",
+            "--trails",
+            "0",
+            "--bloom",
+            "0.5",
         ],
     ),
     (
@@ -593,8 +596,8 @@ fn camera_flags_need_a_3d_recording() {
     let d = tmp();
     synthetic(&d.path().join("flat.bfs"), 100, 2);
     for (flags, needle) in [
-        (&["--camera", "orbit"][..], "--camera orbit"),
-        (&["--camera", "follow"][..], "--camera follow"),
+        (&["--camera", "orbit"][..], "--camera"),
+        (&["--camera", "follow"][..], "--camera"),
         (&["--eye", "1,2,3"][..], "--eye"),
         (&["--fog", "0.5"][..], "--fog"),
         (&["--box"][..], "--box"),
@@ -645,9 +648,9 @@ fn scene_render_section_sets_the_camera() {
         return;
     }
     // The scene's eye, target, fov, fog and box give the same picture as the flags.
-    let render = forge::scene::Render {
-        eye: Some([-60.0, -120.0, 200.0]),
-        target: Some([100.0, 100.0, 60.0]),
+    let render = forge::look::Look {
+        eye: Some(forge::look::Vec3([-60.0, -120.0, 200.0])),
+        target: Some(forge::look::Vec3([100.0, 100.0, 60.0])),
         fov: Some(60.0),
         fog: Some(0.4),
         world_box: Some(true),

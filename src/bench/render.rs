@@ -37,13 +37,13 @@ fn parse_size(flag: &str, s: &str) -> Result<[u32; 2]> {
 const MEMORY_AGENTS: u64 = 300;
 
 /// The look every `bench render` row uses.
-fn bench_look(size: [u32; 2]) -> crate::look::LookFlags {
-    crate::look::LookFlags {
-        size: Some(size),
+fn bench_look(size: [u32; 2]) -> crate::video::Layers {
+    crate::video::Layers::flags(crate::look::Look {
+        size: Some(crate::look::Size(size)),
         fps: Some(30),
         trails: Some(0.8),
         ..Default::default()
-    }
+    })
 }
 
 /// The memory row's child: renders frames 0..`--memory-frames` of `path` (render-only) and
@@ -54,7 +54,10 @@ pub(super) fn render_memory_probe(a: &BenchArgs, path: &std::path::Path) -> Resu
     video::render(&Job {
         input: path.to_path_buf(),
         look: bench_look(size),
-        frames: Some((Some(0), Some(a.memory_frames))),
+        frames: crate::bfs::FrameRange {
+            start: Some(0),
+            end: Some(a.memory_frames),
+        },
         dest: Destination::Collect {
             frames: std::sync::Arc::default(),
             keep: 0,
@@ -226,7 +229,10 @@ pub(super) fn bench_render(a: &BenchArgs) -> Result<ExitCode> {
                 let job = |dest| Job {
                     input: path.clone(),
                     look: look.clone(),
-                    frames: Some((Some(0), Some(frames))),
+                    frames: crate::bfs::FrameRange {
+                        start: Some(0),
+                        end: Some(frames),
+                    },
                     dest,
                     force: true,
                     quiet: true,
@@ -244,7 +250,7 @@ pub(super) fn bench_render(a: &BenchArgs) -> Result<ExitCode> {
                     frames: std::sync::Arc::default(),
                     keep: 0,
                 });
-                plain.look.bloom = Some(0.0);
+                plain.look.flags.bloom = Some(0.0);
                 let nb = video::render(&plain)?;
                 let encoding = Encoding::h264();
                 let enc_path = dir.path().join("encode-only.mp4");

@@ -94,10 +94,12 @@ use std::io;
 use crate::scene::{Boundary, Model, Scene};
 
 mod bfs1;
+mod range;
 mod read;
 mod write;
 
 pub use bfs1::{write_bfs1, Bfs1Frame};
+pub use range::{FrameRange, RangeError};
 pub use read::Reader;
 pub use write::Writer;
 

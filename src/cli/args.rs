@@ -2,20 +2,11 @@
 
 use std::path::PathBuf;
 
+use crate::bfs::FrameRange;
+use crate::look::{Look, Size};
 use crate::scene::{self, Scene, Search};
 use crate::sim::backend::Backend;
-use crate::vocab;
-
-/// A flag value that does not parse; clap prints it after the flag's name.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct BadValue(String);
-
-impl From<String> for BadValue {
-    fn from(s: String) -> BadValue {
-        BadValue(s)
-    }
-}
+use crate::video::Layers;
 
 /// What `simulate` and `run` may change of a scene; stored back into the recording's scene.
 #[derive(clap::Args, Debug, Clone, Copy, Default)]
@@ -104,8 +95,8 @@ pub struct InfoArgs {
     pub plot: Option<PathBuf>,
     /// Measure only frames A..B of the recording (B excluded; either may be left out)
     /// [default: all].
-    #[arg(long, value_name = "A..B", value_parser = parse_frames)]
-    pub frames: Option<(Option<u64>, Option<u64>)>,
+    #[arg(long, value_name = "A..B")]
+    pub frames: Option<FrameRange>,
     /// Giant number fluctuations: ΔN against ⟨N⟩ over boxes of growing size in the measured
     /// frames, and the exponent α of ΔN ∝ ⟨N⟩^α (0.5 for a gas, ≈ 0.8 for a 2D ordered flock).
     #[arg(long)]
@@ -124,153 +115,54 @@ pub struct InfoArgs {
 // ---------------------------------------------------------------------------------------------
 // forge render / still / gpus / run / demo
 
-/// How a recording looks. Each flag falls back to the recording's scene `render` section,
-/// then to the default shown.
+/// How a recording looks: every setting of a [`Look`] as a flag (each falls back to a
+/// `--look` file, then to the recording's scene `render` section, then to a default or a
+/// value measured over the recording), with the size shortcuts, the look file and the GPU.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct LookArgs {
-    /// Output size in pixels, two even numbers [default: scene's, else 1920x1080].
-    #[arg(long, value_name = "WxH", value_parser = parse_size, conflicts_with_all = ["uhd", "fhd", "hd"])]
-    pub size: Option<[u32; 2]>,
-    /// 3840x2160.
-    #[arg(long = "4k", conflicts_with_all = ["fhd", "hd"])]
+    #[command(flatten)]
+    pub look: Look,
+    /// 3840x2160 (--size 3840x2160).
+    #[arg(long = "4k", conflicts_with_all = ["size", "fhd", "hd"])]
     pub uhd: bool,
     /// 1920x1080.
-    #[arg(long = "1080p", conflicts_with = "hd")]
+    #[arg(long = "1080p", conflicts_with_all = ["size", "hd"])]
     pub fhd: bool,
     /// 1280x720.
-    #[arg(long = "720p")]
+    #[arg(long = "720p", conflicts_with = "size")]
     pub hd: bool,
-    /// Colour agents by speed, heading, density (computed on the GPU) or one fixed colour
-    /// [default: scene's, else speed].
-    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(vocab::COLORS))]
-    pub color: Option<String>,
-    /// Colour map [default: scene's, else inferno from 30% in (its near-black end left out);
-    /// sinebow for heading].
-    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(vocab::COLORMAPS))]
-    pub colormap: Option<String>,
-    /// Values at the colour map's ends [default: scene's, else speed: 5th..95th percentile
-    /// over 16 sampled frames; density: 0..4x the mean agents per cell].
-    #[arg(long, value_name = "A..B", value_parser = parse_range_f32)]
-    pub range: Option<[f32; 2]>,
-    /// Trails: fraction of the previous frame kept, in [0, 1), 0 = off [default: scene's, else
-    /// the light halves in 0.15 s: 0.86 at 30 fps].
-    #[arg(long)]
-    pub trails: Option<f32>,
-    /// Bloom strength, 0 = off [default: scene's, else 0.5].
-    #[arg(long)]
-    pub bloom: Option<f32>,
-    /// Bloom's size, relative to the default: 2 = the same glow twice as wide, 0.5 = half; the
-    /// same fraction of the frame at every size, its light the same (0.25..=4) [default:
-    /// scene's, else 1].
-    #[arg(long, value_name = "R")]
-    pub bloom_radius: Option<f32>,
-    /// Exposure before tone mapping [default: scene's, else measured on the recording: how
-    /// much light the agents pile up on screen, one value for the whole clip].
-    #[arg(long)]
-    pub exposure: Option<f32>,
-    /// Background colour, #rrggbb [default: scene's, else #05050a].
-    #[arg(long, value_name = "#RRGGBB")]
-    pub background: Option<String>,
-    /// Sprite core radius in pixels at 1080p, scaled with the output height [default: scene's;
-    /// else, with a measured exposure, 0.15 of the agents' mean spacing on screen (1.4..4.5),
-    /// otherwise 1.5].
-    #[arg(long)]
-    pub point_size: Option<f32>,
-    /// Vignette strength, 0 = none [default: 0.25].
-    #[arg(long)]
-    pub vignette: Option<f32>,
-    /// Motion blur: the shutter angle in degrees, film's convention (180 = open half of each
-    /// frame interval; 0 = off). Each agent is smeared along its velocity over the shutter
-    /// time, with its light kept [default: scene's, else 0].
-    #[arg(long, value_name = "SHUTTER")]
-    pub motion_blur: Option<f32>,
-    /// Overlays drawn over the picture, comma-separated: colorbar (the colour map, its range
-    /// and quantity), time (t = … s, step), title, scale (a bar in world units, 2D); or none
-    /// [default: scene's, else none].
-    #[arg(long, value_name = "LIST", value_delimiter = ',')]
-    pub overlay: Option<Vec<String>>,
-    /// Title text; shows the title overlay [default: scene's, else the scene's name].
-    #[arg(long)]
-    pub title: Option<String>,
-    /// How the world fills the frame when their aspects differ [default: letterbox].
-    #[arg(long, value_enum)]
-    pub fit: Option<crate::render::Fit>,
-    /// Keep the centre of mass in the middle of the frame (eased); for a 3D recording, the
-    /// same as --camera follow.
-    #[arg(long)]
-    pub follow: bool,
-    /// 3D recordings: orbit (circle the world once over the clip), fixed (from --eye towards
-    /// --target), follow (track the centre of mass) or top (orthographic x-y projection)
-    /// [default: orbit; fixed if --eye or --target is given].
-    #[arg(long, value_enum)]
-    pub camera: Option<crate::render::camera::CameraMode>,
-    /// 3D, --camera fixed: where the eye is, world units
-    /// [default: where the orbit starts, 25° above the -y side].
-    #[arg(long, value_name = "X,Y,Z", value_parser = parse_vec3, allow_hyphen_values = true)]
-    pub eye: Option<[f32; 3]>,
-    /// 3D, --camera fixed: the point looked at, world units [default: the world's centre].
-    #[arg(long, value_name = "X,Y,Z", value_parser = parse_vec3, allow_hyphen_values = true)]
-    pub target: Option<[f32; 3]>,
-    /// 3D: vertical field of view in degrees [default: 45].
-    #[arg(long, value_name = "DEG")]
-    pub fov: Option<f32>,
-    /// 3D: fog, 0..1: how far the farthest agents fade towards the background [default: 0].
-    #[arg(long)]
-    pub fog: Option<f32>,
-    /// 3D: draw the world box as a faint wireframe.
-    #[arg(long = "box")]
-    pub world_box: bool,
+    /// A look file: JSON with any of the fields of a scene's `render` section (what
+    /// --print-look prints). Flags override it; it overrides the recording's section
+    /// [default: none].
+    #[arg(long = "look", value_name = "FILE.json")]
+    pub look_file: Option<PathBuf>,
     /// GPU adapter: an index or part of a name from `forge gpus` [default: the best present].
     #[arg(long)]
     pub adapter: Option<String>,
 }
 
 impl LookArgs {
-    pub fn flags(&self) -> crate::look::LookFlags {
-        let size = if self.uhd {
-            Some([3840, 2160])
+    /// The layers above the recording's: the flags (the size shortcuts included), the file.
+    pub fn layers(&self) -> anyhow::Result<Layers> {
+        let mut flags = self.look.clone();
+        if self.uhd {
+            flags.size = Some(Size([3840, 2160]));
         } else if self.fhd {
-            Some([1920, 1080])
+            flags.size = Some(Size([1920, 1080]));
         } else if self.hd {
-            Some([1280, 720])
-        } else {
-            self.size
-        };
-        crate::look::LookFlags {
-            size,
-            fps: None,
-            color: self.color.clone(),
-            colormap: self.colormap.clone(),
-            range: self.range,
-            trails: self.trails,
-            bloom: self.bloom,
-            bloom_radius: self.bloom_radius,
-            exposure: self.exposure,
-            background: self.background.clone(),
-            point_size: self.point_size,
-            fit: self.fit,
-            follow: self.follow,
-            vignette: self.vignette,
-            motion_blur: self.motion_blur,
-            overlay: self.overlay.clone(),
-            title: self.title.clone(),
-            camera: self.camera,
-            eye: self.eye,
-            target: self.target,
-            fov: self.fov,
-            fog: self.fog,
-            world_box: self.world_box,
+            flags.size = Some(Size([1280, 720]));
         }
+        let file = match &self.look_file {
+            Some(p) => Some(crate::video::resolve::read_look_file(p)?),
+            None => None,
+        };
+        Ok(Layers { flags, file })
     }
 }
 
 /// Video output flags (shared by render, run and demo).
 #[derive(clap::Args, Debug, Clone)]
 pub struct VideoArgs {
-    /// Frames per second of the video: one recorded frame per video frame
-    /// [default: scene's, else 30].
-    #[arg(long)]
-    pub fps: Option<u32>,
     /// Video codec: h264 (8-bit, .mp4, plays everywhere), h265 or av1 (10-bit, .mp4),
     /// prores (ProRes 422 HQ, 10-bit 4:2:2, .mov, for editing) [default: h264].
     #[arg(long, value_enum, value_name = "CODEC")]
@@ -319,14 +211,18 @@ pub struct RenderArgs {
     #[arg(short, long)]
     pub output: Option<PathBuf>,
     /// Frames A..B of the recording (B excluded; either may be left out) [default: all].
-    #[arg(long, value_name = "A..B", value_parser = parse_frames)]
-    pub frames: Option<(Option<u64>, Option<u64>)>,
+    #[arg(long, value_name = "A..B")]
+    pub frames: Option<FrameRange>,
     /// Render only piece I (0-based) of N contiguous, balanced frame ranges of the clip, with
     /// the whole clip's look, trails warmed up from the frames before it, and a manifest in the
     /// MP4's metadata; join the pieces with `forge concat`. `auto` (or `auto/N`) reads I and N
     /// from a Slurm job array, a Kubernetes Indexed Job or FORGE_TASK_INDEX/FORGE_TASK_COUNT.
     #[arg(long, value_name = "I/N|auto", value_parser = crate::engine::parse_task_spec)]
     pub chunk: Option<crate::engine::TaskSpec>,
+    /// Print the resolved look as JSON (every setting, the measured ones included) and exit
+    /// without rendering; `--look` reads it back.
+    #[arg(long)]
+    pub print_look: bool,
     #[command(flatten)]
     pub video: VideoArgs,
     #[command(flatten)]
@@ -341,12 +237,16 @@ pub struct StillArgs {
     #[arg(long, default_value_t = 0)]
     pub frame: u64,
     /// Output image (.png, or .exr for linear light).
-    #[arg(short, long)]
-    pub output: PathBuf,
+    #[arg(short, long, required_unless_present = "print_look")]
+    pub output: Option<PathBuf>,
     /// Image format: png (8-bit sRGB), png16 (16-bit sRGB), exr (32-bit float linear light,
     /// no tone curve) [default: exr for an .exr output, else png].
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub format: Option<crate::video::StillFormat>,
+    /// Print the resolved look as JSON (every setting, the measured ones included) and exit
+    /// without rendering; `--look` reads it back.
+    #[arg(long)]
+    pub print_look: bool,
     /// Overwrite the output if it exists.
     #[arg(long)]
     pub force: bool,
@@ -396,80 +296,6 @@ pub struct DemoArgs {
 pub const DEMO_AGENTS: u64 = 10_000;
 pub const DEMO_STEPS: u64 = 360;
 
-fn parse_size(s: &str) -> Result<[u32; 2], BadValue> {
-    let (w, h) = s
-        .split_once(['x', 'X'])
-        .ok_or_else(|| format!("expected WxH (like 1920x1080), got {s:?}"))?;
-    let w: u32 = w
-        .trim()
-        .parse()
-        .map_err(|_| format!("bad width in {s:?}"))?;
-    let h: u32 = h
-        .trim()
-        .parse()
-        .map_err(|_| format!("bad height in {s:?}"))?;
-    if w == 0 || h == 0 {
-        return Err(format!("width and height must be above zero, got {w}x{h}").into());
-    }
-    if w % 2 == 1 || h % 2 == 1 {
-        return Err(format!("H.264 (yuv420p) needs even sizes, got {w}x{h}").into());
-    }
-    Ok([w, h])
-}
-
-fn parse_vec3(s: &str) -> Result<[f32; 3], BadValue> {
-    let parts: Vec<&str> = s.split(',').collect();
-    if parts.len() != 3 {
-        return Err(format!("expected X,Y,Z, got {s:?}").into());
-    }
-    let mut v = [0.0f32; 3];
-    for (o, t) in v.iter_mut().zip(&parts) {
-        *o = t
-            .trim()
-            .parse()
-            .map_err(|_| format!("bad number {:?} in {s:?}", t.trim()))?;
-        if !o.is_finite() {
-            return Err(format!("need finite numbers, got {s:?}").into());
-        }
-    }
-    Ok(v)
-}
-
-fn parse_range_f32(s: &str) -> Result<[f32; 2], BadValue> {
-    let (a, b) = s
-        .split_once("..")
-        .ok_or_else(|| format!("expected A..B, got {s:?}"))?;
-    let a: f32 = a.trim().parse().map_err(|_| format!("bad number {a:?}"))?;
-    let b: f32 = b.trim().parse().map_err(|_| format!("bad number {b:?}"))?;
-    if !(a.is_finite() && b.is_finite() && a < b) {
-        return Err(format!("need finite A < B, got {s}").into());
-    }
-    Ok([a, b])
-}
-
-fn parse_frames(s: &str) -> Result<(Option<u64>, Option<u64>), BadValue> {
-    let (a, b) = s
-        .split_once("..")
-        .ok_or_else(|| format!("expected A..B (B excluded; A.. or ..B allowed), got {s:?}"))?;
-    let num = |t: &str| -> Result<Option<u64>, BadValue> {
-        if t.trim().is_empty() {
-            Ok(None)
-        } else {
-            t.trim()
-                .parse()
-                .map(Some)
-                .map_err(|_| BadValue(format!("bad frame number {t:?}")))
-        }
-    };
-    let (a, b) = (num(a)?, num(b)?);
-    if let (Some(a), Some(b)) = (a, b) {
-        if a >= b {
-            return Err(format!("{a}..{b} is empty").into());
-        }
-    }
-    Ok((a, b))
-}
-
 // ---------------------------------------------------------------------------------------------
 // forge export
 
@@ -491,8 +317,8 @@ pub struct ExportArgs {
     #[arg(short, long)]
     pub output: Option<PathBuf>,
     /// Frames A..B of the recording (B excluded; either may be left out) [default: all].
-    #[arg(long, value_name = "A..B", value_parser = parse_frames)]
-    pub frames: Option<(Option<u64>, Option<u64>)>,
+    #[arg(long, value_name = "A..B")]
+    pub frames: Option<FrameRange>,
     /// Export every K-th frame of the range, from its first.
     #[arg(long, value_name = "K", default_value_t = 1)]
     pub every: u64,

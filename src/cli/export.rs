@@ -16,7 +16,7 @@ pub fn export_cmd(a: ExportArgs) -> Result<ExitCode> {
     let job = Job {
         input: a.file,
         output,
-        frames: a.frames,
+        frames: a.frames.unwrap_or(crate::bfs::FrameRange::ALL),
         every: a.every,
         no_metrics: a.no_metrics,
         force: a.force,

@@ -85,7 +85,7 @@ pub fn info(a: InfoArgs) -> Result<ExitCode> {
     }
     // The measured frames: --frames (the rules of forge render --frames), else all.
     let range = match a.frames {
-        Some(spec) => Selection::new(Some(spec), 1, count, &a.file)?.range,
+        Some(spec) => Selection::new(spec, 1, count, &a.file)?.range,
         None => 0..count,
     };
     let mut csv_out = None;

@@ -9,6 +9,7 @@ use clap::ValueEnum;
 
 use super::simulate::{record, scene_inputs, Unfinished};
 use super::*;
+use crate::bfs::FrameRange;
 use crate::output;
 use crate::scene::{builtin, Scene};
 use crate::sim::backend::Backend;
@@ -54,7 +55,7 @@ fn video_name(given: Option<&Path>, enc: Option<&EncodingFlags>, default: PathBu
 fn video_job(
     input: PathBuf,
     output: PathBuf,
-    frames: Option<(Option<u64>, Option<u64>)>,
+    frames: Option<FrameRange>,
     video: &VideoArgs,
     encoding: Option<EncodingFlags>,
     look: &LookArgs,
@@ -67,12 +68,10 @@ fn video_job(
         },
         (None, None) => bail!("internal: a video without an encoding"),
     };
-    let mut flags = look.flags();
-    flags.fps = video.fps;
     Ok(Job {
         input,
-        look: flags,
-        frames,
+        look: look.layers()?,
+        frames: frames.unwrap_or(FrameRange::ALL),
         dest,
         force: video.force,
         quiet: video.quiet,
@@ -103,6 +102,14 @@ fn report_render(r: &Report, out: &Path, quiet: bool) {
     );
 }
 
+/// `--print-look`: the job's resolved look on standard output, nothing rendered.
+fn print_look(job: &Job) -> Result<ExitCode> {
+    let r = crate::video::look_of(job)?;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{}", r.look.to_json())?;
+    Ok(ExitCode::SUCCESS)
+}
+
 pub fn render_cmd(a: RenderArgs) -> Result<ExitCode> {
     let enc = encoding(&a.video)?;
     let output = video_name(a.output.as_deref(), enc.as_ref(), a.file.clone());
@@ -121,6 +128,9 @@ pub fn render_cmd(a: RenderArgs) -> Result<ExitCode> {
         }
         job.chunk = Some(task);
     }
+    if a.print_look {
+        return print_look(&job);
+    }
     let r = crate::video::render(&job)?;
     let shown = a.video.png.clone().unwrap_or(output);
     report_render(&r, &shown, a.video.quiet);
@@ -128,12 +138,13 @@ pub fn render_cmd(a: RenderArgs) -> Result<ExitCode> {
 }
 
 pub fn still_cmd(a: StillArgs) -> Result<ExitCode> {
-    let named = StillFormat::from_name(&a.output);
+    let output = a.output.clone().unwrap_or_default();
+    let named = StillFormat::from_name(&output);
     let format = a.format.unwrap_or(named);
-    if named.extension() != format.extension() {
+    if named.extension() != format.extension() && !a.print_look {
         bail!(
             "-o {}: --format {} writes a .{} file; name the output with that extension",
-            a.output.display(),
+            output.display(),
             format
                 .to_possible_value()
                 .map(|v| v.get_name().to_string())
@@ -141,12 +152,12 @@ pub fn still_cmd(a: StillArgs) -> Result<ExitCode> {
             format.extension()
         );
     }
-    let r = crate::video::render(&Job {
+    let job = Job {
         input: a.file.clone(),
-        look: a.look.flags(),
-        frames: None,
+        look: a.look.layers()?,
+        frames: FrameRange::ALL,
         dest: Destination::Still {
-            path: a.output.clone(),
+            path: output.clone(),
             frame: a.frame,
             format,
         },
@@ -155,8 +166,12 @@ pub fn still_cmd(a: StillArgs) -> Result<ExitCode> {
         adapter: a.look.adapter.clone(),
         interpolate: 1,
         chunk: None,
-    })?;
-    report_render(&r, &a.output, a.quiet);
+    };
+    if a.print_look {
+        return print_look(&job);
+    }
+    let r = crate::video::render(&job)?;
+    report_render(&r, &output, a.quiet);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -261,7 +276,6 @@ pub fn demo_cmd(a: DemoArgs) -> Result<ExitCode> {
             seed: None,
         },
         video: VideoArgs {
-            fps: None,
             codec: None,
             encoder: None,
             crf: None,

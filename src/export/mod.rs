@@ -24,7 +24,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use crate::bfs::{self, Reader};
+use crate::bfs::{self, FrameRange, Reader};
 use crate::metrics::Space;
 use crate::output::{self, OutputFile};
 use crate::scene::Boundary;
@@ -60,7 +60,7 @@ pub struct Job {
     pub input: PathBuf,
     pub output: PathBuf,
     /// Frames `A..B` (B excluded; either may be left out), as `forge render --frames`.
-    pub frames: Option<(Option<u64>, Option<u64>)>,
+    pub frames: FrameRange,
     /// Every k-th frame of the range (k >= 1).
     pub every: u64,
     /// `.npz`: leave out the per-frame metrics (for very large recordings, computing them
@@ -90,39 +90,18 @@ pub struct Selection {
 }
 
 impl Selection {
-    /// Checks `--frames` and `--every` against a recording of `count` frames (the rules and
-    /// messages of `forge render --frames`).
-    pub fn new(
-        spec: Option<(Option<u64>, Option<u64>)>,
-        every: u64,
-        count: u64,
-        file: &Path,
-    ) -> Result<Selection> {
+    /// Checks `--frames` and `--every` against a recording of `count` frames.
+    pub fn new(spec: FrameRange, every: u64, count: u64, file: &Path) -> Result<Selection> {
         if every == 0 {
             bail!("--every: must be at least 1");
         }
         if count == 0 {
             bail!("{} holds no complete frame", file.display());
         }
-        let (a, b) = spec.unwrap_or((None, None));
-        let a = a.unwrap_or(0);
-        let b = b.unwrap_or(count);
-        if a >= count {
-            bail!(
-                "--frames: starts at frame {a} but {} has {count} frames (0..{count})",
-                file.display()
-            );
-        }
-        if b > count {
-            bail!(
-                "--frames: ends at frame {b} but {} has {count} frames (0..{count})",
-                file.display()
-            );
-        }
-        if a >= b {
-            bail!("--frames: {a}..{b} is empty");
-        }
-        Ok(Selection { range: a..b, every })
+        Ok(Selection {
+            range: spec.within(count, file)?,
+            every,
+        })
     }
 
     /// Number of frames exported.
@@ -223,24 +202,27 @@ mod tests {
     #[test]
     fn selections() {
         let f = Path::new("r.bfs");
-        let s = Selection::new(None, 1, 5, f).unwrap();
+        let fr = |start, end| FrameRange { start, end };
+        let s = Selection::new(FrameRange::ALL, 1, 5, f).unwrap();
         assert_eq!((s.range.clone(), s.len()), (0..5, 5));
-        let s = Selection::new(Some((Some(1), Some(8))), 3, 10, f).unwrap();
+        let s = Selection::new(fr(Some(1), Some(8)), 3, 10, f).unwrap();
         assert_eq!(s.frames().collect::<Vec<_>>(), vec![1, 4, 7]);
         assert_eq!(s.len(), 3);
-        let s = Selection::new(Some((Some(2), None)), 4, 6, f).unwrap();
+        let s = Selection::new(fr(Some(2), None), 4, 6, f).unwrap();
         assert_eq!(s.frames().collect::<Vec<_>>(), vec![2]);
         assert_eq!(s.len(), 1);
         for (spec, every, msg) in [
-            (None, 0, "--every"),
-            (Some((Some(5), None)), 1, "starts at frame 5"),
-            (Some((None, Some(6))), 1, "ends at frame 6"),
-            (Some((Some(3), Some(3))), 1, "is empty"),
+            (FrameRange::ALL, 0, "--every"),
+            (fr(Some(5), None), 1, "starts at frame 5"),
+            (fr(None, Some(6)), 1, "ends at frame 6"),
+            (fr(Some(3), Some(3)), 1, "is empty"),
         ] {
             let e = Selection::new(spec, every, 5, f).unwrap_err().to_string();
             assert!(e.contains(msg), "{e}");
         }
-        let e = Selection::new(None, 1, 0, f).unwrap_err().to_string();
+        let e = Selection::new(FrameRange::ALL, 1, 0, f)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("no complete frame"), "{e}");
     }
 

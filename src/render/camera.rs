@@ -5,29 +5,7 @@
 //! depth 0..1); pixels run from the top-left corner, rows downwards. Matrices are row-major
 //! here (`m[row][col]`) and transposed to WGSL's column-major layout by [`columns`].
 
-/// How a 3D recording is looked at.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum CameraMode {
-    /// Circle the world once over the clip, framing the world box's bounding sphere.
-    Orbit,
-    /// Stand still: from --eye towards --target.
-    Fixed,
-    /// Track the centre of mass (eased), at a distance that frames the flock (eased).
-    Follow,
-    /// Look straight down the z axis: the orthographic x–y projection, as for 2D.
-    Top,
-}
-
-impl CameraMode {
-    pub fn name(self) -> &'static str {
-        match self {
-            CameraMode::Orbit => "orbit",
-            CameraMode::Fixed => "fixed",
-            CameraMode::Follow => "follow",
-            CameraMode::Top => "top",
-        }
-    }
-}
+pub use crate::look::CameraMode;
 
 /// Row-major 4×4 matrix.
 pub type Mat4 = [[f32; 4]; 4];
@@ -174,7 +152,7 @@ pub fn eye_around(centre: [f32; 3], dist: f32, azimuth_deg: f32) -> [f32; 3] {
     ]
 }
 
-/// The orbit camera at `phase` (0..1 over the clip): one full turn, framing the sphere.
+/// The orbit camera at `phase` (0..1: one full turn), framing the sphere.
 pub fn orbit(centre: [f32; 3], radius: f32, fov_y: f32, aspect: f32, phase: f32) -> Camera {
     let d = fit_distance(radius, fov_y, aspect);
     Camera {

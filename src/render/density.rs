@@ -18,6 +18,13 @@ pub fn grid_for_3d(world: [f32; 3]) -> [u32; 3] {
     world.map(|s| ((GRID_LONG_SIDE_3D as f32 * s.max(0.0) / long).round() as u32).max(1))
 }
 
+/// The default colour range of a 2D recording's density: 0 to four times the mean agents
+/// per cell, for `agents` agents in a world of `world`.
+pub fn range_2d(world: [f32; 2], agents: u32) -> [f32; 2] {
+    let g = grid_for(world);
+    [0.0, 4.0 * agents.max(1) as f32 / (g[0] * g[1]) as f32]
+}
+
 /// Keep in sync with `Params` in shaders/density.wgsl.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]

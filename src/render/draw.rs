@@ -29,7 +29,7 @@ impl Renderer {
             range,
             radius_px,
             core: (core_px / radius_px).clamp(0.05, 1.0),
-            mode: self.look.color.code(),
+            mode: super::settings::color_code(self.look.color),
             intensity: 1.0,
             halo: 0.35,
             shutter: self.look.shutter / 360.0 * self.world.frame_dt,

@@ -63,7 +63,7 @@ pub(crate) use pipeline::{
     begin_overwrite, begin_pass, dispatch_2d, fullscreen_pipeline, fullscreen_pipeline_to,
     layout_entry, uniform_textures_sampler,
 };
-pub use settings::{ColorMode, Fit, Look, Output, View3, World, YuvFormat};
+pub use settings::{ColorMode, Fit, Output, Settings, View3, World, YuvFormat};
 pub use view::{centre_of_mass, centre_of_mass3};
 
 fn srgb_to_linear(c: f32) -> f32 {
@@ -78,7 +78,7 @@ fn srgb_to_linear(c: f32) -> f32 {
 /// hands finished frames (oldest first, a few frames behind) to a callback.
 pub struct Renderer {
     gpu: Gpu,
-    look: Look,
+    look: Settings,
     world: World,
     output: Output,
     /// Two HDR targets: the frame is drawn in `hdr_views[cur]`; with trails the tone-map
@@ -116,7 +116,7 @@ impl Renderer {
     /// Checks the size against the adapter's limits, builds every pass.
     pub fn new(
         gpu: Gpu,
-        look: Look,
+        look: Settings,
         world: World,
         output: Output,
         capacity: u32,
@@ -165,7 +165,7 @@ impl Renderer {
         let ldr = target("display image", display, rt | wgpu::TextureUsages::COPY_SRC);
         let ldr_view = ldr.create_view(&Default::default());
 
-        let lut_bytes = colormap::bake(&look.colormap, look.colormap_floor)?;
+        let lut_bytes = colormap::bake(look.colormap, look.colormap_floor);
         // Overlays go on display images (not on linear light).
         let overlay = (look.overlay.any() && output != Output::Linear).then(|| {
             OverlayPass::new(
@@ -438,7 +438,9 @@ impl Renderer {
                 },
                 vignette: self.look.vignette,
                 aspect: w / h,
-                frame: self.drawn as u32,
+                // The dither's seed: the frame's own index, so a frame is the same image
+                // whichever frames are rendered with it.
+                frame: frame.index as u32,
                 dither: if self.output.texel_bytes() == 4 {
                     1.0
                 } else {
@@ -471,7 +473,7 @@ impl Renderer {
             Some(y) => y.run(
                 queue,
                 &mut encoder,
-                self.drawn as u32,
+                frame.index as u32,
                 self.readback.next_buffer(),
             ),
             None => encoder.copy_texture_to_buffer(
@@ -543,18 +545,14 @@ impl Renderer {
         self.output
     }
 
-    /// Moves past a frame without drawing it, as if it had been drawn and thrown away: the
-    /// frame counter (the dither's seed) moves on and, given the frame, a follow camera eases
-    /// towards it. Trails are left alone: a render that starts mid-clip (a chunk) warms them
-    /// up by drawing the frames just before its first.
-    pub fn skip(&mut self, frame: Option<&Frame>) {
-        if let Some(f) = frame {
-            let n = f.agents(self.world.dim);
-            if self.camera3(f, n).is_none() {
-                self.view(f, n);
-            }
+    /// Moves past a frame without drawing it: a follow camera eases towards it as if it had
+    /// been drawn. Trails are left alone: a render that starts mid-recording warms them up by
+    /// drawing the frames just before its first ([`Renderer::warm`]).
+    pub fn skip(&mut self, frame: &Frame) {
+        let n = frame.agents(self.world.dim);
+        if self.camera3(frame, n).is_none() {
+            self.view(frame, n);
         }
-        self.drawn += 1;
     }
 
     /// Draws `frame` into the trails and shows nothing (no bloom, tone map, conversion or

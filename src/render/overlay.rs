@@ -28,9 +28,6 @@ impl Overlays {
     }
 }
 
-/// The overlay names `--overlay` and the scene's `render.overlay` take.
-pub const NAMES: &[&str] = crate::vocab::OVERLAYS;
-
 /// An RGBA image, premultiplied alpha, linear 0..1 values written as sRGB-encoded bytes.
 struct Canvas {
     w: usize,

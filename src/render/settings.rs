@@ -1,55 +1,28 @@
 //! The typed settings the renderer takes (resolved by `crate::look`; the renderer never sees
 //! scene files or flags): how a recording looks, the world it shows, what each frame becomes.
 
-use super::camera::CameraMode;
+use crate::look::CameraMode;
 
-/// What agents are coloured by.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ColorMode {
-    Speed,
-    Heading,
-    Density,
-    Fixed,
-}
+pub use crate::look::{ColorMode, Fit};
 
-impl ColorMode {
-    pub fn parse(s: &str) -> Option<ColorMode> {
-        Some(match s {
-            "speed" => ColorMode::Speed,
-            "heading" => ColorMode::Heading,
-            "density" => ColorMode::Density,
-            "fixed" => ColorMode::Fixed,
-            _ => return None,
-        })
-    }
-
-    pub(super) fn code(self) -> u32 {
-        match self {
-            ColorMode::Speed => 0,
-            ColorMode::Heading => 1,
-            ColorMode::Density => 2,
-            ColorMode::Fixed => 3,
-        }
+/// The colour mode's code in the agents pass's uniform (see `agents.wgsl`).
+pub(super) fn color_code(c: ColorMode) -> u32 {
+    match c {
+        ColorMode::Speed => 0,
+        ColorMode::Heading => 1,
+        ColorMode::Density => 2,
+        ColorMode::Fixed => 3,
     }
 }
 
-/// How the world is fitted into the frame when their aspects differ.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Fit {
-    /// The whole world shows, with bars of background on two sides.
-    Letterbox,
-    /// The frame is filled; the world is cropped on two sides.
-    Cover,
-}
-
-/// Everything about how a recording looks, resolved (flags, else the recording's scene
-/// `render` section, else defaults) and validated.
+/// Everything about how a recording looks, resolved (by `video::resolve`, from the layers of a
+/// `crate::look::Look`) and validated: what the renderer takes.
 #[derive(Clone, Debug)]
-pub struct Look {
+pub struct Settings {
     pub width: u32,
     pub height: u32,
     pub color: ColorMode,
-    pub colormap: String,
+    pub colormap: crate::look::Colormap,
     /// Where the map starts (0..1): the default look leaves out a map's darkest colours.
     pub colormap_floor: f32,
     /// Colour value at the map's ends (speed in world units/s; density in agents per cell).
@@ -91,8 +64,9 @@ pub struct View3 {
     pub fog: f32,
     /// Draw the world box as a faint wireframe.
     pub world_box: bool,
-    /// The clip one orbit spans: first frame number and frame count.
-    pub clip: (u64, u64),
+    /// Orbit camera: simulated seconds per full turn. The phase is the frame's time over
+    /// this, so frame K is seen from the same place whichever frames are rendered.
+    pub orbit_period: f32,
 }
 
 /// What the renderer knows about the world from the file's header.

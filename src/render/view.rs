@@ -133,10 +133,12 @@ impl Renderer {
         let box_radius = camera::distance(size, [0.0; 3]) / 2.0;
         let (cam, centre, radius, min_image) = match v.mode {
             CameraMode::Orbit | CameraMode::Top => {
-                let phase = if v.clip.1 == 0 {
-                    0.0
+                // The frame's time from its index (output frames are `frame_dt` apart).
+                let t = frame.index as f64 * self.world.frame_dt as f64;
+                let phase = if v.orbit_period > 0.0 {
+                    (t / v.orbit_period as f64).fract() as f32
                 } else {
-                    (frame.index.saturating_sub(v.clip.0) % v.clip.1) as f32 / v.clip.1 as f32
+                    0.0
                 };
                 let cam = camera::orbit(box_centre, box_radius, v.fov, aspect, phase);
                 (cam, box_centre, box_radius, false)

@@ -2,8 +2,8 @@
 
 use serde::Deserialize;
 
-use super::render::Render;
 use super::{Boundary, Layout, Model, Preset, Search, Velocity};
+use crate::look::Look;
 
 #[derive(Clone, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
@@ -25,7 +25,7 @@ pub(super) struct SceneFile {
     pub(super) boids: Option<BoidsFile>,
     pub(super) vicsek: Option<VicsekFile>,
     pub(super) init: Option<InitFile>,
-    pub(super) render: Option<Render>,
+    pub(super) render: Option<Look>,
 }
 
 #[derive(Clone, Deserialize, Default)]

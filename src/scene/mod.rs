@@ -3,7 +3,7 @@
 //!
 //! - `file`: the schema as a user writes it (every field optional, unknown fields rejected);
 //! - `resolve`: presets fill defaults, every value checked (per section);
-//! - `render`: the `render` section (the recording's default look);
+//! - the `render` section (the recording's default look) is a [`crate::look::Look`];
 //! - `lines`: JSON path → line, so validation errors name the line;
 //! - `builtin`: the ready scenes embedded in the binary.
 
@@ -11,7 +11,6 @@ pub mod builtin;
 mod ctx;
 mod file;
 mod lines;
-mod render;
 mod resolve;
 
 use std::fmt;
@@ -22,7 +21,6 @@ use serde::{Deserialize, Serialize};
 use ctx::Ctx;
 use file::SceneFile;
 pub use lines::json_lines;
-pub use render::{parse_hex_color, Render};
 use resolve::resolve;
 
 /// Which rule set moves the agents.
@@ -289,7 +287,7 @@ pub struct Scene {
     pub vicsek: Option<VicsekParams>,
     pub init: Init,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub render: Option<Render>,
+    pub render: Option<crate::look::Look>,
 }
 
 fn is_zero(v: &u64) -> bool {

@@ -201,8 +201,8 @@ pub(super) fn resolve(f: SceneFile, src: &Source, cx: &mut Ctx) -> Scene {
     let (boids, vicsek) = model_params(&f, model, preset, cx);
     let init = resolve_init(&f, layout, dim, &world, agents, src, cx);
     let render = f.render.clone();
-    if let Some(r) = &render {
-        super::render::check(r, dim, cx);
+    for p in render.iter().flat_map(|r| r.problems(Some(dim as u8))) {
+        cx.err(&format!("scene.render.{}", p.field), p.message);
     }
 
     let name = f

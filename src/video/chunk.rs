@@ -2,13 +2,14 @@
 //! clip, rendered so that its frames are the ones a whole render shows, and tagged with a
 //! manifest that `forge concat` checks before it joins the chunks.
 //!
-//! What makes a chunk's frames equal to the whole render's:
-//! - the look is resolved over the whole clip, not the chunk: colour range (speed, 3D
-//!   density), measured exposure and point size, and the 3D orbit's phase (from the frame's
-//!   global index);
-//! - the renderer's frame counter (the dither's seed) and a follow camera's eased state are
-//!   advanced over every frame of the clip before the chunk ([`crate::render::Renderer::skip`]:
-//!   the camera is replayed on the CPU from those frames, not drawn);
+//! What makes a chunk's frames equal to the whole render's (and to every other render's of the
+//! same frame: a still, a `--frames` clip):
+//! - the look is resolved over the whole recording (`super::resolve`): colour range, measured
+//!   exposure and point size, and the 3D orbit's period; the orbit's phase and the dither's
+//!   seed come from the frame's own index;
+//! - a follow camera's eased state is advanced over every frame of the recording before the
+//!   chunk ([`crate::render::Renderer::skip`]: the camera is replayed on the CPU from those
+//!   frames, not drawn);
 //! - trails are warmed up by drawing, unseen, the frames just before the chunk: as many as it
 //!   takes for what came before them to fade below 2^-24 ([`WARM_EPS`]). These frames are
 //!   drawn into the trails only ([`crate::render::Renderer::warm`]: no bloom, tone map or
@@ -27,7 +28,7 @@ use serde::{Deserialize, Serialize};
 
 use super::ffmpeg::Encoding;
 use crate::engine::Task;
-use crate::render::Look;
+use crate::look::Look;
 
 /// The MP4 metadata key the manifest is stored under.
 pub const MANIFEST_TAG: &str = "forge_chunk";
@@ -56,14 +57,15 @@ pub fn chunk_range(clip: Range<u64>, task: Task) -> Result<Range<u64>> {
     Ok(at(task.index)..at(task.index + 1))
 }
 
-/// The first frame to draw for a chunk showing `frames` of `clip`: earlier frames warm up the
-/// trails (none without trails).
-pub fn warm_start(frames: &Range<u64>, clip: &Range<u64>, trails: f32) -> u64 {
-    if trails <= 0.0 || frames.start == clip.start {
+/// The first output frame to draw for a render showing output frames `frames`: the frames
+/// before them warm up the trails, back to the recording's first if need be (none without
+/// trails).
+pub fn warm_start(frames: &Range<u64>, trails: f32) -> u64 {
+    if trails <= 0.0 {
         return frames.start;
     }
     let warm = (WARM_EPS.ln() / trails.min(0.9999).ln()).ceil() as u64;
-    frames.start.saturating_sub(warm).max(clip.start)
+    frames.start.saturating_sub(warm)
 }
 
 /// Which recording a chunk was rendered from.
@@ -126,10 +128,10 @@ pub fn recording(path: &Path, frames: u64) -> Result<Recording> {
 }
 
 /// A fingerprint of every resolved setting that affects the pixels or their encoding: the
-/// CRC-32 of the resolved look (measured exposure and point size, colour range, the orbit's
-/// clip included), the frame rate, the encoder settings and `--interpolate` (when above 1).
-pub fn settings_crc(look: &Look, fps: u32, enc: &Encoding, interpolate: u64) -> String {
-    let mut text = format!("{look:?}|fps={fps}|{enc:?}");
+/// CRC-32 of the resolved look (every field, measured ones and the frame rate included), the
+/// encoder settings and `--interpolate` (when above 1).
+pub fn settings_crc(look: &Look, enc: &Encoding, interpolate: u64) -> String {
+    let mut text = format!("{}|{enc:?}", look.to_json());
     if interpolate > 1 {
         text.push_str(&format!("|interpolate={interpolate}"));
     }
@@ -169,14 +171,14 @@ fn yuv420p() -> String {
 }
 
 impl Manifest {
-    #[allow(clippy::too_many_arguments)]
+    /// The manifest of chunk `task` (frames `frames` of `clip`) of a render of `recording`
+    /// with the resolved `look`.
     pub fn new(
         recording: Recording,
         clip: &Range<u64>,
         frames: &Range<u64>,
         task: Task,
         look: &Look,
-        fps: u32,
         enc: &Encoding,
         interpolate: u64,
     ) -> Manifest {
@@ -187,13 +189,13 @@ impl Manifest {
             clip: [clip.start, clip.end],
             frames: [frames.start, frames.end],
             chunk: [task.index, task.count],
-            fps,
-            size: [look.width, look.height],
+            fps: look.fps.unwrap_or_default(),
+            size: look.size.map(|s| s.0).unwrap_or_default(),
             encoder: enc.encoder.clone(),
             crf: enc.crf,
             preset: enc.preset.clone(),
             pix_fmt: enc.format.name().to_string(),
-            settings: settings_crc(look, fps, enc, interpolate),
+            settings: settings_crc(look, enc, interpolate),
         }
     }
 
@@ -281,13 +283,13 @@ mod tests {
 
     #[test]
     fn warm_up() {
-        assert_eq!(warm_start(&(50..60), &(0..100), 0.0), 50);
-        assert_eq!(warm_start(&(0..10), &(0..100), 0.9), 0);
+        assert_eq!(warm_start(&(50..60), 0.0), 50);
+        assert_eq!(warm_start(&(0..10), 0.9), 0);
         // 0.5^24 = 2^-24: 24 frames (25 if rounding lands just above).
-        let w = 50 - warm_start(&(50..60), &(0..100), 0.5);
+        let w = 50 - warm_start(&(50..60), 0.5);
         assert!((24..=25).contains(&w), "{w}");
-        assert_eq!(warm_start(&(50..60), &(40..100), 0.5), 40);
-        let w = 500 - warm_start(&(500..600), &(0..999), 0.9) as i32;
+        assert_eq!(warm_start(&(10..100), 0.5), 0);
+        let w = 500 - warm_start(&(500..600), 0.9) as i32;
         assert!(0.9f64.powi(w) <= WARM_EPS as f64 * 1.0001, "{w}");
         assert!(0.9f64.powi(w - 1) > WARM_EPS as f64, "{w}");
     }

@@ -1,9 +1,8 @@
 //! `--interpolate K`: K − 1 frames drawn between each pair of recorded frames, so that a
 //! recording taken every few steps plays smoothly (in slow motion at the same frame rate).
 //!
-//! Output frames are numbered from the clip's first recorded frame: output frame `o` shows
-//! recorded frame `first + (o − first) / K`, a fraction `((o − first) mod K) / K` of the way to
-//! the next one. At fraction 0 the frame *is* the recorded one (copied, not recomputed).
+//! Output frames are numbered from the recording's first frame: output frame `o` shows
+//! recorded frame `o / K`, a fraction `(o mod K) / K` of the way to the next one. At fraction 0 the frame *is* the recorded one (copied, not recomputed).
 //! Between, each agent follows the cubic Hermite curve through both positions with both
 //! recorded velocities as its tangents (so motion stays smooth across recorded frames), taken
 //! across a wrapping world's seam by the minimum image, so an agent crossing the seam never
@@ -29,26 +28,25 @@ pub struct Space {
     pub frame_dt: f32,
 }
 
-/// The mapping between output frames and recorded ones.
+/// The mapping between output frames and recorded ones: output frame `o` shows recorded frame
+/// `o / K`, a fraction `(o mod K) / K` of the way to the next one. Output frames are numbered
+/// from the recording's first frame, so an output frame is the same whichever clip it is in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Timeline {
-    /// The clip's first recorded frame (output frames are numbered from it too).
-    pub first: u64,
     /// K: output frames per recorded interval (1 = none drawn between).
     pub k: u64,
 }
 
 impl Timeline {
-    /// The output frames for recorded frames `clip`: (len − 1)·K + 1 of them.
+    /// The output frames for recorded frames `clip`: its first to its last, (len − 1)·K + 1.
     pub fn output(&self, clip: &Range<u64>) -> Range<u64> {
-        let len = clip.end - clip.start;
-        clip.start..clip.start + (len.max(1) - 1) * self.k + 1
+        let last = clip.end.max(clip.start + 1) - 1;
+        clip.start * self.k..last * self.k + 1
     }
 
-    /// Recorded frame and fraction towards the next one, for output frame `o`.
+    /// Recorded frame and fraction (in K-ths) towards the next one, for output frame `o`.
     pub fn at(&self, o: u64) -> (u64, u64) {
-        let d = o - self.first;
-        (self.first + d / self.k, d % self.k)
+        (o / self.k, o % self.k)
     }
 
     /// The recorded frames output frames `out` need.
@@ -229,16 +227,17 @@ mod tests {
 
     #[test]
     fn the_timeline_maps_output_to_recorded_frames() {
-        let t = Timeline { first: 10, k: 4 };
-        assert_eq!(t.output(&(10..13)), 10..19);
-        assert_eq!(t.at(10), (10, 0));
-        assert_eq!(t.at(13), (10, 3));
-        assert_eq!(t.at(14), (11, 0));
-        assert_eq!(t.at(18), (12, 0));
-        assert_eq!(t.recorded(&(11..15)), 10..12);
-        assert_eq!(t.recorded(&(14..16)), 11..13);
-        assert_eq!(t.recorded(&(18..19)), 12..13);
-        let one = Timeline { first: 3, k: 1 };
+        let t = Timeline { k: 4 };
+        assert_eq!(t.output(&(10..13)), 40..49);
+        assert_eq!(t.output(&(0..3)), 0..9);
+        assert_eq!(t.at(40), (10, 0));
+        assert_eq!(t.at(43), (10, 3));
+        assert_eq!(t.at(44), (11, 0));
+        assert_eq!(t.at(48), (12, 0));
+        assert_eq!(t.recorded(&(41..45)), 10..12);
+        assert_eq!(t.recorded(&(44..46)), 11..13);
+        assert_eq!(t.recorded(&(48..49)), 12..13);
+        let one = Timeline { k: 1 };
         assert_eq!(one.output(&(3..9)), 3..9);
         assert_eq!(one.recorded(&(4..7)), 4..7);
     }

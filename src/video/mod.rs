@@ -15,23 +15,25 @@ pub mod ffmpeg;
 pub mod interp;
 pub mod png;
 pub mod ranges;
+pub mod resolve;
 pub mod sink;
 pub mod source;
 pub mod watch;
 
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use crate::bfs::{Frame, Reader};
-use crate::look::{resolve_look, world_of, LookFlags, Resolved};
-use crate::output::{self, OutputFile};
-use crate::render::camera::CameraMode;
+use crate::bfs::{Frame, FrameRange, Reader};
+use crate::output::{self, Claim, OutputFile};
 use crate::render::gpu::Gpu;
-use crate::render::{ColorMode, Output, Renderer};
+use crate::render::{Output, Renderer};
+use codec::Encoding;
 use ffmpeg::FfmpegSink;
-use ranges::{density_range_3d, speed_range};
+use interp::{Space, Timeline};
+pub use resolve::{Layers, Resolved};
 pub use sink::StillFormat;
 use sink::{Collect, FrameSink, PngDir, Still};
 
@@ -46,9 +48,9 @@ pub enum Destination {
     },
     /// One PNG per frame (`frame_000000.png`, …) in a folder.
     Png { dir: PathBuf },
-    /// One frame as an image (PNG, 16-bit PNG or EXR); with trails, the frames before it are drawn into the trails first
-    /// (until earlier light has faded below `chunk::WARM_EPS`), so the still matches the
-    /// video's frame.
+    /// One frame as an image (PNG, 16-bit PNG or EXR); with trails, the frames before it are
+    /// drawn into the trails first (until earlier light has faded below `chunk::WARM_EPS`),
+    /// so the still matches the video's frame.
     Still {
         path: PathBuf,
         frame: u64,
@@ -66,16 +68,17 @@ pub enum Destination {
 #[derive(Clone, Debug)]
 pub struct Job {
     pub input: PathBuf,
-    pub look: LookFlags,
-    /// Frames `A..B` of the recording (`--frames`); ignored by a still.
-    pub frames: Option<(Option<u64>, Option<u64>)>,
+    /// The look's layers above the recording's own (flags, a `--look` file).
+    pub look: Layers,
+    /// Recorded frames `A..B` (`--frames`); ignored by a still.
+    pub frames: FrameRange,
     pub dest: Destination,
     pub force: bool,
     pub quiet: bool,
     pub adapter: Option<String>,
     /// `--interpolate K`: K output frames per recorded interval (1 = the recorded frames only).
-    /// `--frames` still counts recorded frames; output frames, chunks and PNG names count
-    /// output frames (see `interp.rs`).
+    /// `--frames` counts recorded frames; output frames, chunks and PNG names count output
+    /// frames (see `interp.rs`).
     pub interpolate: u64,
     /// `--chunk I/N`: only piece I of N of the frames (see `chunk.rs`); a video gets the
     /// chunk's manifest in its metadata. Not for a still.
@@ -101,32 +104,6 @@ impl Report {
     }
 }
 
-fn frames_range(
-    spec: Option<(Option<u64>, Option<u64>)>,
-    count: u64,
-    file: &Path,
-) -> Result<std::ops::Range<u64>> {
-    let (a, b) = spec.unwrap_or((None, None));
-    let a = a.unwrap_or(0);
-    let b = b.unwrap_or(count);
-    if a >= b {
-        bail!("--frames: {a}..{b} is empty");
-    }
-    if a >= count {
-        bail!(
-            "--frames: starts at frame {a} but {} has {count} frames (0..{count})",
-            file.display()
-        );
-    }
-    if b > count {
-        bail!(
-            "--frames: ends at frame {b} but {} has {count} frames (0..{count})",
-            file.display()
-        );
-    }
-    Ok(a..b)
-}
-
 fn open_input(path: &Path) -> Result<Reader> {
     let r = Reader::open(path).with_context(|| format!("cannot open {}", path.display()))?;
     for w in r.warnings() {
@@ -144,305 +121,350 @@ fn open_input(path: &Path) -> Result<Reader> {
     Ok(r)
 }
 
-/// Resolves the look for `r`, filling the colour range from the file where needed (measured
-/// over `clip`); an orbit turns once over `clip`.
-fn full_look(
-    flags: &LookFlags,
-    r: &mut Reader,
-    clip: std::ops::Range<u64>,
-    path: &Path,
-) -> Result<Resolved> {
-    let mut resolved = resolve_look(flags, r.header())?;
-    if resolved.auto_exposure || resolved.auto_point_size {
-        let l = &resolved.look;
-        let m = exposure::measure(
-            r,
-            clip.clone(),
-            &world_of(r.header()),
-            l.width,
-            l.height,
-            l.fit,
-            (!resolved.auto_point_size).then_some(l.point_size),
-            l.trails,
-            resolved.fps,
-        )
-        .with_context(|| format!("measuring the look of {}", path.display()))?;
-        if resolved.auto_exposure {
-            resolved.look.exposure = m.exposure;
-        }
-        resolved.look.point_size = m.point_size;
-    }
-    let look = &mut resolved.look;
-    if let Some(v) = look.view3.as_mut() {
-        v.clip = (clip.start, clip.end - clip.start);
-        if v.mode == CameraMode::Top {
-            eprintln!(
-                "note: {} is 3D: --camera top renders an orthographic projection onto x, y",
-                path.display()
-            );
-        }
-    }
-    let measuring = || format!("measuring the colour range of {}", path.display());
-    if look.color == ColorMode::Speed && look.range.is_none() {
-        look.range = Some(speed_range(r, clip).with_context(measuring)?);
-    } else if look.color == ColorMode::Density && look.range.is_none() && r.header().dim == 3 {
-        look.range = Some(density_range_3d(r, clip).with_context(measuring)?);
-    }
-    Ok(resolved)
+/// The look of the job's recording, resolved over the whole recording (what `--print-look`
+/// prints). Nothing is written and no GPU is opened.
+pub fn look_of(job: &Job) -> Result<Resolved> {
+    let mut reader = open_input(&job.input)?;
+    resolve::resolve(&job.look, &mut reader, &job.input)
 }
 
 /// Renders a recording into the job's destination.
 pub fn render(job: &Job) -> Result<Report> {
-    if matches!(job.dest, Destination::Mp4 { .. }) {
-        // A missing or broken FFmpeg fails here, in milliseconds, before the GPU starts.
-        ffmpeg::check()?;
-    }
-    // The output file: never the input, never another forge's output being written, an
-    // existing one only with --force; locked until the end.
-    let _claim = match &job.dest {
-        Destination::Mp4 { path, .. } | Destination::Still { path, .. } => Some(output::claim(
-            &[(path, "output")],
-            &[(&job.input, "input")],
-            job.force,
-        )?),
-        _ => None,
-    };
-    // The codec against this FFmpeg (after the claim: a locked output is named first).
-    let encoding = match &job.dest {
-        Destination::Mp4 { path, encoding } => {
-            let e = codec::resolve(encoding, job.quiet)?;
-            codec::check_extension(path, e.container, "-o")?;
-            Some(e)
-        }
-        _ => None,
-    };
-    let mut reader = open_input(&job.input)?;
-    let count = reader.frame_count();
-    if count == 0 {
-        bail!("{} has no frames to render", job.input.display());
-    }
-    let k = job.interpolate.max(1);
-    if k > 1 && matches!(job.dest, Destination::Still { .. }) {
-        bail!("--interpolate: applies to videos and frame folders, not to a still");
-    }
-    // The frames rendered (output frames), the clip they belong to (output frames), and the
-    // recorded frames the look (colour range, exposure) is measured over.
-    let (frames, clip, recorded) = match &job.dest {
-        Destination::Still { frame, .. } => {
-            let frame = *frame;
-            if frame >= count {
-                bail!(
-                    "--frame: {frame} is past the end ({} has frames 0..{count})",
-                    job.input.display()
-                );
-            }
-            (frame..frame + 1, 0..count, 0..count)
-        }
-        _ => {
-            let recorded = frames_range(job.frames, count, &job.input)?;
-            let clip = interp::Timeline {
-                first: recorded.start,
-                k,
-            }
-            .output(&recorded);
-            match job.chunk {
-                Some(t) => (chunk::chunk_range(clip.clone(), t)?, clip, recorded),
-                None => (clip.clone(), clip, recorded),
-            }
-        }
-    };
-    let timeline = interp::Timeline {
-        first: recorded.start,
-        k,
-    };
-    let recording = match (&job.dest, job.chunk) {
-        (Destination::Mp4 { .. }, Some(_)) => Some(chunk::recording(&job.input, count)?),
-        _ => None,
-    };
-    let mut resolved = full_look(&job.look, &mut reader, recorded.clone(), &job.input)?;
-    if let Some(v) = resolved.look.view3.as_mut() {
-        // An orbit turns once over the output frames.
-        v.clip = (clip.start, clip.end - clip.start);
-    }
-    if !job.quiet && (resolved.auto_exposure || resolved.auto_point_size) {
-        eprintln!(
-            "look: exposure {:.2}{}, point size {:.2}{}, trails {:.2} (set --exposure, --point-size, --trails to change them)",
-            resolved.look.exposure,
-            if resolved.auto_exposure { " (measured)" } else { "" },
-            resolved.look.point_size,
-            if resolved.auto_point_size { " (measured)" } else { "" },
-            resolved.look.trails,
-        );
-    }
-    let Resolved { look, fps, .. } = resolved;
-    // Trails need the frames before the first one shown: a chunk or a still draws them into
-    // the trails only (`Renderer::warm`), as a whole render would have, and moves the frame
-    // counter and a follow camera over the frames before those (`Renderer::skip`).
-    let partial = job.chunk.is_some() || matches!(job.dest, Destination::Still { .. });
-    let start = if partial {
-        chunk::warm_start(&frames, &clip, look.trails)
-    } else {
-        frames.start
-    };
-    if let (Some(t), false) = (job.chunk, job.quiet) {
-        eprintln!(
-            "chunk {t}: frames {}..{} of {}..{}{}",
-            frames.start,
-            frames.end,
-            clip.start,
-            clip.end,
-            if start < frames.start {
-                format!(" (trails warmed up from frame {start})")
-            } else {
-                String::new()
-            }
-        );
-    }
-    // A chunk's manifest (its settings fingerprint is taken from the resolved look).
-    let manifest = match (&job.dest, job.chunk, recording) {
-        (Destination::Mp4 { .. }, Some(t), Some(rec)) => Some(chunk::Manifest::new(
-            rec,
-            &clip,
-            &frames,
-            t,
-            &look,
-            fps,
-            encoding.as_ref().expect("resolved above"),
-            k,
-        )),
-        _ => None,
-    };
-    let mut world = world_of(reader.header());
-    let space = interp::Space {
-        dim: world.dim,
-        size: reader.header().world_size,
-        wrap: world.wrap,
-        frame_dt: world.frame_dt,
-    };
-    // Motion blur spans a fraction of the output frame's interval.
-    world.frame_dt /= k as f32;
-    let capacity = reader.header().agents;
-    let (w, h) = (look.width, look.height);
+    Plan::resolve(job)?.run()
+}
 
-    // Outputs are checked before the (slow) GPU start-up.
-    let out = match &job.dest {
-        Destination::Mp4 { path, .. } | Destination::Still { path, .. } => {
-            let (out, file) = OutputFile::create(path, job.force, "output")?;
-            drop(file);
-            Some(out)
+/// Which output frames a render draws. Output frames are numbered over the whole recording
+/// (`interp::Timeline`), so frame K is the same image in every render that shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Frames {
+    timeline: Timeline,
+    /// The clip the chunks of a chunked render split (`--frames`, else the whole recording).
+    clip: Range<u64>,
+    /// The frames shown.
+    shown: Range<u64>,
+    /// The first frame drawn: before `shown.start` when trails need warming up.
+    start: u64,
+}
+
+impl Frames {
+    fn of(job: &Job, count: u64, trails: f32) -> Result<Frames> {
+        let k = job.interpolate.max(1);
+        let timeline = Timeline { k };
+        let (clip, shown) = match &job.dest {
+            Destination::Still { frame, .. } => {
+                let frame = *frame;
+                if k > 1 {
+                    bail!("--interpolate: applies to videos and frame folders, not to a still");
+                }
+                if frame >= count {
+                    bail!(
+                        "--frame: {frame} is past the end ({} has frames 0..{count})",
+                        job.input.display()
+                    );
+                }
+                (frame..frame + 1, frame..frame + 1)
+            }
+            _ => {
+                let clip = timeline.output(&job.frames.within(count, &job.input)?);
+                let shown = match job.chunk {
+                    Some(t) => chunk::chunk_range(clip.clone(), t)?,
+                    None => clip.clone(),
+                };
+                (clip, shown)
+            }
+        };
+        let start = chunk::warm_start(&shown, trails);
+        Ok(Frames {
+            timeline,
+            clip,
+            shown,
+            start,
+        })
+    }
+}
+
+/// A render with every check made: the output claimed and created, the encoder known, the
+/// look resolved, the frames chosen. [`Plan::run`] does the work.
+pub struct Plan {
+    job: Job,
+    /// The output's lock, held until the plan is dropped.
+    _claim: Option<Claim>,
+    encoding: Option<Encoding>,
+    reader: Reader,
+    resolved: Resolved,
+    frames: Frames,
+    manifest: Option<chunk::Manifest>,
+    out: Option<OutputFile>,
+}
+
+impl Plan {
+    /// Every check, in the order a user would want to hear of them, before any GPU work.
+    pub fn resolve(job: &Job) -> Result<Plan> {
+        if matches!(job.dest, Destination::Mp4 { .. }) {
+            // A missing or broken FFmpeg fails here, in milliseconds, before the GPU starts.
+            ffmpeg::check()?;
         }
-        Destination::Png { dir } => {
-            sink::prepare_png_dir(dir, job.force)?;
-            None
+        // The output file: never the input, never another forge's output being written, an
+        // existing one only with --force; locked until the end.
+        let claim =
+            match &job.dest {
+                Destination::Mp4 { path, .. } | Destination::Still { path, .. } => Some(
+                    output::claim(&[(path, "output")], &[(&job.input, "input")], job.force)?,
+                ),
+                _ => None,
+            };
+        // The codec against this FFmpeg (after the claim: a locked output is named first).
+        let encoding = match &job.dest {
+            Destination::Mp4 { path, encoding } => {
+                let e = codec::resolve(encoding, job.quiet)?;
+                codec::check_extension(path, e.container, "-o")?;
+                Some(e)
+            }
+            _ => None,
+        };
+        let mut reader = open_input(&job.input)?;
+        let count = reader.frame_count();
+        if count == 0 {
+            bail!("{} has no frames to render", job.input.display());
         }
-        Destination::Collect { .. } => None,
-    };
-    let t0 = Instant::now();
-    let mut start_secs = 0.0;
-    let result = (|| -> Result<(u64, String)> {
-        let gpu = Gpu::new(job.adapter.as_deref())?;
-        let adapter = crate::render::gpu::describe(&gpu.info);
-        if !job.quiet {
-            eprintln!("adapter: {adapter}");
+        let resolved = resolve::resolve(&job.look, &mut reader, &job.input)?;
+        let frames = Frames::of(job, count, resolved.settings.trails)?;
+        let sprites = ["exposure", "point_size"];
+        if !job.quiet && resolved.measured.iter().any(|m| sprites.contains(m)) {
+            eprintln!("{}", resolved.summary());
         }
+        let manifest = match (&job.dest, job.chunk, &encoding) {
+            (Destination::Mp4 { .. }, Some(t), Some(enc)) => Some(chunk::Manifest::new(
+                chunk::recording(&job.input, count)?,
+                &frames.clip,
+                &frames.shown,
+                t,
+                &resolved.look,
+                enc,
+                frames.timeline.k,
+            )),
+            _ => None,
+        };
+        if let (Some(t), false) = (job.chunk, job.quiet) {
+            let (f, c) = (&frames.shown, &frames.clip);
+            eprintln!(
+                "chunk {t}: frames {}..{} of {}..{}{}",
+                f.start,
+                f.end,
+                c.start,
+                c.end,
+                if frames.start < f.start {
+                    format!(" (trails warmed up from frame {})", frames.start)
+                } else {
+                    String::new()
+                }
+            );
+        }
+        // Outputs are created before the (slow) GPU start-up.
+        let out = match &job.dest {
+            Destination::Mp4 { path, .. } | Destination::Still { path, .. } => {
+                let (out, file) = OutputFile::create(path, job.force, "output")?;
+                drop(file);
+                Some(out)
+            }
+            Destination::Png { dir } => {
+                sink::prepare_png_dir(dir, job.force)?;
+                None
+            }
+            Destination::Collect { .. } => None,
+        };
+        Ok(Plan {
+            job: job.clone(),
+            _claim: claim,
+            encoding,
+            reader,
+            resolved,
+            frames,
+            manifest,
+            out,
+        })
+    }
+
+    /// The resolved look.
+    pub fn look(&self) -> &Resolved {
+        &self.resolved
+    }
+
+    /// Renders; the output appears under its name only when every frame is in it.
+    pub fn run(mut self) -> Result<Report> {
+        let t0 = Instant::now();
+        let out = self.out.take();
         let writing = out.as_ref().map(|o| o.writing_path().to_path_buf());
-        let mut sink: Box<dyn FrameSink> = match &job.dest {
+        let result = self.draw(t0, writing.as_deref());
+        match (result, out) {
+            (Ok(r), Some(out)) => {
+                out.commit()?;
+                Ok(r)
+            }
+            (Ok(r), None) => Ok(r),
+            (Err(e), Some(out)) => {
+                out.abandon();
+                Err(e)
+            }
+            (Err(e), None) => Err(e),
+        }
+    }
+
+    /// The sink frames go to, written at `writing` (the output's temporary name).
+    fn sink(&self, writing: Option<&Path>, software: bool) -> Result<Box<dyn FrameSink>> {
+        let s = &self.resolved.settings;
+        let (w, h) = (s.width, s.height);
+        Ok(match &self.job.dest {
             Destination::Mp4 { path, .. } => Box::new(
                 FfmpegSink::start_tagged(
-                    writing.as_deref().expect("an output file"),
+                    writing.expect("an output file"),
                     w,
                     h,
-                    fps,
-                    encoding.as_ref().expect("resolved above"),
-                    &manifest.as_ref().map(|m| m.tags()).unwrap_or_default(),
-                    gpu.info.device_type == wgpu::DeviceType::Cpu,
+                    self.resolved.fps,
+                    self.encoding.as_ref().expect("resolved with the plan"),
+                    &self.manifest.as_ref().map(|m| m.tags()).unwrap_or_default(),
+                    software,
                 )?
                 .shown_as(path),
             ),
-            Destination::Png { dir } => Box::new(PngDir::new(dir, frames.start, w, h, job.force)),
-            Destination::Still { format, .. } => {
-                Box::new(Still::new(writing.expect("an output file"), w, h, *format))
-            }
+            Destination::Png { dir } => Box::new(PngDir::new(
+                dir,
+                self.frames.shown.start,
+                w,
+                h,
+                self.job.force,
+            )),
+            Destination::Still { format, .. } => Box::new(Still::new(
+                writing.expect("an output file").to_path_buf(),
+                w,
+                h,
+                *format,
+            )),
             Destination::Collect { frames, keep } => Box::new(Collect::new(frames.clone(), *keep)),
-        };
-        let output = match &job.dest {
-            Destination::Mp4 { .. } => {
-                Output::Yuv(encoding.as_ref().expect("resolved above").format)
-            }
+        })
+    }
+
+    /// What the renderer's last pass writes for this destination.
+    fn output_kind(&self) -> Output {
+        match &self.job.dest {
+            Destination::Mp4 { .. } => Output::Yuv(
+                self.encoding
+                    .as_ref()
+                    .expect("resolved with the plan")
+                    .format,
+            ),
             Destination::Collect { .. } => Output::YUV420P,
             Destination::Png { .. } => Output::Rgba8,
             Destination::Still { format, .. } => format.output(),
-        };
-        let mut renderer = Renderer::new(gpu, look, world, output, capacity)?;
-        start_secs = t0.elapsed().as_secs_f64();
-        let shown = frames.end - start;
-        let quiet_bar = job.quiet || matches!(job.dest, Destination::Still { .. });
-        let bar = crate::progress::bar(shown, quiet_bar, "frames");
-        if partial {
-            let follows = renderer.follows();
-            // The recorded frames either side of a skipped output frame, and their blend.
-            let (mut a, mut b, mut mix) = (Frame::empty(), Frame::empty(), Frame::empty());
-            for o in clip.start..start {
-                if !follows {
-                    renderer.skip(None);
-                    continue;
-                }
-                let (r, frac) = timeline.at(o);
-                let mut read = |r: u64, f: &mut Frame| {
-                    reader
-                        .read_frame_into(r, f)
-                        .with_context(|| format!("{}: frame {r}", job.input.display()))
-                };
-                read(r, &mut a)?;
-                if frac == 0 {
-                    renderer.skip(Some(&a));
-                } else {
-                    read(r + 1, &mut b)?;
-                    interp::blend(&a, &b, frac as f32 / k as f32, &space, &mut mix);
-                    renderer.skip(Some(&mix));
-                }
-            }
         }
-        let mut source = interp::Frames::start(reader, timeline, space, start..frames.end)?;
+    }
+
+    /// Opens the GPU and draws every frame into the sink (the output written at `writing`).
+    fn draw(self, t0: Instant, writing: Option<&Path>) -> Result<Report> {
+        let gpu = Gpu::new(self.job.adapter.as_deref())?;
+        let adapter = crate::render::gpu::describe(&gpu.info);
+        if !self.job.quiet {
+            eprintln!("adapter: {adapter}");
+        }
+        let software = gpu.info.device_type == wgpu::DeviceType::Cpu;
+        let mut sink = self.sink(writing, software)?;
+        let output = self.output_kind();
+        let Plan {
+            job,
+            mut reader,
+            resolved,
+            frames: f,
+            ..
+        } = self;
+        let header = reader.header().clone();
+        let mut world = resolve::world_of(&header);
+        let space = Space {
+            dim: world.dim,
+            size: header.world_size,
+            wrap: world.wrap,
+            frame_dt: world.frame_dt,
+        };
+        // Output frames are `frame_dt / K` apart (motion blur spans a fraction of that).
+        world.frame_dt /= f.timeline.k as f32;
+        let (w, h) = (resolved.settings.width, resolved.settings.height);
+        let mut renderer = Renderer::new(gpu, resolved.settings, world, output, header.agents)?;
+        let start_secs = t0.elapsed().as_secs_f64();
+        let quiet_bar = job.quiet || matches!(job.dest, Destination::Still { .. });
+        let bar = crate::progress::bar(f.shown.end - f.start, quiet_bar, "frames");
+        if renderer.follows() {
+            let from = Replay {
+                reader: &mut reader,
+                input: &job.input,
+                timeline: f.timeline,
+                space: &space,
+            };
+            from.ease(&mut renderer, 0..f.start)?;
+        }
+        let mut source = interp::Frames::start(reader, f.timeline, space, f.start..f.shown.end)?;
         let mut done = 0u64;
         let mut deliver = |b: &[u8]| sink.frame(b);
-        while let Some(f) = source.next() {
+        while let Some(frame) = source.next() {
             // SIGINT/SIGTERM: stop here; FFmpeg is stopped and the output removed on the way out.
             crate::signal::check()?;
-            let f = f.with_context(|| format!("{}", job.input.display()))?;
-            if f.index < frames.start {
-                renderer.warm(&f, &mut deliver)?;
+            let frame = frame.with_context(|| format!("{}", job.input.display()))?;
+            if frame.index < f.shown.start {
+                renderer.warm(&frame, &mut deliver)?;
             } else {
-                renderer.render(&f, &mut deliver)?;
+                renderer.render(&frame, &mut deliver)?;
             }
-            source.give_back(f);
+            source.give_back(frame);
             done += 1;
             bar.set_position(done);
         }
         renderer.finish(&mut deliver)?;
         sink.finish()?;
         bar.finish_and_clear();
-        Ok((frames.end - frames.start, adapter))
-    })();
-    let (shown, adapter) = match (result, out) {
-        (Ok(r), Some(out)) => {
-            out.commit()?;
-            r
+        Ok(Report {
+            frames: f.shown.end - f.shown.start,
+            width: w,
+            height: h,
+            fps: resolved.fps,
+            secs: t0.elapsed().as_secs_f64(),
+            start_secs,
+            adapter,
+        })
+    }
+}
+
+/// The frames a follow camera eases over before the first frame drawn.
+struct Replay<'a> {
+    reader: &'a mut Reader,
+    input: &'a Path,
+    timeline: Timeline,
+    space: &'a Space,
+}
+
+impl Replay<'_> {
+    /// Eases the renderer's follow camera over output frames `frames` without drawing them,
+    /// as a render from the recording's first frame would have.
+    fn ease(self, renderer: &mut Renderer, frames: Range<u64>) -> Result<()> {
+        let k = self.timeline.k;
+        // The recorded frames either side of a skipped output frame, and their blend.
+        let (mut a, mut b, mut mix) = (Frame::empty(), Frame::empty(), Frame::empty());
+        for o in frames {
+            crate::signal::check()?;
+            let (r, frac) = self.timeline.at(o);
+            let input = self.input;
+            let mut read = |r: u64, f: &mut Frame| {
+                self.reader
+                    .read_frame_into(r, f)
+                    .with_context(|| format!("{}: frame {r}", input.display()))
+            };
+            read(r, &mut a)?;
+            if frac == 0 {
+                renderer.skip(&a);
+            } else {
+                read(r + 1, &mut b)?;
+                interp::blend(&a, &b, frac as f32 / k as f32, self.space, &mut mix);
+                mix.index = o;
+                renderer.skip(&mix);
+            }
         }
-        (Ok(r), None) => r,
-        (Err(e), Some(out)) => {
-            out.abandon();
-            return Err(e);
-        }
-        (Err(e), None) => return Err(e),
-    };
-    Ok(Report {
-        frames: shown,
-        width: w,
-        height: h,
-        fps,
-        secs: t0.elapsed().as_secs_f64(),
-        start_secs,
-        adapter,
-    })
+        Ok(())
+    }
 }

@@ -365,7 +365,7 @@ pub fn help_options(help: &str) -> Vec<HelpOption> {
                 None => (t.to_string(), String::new()),
             };
             let long = head
-                .split([',', ' ', '='])
+                .split([',', ' ', '=', '['])
                 .find(|w| w.starts_with("--"))
                 .unwrap_or_else(|| panic!("option without a long name: {head:?}"))
                 .to_string();
@@ -535,4 +535,40 @@ pub fn exr_light(path: &Path) -> (usize, usize, Vec<f64>) {
         .map(|p| (p.0[0] + p.0[1] + p.0[2]) as f64)
         .collect();
     (w, h, v)
+}
+
+/// An 8-bit RGBA (or RGB) PNG's width, height and samples.
+#[allow(dead_code)]
+pub fn read_png(path: &Path) -> (u32, u32, Vec<u8>) {
+    let file = std::io::BufReader::new(
+        fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+    );
+    let mut r = png::Decoder::new(file).read_info().expect("a PNG header");
+    let mut buf = vec![0; r.output_buffer_size().expect("a sane size")];
+    let info = r.next_frame(&mut buf).expect("PNG pixels decode");
+    buf.truncate(info.buffer_size());
+    (info.width, info.height, buf)
+}
+
+/// The largest difference between two images' samples, and how many samples differ; the
+/// images must be the same size.
+#[allow(dead_code)]
+pub fn max_difference(a: &Path, b: &Path) -> (u8, usize) {
+    let (wa, ha, pa) = read_png(a);
+    let (wb, hb, pb) = read_png(b);
+    assert_eq!(
+        (wa, ha, pa.len()),
+        (wb, hb, pb.len()),
+        "{} and {} differ in size",
+        a.display(),
+        b.display()
+    );
+    let mut worst = 0u8;
+    let mut differ = 0usize;
+    for (x, y) in pa.iter().zip(&pb) {
+        let d = x.abs_diff(*y);
+        worst = worst.max(d);
+        differ += (d > 0) as usize;
+    }
+    (worst, differ)
 }

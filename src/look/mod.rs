@@ -1,0 +1,484 @@
+//! How a recording looks, as one value: [`Look`], a struct of optional settings that is at
+//! once the scene's `render` section (serde), the command-line flags (clap, flattened into
+//! `forge render`, `still`, `run`) and a look file (`--look FILE.json`). Layers of it are
+//! merged by [`Look::over`] (flag > `--look` file > the recording's `render` section); what no
+//! layer sets is filled in, and measured over the recording where it depends on it, by
+//! `video::resolve`. A new look setting is one field here (and its use in the renderer).
+//!
+//! A leaf: it names nothing else of the crate, so the scene schema and the renderer can both
+//! use its types.
+
+mod values;
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+pub use values::{
+    name_of, names_of, CameraMode, ColorMode, Colormap, Fit, Overlay, Overlays, Rgb, Size, Span,
+    Vec3,
+};
+
+/// Every look setting, each optional. Its doc comments are the flags' help.
+#[serde_with::skip_serializing_none]
+#[derive(clap::Args, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Look {
+    /// Output size in pixels, two even numbers [default: 1920x1080].
+    #[arg(long, value_name = "WxH")]
+    pub size: Option<Size>,
+    /// Frames per second of the video: one recorded frame per video frame [default: 30].
+    #[arg(long)]
+    pub fps: Option<u32>,
+    /// Colour agents by speed, heading, density (computed on the GPU) or one fixed colour
+    /// [default: speed].
+    #[arg(long, value_enum)]
+    pub color: Option<ColorMode>,
+    /// Colour map [default: inferno from 30% in (its near-black end left out); sinebow for
+    /// heading].
+    #[arg(long, value_enum)]
+    pub colormap: Option<Colormap>,
+    /// Where the colour scale starts in a non-cyclic map, 0..=0.9: 0.3 leaves out its darkest
+    /// 30% [default: 0.3 for the default map, else 0].
+    #[arg(long, value_name = "FRACTION")]
+    pub colormap_start: Option<f32>,
+    /// Values at the colour map's ends [default: measured over the whole recording; speed: 5th
+    /// to 95th percentile; density: 0 to 4x the mean agents per cell (2D), 0 to the 95th
+    /// percentile (3D)].
+    #[arg(long, value_name = "A..B", allow_hyphen_values = true)]
+    pub range: Option<Span>,
+    /// Exposure before tone mapping [default: measured over the whole recording: how much
+    /// light the agents pile up on screen].
+    #[arg(long)]
+    pub exposure: Option<f32>,
+    /// Sprite core radius in pixels at 1080p, scaled with the output height [default: with a
+    /// measured exposure, 0.15 of the agents' mean spacing on screen (1.4..4.5), else 1.5].
+    #[arg(long)]
+    pub point_size: Option<f32>,
+    /// Trails: fraction of the previous frame kept, in [0, 1), 0 = off [default: the light
+    /// halves in 0.15 s: 0.86 at 30 fps].
+    #[arg(long)]
+    pub trails: Option<f32>,
+    /// Bloom strength, 0 = off [default: 0.5].
+    #[arg(long)]
+    pub bloom: Option<f32>,
+    /// Bloom's size, relative to the default: 2 = the same glow twice as wide, 0.5 = half; the
+    /// same fraction of the frame at every size, its light the same (0.25..=4) [default: 1].
+    #[arg(long, value_name = "R")]
+    pub bloom_radius: Option<f32>,
+    /// Background colour, #rrggbb [default: #05050a].
+    #[arg(long, value_name = "#RRGGBB")]
+    pub background: Option<Rgb>,
+    /// Vignette strength, 0 = none [default: 0.25].
+    #[arg(long)]
+    pub vignette: Option<f32>,
+    /// Motion blur: the shutter angle in degrees, film's convention (180 = open half of each
+    /// frame interval; 0 = off). Each agent is smeared along its velocity over the shutter
+    /// time, with its light kept [default: 0].
+    #[arg(long, value_name = "SHUTTER")]
+    pub motion_blur: Option<f32>,
+    /// Overlays drawn over the picture, comma-separated: colorbar (the colour map, its range
+    /// and quantity), time (t = … s, step), title, scale (a bar in world units, 2D); or none
+    /// [default: none].
+    #[arg(long, value_name = "LIST")]
+    pub overlay: Option<Overlays>,
+    /// Title text; on the command line it also shows the title overlay [default: the scene's
+    /// name].
+    #[arg(long)]
+    pub title: Option<String>,
+    /// How the world fills the frame when their aspects differ [default: letterbox].
+    #[arg(long, value_enum)]
+    pub fit: Option<Fit>,
+    /// 2D: keep the centre of mass in the middle of the frame (eased); for a 3D recording, the
+    /// same as --camera follow. `--follow` alone is `--follow=true` [default: false].
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+    pub follow: Option<bool>,
+    /// 3D: orbit (circle the world), fixed (from --eye towards --target), follow (track the
+    /// centre of mass) or top (orthographic x-y projection) [default: orbit; fixed if --eye
+    /// or --target is given].
+    #[arg(long, value_enum)]
+    pub camera: Option<CameraMode>,
+    /// 3D, orbit camera: simulated seconds per full turn [default: the recording's length,
+    /// and at least 20 s of video].
+    #[arg(long, value_name = "SECONDS")]
+    pub orbit_period: Option<f32>,
+    /// 3D, fixed camera: where the eye is, world units [default: where the orbit starts, 25°
+    /// above the -y side].
+    #[arg(long, value_name = "X,Y,Z", allow_hyphen_values = true)]
+    pub eye: Option<Vec3>,
+    /// 3D, fixed camera: the point looked at, world units [default: the world's centre].
+    #[arg(long, value_name = "X,Y,Z", allow_hyphen_values = true)]
+    pub target: Option<Vec3>,
+    /// 3D: vertical field of view in degrees [default: 45].
+    #[arg(long, value_name = "DEG")]
+    pub fov: Option<f32>,
+    /// 3D: fog, 0..1: how far the farthest agents fade towards the background [default: 0].
+    #[arg(long)]
+    pub fog: Option<f32>,
+    /// 3D: draw the world box as a faint wireframe. `--box` alone is `--box=true`
+    /// [default: false].
+    #[arg(
+        long = "box",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true"
+    )]
+    #[serde(rename = "box")]
+    pub world_box: Option<bool>,
+}
+
+/// The settings that apply to 3D recordings only.
+pub const FIELDS_3D: &[&str] = &[
+    "camera",
+    "orbit_period",
+    "eye",
+    "target",
+    "fov",
+    "fog",
+    "box",
+];
+
+/// One setting out of range: its JSON name and what is wrong.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Problem {
+    pub field: &'static str,
+    pub message: String,
+}
+
+impl Look {
+    /// The JSON names of every field, in order.
+    pub fn fields() -> &'static [&'static str] {
+        serde_fields::<Look>()
+    }
+
+    /// How field `field` (its JSON name) is given on the command line.
+    pub fn flag(field: &str) -> String {
+        format!("--{}", field.replace('_', "-"))
+    }
+
+    /// The settings of `self`, with those it leaves unset taken from `lower`.
+    pub fn over(&self, lower: &Look) -> Look {
+        let mut map = to_map(lower);
+        map.extend(to_map(self));
+        serde_json::from_value(serde_json::Value::Object(map)).expect("two looks merge into a look")
+    }
+
+    /// The JSON names of the fields set.
+    pub fn given(&self) -> Vec<String> {
+        to_map(self).keys().cloned().collect()
+    }
+
+    /// Whether the field with this JSON name is set.
+    pub fn has(&self, field: &str) -> bool {
+        to_map(self).contains_key(field)
+    }
+
+    /// Every value out of its range; for a recording of `dim` dimensions, 3D settings on a
+    /// 2D one too. Cross-field rules (an eye with a moving camera, …) are the resolver's.
+    pub fn problems(&self, dim: Option<u8>) -> Vec<Problem> {
+        let mut out = Vec::new();
+        let mut bad = |field: &'static str, message: String| out.push(Problem { field, message });
+        if let Some(Size([w, h])) = self.size {
+            // The GPU's and the encoder's own limits are checked later, before any work.
+            if w == 0 || h == 0 || w % 2 == 1 || h % 2 == 1 {
+                bad(
+                    "size",
+                    format!(
+                        "must be two even numbers above zero (H.264 in yuv420p needs even sizes), got {w}x{h}"
+                    ),
+                );
+            }
+        }
+        if let Some(fps) = self.fps {
+            if fps == 0 || fps > 240 {
+                bad("fps", format!("must be in 1..=240, got {fps}"));
+            }
+        }
+        let mut within = |field: &'static str, v: Option<f32>, ok: &dyn Fn(f32) -> bool, what| {
+            if let Some(x) = v {
+                if !(x.is_finite() && ok(x)) {
+                    bad(field, format!("must be {what}, got {x}"));
+                }
+            }
+        };
+        within(
+            "colormap_start",
+            self.colormap_start,
+            &|x| (0.0..=0.9).contains(&x),
+            "in [0, 0.9]",
+        );
+        within("exposure", self.exposure, &|x| x >= 0.0, "a number >= 0");
+        within(
+            "point_size",
+            self.point_size,
+            &|x| x >= 0.0,
+            "a number >= 0",
+        );
+        within(
+            "trails",
+            self.trails,
+            &|x| (0.0..1.0).contains(&x),
+            "in [0, 1)",
+        );
+        within("bloom", self.bloom, &|x| x >= 0.0, "a number >= 0");
+        within(
+            "bloom_radius",
+            self.bloom_radius,
+            &|x| (0.25..=4.0).contains(&x),
+            "in 0.25..=4 (times the default reach)",
+        );
+        within("vignette", self.vignette, &|x| x >= 0.0, "a number >= 0");
+        within(
+            "motion_blur",
+            self.motion_blur,
+            &|x| (0.0..=360.0).contains(&x),
+            "a shutter angle in [0, 360] degrees",
+        );
+        within(
+            "orbit_period",
+            self.orbit_period,
+            &|x| x > 0.0,
+            "a number of seconds > 0",
+        );
+        within(
+            "fov",
+            self.fov,
+            &|x| x > 1.0 && x < 170.0,
+            "between 1 and 170 degrees",
+        );
+        within("fog", self.fog, &|x| (0.0..=1.0).contains(&x), "in [0, 1]");
+        if let Some(Span([a, b])) = self.range {
+            if !(a.is_finite() && b.is_finite() && a < b) {
+                bad("range", format!("must be A..B with A < B, got {a}..{b}"));
+            }
+        }
+        for (field, p) in [("eye", self.eye), ("target", self.target)] {
+            if let Some(Vec3(p)) = p {
+                if !p.iter().all(|x| x.is_finite()) {
+                    bad(field, "must be three finite numbers X,Y,Z".into());
+                }
+            }
+        }
+        if dim.is_some_and(|d| d != 3) {
+            for field in FIELDS_3D {
+                if self.has(field) {
+                    bad(field, "applies to 3D only (dim 3); this is 2D".into());
+                }
+            }
+        }
+        out
+    }
+
+    /// The look as JSON, one field a line (what `--print-look` prints and `--look` reads).
+    pub fn to_json(&self) -> String {
+        let mut out = Vec::new();
+        let mut ser = serde_json::Serializer::with_formatter(&mut out, FieldPerLine::default());
+        self.serialize(&mut ser).expect("a look serialises");
+        String::from_utf8(out).expect("JSON is UTF-8")
+    }
+
+    /// A look file: JSON with the fields of a scene's `render` section; an error names the
+    /// file and the field at fault.
+    pub fn read_file(path: &Path) -> Result<Look, String> {
+        let text =
+            std::fs::read_to_string(path).map_err(|e| format!("--look {}: {e}", path.display()))?;
+        let mut de = serde_json::Deserializer::from_str(&text);
+        let look: Look = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+            let at = e.path().to_string();
+            let inner = e.inner();
+            let place = if at.is_empty() || at == "." {
+                String::new()
+            } else {
+                format!(" {at}:")
+            };
+            format!(
+                "--look {}:{place} {} (line {})",
+                path.display(),
+                strip_position(&inner.to_string()),
+                inner.line()
+            )
+        })?;
+        de.end()
+            .map_err(|e| format!("--look {}: {e}", path.display()))?;
+        Ok(look)
+    }
+}
+
+/// Pretty JSON with each array on its field's line: `"size": [1280, 720],`.
+#[derive(Default)]
+struct FieldPerLine {
+    pretty: serde_json::ser::PrettyFormatter<'static>,
+}
+
+impl serde_json::ser::Formatter for FieldPerLine {
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.pretty.begin_object(w)
+    }
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.pretty.end_object(w)
+    }
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.pretty.begin_object_key(w, first)
+    }
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.pretty.begin_object_value(w)
+    }
+    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.pretty.end_object_value(w)
+    }
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(b"[")
+    }
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(b"]")
+    }
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        if first {
+            Ok(())
+        } else {
+            w.write_all(b", ")
+        }
+    }
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// serde_json's message without its " at line L column C".
+fn strip_position(msg: &str) -> &str {
+    match msg.rfind(" at line ") {
+        Some(i) => &msg[..i],
+        None => msg,
+    }
+}
+
+fn to_map(l: &Look) -> serde_json::Map<String, serde_json::Value> {
+    match serde_json::to_value(l).expect("a look serialises") {
+        serde_json::Value::Object(m) => m,
+        _ => unreachable!("a look serialises as an object"),
+    }
+}
+
+/// The field names serde's derive gives a struct (what `deserialize_struct` is told).
+fn serde_fields<T: serde::de::DeserializeOwned>() -> &'static [&'static str] {
+    use serde::de::{self, Visitor};
+    struct Fields;
+    #[derive(Debug)]
+    struct Found(&'static [&'static str]);
+    impl std::fmt::Display for Found {
+        fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            write!(f, "fields found")
+        }
+    }
+    impl std::error::Error for Found {}
+    impl de::Error for Found {
+        fn custom<M: std::fmt::Display>(_: M) -> Found {
+            Found(&[])
+        }
+    }
+    impl<'de> de::Deserializer<'de> for Fields {
+        type Error = Found;
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Found> {
+            Err(Found(&[]))
+        }
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Found> {
+            Err(Found(fields))
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+            byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map enum
+            identifier ignored_any
+        }
+    }
+    match T::deserialize(Fields) {
+        Err(Found(f)) => f,
+        Ok(_) => &[],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_field_list_is_serdes() {
+        let f = Look::fields();
+        assert_eq!(f.first(), Some(&"size"));
+        assert!(f.contains(&"box") && f.contains(&"point_size"), "{f:?}");
+        for name in FIELDS_3D {
+            assert!(f.contains(name), "{name}");
+        }
+        let e = serde_json::from_str::<Look>(r#"{"sparkle": 1}"#).unwrap_err();
+        for name in f {
+            assert!(e.to_string().contains(name), "{name}: {e}");
+        }
+    }
+
+    #[test]
+    fn upper_layers_win_field_by_field() {
+        let flags = Look {
+            exposure: Some(0.7),
+            ..Default::default()
+        };
+        let file = Look {
+            exposure: Some(0.2),
+            trails: Some(0.5),
+            world_box: Some(true),
+            ..Default::default()
+        };
+        let m = flags.over(&file);
+        assert_eq!(m.exposure, Some(0.7));
+        assert_eq!(m.trails, Some(0.5));
+        assert_eq!(m.world_box, Some(true));
+        assert_eq!(m.given(), ["box", "exposure", "trails"]);
+    }
+
+    #[test]
+    fn floats_survive_json_exactly() {
+        let mut x = 0.123_456_79_f32;
+        for _ in 0..20_000 {
+            let l = Look {
+                exposure: Some(x),
+                range: Some(Span([x, x * 3.0])),
+                ..Default::default()
+            };
+            let back: Look = serde_json::from_str(&l.to_json()).unwrap();
+            assert_eq!(back, l, "{x:e}");
+            x = f32::from_bits(
+                x.to_bits()
+                    .wrapping_mul(1_664_525)
+                    .wrapping_add(1_013_904_223),
+            )
+            .abs();
+            if !(x * 3.0).is_finite() {
+                x = 0.5;
+            }
+        }
+    }
+
+    #[test]
+    fn problems_name_their_field() {
+        let l = Look {
+            size: Some(Size([641, 360])),
+            trails: Some(1.0),
+            fov: Some(30.0),
+            ..Default::default()
+        };
+        let p: Vec<_> = l.problems(Some(2)).into_iter().map(|p| p.field).collect();
+        assert_eq!(p, ["size", "trails", "fov"]);
+        assert!(l.problems(Some(3)).iter().all(|p| p.field != "fov"));
+    }
+}
