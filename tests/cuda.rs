@@ -3,7 +3,8 @@
 //! Without a GPU: every kernel compiles with NVRTC for sm_80 and sm_90 with no error and no
 //! warning (SKIP, loudly, where NVRTC is absent, unless FORGE_REQUIRE_NVRTC=1), and the backend
 //! choice through the real binary (`--backend cuda` fails clearly, `--backend auto` notes the
-//! CPU). With a GPU: CPU and CUDA recordings are byte-identical.
+//! CPU). With a GPU: CPU and CUDA recordings are byte-identical (required, not skipped, under
+//! FORGE_REQUIRE_CUDA=1).
 
 use forge::sim::cuda;
 
@@ -143,10 +144,11 @@ fn backend_auto_without_a_device_notes_the_cpu() {
 /// agent counts are the same bytes (scripts/gpu-check.sh runs the larger version).
 #[test]
 fn cuda_matches_cpu_bytes_when_a_gpu_is_present() {
-    if cuda::open_device().is_err() {
-        skip(&format!(
-            "cuda_matches_cpu_bytes_when_a_gpu_is_present: no CUDA device"
-        ));
+    if let Err(e) = cuda::open_device() {
+        skip_unless_required(
+            "FORGE_REQUIRE_CUDA",
+            &format!("cuda_matches_cpu_bytes_when_a_gpu_is_present: no CUDA device ({e})"),
+        );
         return;
     }
     let dir = tmp();

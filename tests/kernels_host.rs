@@ -29,6 +29,8 @@ struct Lib {
     unit2: unsafe extern "C" fn(f32, f32, *mut f32),
     params_size: unsafe extern "C" fn() -> u32,
     grid_shape_size: unsafe extern "C" fn() -> u32,
+    params_offset: unsafe extern "C" fn(*const std::ffi::c_char) -> std::ffi::c_long,
+    grid_shape_offset: unsafe extern "C" fn(*const std::ffi::c_char) -> std::ffi::c_long,
     #[allow(clippy::type_complexity)]
     boids_pairs_integrate: unsafe extern "C" fn(
         *const Params,
@@ -129,6 +131,8 @@ fn lib() -> &'static Lib {
                 unit2: sym!("fm_unit2"),
                 params_size: sym!("fm_params_size"),
                 grid_shape_size: sym!("fm_grid_shape_size"),
+                params_offset: sym!("fm_params_offset"),
+                grid_shape_offset: sym!("fm_grid_shape_offset"),
                 boids_pairs_integrate: sym!("fm_boids_pairs_integrate"),
                 vicsek_integrate: sym!("fm_vicsek_integrate"),
                 heading: sym!("fm_heading"),
@@ -193,8 +197,15 @@ fn same(a: f32, b: f32) -> bool {
     a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
 }
 
+/// Field name → `offset_of!` of the Rust struct, for every field.
+macro_rules! offsets {
+    ($t:ty, $($f:ident),+ $(,)?) => {
+        [$((stringify!($f), std::mem::offset_of!($t, $f))),+]
+    };
+}
+
 #[test]
-fn layouts_match() {
+fn layouts_match_field_by_field() {
     let l = lib();
     unsafe {
         assert_eq!((l.params_size)() as usize, std::mem::size_of::<Params>());
@@ -203,6 +214,28 @@ fn layouts_match() {
             std::mem::size_of::<GridShape>()
         );
     }
+    let params = offsets!(
+        Params, n, dim, model, boundary, world, half_world, dt, r_sep2, r_ali2, r_coh2, w_sep,
+        w_ali, w_coh, max_force, v_min, v_max, v0, noise, seed, noise_kind, topo_k,
+    );
+    let grid = offsets!(GridShape, dims, ncells, inv_cell, wrap);
+    let c = |f: &str| std::ffi::CString::new(f).unwrap();
+    for (name, rust) in params {
+        let cpp = unsafe { (l.params_offset)(c(name).as_ptr()) };
+        assert_eq!(
+            cpp, rust as std::ffi::c_long,
+            "Params.{name}: C++ offsetof {cpp}, Rust {rust}"
+        );
+    }
+    for (name, rust) in grid {
+        let cpp = unsafe { (l.grid_shape_offset)(c(name).as_ptr()) };
+        assert_eq!(
+            cpp, rust as std::ffi::c_long,
+            "GridShape.{name}: C++ {cpp}, Rust {rust}"
+        );
+    }
+    // A name neither has is told apart (the lookup is not vacuous).
+    assert_eq!(unsafe { (l.params_offset)(c("nope").as_ptr()) }, -1);
 }
 
 #[test]

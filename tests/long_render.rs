@@ -621,7 +621,10 @@ fn the_encoder_yields_to_a_software_renderer() {
     let d = tmp();
     let p = d.path();
     let Some(lvp) = lavapipe(p) else {
-        skip("the_encoder_yields_to_a_software_renderer: no lavapipe adapter");
+        skip_unless_required(
+            "FORGE_REQUIRE_GPU_TESTS",
+            "the_encoder_yields_to_a_software_renderer: no lavapipe adapter",
+        );
         return;
     };
     long_recording(p, 10);

@@ -5,6 +5,7 @@
 // and scan kernels.
 // Compiled with -ffp-contract=off -fno-fast-math, so it computes what the GPU computes under
 // NVRTC --fmad=false.
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "../forge_math.h"
@@ -52,6 +53,26 @@ void fm_apply_boundary(float* p, float* v, float size, fu32 boundary) {
 void fm_unit2(float vx, float vy, float* out) { unit2(vx, vy, out); }
 fu32 fm_params_size(void) { return (fu32)sizeof(Params); }
 fu32 fm_grid_shape_size(void) { return (fu32)sizeof(GridShape); }
+
+// Where each field of Params and GridShape lies (offsetof), by name; -1 for a name neither has.
+#define FM_FIELD(S, f) \
+    if (strcmp(name, #f) == 0) return (long)offsetof(S, f);
+long fm_params_offset(const char* name) {
+    FM_FIELD(Params, n) FM_FIELD(Params, dim) FM_FIELD(Params, model)
+    FM_FIELD(Params, boundary) FM_FIELD(Params, world) FM_FIELD(Params, half_world)
+    FM_FIELD(Params, dt) FM_FIELD(Params, r_sep2) FM_FIELD(Params, r_ali2)
+    FM_FIELD(Params, r_coh2) FM_FIELD(Params, w_sep) FM_FIELD(Params, w_ali)
+    FM_FIELD(Params, w_coh) FM_FIELD(Params, max_force) FM_FIELD(Params, v_min)
+    FM_FIELD(Params, v_max) FM_FIELD(Params, v0) FM_FIELD(Params, noise)
+    FM_FIELD(Params, seed) FM_FIELD(Params, noise_kind) FM_FIELD(Params, topo_k)
+    return -1;
+}
+long fm_grid_shape_offset(const char* name) {
+    FM_FIELD(GridShape, dims) FM_FIELD(GridShape, ncells) FM_FIELD(GridShape, inv_cell)
+    FM_FIELD(GridShape, wrap)
+    return -1;
+}
+#undef FM_FIELD
 
 // boids_pair over a list of candidates, boids_remove_self of candidate 0 when self0, then
 // boids_integrate (D = 2 or 3); d is [m][D] offsets, d2 [m], vfix [m][D]. Returns the sums

@@ -239,6 +239,16 @@ pub fn skip(msg: &str) {
     let _ = writeln!(std::io::stderr(), "SKIPPED {msg}");
 }
 
+/// Skips with `msg`, or fails the test where the environment variable `required` is `1` (the
+/// test script sets these where it has installed what the test needs).
+#[allow(dead_code)]
+pub fn skip_unless_required(required: &str, msg: &str) {
+    if std::env::var(required).is_ok_and(|v| v == "1") {
+        panic!("{required}=1 but {msg}");
+    }
+    skip(msg);
+}
+
 /// `FORGE_REQUIRE_GPU_TESTS=1`: a missing GPU adapter or FFmpeg fails the test.
 pub fn require_gpu_tests() -> bool {
     std::env::var("FORGE_REQUIRE_GPU_TESTS").is_ok_and(|v| v == "1")

@@ -121,6 +121,10 @@ fn lanes(j: usize, b: usize) -> (bool, __m256i) {
 }
 
 /// Eight positions of one axis from slot `j` (masked lanes read as 0, never out of bounds).
+///
+/// # Safety
+/// The CPU has AVX2; with `full`, `j + 8 <= s.len()`; otherwise every lane set in `valid`
+/// is an index within `s`.
 #[inline]
 #[target_feature(enable = "avx2")]
 unsafe fn load_f(s: &[f32], j: usize, full: bool, valid: __m256i) -> __m256 {
@@ -135,6 +139,9 @@ unsafe fn load_f(s: &[f32], j: usize, full: bool, valid: __m256i) -> __m256 {
 }
 
 /// Eight fixed-point values of one axis from slot `j`, as two halves.
+///
+/// # Safety
+/// As for [`load_f`], over `s`.
 #[inline]
 #[target_feature(enable = "avx2")]
 unsafe fn load_i(s: &[i64], j: usize, full: bool, valid: (__m256i, __m256i)) -> (__m256i, __m256i) {
@@ -185,6 +192,10 @@ pub(super) fn in_bounds<const D: usize>(c: &Cands<D>, ranges: &[(u32, u32)]) {
     assert!(ranges.iter().all(|&(a, b)| a <= b && b as usize <= n));
 }
 
+/// [`super::boids_sums`], eight candidates at a time.
+///
+/// # Safety
+/// The CPU has AVX2 (the candidate ranges are checked against the slices by `in_bounds`).
 #[target_feature(enable = "avx2")]
 pub(super) unsafe fn boids_sums<const D: usize>(
     p: &Params,
@@ -276,6 +287,10 @@ pub(super) unsafe fn boids_sums<const D: usize>(
     out.n_coh = n_coh;
 }
 
+/// [`super::vicsek_sum`], eight candidates at a time.
+///
+/// # Safety
+/// The CPU has AVX2 (the candidate ranges are checked against the slices by `in_bounds`).
 #[target_feature(enable = "avx2")]
 pub(super) unsafe fn vicsek_sum(
     p: &Params,

@@ -30,6 +30,10 @@ fn lanes(j: usize, b: usize) -> __mmask8 {
 }
 
 /// Offsets `q − pi` of the eight candidates from `j` (lanes outside `k` read as 0).
+///
+/// # Safety
+/// The CPU has AVX-512 F, DQ and VL; every lane set in `k` is a slot within each axis of
+/// `c.pos` (from `j`).
 #[inline]
 #[target_feature(enable = "avx512f,avx512dq,avx512vl")]
 unsafe fn offsets<const D: usize>(
@@ -53,6 +57,11 @@ unsafe fn offsets<const D: usize>(
     d
 }
 
+/// [`super::boids_sums`], eight candidates at a time with mask registers.
+///
+/// # Safety
+/// The CPU has AVX-512 F, DQ and VL (the candidate ranges are checked against the slices by
+/// `avx2::in_bounds`).
 #[target_feature(enable = "avx512f,avx512dq,avx512vl")]
 pub(super) unsafe fn boids_sums<const D: usize>(
     p: &Params,
@@ -118,6 +127,10 @@ pub(super) unsafe fn boids_sums<const D: usize>(
     out.n_coh = n_coh;
 }
 
+/// [`super::vicsek_sum`], eight candidates at a time with mask registers.
+///
+/// # Safety
+/// The CPU has AVX-512 F, DQ and VL (the candidate ranges are checked as in `boids_sums`).
 #[target_feature(enable = "avx512f,avx512dq,avx512vl")]
 pub(super) unsafe fn vicsek_sum(
     p: &Params,

@@ -33,9 +33,14 @@ use std::sync::OnceLock;
 use super::math::{wrap_delta, BoidsAcc};
 use super::Params;
 
-/// Which candidate loop runs.
+/// Which candidate loop runs: a token that only [`isa`] (which asks the CPU) hands out, so
+/// [`boids_sums`] and [`vicsek_sum`] are sound for every value safe code can hold. The scalar
+/// loop, which runs anywhere, is [`Isa::SCALAR`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Isa {
+pub struct Isa(Kind);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
     Scalar,
     /// x86-64 AVX2 (detected at run time).
     Avx2,
@@ -45,12 +50,15 @@ pub enum Isa {
 }
 
 impl Isa {
+    /// The scalar loop: every CPU runs it.
+    pub const SCALAR: Isa = Isa(Kind::Scalar);
+
     /// The name the README and `forge bench` print.
     pub fn name(self) -> &'static str {
-        match self {
-            Isa::Scalar => "scalar",
-            Isa::Avx2 => "AVX2",
-            Isa::Avx512 => "AVX-512",
+        match self.0 {
+            Kind::Scalar => "scalar",
+            Kind::Avx2 => "AVX2",
+            Kind::Avx512 => "AVX-512",
         }
     }
 }
@@ -62,8 +70,9 @@ pub fn isa() -> Isa {
     *ISA.get_or_init(|| {
         let best = detect();
         match std::env::var("FORGE_SIMD").map(|v| v.to_ascii_lowercase()) {
-            Ok(v) if matches!(v.as_str(), "off" | "scalar" | "0") => Isa::Scalar,
-            Ok(v) if v == "avx2" && best == Isa::Avx512 => Isa::Avx2,
+            Ok(v) if matches!(v.as_str(), "off" | "scalar" | "0") => Isa::SCALAR,
+            // AVX-512 (F) implies AVX2 on every CPU that has it.
+            Ok(v) if v == "avx2" && best.0 == Kind::Avx512 => Isa(Kind::Avx2),
             _ => best,
         }
     })
@@ -76,13 +85,13 @@ fn detect() -> Isa {
             && is_x86_feature_detected!("avx512dq")
             && is_x86_feature_detected!("avx512vl")
         {
-            return Isa::Avx512;
+            return Isa(Kind::Avx512);
         }
         if is_x86_feature_detected!("avx2") {
-            return Isa::Avx2;
+            return Isa(Kind::Avx2);
         }
     }
-    Isa::Scalar
+    Isa::SCALAR
 }
 
 /// What the candidate loop reads: positions and velocities in fixed point (Vicsek: unit
@@ -107,11 +116,12 @@ pub fn boids_sums<const D: usize>(
     out: &mut BoidsAcc<D>,
 ) {
     #[cfg(target_arch = "x86_64")]
-    match isa {
-        // SAFETY: each is only chosen where the CPU has it (`detect`).
-        Isa::Avx512 => return unsafe { avx512::boids_sums::<D>(p, wrap, pi, c, ranges, out) },
-        Isa::Avx2 => return unsafe { avx2::boids_sums::<D>(p, wrap, pi, c, ranges, out) },
-        Isa::Scalar => {}
+    match isa.0 {
+        // SAFETY: an `Isa` other than the scalar one is made only by `detect`, on a CPU that
+        // has its instructions.
+        Kind::Avx512 => return unsafe { avx512::boids_sums::<D>(p, wrap, pi, c, ranges, out) },
+        Kind::Avx2 => return unsafe { avx2::boids_sums::<D>(p, wrap, pi, c, ranges, out) },
+        Kind::Scalar => {}
     }
     let _ = isa;
     *out = boids_sums_scalar(p, wrap, pi, c, ranges);
@@ -154,11 +164,11 @@ pub fn vicsek_sum(
     ranges: &[(u32, u32)],
 ) -> ([i64; 2], u32) {
     #[cfg(target_arch = "x86_64")]
-    match isa {
+    match isa.0 {
         // SAFETY: as in `boids_sums`.
-        Isa::Avx512 => return unsafe { avx512::vicsek_sum(p, pi, c, ranges) },
-        Isa::Avx2 => return unsafe { avx2::vicsek_sum(p, pi, c, ranges) },
-        Isa::Scalar => {}
+        Kind::Avx512 => return unsafe { avx512::vicsek_sum(p, pi, c, ranges) },
+        Kind::Avx2 => return unsafe { avx2::vicsek_sum(p, pi, c, ranges) },
+        Kind::Scalar => {}
     }
     let _ = isa;
     let wrap = p.wraps();
@@ -239,7 +249,7 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn avx512_to_fix8_matches_to_fix_bit_for_bit() {
-        if detect() != Isa::Avx512 {
+        if detect().0 != Kind::Avx512 {
             eprintln!("no AVX-512 on this CPU: skipped");
             return;
         }
@@ -262,7 +272,7 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn to_fix8_matches_to_fix_bit_for_bit() {
-        if detect() == Isa::Scalar {
+        if detect() == Isa::SCALAR {
             eprintln!("no AVX2 on this CPU: skipped");
             return;
         }
