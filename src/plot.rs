@@ -67,20 +67,32 @@ pub fn check_output(path: &Path, force: bool, flag: &str) -> Result<()> {
     output::check_writable(path, force, &format!("{flag}:"))
 }
 
-/// Draw into `NAME.partial.png`, then rename it to `path`. The caller refused an existing
-/// `path` up front (`check_output`, before the work that made the data); whatever is there
-/// now is replaced.
+/// Draw into an RGB buffer, encode it as PNG (through `image`, the crate every image of
+/// forge's goes through) into `NAME.partial.png`, then rename it to `path`. The caller
+/// refused an existing `path` up front (`check_output`, before the work that made the data);
+/// whatever is there now is replaced.
 fn write_png(
     path: &Path,
     size: (u32, u32),
     draw: impl FnOnce(&DrawingArea<BitMapBackend, plotters::coord::Shift>) -> Result<()>,
 ) -> Result<()> {
     register_font()?;
-    output::write_by_name(path, true, "plot", |tmp| {
-        let root = BitMapBackend::new(tmp, size).into_drawing_area();
+    let mut rgb = vec![0u8; size.0 as usize * size.1 as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, size).into_drawing_area();
         root.fill(&WHITE).map_err(|e| anyhow!("{e}"))?;
         draw(&root)?;
         root.present().map_err(|e| anyhow!("{e}"))?;
+    }
+    output::write_by_name(path, true, "plot", |tmp| {
+        image::save_buffer_with_format(
+            tmp,
+            &rgb,
+            size.0,
+            size.1,
+            image::ExtendedColorType::Rgb8,
+            image::ImageFormat::Png,
+        )?;
         Ok(())
     })
     .with_context(|| format!("cannot draw plot {}", path.display()))

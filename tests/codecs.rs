@@ -51,35 +51,6 @@ fn text(v: &serde_json::Value) -> String {
         .unwrap_or_else(|| v.to_string())
 }
 
-/// PSNR (dB, all planes) of `video`'s frames against the PNG frames in `png`, decoded to RGB.
-fn psnr_vs_png(video: &Path, png: &Path) -> f64 {
-    let out = std::process::Command::new("ffmpeg")
-        .args(["-hide_banner", "-i"])
-        .arg(video)
-        .args(["-framerate", "30", "-i"])
-        .arg(png.join("frame_%06d.png"))
-        .args([
-            "-lavfi",
-            "[0:v]scale=in_range=tv:in_color_matrix=bt709:flags=accurate_rnd+full_chroma_int,format=rgb24[a];[1:v]format=rgb24[b];[a][b]psnr",
-            "-f",
-            "null",
-            "-",
-        ])
-        .output()
-        .expect("ffmpeg runs");
-    let err = String::from_utf8_lossy(&out.stderr);
-    let v = err
-        .split("average:")
-        .nth(1)
-        .and_then(|t| t.split_whitespace().next())
-        .unwrap_or_else(|| panic!("no PSNR in ffmpeg's output:\n{err}"));
-    if v == "inf" {
-        f64::INFINITY
-    } else {
-        v.parse().unwrap()
-    }
-}
-
 #[test]
 fn each_codec_writes_its_format_with_bt709_tags() {
     if !have_gpu("each_codec") || !have_ffmpeg("each_codec") {
@@ -150,7 +121,7 @@ fn each_codec_writes_its_format_with_bt709_tags() {
         );
         // The planes are where FFmpeg reads them: the decoded frames match the PNG render
         // (chroma subsampling and compression cost a few dB; misplaced planes cost ~25).
-        let db = psnr_vs_png(&d.path().join(out), &d.path().join("png"));
+        let db = video_psnr_vs_png(&d.path().join(out), &d.path().join("png"), 0);
         assert!(db >= 32.0, "{codec}: {db:.1} dB against the PNG frames");
     }
     // With no -o, a ProRes render is named .mov.

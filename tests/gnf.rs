@@ -53,6 +53,8 @@ fn a_disordered_recording_fluctuates_like_a_gas() {
     assert_eq!(g["frames"], 11);
     let a = alpha(&g);
     assert!((a - 0.5).abs() < 0.03, "α = {a}: {g}");
+    // The recording is exact (the determinism contract): the figure is pinned too.
+    assert!((a - 0.501_424_976_561_802).abs() < 1e-9, "α = {a}");
     // Every scale: ΔN² ≈ ⟨N⟩, within 10%.
     for s in g["scales"].as_array().unwrap() {
         let (m, dn) = (s["mean"].as_f64().unwrap(), s["delta"].as_f64().unwrap());
@@ -70,6 +72,10 @@ fn an_ordered_flock_has_giant_number_fluctuations() {
     let a = alpha(&g);
     assert!(a > 0.7, "α = {a}: {g}");
     assert!(a < 0.9, "α = {a}: {g}");
+    assert!(
+        (a - 0.790_424_723_688_51).abs() < 1e-9,
+        "α = {a} (pinned: the run is exact)"
+    );
 
     // The text, the CSV and the plot of the same measurement.
     let out = succeeds(

@@ -1,10 +1,7 @@
-//! Hostile and careless input through the real binary (issue 10, items 7, 9, 10, 11, 14, 15):
-//! files that lie about their size, caps on threads and seeds, metrics on absurd coordinates,
-//! FIFOs and directories where files are expected, values that vanish in f32, and messages
-//! that name the right thing.
-//!
-//! Each test here failed (hung, aborted, allocated gigabytes, or blamed the wrong thing)
-//! before the fix it comes with.
+//! Hostile and careless input through the real binary: files that lie about their size, caps
+//! on threads and seeds, metrics on absurd coordinates, FIFOs and directories where files are
+//! expected, values that vanish in f32, and messages that name the right thing. Each test
+//! fails if its case hangs, aborts, allocates gigabytes or blames the wrong thing.
 
 mod common;
 
@@ -581,7 +578,7 @@ fn a_header_with_a_nan_infinite_or_negative_world_or_dt_is_refused_naming_the_fi
             failed_naming(&r, args, &[name, says, "must be a finite number > 0"]);
         }
     }
-    // A 2D recording's z size is not used: anything goes there, as before.
+    // A 2D recording's z size is not used: anything goes there.
     rewrite(&src, &p.join("z.bfs"), |h, _| h.world_size[2] = f32::NAN);
     succeeds(p, &["info", "z.bfs"]);
 }

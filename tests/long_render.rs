@@ -12,11 +12,11 @@
 //!   [`PEAK_MB`];
 //! - `forge bench render --only memory` prints the long-render memory row.
 //!
-//! Also here, the other ways a big or long render used to crash or hang:
+//! Also here, the other ways a big or long render could crash or hang:
 //!
 //! - a size past one of the adapter's limits (texture side, storage binding, buffer size,
 //!   workgroups) fails before any pass is built, naming the limit, its value and the largest
-//!   size of the same shape that fits (it used to panic inside wgpu);
+//!   size of the same shape that fits (wgpu itself would panic);
 //! - an encoder that stalls (reads nothing, or never exits) fails after
 //!   `FORGE_ENCODER_TIMEOUT` seconds without progress; one that exits 0 without a playable MP4
 //!   fails; both name the encoder and the output and leave nothing behind.
@@ -574,8 +574,8 @@ fn sizes_past_the_adapters_limits_fail_naming_the_limit() {
         "bench render took {:?} to refuse {size}",
         t0.elapsed()
     );
-    // (lavapipe used to refuse 16384x16384 for the yuv pass's storage buffer; the planes are
-    // rendered now, and the readback buffer's limit is checked in src/render/limits.rs.)
+    // (The yuv pass renders its planes, so no storage-buffer limit caps the size; the
+    // readback buffer's limit is checked in src/render/limits.rs.)
 }
 
 // ---------------------------------------------------------------------------------------

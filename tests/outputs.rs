@@ -1,5 +1,5 @@
 //! Outputs through the real binary: nothing lost, nothing clobbered (DESIGN.md, "Failure is
-//! part of the design"; issue 10, items 1 to 6).
+//! part of the design").
 //!
 //! - two runs writing one output: the second is refused at once, the first is unaffected;
 //! - an output is never the same file as an input (device and inode), even with --force;

@@ -117,16 +117,9 @@ fn every_overlay_in_its_corner_and_the_golden_image() {
     if std::env::var("FORGE_UPDATE_GOLDEN").is_ok_and(|v| v == "1") {
         fs::copy(d.path().join("all.png"), &reference).unwrap();
     }
-    let want = rgba(&reference);
-    let e: f64 = all
-        .2
-        .iter()
-        .zip(&want.2)
-        .map(|(a, b)| (*a as f64 - *b as f64).abs())
-        .sum::<f64>()
-        / all.2.len() as f64
-        / 255.0;
-    assert!(e <= 0.005, "overlay golden: mean abs error {e:.4}");
+    if let Err(why) = golden_difference(&d.path().join("all.png"), &reference) {
+        panic!("overlay golden: {why}");
+    }
     // Another range, other labels: only the colour bar's corner changes.
     let other = still(
         "other.png",

@@ -400,9 +400,21 @@ fn vectorial_noise_bands_where_angular_noise_does_not() {
     let (pol, peak) = bands_after(NoiseKind::Vectorial, 2000);
     assert!(peak > 4.0, "vectorial: peak-to-mean {peak}, v_a {pol}");
     assert!(pol > 0.5, "vectorial: the bands are ordered, v_a {pol}");
+    // The run is exact (the determinism contract), so its figures are pinned: a change to the
+    // rules or the profile shows here even where the physics still holds.
+    assert_eq!(peak, 4.59765625, "vectorial: peak-to-mean");
+    assert!(
+        (pol - 0.730_560_699_353_433).abs() < 1e-9,
+        "vectorial: v_a {pol}"
+    );
     let (pol, peak) = bands_after(NoiseKind::Angular, 2000);
     assert!(peak < 3.0, "angular: peak-to-mean {peak}, v_a {pol}");
     assert!(pol > 0.9, "angular: ordered, v_a {pol}");
+    assert_eq!(peak, 2.26953125, "angular: peak-to-mean");
+    assert!(
+        (pol - 0.960_178_154_803_560_4).abs() < 1e-9,
+        "angular: v_a {pol}"
+    );
 }
 
 #[test]

@@ -127,8 +127,8 @@ fn peak_rss_kib() -> Option<u64> {
     l.split_whitespace().nth(1)?.parse().ok()
 }
 
-/// BoidForge's native C backend at N = 2000 on the development machine (2 cores), ms/step: the
-/// figure measured side by side in issue 15.
+/// BoidForge's native C backend at N = 2000 on the development machine (2 cores), ms/step, as
+/// measured side by side with forge (a quoted figure: `forge bench` labels the ratio so).
 const BOIDFORGE_C_MS: f64 = 3.6;
 
 /// The neighbour pass on one thread vs all cores (the pool forced on), against the candidate

@@ -368,7 +368,8 @@ mod tests {
 
     #[test]
     fn nn_cost_does_not_follow_the_extent() {
-        // One coordinate at 3e38 used to make the grid search ring after empty ring (hours).
+        // One coordinate at 3e38: a grid sized by the extent would be searched ring after
+        // empty ring (hours); the cost must follow the agents, not the extent.
         for &(dim, wrap) in &[(2, true), (2, false), (3, true), (3, false)] {
             let n = 5000;
             let mut pos: Vec<f32> = (0..dim * n).map(|j| (j % 101) as f32 * 0.37).collect();

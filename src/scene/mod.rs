@@ -270,7 +270,8 @@ pub struct Scene {
     /// Recorded steps (after the warm-up).
     pub steps: u64,
     /// Steps simulated before the first recorded frame, so a recording can open on a flock
-    /// that has already formed. (Omitted from recordings when 0, as before it existed.)
+    /// that has already formed. Omitted from a recording's scene when 0, so recordings of
+    /// scenes without a warm-up keep the same bytes.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub warmup: u64,
     pub dt: f32,

@@ -110,7 +110,7 @@ impl SweepArgs {
 
 /// Most runs (points x seeds) in one sweep: each is a whole simulation, so a million is
 /// already days of work; the bound keeps the run list and the per-seed results (tens of bytes
-/// a run) small. `--seeds 4294967295` once asked for 68 GB before the first step.
+/// a run) small: without it, `--seeds 4294967295` would ask for 68 GB before the first step.
 pub const MAX_RUNS: u64 = 1_000_000;
 
 fn plural(n: usize) -> &'static str {

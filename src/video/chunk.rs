@@ -34,8 +34,8 @@ use crate::look::Look;
 pub const MANIFEST_TAG: &str = "forge_chunk";
 /// The manifest's format version.
 pub const MANIFEST_VERSION: u32 = 1;
-/// Trails' warm-up: frames are drawn before the chunk until what the frame before them left
-/// has faded below this fraction. Measured: 1/256 (the still's rule before it shared this one) and 1/65536 left 1-level
+/// Trails' warm-up: frames are drawn before the first one shown until what the frame before
+/// them left has faded below this fraction. Measured: 1/256 and 1/65536 leave 1-level
 /// differences in a few pixels of 3D chunks (bright sprites near the camera); 2^-24 left none
 /// in any test (2D, 3D, trails 0.5 to 0.97).
 pub const WARM_EPS: f32 = 1.0 / 16_777_216.0;

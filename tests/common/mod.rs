@@ -582,3 +582,140 @@ pub fn max_difference(a: &Path, b: &Path) -> (u8, usize) {
     }
     (worst, differ)
 }
+
+/// How a rendered image may differ from its golden reference: the same size; a mean absolute
+/// error over all samples of at most 0.005 (0..1); over the lit pixels (those not background
+/// in either image), a 99th-percentile error of at most 8/255 (so a sparse frame's agents
+/// count, not its empty sky); and the total light within 1%.
+#[allow(dead_code)]
+pub fn golden_difference(got: &Path, reference: &Path) -> Result<(), String> {
+    let (wg, hg, g) = read_png(got);
+    let (wr, hr, r) = read_png(reference);
+    if (wg, hg, g.len()) != (wr, hr, r.len()) {
+        return Err(format!(
+            "size {wg}x{hg} ({} samples), the reference is {wr}x{hr} ({} samples)",
+            g.len(),
+            r.len()
+        ));
+    }
+    let ch = g.len() / (wg as usize * hg as usize);
+    let mean = g
+        .iter()
+        .zip(&r)
+        .map(|(a, b)| a.abs_diff(*b) as f64)
+        .sum::<f64>()
+        / g.len() as f64
+        / 255.0;
+    // The background: the most common pixel of the reference.
+    let mut counts = std::collections::HashMap::new();
+    for p in r.chunks_exact(ch) {
+        *counts.entry(p).or_insert(0usize) += 1;
+    }
+    let bg = counts.into_iter().max_by_key(|(_, n)| *n).map(|(p, _)| p);
+    let mut lit_errors = Vec::new();
+    let (mut light_g, mut light_r) = (0u64, 0u64);
+    for (pg, pr) in g.chunks_exact(ch).zip(r.chunks_exact(ch)) {
+        light_g += pg.iter().take(3).map(|&v| v as u64).sum::<u64>();
+        light_r += pr.iter().take(3).map(|&v| v as u64).sum::<u64>();
+        if Some(pg) != bg || Some(pr) != bg {
+            lit_errors.push(
+                pg.iter()
+                    .zip(pr)
+                    .map(|(a, b)| a.abs_diff(*b))
+                    .max()
+                    .unwrap_or(0),
+            );
+        }
+    }
+    lit_errors.sort_unstable();
+    let p99 = lit_errors
+        .get((lit_errors.len().max(1) - 1) * 99 / 100)
+        .copied()
+        .unwrap_or(0);
+    let light = (light_g as f64 - light_r as f64).abs() / (light_r as f64).max(1.0);
+    let mut wrong = Vec::new();
+    if mean > 0.005 {
+        wrong.push(format!("mean abs error {mean:.4} > 0.005"));
+    }
+    if p99 > 8 {
+        wrong.push(format!(
+            "99th-percentile error over {} lit pixels {p99} > 8 code values",
+            lit_errors.len()
+        ));
+    }
+    if light > 0.01 {
+        wrong.push(format!("total light differs by {:.1}% > 1%", light * 100.0));
+    }
+    if wrong.is_empty() {
+        Ok(())
+    } else {
+        Err(wrong.join("; "))
+    }
+}
+
+/// PSNR (dB, all planes) of `video`'s frames, decoded to RGB (BT.709, limited range), against
+/// the PNG frames in folder `png` from `frame_{first}.png` on.
+#[allow(dead_code)]
+pub fn video_psnr_vs_png(video: &Path, png: &Path, first: u64) -> f64 {
+    let out = std::process::Command::new("ffmpeg")
+        .args(["-hide_banner", "-i"])
+        .arg(video)
+        .args(["-framerate", "30", "-start_number", &first.to_string(), "-i"])
+        .arg(png.join("frame_%06d.png"))
+        .args([
+            "-lavfi",
+            "[0:v]scale=in_range=tv:in_color_matrix=bt709:flags=accurate_rnd+full_chroma_int,format=rgb24[a];[1:v]format=rgb24[b];[a][b]psnr",
+            "-f",
+            "null",
+            "-",
+        ])
+        .output()
+        .expect("ffmpeg runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let v = err
+        .split("average:")
+        .nth(1)
+        .and_then(|t| t.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no PSNR in ffmpeg's output:\n{err}"));
+    if v == "inf" {
+        f64::INFINITY
+    } else {
+        v.parse().unwrap()
+    }
+}
+
+/// PSNR (dB) of `video`'s frames against the PNG frames in folder `png` (from
+/// `frame_{first}.png` on) in Y'CbCr: the PNGs converted by FFmpeg to yuv420p (BT.709, limited
+/// range) and compared plane by plane with the decoded frames: (Y', Cb, Cr).
+#[allow(dead_code)]
+pub fn video_psnr_yuv(video: &Path, png: &Path, first: u64) -> (f64, f64, f64) {
+    let out = std::process::Command::new("ffmpeg")
+        .args(["-hide_banner", "-i"])
+        .arg(video)
+        .args(["-framerate", "30", "-start_number", &first.to_string(), "-i"])
+        .arg(png.join("frame_%06d.png"))
+        .args([
+            "-lavfi",
+            "[1:v]scale=out_color_matrix=bt709:out_range=tv:flags=accurate_rnd,format=yuv420p[b];[0:v][b]psnr",
+            "-f",
+            "null",
+            "-",
+        ])
+        .output()
+        .expect("ffmpeg runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let plane = |key: &str| -> f64 {
+        let v = err
+            .rsplit(&format!(" {key}:"))
+            .next()
+            .filter(|_| err.contains(&format!(" {key}:")))
+            .and_then(|t| t.split_whitespace().next())
+            .unwrap_or_else(|| panic!("no PSNR {key} in ffmpeg's output:\n{err}"));
+        if v == "inf" {
+            f64::INFINITY
+        } else {
+            v.parse().unwrap()
+        }
+    };
+    (plane("y"), plane("u"), plane("v"))
+}
