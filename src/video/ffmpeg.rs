@@ -18,7 +18,7 @@ use ffmpeg_sidecar::command::FfmpegCommand;
 use ffmpeg_sidecar::event::FfmpegEvent;
 use ffmpeg_sidecar::log_parser::FfmpegLogParser;
 
-use super::watch::{encoder_timeout, file_stamp, mp4_problem, Progress, Waited, ENCODER_TIMEOUT_S};
+use super::watch::{encoder_timeout, file_stamp, Progress, Waited, ENCODER_TIMEOUT_S};
 
 /// Lines of FFmpeg's stderr kept for error messages.
 const STDERR_TAIL: usize = 15;
@@ -455,12 +455,24 @@ impl FfmpegSink {
             }
             bail!(msg);
         }
-        if let Some(why) = mp4_problem(&self.out) {
+        let frames = |n: u64| format!("{n} frame{}", if n == 1 { "" } else { "s" });
+        let problem = match super::mp4::check(&self.out) {
+            Err(why) => Some(format!("is not a playable MP4: {why}")),
+            Ok(s) => match s.frames {
+                Some(n) if n == self.sent => None,
+                Some(n) => Some(format!(
+                    "holds {} of the {} sent to it",
+                    frames(n),
+                    self.sent
+                )),
+                None => Some("has no video track with a sample table".into()),
+            },
+        };
+        if let Some(why) = problem {
             let mut msg = format!(
-                "{} exited 0 after {} frame{} but {} is not a playable MP4: {why}",
+                "{} exited 0 after {} but {} {why}",
                 self.encoder(),
-                self.sent,
-                if self.sent == 1 { "" } else { "s" },
+                frames(self.sent),
                 self.shown.display()
             );
             for l in self.log_tail() {

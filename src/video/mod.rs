@@ -13,6 +13,7 @@ pub mod concat;
 pub mod exposure;
 pub mod ffmpeg;
 pub mod interp;
+pub mod mp4;
 pub mod png;
 pub mod ranges;
 pub mod sink;
