@@ -72,6 +72,7 @@ pub fn main() -> ExitCode {
             | Command::Demo(_)
             | Command::Sweep(_)
             | Command::Export(_)
+            | Command::Concat(_)
     ) {
         // These commands poll for SIGINT/SIGTERM and stop cleanly; the others just end.
         crate::signal::install();

@@ -12,9 +12,9 @@
 //! Where an encoder lacks the 10-bit format it falls back to 8-bit 4:2:0, and says so.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 
 use super::ffmpeg::ffmpeg_program;
 use crate::render::YuvFormat;
@@ -271,46 +271,17 @@ fn quality(encoder: &str) -> Option<Quality> {
 /// that hangs instead of answering is stopped and named.
 fn probe(prog: &Path, args: &[&str]) -> Result<String> {
     let timeout = super::watch::encoder_timeout()?;
-    let mut child = Command::new(prog)
-        .args(["-hide_banner"])
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .with_context(|| format!("cannot run FFmpeg ({})", prog.display()))?;
-    let mut stdout = child.stdout.take().expect("piped");
-    let reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = std::io::Read::read_to_string(&mut stdout, &mut text);
-        text
-    });
-    let t0 = std::time::Instant::now();
-    loop {
-        crate::signal::check()?;
-        if child.try_wait()?.is_some() {
-            break;
-        }
-        if t0.elapsed() >= timeout {
-            let _ = child.kill();
-            let _ = child.wait();
-            bail!(
-                "FFmpeg ({}) did not answer `ffmpeg {}` within {} s: stopped it (FORGE_ENCODER_TIMEOUT sets the limit)",
-                prog.display(),
-                args.join(" "),
-                timeout.as_secs_f64()
-            );
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    // A child of FFmpeg's holding stdout open is not waited for.
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(reader.join().unwrap_or_default());
-    });
-    Ok(rx
-        .recv_timeout(std::time::Duration::from_secs(2))
-        .unwrap_or_default())
+    let mut cmd = Command::new(prog);
+    cmd.args(["-hide_banner"]).args(args);
+    let out =
+        crate::process::run(&mut cmd, &crate::process::Limit::within(timeout)).map_err(|e| {
+            super::watch::program_failed(
+                e,
+                &format!("FFmpeg ({})", prog.display()),
+                &format!("answer `ffmpeg {}`", args.join(" ")),
+            )
+        })?;
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// `ffmpeg -encoders`: (encoder, codec) for every video encoder.

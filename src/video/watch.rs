@@ -1,11 +1,15 @@
 //! Watching the encoder: whether it makes progress (bytes accepted on its input, changes to its
-//! output file) within `FORGE_ENCODER_TIMEOUT` (what it wrote is checked in `mp4.rs`).
+//! output file) within `FORGE_ENCODER_TIMEOUT` (what it wrote is checked in `mp4.rs`). The same
+//! timeout bounds every other FFmpeg and ffprobe run ([`crate::process`]), named in
+//! [`program_failed`] when one is stopped.
 
 use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Result};
+use anyhow::{anyhow, bail, Result};
+
+use crate::process::Failed;
 
 /// How long the encoder may make no progress before forge gives up on it, unless
 /// `FORGE_ENCODER_TIMEOUT` (seconds) says otherwise.
@@ -103,4 +107,20 @@ pub(super) enum Waited {
 pub(super) fn file_stamp(path: &Path) -> Option<(u64, Option<std::time::SystemTime>)> {
     let m = std::fs::metadata(path).ok()?;
     Some((m.len(), m.modified().ok()))
+}
+
+/// Why running `what` (e.g. "FFmpeg (/usr/bin/ffmpeg)") to `doing` (e.g. "answer `ffmpeg
+/// -version`") gave no output, as an error: a signal stays an [`crate::signal::Interrupted`]
+/// (forge exits 130 or 143), a stop for want of progress names `FORGE_ENCODER_TIMEOUT`.
+pub fn program_failed(e: Failed, what: &str, doing: &str) -> anyhow::Error {
+    match e {
+        Failed::Interrupted(i) => anyhow::Error::new(i),
+        Failed::TimedOut(t) => anyhow!(
+            "{what} did not {doing} within {} s: stopped it (FORGE_ENCODER_TIMEOUT sets the \
+             limit, in seconds; default {ENCODER_TIMEOUT_S})",
+            t.as_secs_f64()
+        ),
+        Failed::Start(io) => anyhow!("cannot start {what}: {io}"),
+        Failed::Wait(io) => anyhow!("waiting for {what}: {io}"),
+    }
 }
