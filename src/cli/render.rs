@@ -207,6 +207,15 @@ pub fn run_cmd(a: RunArgs) -> Result<ExitCode> {
     if let Some(flags) = &enc {
         let e = codec::resolve(flags, true)?;
         codec::check_extension(&output, e.container, "-o")?;
+        // The size against the encoder too (the flag's, else the scene's, else the default).
+        let size = a
+            .look
+            .flags()
+            .size
+            .or(scene.render.as_ref().and_then(|r| r.size));
+        if let Some([w, h]) = size {
+            e.check_size(w, h)?;
+        }
     }
     let tmp;
     let bfs_path = match &a.bfs {

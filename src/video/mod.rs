@@ -276,6 +276,11 @@ pub fn render(job: &Job) -> Result<Report> {
         );
     }
     let Resolved { look, fps, .. } = resolved;
+    // The encoder's size limit, before the GPU starts (the adapter's are checked as the
+    // renderer is built, before any pass).
+    if let Some(e) = &encoding {
+        e.check_size(look.width, look.height)?;
+    }
     // Trails need the frames before the first one shown: a chunk or a still draws them into
     // the trails only (`Renderer::warm`), as a whole render would have, and moves the frame
     // counter and a follow camera over the frames before those (`Renderer::skip`).
