@@ -11,6 +11,10 @@
 //! fewer packets than frames, an ffprobe error, a stream that is not the manifest's) is refused,
 //! naming it. The film is written to `NAME.partial` and renamed when its packets are counted
 //! right; the chunks' manifests are not copied into it.
+//!
+//! ffprobe and the join run under [`crate::process`]: ffprobe must answer, and the join's film
+//! must grow, within `FORGE_ENCODER_TIMEOUT`; SIGINT or SIGTERM stops either, and forge removes
+//! the partial film, its lock and the list of parts.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
