@@ -101,9 +101,9 @@ fn from_env(flag_count: Option<u64>, env: &dyn Fn(&str) -> Option<String>) -> Re
                 .map_err(|_| anyhow!("{flag}: {k}={v:?} is not a non-negative whole number")),
         }
     };
-    let forge_count = get("FORGE_TASK_COUNT")?;
-    // (index, count from the engine, what set them)
-    let (index, engine_count, source): (u64, Option<u64>, String) = if let Some(i) =
+    let forge_count = get("FORGE_TASK_COUNT")?.map(|c| (c, format!("FORGE_TASK_COUNT={c}")));
+    // (index, count from the engine with the variable that holds it, what set the index)
+    let (index, engine_count, source): (u64, Option<(u64, String)>, String) = if let Some(i) =
         get("FORGE_TASK_INDEX")?
     {
         (i, forge_count, "FORGE_TASK_INDEX".into())
@@ -116,8 +116,18 @@ fn from_env(flag_count: Option<u64>, env: &dyn Fn(&str) -> Option<String>) -> Re
                 );
         }
         let count = match (get("SLURM_ARRAY_TASK_COUNT")?, get("SLURM_ARRAY_TASK_MAX")?) {
-            (Some(c), _) => Some(c),
-            (None, Some(max)) if max >= min => Some((max - min) / step + 1),
+            (Some(c), _) => Some((c, format!("SLURM_ARRAY_TASK_COUNT={c}"))),
+            (None, Some(max)) if max >= min => {
+                let from = format!("SLURM_ARRAY_TASK_MAX={max} with MIN {min}, STEP {step}");
+                let c = ((max - min) / step).checked_add(1).ok_or_else(|| {
+                    anyhow!(
+                        "{flag}: the number of tasks from {from} is out of range (above \
+                         {}): is SLURM_ARRAY_TASK_MAX right?",
+                        u64::MAX
+                    )
+                })?;
+                Some((c, from))
+            }
             _ => forge_count,
         };
         ((id - min) / step, count, "SLURM_ARRAY_TASK_ID".into())
@@ -131,19 +141,19 @@ fn from_env(flag_count: Option<u64>, env: &dyn Fn(&str) -> Option<String>) -> Re
                  give the piece as I/N"
         );
     };
-    let count = match (flag_count, engine_count) {
-        (Some(f), Some(e)) if f != e => bail!(
-            "{flag}: the count given ({f}) differs from the environment's ({e}, with {source})"
+    let (count, count_from) = match (flag_count, engine_count) {
+        (Some(f), Some((e, from))) if f != e => bail!(
+            "{flag}: the count given ({f}) differs from the environment's ({from}, with {source})"
         ),
-        (Some(f), _) => f,
-        (None, Some(e)) => e,
+        (Some(f), _) => (f, format!("given as {flag}")),
+        (None, Some((e, from))) => (e, from),
         (None, None) => bail!(
             "{flag}: {source}={index} is set but not the number of tasks: give it as auto/N \
              (for a Kubernetes Indexed Job, N = .spec.completions) or set FORGE_TASK_COUNT"
         ),
     };
     if count == 0 {
-        bail!("{flag}: the number of tasks is 0 ({source})");
+        bail!("{flag}: the number of tasks is 0 ({count_from}): it must be at least 1");
     }
     if index >= count {
         bail!(
@@ -274,5 +284,40 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("FORGE_TASK_INDEX=\"x\""), "{e}");
+        // A count of 0 names the variable that holds it, not the index's.
+        for (vars, named) in [
+            (
+                &[
+                    ("SLURM_ARRAY_TASK_ID", "0"),
+                    ("SLURM_ARRAY_TASK_COUNT", "0"),
+                ][..],
+                "SLURM_ARRAY_TASK_COUNT=0",
+            ),
+            (
+                &[("JOB_COMPLETION_INDEX", "0"), ("FORGE_TASK_COUNT", "0")][..],
+                "FORGE_TASK_COUNT=0",
+            ),
+        ] {
+            let e = auto(None, vars).unwrap_err().to_string();
+            assert!(
+                e.contains("number of tasks is 0") && e.contains(named),
+                "{e}"
+            );
+        }
+        // MAX = 2^64 - 1: the count does not fit in 64 bits.
+        let max = u64::MAX.to_string();
+        let e = auto(
+            None,
+            &[
+                ("SLURM_ARRAY_TASK_ID", &max),
+                ("SLURM_ARRAY_TASK_MAX", &max),
+            ],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("out of range") && e.contains("SLURM_ARRAY_TASK_MAX"),
+            "{e}"
+        );
     }
 }

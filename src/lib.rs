@@ -16,7 +16,8 @@
 //! - [`export`]: a recording out to NumPy (`.npz`) or CSV;
 //! - [`cli`]: argument types and one thin file per command;
 //! - leaves: [`output`] (the one atomic-write helper: temporary names, locks in `lock.rs`, same-file
-//!   checks), [`signal`] (SIGINT/SIGTERM as a flag the work loops poll), [`progress`],
+//!   checks), [`signal`] (SIGINT/SIGTERM as a flag the work loops poll), [`process`] (every
+//!   external program run with a deadline, stopped on a signal), [`progress`],
 //!   [`units`], [`sys`] (free memory and disk space, opening only regular files).
 pub mod bench;
 pub mod bfs;
@@ -27,6 +28,7 @@ pub mod look;
 pub mod metrics;
 pub mod output;
 pub mod plot;
+pub mod process;
 pub mod progress;
 pub mod record;
 pub mod render;

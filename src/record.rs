@@ -1,11 +1,14 @@
-//! Recording: frames go to a background writer thread while the next steps run, and the
-//! output appears under its final name only when the recording is complete.
+//! Recording: frames go to a background writer thread while the next steps run, and reach the
+//! file within milliseconds of being written ([`FLUSH_IDLE`], [`FLUSH_EVERY`]: a run killed
+//! outright keeps all but its last moments); the output appears under its final name only
+//! when the recording is complete.
 
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
@@ -59,11 +62,43 @@ impl<T> Queue<T> {
             g = self.ready.wait(g).unwrap_or_else(|e| e.into_inner());
         }
     }
+    /// The next item if one comes within `wait`: `Err(true)` once closed and empty,
+    /// `Err(false)` if none came.
+    fn pop_within(&self, wait: Duration) -> Result<T, bool> {
+        let until = Instant::now() + wait;
+        let mut g = self.items.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if let Some(x) = g.0.pop_front() {
+                return Ok(x);
+            }
+            if g.1 {
+                return Err(true);
+            }
+            let now = Instant::now();
+            if now >= until {
+                return Err(false);
+            }
+            g = self
+                .ready
+                .wait_timeout(g, until - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
     fn close(&self) {
         self.items.lock().unwrap_or_else(|e| e.into_inner()).1 = true;
         self.ready.notify_all();
     }
 }
+
+/// A written frame goes to the file once no other follows within this time...
+const FLUSH_IDLE: Duration = Duration::from_millis(5);
+/// ...and at the latest this long after the previous flush, however fast frames come. A flush
+/// per frame costs a quarter on tiny frames recorded every step (vicsek, 50 agents, 100k
+/// frames, one thread: 1.40 s instead of 1.12 s, best of 10 on two shared cores); these two
+/// rules cost nothing measurable (1.14 s), and a run killed outright loses at most the frames
+/// of its last 50 ms (of slow frames, none older than 5 ms).
+const FLUSH_EVERY: Duration = Duration::from_millis(50);
 
 /// Closes a queue when dropped (the writer thread's way of saying it stopped).
 struct CloseOnDrop<T>(Arc<Queue<T>>);
@@ -110,26 +145,49 @@ impl Recorder {
                 let (jobs, free) = (jobs.clone(), free.clone());
                 move || {
                     let _closer = CloseOnDrop(free.clone());
-                    while let Some(job) = jobs.pop() {
+                    // Frames written since the last flush, and when that was.
+                    let (mut unflushed, mut flushed) = (false, Instant::now());
+                    loop {
+                        let job = if unflushed {
+                            match jobs.pop_within(FLUSH_IDLE) {
+                                Ok(job) => job,
+                                Err(true) => break,
+                                Err(false) => {
+                                    writer.flush()?;
+                                    (unflushed, flushed) = (false, Instant::now());
+                                    continue;
+                                }
+                            }
+                        } else {
+                            match jobs.pop() {
+                                Some(job) => job,
+                                None => break,
+                            }
+                        };
                         let b = job.buf;
                         if job.ordered {
                             writer.write_frame(job.step, &b.pos, &b.vel)?;
                             free.push(b);
-                            continue;
+                        } else {
+                            let st = State {
+                                dim,
+                                n,
+                                pos: b.pos,
+                                vel: b.vel,
+                            };
+                            unpermute(&st, &b.ids, &mut out_pos, &mut out_vel);
+                            writer.write_frame(job.step, &out_pos, &out_vel)?;
+                            free.push(Buffers {
+                                pos: st.pos,
+                                vel: st.vel,
+                                ids: b.ids,
+                            });
                         }
-                        let st = State {
-                            dim,
-                            n,
-                            pos: b.pos,
-                            vel: b.vel,
-                        };
-                        unpermute(&st, &b.ids, &mut out_pos, &mut out_vel);
-                        writer.write_frame(job.step, &out_pos, &out_vel)?;
-                        free.push(Buffers {
-                            pos: st.pos,
-                            vel: st.vel,
-                            ids: b.ids,
-                        });
+                        unflushed = true;
+                        if flushed.elapsed() >= FLUSH_EVERY {
+                            writer.flush()?;
+                            (unflushed, flushed) = (false, Instant::now());
+                        }
                     }
                     Ok(writer)
                 }

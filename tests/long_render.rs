@@ -531,13 +531,17 @@ fn sizes_past_the_adapters_limits_fail_naming_the_limit() {
     let d = tmp();
     let p = d.path();
     long_recording(p, 4);
-    // Past the texture limit of whichever adapter renders: the targets cannot exist.
+    // Past the texture limit of whichever adapter renders: the targets cannot exist. (A video
+    // that large is past FFmpeg's picture size too, which is checked first, before the GPU.)
     let side = max_texture(p, None) * 2;
     let size = format!("{side}x{side}");
-    for out in [&["-o", "x.mp4"][..], &["--png", "frames"][..]] {
+    for (out, limit) in [
+        (&["-o", "x.mp4"][..], "too large for the encoder"),
+        (&["--png", "frames"][..], "max_texture_dimension_2d"),
+    ] {
         let mut args = vec!["render", "long.bfs", "--size", &size, "--quiet"];
         args.extend_from_slice(out);
-        let err = fails_cleanly(p, &args, &["max_texture_dimension_2d", &size], &["x.mp4"]);
+        let err = fails_cleanly(p, &args, &[limit, &size], &["x.mp4"]);
         has(&err, "the largest 1:1 size that fits is ");
     }
     let err = fails_cleanly(

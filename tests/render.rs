@@ -996,20 +996,30 @@ fn bad_outputs_and_sizes() {
     );
     assert_eq!(listing(&p.join("frames")), ["keep.txt"]);
 
+    // A video past FFmpeg's picture size, before the GPU.
+    refused_before_the_gpu(
+        p,
+        &["render", "g.bfs", "--size", "40000x40000", "-o", "big.mp4"],
+        &[
+            "--size 40000x40000: too large for the encoder",
+            "the largest 1:1 size that fits is",
+        ],
+        &[],
+    );
+    no_output(p, "big.mp4");
     // Only the GPU knows its largest texture.
     if !have_gpu("bad_outputs_and_sizes, the texture limit") {
         return;
     }
     fails_cleanly(
         p,
-        &["render", "g.bfs", "--size", "40000x40000", "-o", "big.mp4"],
+        &["render", "g.bfs", "--size", "40000x40000", "--png", "big"],
         &[
             "max_texture_dimension_2d",
             "the largest 1:1 size that fits is",
         ],
         &[],
     );
-    no_output(p, "big.mp4");
 }
 
 #[test]

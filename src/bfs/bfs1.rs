@@ -158,6 +158,17 @@ impl Reader {
         let n = first.agents(2);
         reader.header.agents = n as u32;
         let (xs, ys) = first.pos.split_at(n);
+        let finite = |v: &[f32]| v.iter().any(|p| p.is_finite());
+        if !finite(xs) || !finite(ys) {
+            // Nothing to infer from (all NaN, say): the frame itself is refused by whoever
+            // draws it.
+            reader.warnings.push(format!(
+                "BFS1 stores no world size and frame 0 has no finite position to infer it \
+                 from: assumed {} x {}",
+                BOIDFORGE_WORLD[0], BOIDFORGE_WORLD[1]
+            ));
+            return Ok(reader);
+        }
         let inside = |v: &[f32], hi: f32| v.iter().all(|&p| (0.0..=hi).contains(&p));
         let world = if inside(xs, BOIDFORGE_WORLD[0]) && inside(ys, BOIDFORGE_WORLD[1]) {
             BOIDFORGE_WORLD

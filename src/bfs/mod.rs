@@ -197,6 +197,49 @@ impl Frame {
     pub fn agents(&self, dim: usize) -> usize {
         self.pos.len().checked_div(dim).unwrap_or(0)
     }
+
+    /// The first value that is not a finite number (NaN or ±infinity), positions first: forge's
+    /// solver never records one, so a frame holding one is damaged or was written by another
+    /// program.
+    pub fn non_finite(&self, dim: usize) -> Option<NonFinite> {
+        let n = self.agents(dim);
+        for (field, values) in [("position", &self.pos), ("velocity", &self.vel)] {
+            if let Some(i) = values.iter().position(|v| !v.is_finite()) {
+                let (axis, agent) = match n {
+                    0 => (0, i),
+                    n => (i / n, i % n),
+                };
+                return Some(NonFinite {
+                    field,
+                    agent,
+                    axis: ["x", "y", "z"].get(axis).copied().unwrap_or("?"),
+                    value: values[i],
+                });
+            }
+        }
+        None
+    }
+}
+
+/// A value of a frame that is not a finite number ([`Frame::non_finite`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NonFinite {
+    /// `"position"` or `"velocity"`.
+    pub field: &'static str,
+    pub agent: usize,
+    /// `"x"`, `"y"` or `"z"`.
+    pub axis: &'static str,
+    pub value: f32,
+}
+
+impl std::fmt::Display for NonFinite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "agent {} has a {} of {} {} (not a finite number)",
+            self.agent, self.field, self.axis, self.value
+        )
+    }
 }
 
 /// Everything that can go wrong reading or writing a `.bfs` file.

@@ -4,8 +4,8 @@ use std::io::{BufWriter, Seek, SeekFrom, Write};
 
 use super::*;
 
-/// Writes a forge `.bfs` file: header first, then frames as they come; [`Writer::finalize`]
-/// patches the frame count. A writer dropped without `finalize` flushes what it has (best
+/// Writes a forge `.bfs` file: header first (flushed at once), then frames as they come
+/// (buffered; [`Writer::flush`] pushes them out); [`Writer::finalize`] patches the frame count. A writer dropped without `finalize` flushes what it has (best
 /// effort) and leaves a streaming file that still opens with every complete frame.
 pub struct Writer<W: Write + Seek> {
     out: Option<BufWriter<W>>,
@@ -65,7 +65,9 @@ impl<W: Write + Seek> Writer<W> {
             Err(e) => return Err(e.into()),
         };
         let mut out = BufWriter::with_capacity(WRITE_BUFFER, out);
+        // The header goes out at once: a file killed before its first frame still opens.
         out.write_all(&bytes)?;
+        out.flush()?;
         Ok(Writer {
             out: Some(out),
             start,

@@ -60,8 +60,31 @@ pub enum Command {
     Concat(ConcatArgs),
 }
 
-pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+/// The command line, parsed; `--help`, `--version` and usage errors end the process here
+/// (clap prints them and exits), before anything is created.
+pub fn parse() -> Cli {
+    Cli::parse()
+}
+
+impl Cli {
+    /// Whether the command may open a GPU adapter (wgpu, hence Mesa, which wants an
+    /// `XDG_RUNTIME_DIR`).
+    pub fn may_open_gpu(&self) -> bool {
+        matches!(
+            self.command,
+            Command::Render(_)
+                | Command::Still(_)
+                | Command::Gpus
+                | Command::Run(_)
+                | Command::Demo(_)
+                | Command::Bench(_)
+        )
+    }
+}
+
+/// Runs a parsed command line and prints its errors: the whole cause chain, and the exit code
+/// of a signal that stopped it.
+pub fn main(cli: Cli) -> ExitCode {
     if matches!(
         cli.command,
         Command::Simulate(_)
@@ -72,6 +95,7 @@ pub fn main() -> ExitCode {
             | Command::Demo(_)
             | Command::Sweep(_)
             | Command::Export(_)
+            | Command::Concat(_)
     ) {
         // These commands poll for SIGINT/SIGTERM and stop cleanly; the others just end.
         crate::signal::install();

@@ -10,6 +10,7 @@ use clap::ValueEnum;
 use super::simulate::{record, scene_inputs, Unfinished};
 use super::*;
 use crate::bfs::FrameRange;
+use crate::look::Size;
 use crate::output;
 use crate::scene::{builtin, Scene};
 use crate::sim::backend::Backend;
@@ -222,6 +223,17 @@ pub fn run_cmd(a: RunArgs) -> Result<ExitCode> {
     if let Some(flags) = &enc {
         let e = codec::resolve(flags, true)?;
         codec::check_extension(&output, e.container, "-o")?;
+        // The size against the encoder too (the flag's, else the look file's, else the
+        // scene's; the default fits every encoder).
+        let layers = a.look.layers()?;
+        let size = layers
+            .flags
+            .size
+            .or(layers.file.as_ref().and_then(|(_, l)| l.size))
+            .or(scene.render.as_ref().and_then(|r| r.size));
+        if let Some(Size([w, h])) = size {
+            e.check_size(w, h)?;
+        }
     }
     let tmp;
     let bfs_path = match &a.bfs {

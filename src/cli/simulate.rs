@@ -185,6 +185,14 @@ pub fn record(
     };
     if let Some(sig) = o.interrupted {
         let note = match unfinished {
+            Unfinished::Keep if o.frames == 0 => {
+                out.abandon();
+                format!(
+                    " at step {} of the warm-up, before the first frame: nothing was recorded, \
+                     nothing is kept",
+                    o.steps
+                )
+            }
             Unfinished::Keep => match out.keep() {
                 Some(p) => format!(
                     "; the {} complete frame{} recorded (up to step {}) {} kept in {}, a \

@@ -45,6 +45,40 @@ pub(super) fn same_inode(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
     }
 }
 
+/// Opens (creating it if need be) the lock file `key`, never through a symbolic link
+/// (`O_NOFOLLOW`: a link planted under the lock's name would make forge create or truncate its
+/// target elsewhere) and never anything but a regular file (a FIFO planted there is not
+/// waited on: `O_NONBLOCK`).
+fn open_lock_file(key: &Path) -> std::io::Result<File> {
+    let mut o = OpenOptions::new();
+    o.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    let f = match o.open(key) {
+        Ok(f) => f,
+        #[cfg(unix)]
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "it is a symbolic link, which forge does not follow (remove it if no forge \
+                 process is writing this output)",
+            ))
+        }
+        Err(e) => return Err(e),
+    };
+    let t = f.metadata()?.file_type();
+    if let Some(what) = crate::sys::not_a_file(t) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("it is {what}, not a regular file (remove it)"),
+        ));
+    }
+    Ok(f)
+}
+
 /// An exclusive lock on an output's final name, held while it is written: `.NAME.lock` beside
 /// it, locked with `flock`, removed when the last holder in this process lets go.
 pub struct Lock {
@@ -62,13 +96,13 @@ impl Lock {
             return Ok(Lock { key: Some(key) });
         }
         for _ in 0..100 {
-            let f = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(false)
-                .open(&key)
-                .with_context(|| format!("cannot create {what} {}", path.display()))?;
+            let f = open_lock_file(&key).map_err(|e| {
+                anyhow::Error::new(e).context(format!(
+                    "cannot create {what} {}: its lock file {}",
+                    path.display(),
+                    key.display()
+                ))
+            })?;
             match f.try_lock() {
                 Ok(()) => {}
                 Err(TryLockError::WouldBlock) => bail!(

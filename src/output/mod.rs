@@ -15,7 +15,9 @@
 //!   `--force`), against the command's other outputs, against a folder of that name, and
 //!   against an existing file (refused without `--force`).
 //!
-//! Device files and pipes (`/dev/null`, `/dev/full`) are written in place, unlocked.
+//! Devices (`/dev/null`, `/dev/full`) are written in place, unlocked. A FIFO or a socket is
+//! refused, naming what it is: nothing may be reading it, and opening a FIFO without a reader
+//! waits for one forever. Every output of every command is opened here.
 
 use std::ffi::{OsStr, OsString};
 use std::fs::{File, OpenOptions};
@@ -124,14 +126,36 @@ impl TempName {
 enum Found {
     /// Nothing, or a regular file that may be replaced.
     Replaceable,
-    /// A device or pipe (`/dev/null`, `/dev/full`): written in place.
+    /// A device (`/dev/null`, `/dev/full`): written in place.
     Special,
+}
+
+/// Refuses a FIFO or socket as an output (see the module's notes).
+fn refuse_pipe(path: &Path, t: std::fs::FileType, what: &str) -> Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() || t.is_socket() {
+            bail!(
+                "{what} {} is {}, not a regular file: forge writes its outputs to files (or to a \
+                 device such as /dev/null); choose another name",
+                path.display(),
+                crate::sys::not_a_file(t).unwrap_or("not a regular file")
+            );
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (path, t, what);
+    Ok(())
 }
 
 fn found(path: &Path, force: bool, what: &str) -> Result<Found> {
     match std::fs::metadata(path) {
         Ok(m) if m.is_dir() => bail!("{what} {} is a folder", path.display()),
-        Ok(m) if !m.is_file() => Ok(Found::Special),
+        Ok(m) if !m.is_file() => {
+            refuse_pipe(path, m.file_type(), what)?;
+            Ok(Found::Special)
+        }
         Ok(_) if !force => bail!(
             "{what} {} already exists (use --force to overwrite it)",
             path.display()
@@ -237,8 +261,8 @@ pub fn claim(outputs: &[(&Path, &str)], inputs: &[(&Path, &str)], force: bool) -
 /// Where a recording goes: written to a new `NAME.XXXXXX.partial` beside the final name,
 /// locked against other forge processes, and renamed on success, so a failed run never leaves
 /// a half-written file under the final name. (A run killed outright leaves the `.partial`,
-/// which opens with every complete frame.) Device files and pipes (`/dev/null`, `/dev/full`)
-/// are written in place.
+/// which opens with every complete frame.) Devices (`/dev/null`, `/dev/full`) are written in
+/// place; FIFOs and sockets are refused.
 pub struct OutputFile {
     pub path: PathBuf,
     temp: Option<PathBuf>,
@@ -260,11 +284,11 @@ impl OutputFile {
         what: &str,
     ) -> Result<(OutputFile, File)> {
         if let Found::Special = found(path, force, what)? {
-            // A device or pipe: write in place, nothing to rename.
-            let f = OpenOptions::new()
-                .write(true)
-                .open(path)
+            // A device: write in place, nothing to rename. Opened without blocking, and its
+            // type checked again on the descriptor (a FIFO swapped in meanwhile is refused).
+            let f = open_device(path)
                 .with_context(|| format!("cannot open {what} {}", path.display()))?;
+            refuse_pipe(path, f.metadata()?.file_type(), what)?;
             return Ok((
                 OutputFile {
                     path: path.to_path_buf(),
@@ -326,6 +350,32 @@ impl Drop for OutputFile {
             let _ = std::fs::remove_file(t);
         }
     }
+}
+
+/// Opens a device for writing with `O_NONBLOCK` (so the open itself cannot wait), then clears
+/// the flag for the writes.
+fn open_device(path: &Path) -> std::io::Result<File> {
+    let mut o = OpenOptions::new();
+    o.write(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.custom_flags(libc::O_NONBLOCK);
+    }
+    let f = o.open(path)?;
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsRawFd;
+        let fd = f.as_raw_fd();
+        // SAFETY: fcntl on a descriptor we own; F_GETFL/F_SETFL only read and set its flags.
+        unsafe {
+            let flags = libc::fcntl(fd, libc::F_GETFL);
+            if flags >= 0 {
+                libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
+            }
+        }
+    }
+    Ok(f)
 }
 
 /// Write `bytes` to `path` all at once: under the temporary name `temp`, synced, then renamed

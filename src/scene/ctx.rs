@@ -1,22 +1,18 @@
-//! Where validation problems are collected: each with its JSON path, and the line when the
-//! field is in the text.
-
-use std::collections::HashMap;
+//! Where validation problems are collected, each with its JSON path; `parse` then finds the
+//! line of each path that is in the text.
 
 use super::SceneError;
 
 pub(super) struct Ctx {
-    pub(super) lines: HashMap<String, usize>,
     pub(super) errors: Vec<SceneError>,
 }
 
 impl Ctx {
     pub(super) fn err(&mut self, path: &str, message: impl Into<String>) {
-        let line = self.lines.get(path).copied();
         self.errors.push(SceneError {
             path: path.to_string(),
             message: message.into(),
-            line,
+            line: None,
         });
     }
 }

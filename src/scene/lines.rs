@@ -1,18 +1,25 @@
 //! JSON path → line, so that validation errors (not only syntax errors) can name the line.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
-/// Maps every value's path (`scene.world.size[0]`, `scene.boids`) to the line it starts on.
-/// Tolerant: stops quietly on malformed text (serde reports that with its own line).
-pub fn json_lines(text: &str) -> HashMap<String, usize> {
+/// The line each of the `wanted` paths (`scene.world.size[0]`, `scene.boids`) starts on, for
+/// those in the text. One pass over the text with one path buffer: the memory taken is the
+/// deepest path's length and the answers, however many values the text holds (a path per
+/// value would be quadratic in a long key over a long array). Tolerant: stops quietly on
+/// malformed text (serde reports that with its own line).
+pub fn json_lines(text: &str, wanted: &HashSet<&str>) -> HashMap<String, usize> {
     let mut p = LineScan {
         b: text.as_bytes(),
         i: 0,
         line: 1,
+        path: String::from("scene"),
+        wanted,
         out: HashMap::new(),
     };
     p.ws();
-    p.value("scene".to_string(), 0);
+    if !wanted.is_empty() {
+        p.value(0);
+    }
     p.out
 }
 
@@ -20,6 +27,9 @@ struct LineScan<'a> {
     b: &'a [u8],
     i: usize,
     line: usize,
+    /// The path of the value being read.
+    path: String,
+    wanted: &'a HashSet<&'a str>,
     out: HashMap<String, usize>,
 }
 
@@ -57,11 +67,14 @@ impl LineScan<'_> {
         }
         None
     }
-    fn value(&mut self, path: String, depth: usize) -> Option<()> {
+    /// Reads the value at the cursor, whose path is `self.path`.
+    fn value(&mut self, depth: usize) -> Option<()> {
         if depth > 64 {
             return None;
         }
-        self.out.entry(path.clone()).or_insert(self.line);
+        if self.wanted.contains(self.path.as_str()) && !self.out.contains_key(&self.path) {
+            self.out.insert(self.path.clone(), self.line);
+        }
         match *self.b.get(self.i)? {
             b'{' => {
                 self.i += 1;
@@ -85,7 +98,12 @@ impl LineScan<'_> {
                     }
                     self.i += 1;
                     self.ws();
-                    self.value(format!("{path}.{key}"), depth + 1)?;
+                    let len = self.path.len();
+                    self.path.push('.');
+                    self.path.push_str(&key);
+                    let r = self.value(depth + 1);
+                    self.path.truncate(len);
+                    r?;
                 }
             }
             b'[' => {
@@ -104,7 +122,12 @@ impl LineScan<'_> {
                         }
                         _ => {}
                     }
-                    self.value(format!("{path}[{k}]"), depth + 1)?;
+                    let len = self.path.len();
+                    use std::fmt::Write;
+                    let _ = write!(self.path, "[{k}]");
+                    let r = self.value(depth + 1);
+                    self.path.truncate(len);
+                    r?;
                     k += 1;
                 }
             }

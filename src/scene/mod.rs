@@ -441,9 +441,38 @@ impl Scene {
         })
     }
 }
+/// Longest name (a run of characters without spaces, dots, backticks or brackets) printed
+/// whole in a message.
+const NAME_SHOWN: usize = 80;
+
+/// `text` with every name longer than [`NAME_SHOWN`] characters cut to its start and its
+/// length (`aaaa… (300000 bytes)`).
+fn shorten_names(text: &str) -> String {
+    let mut out = String::with_capacity(text.len().min(4 * NAME_SHOWN));
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        if word.chars().count() > NAME_SHOWN {
+            out.extend(word.chars().take(32));
+            out.push_str(&format!("… ({} bytes)", word.len()));
+        } else {
+            out.push_str(word);
+        }
+        word.clear();
+    };
+    for c in text.chars() {
+        if c.is_whitespace() || matches!(c, '.' | '`' | '[' | ']' | ',' | '"') {
+            flush(&mut word, &mut out);
+            out.push(c);
+        } else {
+            word.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
 /// Parse and validate a scene. All problems found are returned, the first one first.
 pub fn parse(src: &Source) -> Result<Scene, Vec<SceneError>> {
-    let lines = json_lines(src.text);
     let mut de = serde_json::Deserializer::from_str(src.text);
     let syntax = |path: String, inner: &serde_json::Error| {
         let mut msg = inner.to_string();
@@ -451,6 +480,8 @@ pub fn parse(src: &Source) -> Result<Scene, Vec<SceneError>> {
         if let Some(i) = msg.rfind(" at line ") {
             msg.truncate(i);
         }
+        // A key of 300 KB is named by its start, not printed whole.
+        let (path, msg) = (shorten_names(&path), shorten_names(&msg));
         let line = if inner.line() > 0 {
             Some(inner.line())
         } else {
@@ -479,16 +510,19 @@ pub fn parse(src: &Source) -> Result<Scene, Vec<SceneError>> {
     if let Err(e) = de.end() {
         return Err(syntax("scene".to_string(), &e));
     }
-    let mut cx = Ctx {
-        lines,
-        errors: Vec::new(),
-    };
+    let mut cx = Ctx { errors: Vec::new() };
     let scene = resolve(file, src, &mut cx);
     if cx.errors.is_empty() {
-        Ok(scene)
-    } else {
-        Err(cx.errors)
+        return Ok(scene);
     }
+    let wanted: std::collections::HashSet<&str> =
+        cx.errors.iter().map(|e| e.path.as_str()).collect();
+    let lines = json_lines(src.text, &wanted);
+    let mut errors = cx.errors;
+    for e in &mut errors {
+        e.line = lines.get(&e.path).copied();
+    }
+    Err(errors)
 }
 
 impl Scene {

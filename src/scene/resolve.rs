@@ -327,7 +327,7 @@ fn neighbours(cx: &mut Ctx, f: Option<&super::file::NeighboursFile>) -> Neighbou
             _ => {
                 cx.err(
                     "scene.boids.neighbours.kind",
-                    format!("expected \"metric\" or \"topological\", got {v}"),
+                    format!("expected \"metric\" or \"topological\", got {}", shown(v)),
                 );
                 return Neighbours::Metric;
             }
@@ -363,6 +363,20 @@ fn neighbours(cx: &mut Ctx, f: Option<&super::file::NeighboursFile>) -> Neighbou
     Neighbours::Topological { k }
 }
 
+/// A JSON value as a message shows it: whole if short, else its start and its length.
+fn shown(v: &serde_json::Value) -> String {
+    const WHOLE: usize = 80;
+    let text = v.to_string();
+    if text.len() <= WHOLE {
+        return text;
+    }
+    let mut end = 60;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes)", &text[..end], text.len())
+}
+
 /// `vicsek.noise_kind`: "angular" (the default) or "vectorial".
 fn noise_kind(cx: &mut Ctx, v: Option<&serde_json::Value>) -> NoiseKind {
     let Some(v) = v else {
@@ -373,7 +387,7 @@ fn noise_kind(cx: &mut Ctx, v: Option<&serde_json::Value>) -> NoiseKind {
         None => {
             cx.err(
                 "scene.vicsek.noise_kind",
-                format!("expected \"angular\" or \"vectorial\", got {v}"),
+                format!("expected \"angular\" or \"vectorial\", got {}", shown(v)),
             );
             NoiseKind::Angular
         }

@@ -12,9 +12,9 @@
 //! Where an encoder lacks the 10-bit format it falls back to 8-bit 4:2:0, and says so.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, bail, Result};
 
 use super::ffmpeg::ffmpeg_program;
 use crate::render::YuvFormat;
@@ -151,6 +151,59 @@ impl Encoding {
         }
     }
 
+    /// Refuses a frame size this encoder cannot take, before any work: FFmpeg's own rule for
+    /// every picture (`av_image_check_size`: `(8·w + 1024)·(h + 128)` below 2³¹ − 1, so
+    /// 16384x16384 is refused), and libx264's (at most 16384 a side). The message names the
+    /// size, the rule and the largest size of the same shape that fits (as the adapter's
+    /// limits do, `render::limits`).
+    pub fn check_size(&self, width: u32, height: u32) -> Result<()> {
+        let ffmpeg = |w: u64, h: u64| (8 * w + 1024) * (h + 128) < i32::MAX as u64;
+        let side = |w: u64, h: u64| self.encoder != "libx264" || (w <= 16384 && h <= 16384);
+        let fits = |w: u64, h: u64| ffmpeg(w, h) && side(w, h);
+        let (w, h) = (u64::from(width), u64::from(height));
+        if fits(w, h) {
+            return Ok(());
+        }
+        let rule = if ffmpeg(w, h) {
+            format!("{} takes at most 16384 pixels a side", self.encoder)
+        } else {
+            "FFmpeg refuses a picture when (8 x width + 1024) x (height + 128) reaches 2^31"
+                .to_string()
+        };
+        // The largest even size of the same shape that fits: the largest h/2 that does.
+        let at = |h2: u64| {
+            let h = 2 * h2;
+            let w = ((w as f64 * h as f64 / height.max(1) as f64 / 2.0).round() as u64).max(1) * 2;
+            (w, h)
+        };
+        let (mut lo, mut hi) = (0u64, h / 2);
+        while lo < hi {
+            let mid = lo + (hi - lo).div_ceil(2);
+            let (a, b) = at(mid);
+            if fits(a, b) {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        let fit = match lo {
+            0 => String::new(),
+            _ => {
+                let (a, b) = at(lo);
+                let g = gcd(w, h).max(1);
+                let shape = match (w / g, h / g) {
+                    (x, y) if x <= 64 && y <= 64 => format!("{x}:{y} "),
+                    _ => String::new(),
+                };
+                format!("; the largest {shape}size that fits is {a}x{b}")
+            }
+        };
+        bail!(
+            "--size {width}x{height}: too large for the encoder {} ({rule}){fit}",
+            self.encoder
+        )
+    }
+
     /// The encoder's own arguments: quality, speed, profile, colour signalling.
     pub fn encoder_args(&self) -> Vec<String> {
         let mut a: Vec<String> = Vec::new();
@@ -271,46 +324,17 @@ fn quality(encoder: &str) -> Option<Quality> {
 /// that hangs instead of answering is stopped and named.
 fn probe(prog: &Path, args: &[&str]) -> Result<String> {
     let timeout = super::watch::encoder_timeout()?;
-    let mut child = Command::new(prog)
-        .args(["-hide_banner"])
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .with_context(|| format!("cannot run FFmpeg ({})", prog.display()))?;
-    let mut stdout = child.stdout.take().expect("piped");
-    let reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = std::io::Read::read_to_string(&mut stdout, &mut text);
-        text
-    });
-    let t0 = std::time::Instant::now();
-    loop {
-        crate::signal::check()?;
-        if child.try_wait()?.is_some() {
-            break;
-        }
-        if t0.elapsed() >= timeout {
-            let _ = child.kill();
-            let _ = child.wait();
-            bail!(
-                "FFmpeg ({}) did not answer `ffmpeg {}` within {} s: stopped it (FORGE_ENCODER_TIMEOUT sets the limit)",
-                prog.display(),
-                args.join(" "),
-                timeout.as_secs_f64()
-            );
-        }
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
-    // A child of FFmpeg's holding stdout open is not waited for.
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(reader.join().unwrap_or_default());
-    });
-    Ok(rx
-        .recv_timeout(std::time::Duration::from_secs(2))
-        .unwrap_or_default())
+    let mut cmd = Command::new(prog);
+    cmd.args(["-hide_banner"]).args(args);
+    let out =
+        crate::process::run(&mut cmd, &crate::process::Limit::within(timeout)).map_err(|e| {
+            super::watch::program_failed(
+                e,
+                &format!("FFmpeg ({})", prog.display()),
+                &format!("answer `ffmpeg {}`", args.join(" ")),
+            )
+        })?;
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// `ffmpeg -encoders`: (encoder, codec) for every video encoder.
@@ -481,6 +505,14 @@ pub fn resolve(flags: &EncodingFlags, quiet: bool) -> Result<Encoding> {
     })
 }
 
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
 /// Checks that `path`'s extension suits the container (`--codec prores` writes .mov).
 pub fn check_extension(path: &Path, container: Container, flag: &str) -> Result<()> {
     let ext = path
@@ -584,5 +616,34 @@ mod tests {
         assert!(check_extension(Path::new("a.MOV"), Container::Mov, "-o").is_ok());
         let e = check_extension(Path::new("a.mp4"), Container::Mov, "-o").unwrap_err();
         assert!(e.to_string().contains(".mov"), "{e}");
+    }
+
+    /// FFmpeg's picture-size rule, at its edge (FFmpeg 5.1 refuses 16256x16256 and takes
+    /// 16254x16254), and libx264's sides.
+    #[test]
+    fn sizes_past_the_encoders() {
+        let h264 = Encoding::h264();
+        assert!(h264.check_size(3840, 2160).is_ok());
+        assert!(h264.check_size(16254, 16254).is_ok());
+        assert!(h264.check_size(16384, 16000).is_ok());
+        let e = h264.check_size(16256, 16256).unwrap_err().to_string();
+        assert!(
+            e.contains("--size 16256x16256") && e.contains("FFmpeg refuses"),
+            "{e}"
+        );
+        let e = h264.check_size(16384, 16384).unwrap_err().to_string();
+        assert!(
+            e.contains("the largest 1:1 size that fits is 16254x16254"),
+            "{e}"
+        );
+        let e = h264.check_size(32768, 18432).unwrap_err().to_string();
+        assert!(e.contains("the largest 16:9 size that fits is "), "{e}");
+        let e = h264.check_size(16386, 8000).unwrap_err().to_string();
+        assert!(e.contains("libx264 takes at most 16384"), "{e}");
+        let hevc = Encoding {
+            encoder: "libx265".into(),
+            ..Encoding::h264()
+        };
+        assert!(hevc.check_size(16386, 8000).is_ok());
     }
 }

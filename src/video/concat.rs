@@ -11,18 +11,24 @@
 //! fewer packets than frames, an ffprobe error, a stream that is not the manifest's) is refused,
 //! naming it. The film is written to `NAME.partial` and renamed when its packets are counted
 //! right; the chunks' manifests are not copied into it.
+//!
+//! ffprobe and the join run under [`crate::process`]: ffprobe must answer, and the join's film
+//! must grow, within `FORGE_ENCODER_TIMEOUT`; SIGINT or SIGTERM stops either, and forge removes
+//! the partial film, its lock and the list of parts.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Instant;
 
 use anyhow::{anyhow, bail, Context, Result};
 
 use super::chunk::{chunk_range, Manifest, MANIFEST_TAG};
 use super::ffmpeg::ffmpeg_program;
+use super::watch::program_failed;
 use crate::engine::Task;
 use crate::output::OutputFile;
+use crate::process::{self, Failed, Limit};
 
 /// The ffprobe program: `FORGE_FFPROBE`, else `ffprobe` in `FORGE_FFMPEG`'s folder, else
 /// `ffprobe` on the PATH.
@@ -54,25 +60,26 @@ fn display(p: &Path) -> String {
     p.display().to_string()
 }
 
-/// Runs ffprobe on `path`: (its JSON, its complaints).
+/// Runs ffprobe on `path`: (its JSON, its complaints). Within `FORGE_ENCODER_TIMEOUT`, and
+/// stopped by a signal ([`crate::process`]).
 fn ffprobe(path: &Path, entries: &str) -> Result<(serde_json::Value, String)> {
     let prog = ffprobe_program();
-    let out = Command::new(&prog)
-        .args(["-v", "error", "-count_packets", "-show_entries", entries])
+    let timeout = super::watch::encoder_timeout()?;
+    let mut cmd = Command::new(&prog);
+    cmd.args(["-v", "error", "-count_packets", "-show_entries", entries])
         .args(["-of", "json"])
-        .arg(path)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| {
-            if e.kind() == std::io::ErrorKind::NotFound {
-                anyhow!(
-                    "ffprobe not found ({}): it comes with FFmpeg (apt-get install ffmpeg); or set FORGE_FFPROBE to its path",
-                    prog.display()
-                )
-            } else {
-                anyhow!("cannot start ffprobe ({}): {e}", prog.display())
-            }
-        })?;
+        .arg(path);
+    let out = process::run(&mut cmd, &Limit::within(timeout)).map_err(|e| match e {
+        Failed::Start(io) if io.kind() == std::io::ErrorKind::NotFound => anyhow!(
+            "ffprobe not found ({}): it comes with FFmpeg (apt-get install ffmpeg); or set FORGE_FFPROBE to its path",
+            prog.display()
+        ),
+        e => program_failed(
+            e,
+            &format!("ffprobe ({})", prog.display()),
+            &format!("read {}", display(path)),
+        ),
+    })?;
     let err = String::from_utf8_lossy(&out.stderr).trim().to_string();
     if !out.status.success() {
         let why = err
@@ -123,8 +130,20 @@ fn first_complaint(err: &str) -> String {
 
 /// Reads `path`'s manifest and checks the part against it.
 pub fn probe(path: &Path) -> Result<Part> {
-    if !path.is_file() {
-        bail!("{}: no such file", display(path));
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            bail!("{}: no such file", display(path))
+        }
+        Err(e) => bail!("{}: cannot read it: {e}", display(path)),
+        Ok(m) => {
+            if let Some(what) = crate::sys::not_a_file(m.file_type()) {
+                bail!(
+                    "{}: {what}, not a video file: a part must be an MP4 or MOV file that \
+                     forge render --chunk wrote",
+                    display(path)
+                );
+            }
+        }
     }
     let (j, err) = ffprobe(
         path,
@@ -375,23 +394,30 @@ pub fn join(parts: &[Part], out: &Path, force: bool) -> Result<Joined> {
     drop(handle);
     let result = (|| -> Result<(u64, f64)> {
         let prog = ffmpeg_program();
-        let res = Command::new(&prog)
-            .args(["-hide_banner", "-loglevel", "error", "-nostdin", "-y"])
+        let mut cmd = Command::new(&prog);
+        cmd.args(["-hide_banner", "-loglevel", "error", "-nostdin", "-y"])
             .args(["-f", "concat", "-safe", "0", "-i"])
             .arg(&list)
             .args(["-map", "0:v:0", "-c", "copy", "-map_metadata", "-1"])
             .args(["-movflags", "+faststart", "-f", container.name()])
-            .arg(file.writing_path())
-            .stdin(Stdio::null())
-            .output()
-            .with_context(|| format!("cannot start FFmpeg ({})", prog.display()))?;
+            .arg(file.writing_path());
+        // As long as the film grows, the join is making progress.
+        let limit = Limit {
+            timeout: super::watch::encoder_timeout()?,
+            progress: Some(file.writing_path()),
+        };
+        let res = process::run(&mut cmd, &limit).map_err(|e| {
+            program_failed(
+                e,
+                &format!("FFmpeg ({})", prog.display()),
+                "finish joining the parts",
+            )
+        })?;
         if !res.status.success() {
-            let err = String::from_utf8_lossy(&res.stderr);
-            let tail: Vec<&str> = err.lines().rev().take(8).collect();
             bail!(
                 "FFmpeg could not join the parts ({}):\n    {}",
                 res.status,
-                tail.into_iter().rev().collect::<Vec<_>>().join("\n    ")
+                res.stderr_tail(8).join("\n    ")
             );
         }
         let (packets, duration, err) = count_packets(file.writing_path())?;

@@ -18,7 +18,10 @@ use ffmpeg_sidecar::command::FfmpegCommand;
 use ffmpeg_sidecar::event::FfmpegEvent;
 use ffmpeg_sidecar::log_parser::FfmpegLogParser;
 
-use super::watch::{encoder_timeout, file_stamp, mp4_problem, Progress, Waited, ENCODER_TIMEOUT_S};
+use super::watch::{
+    encoder_timeout, file_stamp, program_failed, Progress, Waited, ENCODER_TIMEOUT_S,
+};
+use crate::process::{self, Failed, Limit};
 
 /// Lines of FFmpeg's stderr kept for error messages.
 const STDERR_TAIL: usize = 15;
@@ -52,20 +55,39 @@ fn start_error(prog: &Path, e: &std::io::Error) -> anyhow::Error {
     }
 }
 
-/// Checks that FFmpeg runs (`ffmpeg -version` prints its version) and that
-/// `FORGE_ENCODER_TIMEOUT` is valid, before any slow work starts.
-/// Sidecar leaves the child's stderr on ours, so a broken program's own complaint shows too.
+/// Checks that FFmpeg runs (`ffmpeg -version` prints its version, within
+/// `FORGE_ENCODER_TIMEOUT`) and that `FORGE_ENCODER_TIMEOUT` is valid, before any slow work
+/// starts. A program that fails says why: its status and the last lines it printed.
 pub fn check() -> Result<()> {
-    encoder_timeout()?;
+    let timeout = encoder_timeout()?;
     let prog = ffmpeg_program();
-    match ffmpeg_sidecar::version::ffmpeg_version_with_path(&prog) {
-        Ok(_) => Ok(()),
-        // The only io::Errors are from starting or waiting for the child.
-        Err(e) => match e.downcast_ref::<std::io::Error>() {
-            Some(io) => Err(start_error(&prog, io)),
-            None => Err(e.context(format!("FFmpeg ({}) does not run", prog.display()))),
-        },
+    let what = format!("FFmpeg ({})", prog.display());
+    let mut cmd = Command::new(&prog);
+    cmd.arg("-version");
+    let out = process::run(&mut cmd, &Limit::within(timeout)).map_err(|e| match e {
+        Failed::Start(io) => start_error(&prog, &io),
+        e => program_failed(e, &what, "answer `ffmpeg -version`"),
+    })?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let versioned = text
+        .lines()
+        .any(|l| ffmpeg_sidecar::log_parser::try_parse_version(l).is_some());
+    if out.status.success() && versioned {
+        return Ok(());
     }
+    let mut msg = if out.status.success() {
+        format!("{what} does not run: `ffmpeg -version` printed no FFmpeg version")
+    } else {
+        format!(
+            "{what} does not run: `ffmpeg -version` failed ({})",
+            out.status
+        )
+    };
+    for l in out.stderr_tail(4) {
+        msg.push_str("\n    ");
+        msg.push_str(&l);
+    }
+    bail!(msg)
 }
 
 pub use super::codec::Encoding;
@@ -455,12 +477,24 @@ impl FfmpegSink {
             }
             bail!(msg);
         }
-        if let Some(why) = mp4_problem(&self.out) {
+        let frames = |n: u64| format!("{n} frame{}", if n == 1 { "" } else { "s" });
+        let problem = match super::mp4::check(&self.out) {
+            Err(why) => Some(format!("is not a playable MP4: {why}")),
+            Ok(s) => match s.frames {
+                Some(n) if n == self.sent => None,
+                Some(n) => Some(format!(
+                    "holds {} of the {} sent to it",
+                    frames(n),
+                    self.sent
+                )),
+                None => Some("has no video track with a sample table".into()),
+            },
+        };
+        if let Some(why) = problem {
             let mut msg = format!(
-                "{} exited 0 after {} frame{} but {} is not a playable MP4: {why}",
+                "{} exited 0 after {} but {} {why}",
                 self.encoder(),
-                self.sent,
-                if self.sent == 1 { "" } else { "s" },
+                frames(self.sent),
                 self.shown.display()
             );
             for l in self.log_tail() {

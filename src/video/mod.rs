@@ -13,6 +13,7 @@ pub mod concat;
 pub mod exposure;
 pub mod ffmpeg;
 pub mod interp;
+pub mod mp4;
 pub mod png;
 pub mod ranges;
 pub mod resolve;
@@ -228,6 +229,11 @@ impl Plan {
             bail!("{} has no frames to render", job.input.display());
         }
         let resolved = resolve::resolve(&job.look, &mut reader, &job.input)?;
+        // The encoder's size limit, before the GPU starts (the adapter's are checked as the
+        // renderer is built, before any pass).
+        if let Some(e) = &encoding {
+            e.check_size(resolved.settings.width, resolved.settings.height)?;
+        }
         let frames = Frames::of(job, count, resolved.settings.trails)?;
         let sprites = ["exposure", "point_size"];
         if !job.quiet && resolved.measured.iter().any(|m| sprites.contains(m)) {

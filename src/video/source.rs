@@ -1,5 +1,9 @@
 //! Frames in: a reader thread keeps a few frames ahead; frames are recycled, so memory stays
 //! flat however long the recording.
+//!
+//! A frame with a position or velocity that is not a finite number (NaN, ±infinity) stops the
+//! render, naming the frame, the agent and the value: forge's solver never records one, and a
+//! NaN agent would be drawn nowhere (or its colour computed from NaN) without a word.
 
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
@@ -20,6 +24,7 @@ pub struct FrameSource {
 impl FrameSource {
     /// Reads `frames` of `reader` on a thread, a few ahead of the renderer.
     pub fn start(mut reader: Reader, frames: std::ops::Range<u64>) -> Result<FrameSource> {
+        let dim = usize::from(reader.header().dim);
         let (tx, rx) = sync_channel::<Result<Frame>>(READ_AHEAD);
         let (recycle, free) = sync_channel::<Frame>(READ_AHEAD + 4);
         let thread = std::thread::Builder::new()
@@ -27,10 +32,16 @@ impl FrameSource {
             .spawn(move || {
                 for k in frames {
                     let mut f = free.try_recv().unwrap_or_default();
-                    let r = reader
-                        .read_frame_into(k, &mut f)
-                        .map(|_| f)
-                        .map_err(|e| anyhow!("frame {k}: {e}"));
+                    let r = match reader.read_frame_into(k, &mut f) {
+                        Err(e) => Err(anyhow!("frame {k}: {e}")),
+                        Ok(()) => match f.non_finite(dim) {
+                            Some(bad) => Err(anyhow!(
+                                "frame {k}: {bad}: forge's solver never records one, so the \
+                                 recording is damaged or was written by another program"
+                            )),
+                            None => Ok(f),
+                        },
+                    };
                     let stop = r.is_err();
                     if tx.send(r).is_err() || stop {
                         return;

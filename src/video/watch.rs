@@ -1,12 +1,15 @@
 //! Watching the encoder: whether it makes progress (bytes accepted on its input, changes to its
-//! output file) within `FORGE_ENCODER_TIMEOUT`, and whether what it wrote is a playable MP4.
+//! output file) within `FORGE_ENCODER_TIMEOUT` (what it wrote is checked in `mp4.rs`). The same
+//! timeout bounds every other FFmpeg and ffprobe run ([`crate::process`]), named in
+//! [`program_failed`] when one is stopped.
 
-use std::io::Read;
 use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Result};
+use anyhow::{anyhow, bail, Result};
+
+use crate::process::Failed;
 
 /// How long the encoder may make no progress before forge gives up on it, unless
 /// `FORGE_ENCODER_TIMEOUT` (seconds) says otherwise.
@@ -106,80 +109,18 @@ pub(super) fn file_stamp(path: &Path) -> Option<(u64, Option<std::time::SystemTi
     Some((m.len(), m.modified().ok()))
 }
 
-/// Why `path` is not a playable MP4, if it is not: empty, no `ftyp` box first, no `moov` box,
-/// or boxes that run past the end (a file cut short). Reads only the box headers.
-pub fn mp4_problem(path: &Path) -> Option<String> {
-    let mut f = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) => return Some(format!("cannot open it: {e}")),
-    };
-    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-    if len == 0 {
-        return Some("it is empty".into());
-    }
-    let (mut at, mut first, mut moov) = (0u64, true, false);
-    while at < len {
-        let mut head = [0u8; 16];
-        use std::io::Seek;
-        if f.seek(std::io::SeekFrom::Start(at)).is_err() || f.read_exact(&mut head[..8]).is_err() {
-            return Some(format!("it ends inside a box header at byte {at}"));
-        }
-        let kind: [u8; 4] = head[4..8].try_into().unwrap();
-        let mut size = u32::from_be_bytes(head[..4].try_into().unwrap()) as u64;
-        if size == 1 {
-            if f.read_exact(&mut head[8..16]).is_err() {
-                return Some(format!("it ends inside a box header at byte {at}"));
-            }
-            size = u64::from_be_bytes(head[8..16].try_into().unwrap());
-        } else if size == 0 {
-            size = len - at;
-        }
-        if first && &kind != b"ftyp" {
-            return Some("it does not start with an MP4 `ftyp` box".into());
-        }
-        if size < 8 || at + size > len {
-            return Some(format!(
-                "its `{}` box at byte {at} runs past the end ({len} bytes): cut short",
-                String::from_utf8_lossy(&kind)
-            ));
-        }
-        moov |= &kind == b"moov";
-        first = false;
-        at += size;
-    }
-    (!moov).then(|| "it has no `moov` box (no index: unplayable)".into())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A playable MP4 has an `ftyp` box first and a `moov` box, and no box runs past the end.
-    #[test]
-    fn mp4_boxes() {
-        let dir = tempfile::tempdir().unwrap();
-        let boxed = |kind: &[u8; 4], body: usize| {
-            let mut b = ((8 + body) as u32).to_be_bytes().to_vec();
-            b.extend_from_slice(kind);
-            b.resize(8 + body, 0);
-            b
-        };
-        let check = |bytes: &[u8]| {
-            let p = dir.path().join("v.mp4");
-            std::fs::write(&p, bytes).unwrap();
-            mp4_problem(&p)
-        };
-        let good = [boxed(b"ftyp", 16), boxed(b"moov", 40), boxed(b"mdat", 100)].concat();
-        assert_eq!(check(&good), None);
-        assert!(check(b"").unwrap().contains("empty"));
-        assert!(check(b"not a video").unwrap().contains("ftyp"));
-        let no_index = [boxed(b"ftyp", 16), boxed(b"mdat", 100)].concat();
-        assert!(check(&no_index).unwrap().contains("moov"));
-        assert!(check(&good[..good.len() - 10])
-            .unwrap()
-            .contains("cut short"));
-        assert!(mp4_problem(&dir.path().join("missing.mp4"))
-            .unwrap()
-            .contains("cannot open"));
+/// Why running `what` (e.g. "FFmpeg (/usr/bin/ffmpeg)") to `doing` (e.g. "answer `ffmpeg
+/// -version`") gave no output, as an error: a signal stays an [`crate::signal::Interrupted`]
+/// (forge exits 130 or 143), a stop for want of progress names `FORGE_ENCODER_TIMEOUT`.
+pub fn program_failed(e: Failed, what: &str, doing: &str) -> anyhow::Error {
+    match e {
+        Failed::Interrupted(i) => anyhow::Error::new(i),
+        Failed::TimedOut(t) => anyhow!(
+            "{what} did not {doing} within {} s: stopped it (FORGE_ENCODER_TIMEOUT sets the \
+             limit, in seconds; default {ENCODER_TIMEOUT_S})",
+            t.as_secs_f64()
+        ),
+        Failed::Start(io) => anyhow!("cannot start {what}: {io}"),
+        Failed::Wait(io) => anyhow!("waiting for {what}: {io}"),
     }
 }

@@ -9,8 +9,12 @@
 //! - [`NO_GPU`]: an environment in which forge finds no GPU adapter, for checks that must come
 //!   before any GPU work.
 //!
+//! - [`child`]: forge in the background, signalled at chosen moments, and stand-in programs.
+//!
 //! Not every test binary uses every helper.
 #![allow(dead_code)]
+
+pub mod child;
 
 use std::fs;
 use std::io::Write;
