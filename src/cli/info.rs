@@ -2,6 +2,7 @@
 //! `--gnf`, its giant number fluctuations (`metrics::gnf`) as text, JSON, CSV or a plot.
 
 use std::io::Write;
+use std::ops::Range;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -44,174 +45,239 @@ struct GnfRow {
 }
 
 pub fn info(a: InfoArgs) -> Result<ExitCode> {
-    if let Some(p) = &a.plot {
-        crate::plot::check_output(p, a.force, "--plot")?;
-    }
-    if let Some(p) = &a.gnf_plot {
-        crate::plot::check_output(p, a.force, "--gnf-plot")?;
-    }
-    let want_gnf = a.gnf || a.gnf_csv.is_some() || a.gnf_plot.is_some();
-    // The outputs against the recording and each other, and locked, before reading it.
-    let mut outputs: Vec<(&Path, &str)> = Vec::new();
-    if let Some(p) = &a.metrics {
-        outputs.push((p, "--metrics"));
-    }
-    if let Some(p) = &a.plot {
-        outputs.push((p, "--plot"));
-    }
-    if let Some(p) = &a.gnf_csv {
-        outputs.push((p, "--gnf-csv"));
-    }
-    if let Some(p) = &a.gnf_plot {
-        outputs.push((p, "--gnf-plot"));
-    }
-    let _claim = output::claim(&outputs, &[(&a.file, "input")], a.force)?;
-    let mut r =
-        bfs::Reader::open(&a.file).with_context(|| format!("cannot open {}", a.file.display()))?;
-    let h = r.header().clone();
-    let count = r.frame_count();
-    let space = Space {
-        dim: h.dim as usize,
-        world: h.world_size,
-        wrap: h.boundary == Boundary::Wrap,
-    };
-    let mut frame = bfs::Frame::empty();
+    Plan::resolve(a)?.run()
+}
 
-    if a.plot.is_some() && count == 0 {
-        bail!("--plot: {} holds no complete frame", a.file.display());
+/// `forge info` with every check made: the outputs claimed, the recording open, the frames
+/// to measure known.
+struct Plan {
+    a: InfoArgs,
+    /// The outputs' locks, held until the plan is dropped.
+    _claim: output::Claim,
+    r: bfs::Reader,
+    h: bfs::Header,
+    count: u64,
+    space: Space,
+    /// The measured frames: `--frames`, else all.
+    range: Range<u64>,
+    want_gnf: bool,
+}
+
+/// What the frames measured.
+struct Measured {
+    summary: Option<Summary>,
+    gnf: Option<Gnf>,
+}
+
+impl Plan {
+    fn resolve(a: InfoArgs) -> Result<Plan> {
+        if let Some(p) = &a.plot {
+            crate::plot::check_output(p, a.force, "--plot")?;
+        }
+        if let Some(p) = &a.gnf_plot {
+            crate::plot::check_output(p, a.force, "--gnf-plot")?;
+        }
+        let want_gnf = a.gnf || a.gnf_csv.is_some() || a.gnf_plot.is_some();
+        // The outputs against the recording and each other, and locked, before reading it.
+        let outputs: Vec<(&Path, &str)> = [
+            (&a.metrics, "--metrics"),
+            (&a.plot, "--plot"),
+            (&a.gnf_csv, "--gnf-csv"),
+            (&a.gnf_plot, "--gnf-plot"),
+        ]
+        .into_iter()
+        .filter_map(|(p, flag)| p.as_deref().map(|p| (p, flag)))
+        .collect();
+        let claim = output::claim(&outputs, &[(&a.file, "input")], a.force)?;
+        let r = bfs::Reader::open(&a.file)
+            .with_context(|| format!("cannot open {}", a.file.display()))?;
+        let h = r.header().clone();
+        let count = r.frame_count();
+        let space = Space {
+            dim: h.dim as usize,
+            world: h.world_size,
+            wrap: h.boundary == Boundary::Wrap,
+        };
+        if a.plot.is_some() && count == 0 {
+            bail!("--plot: {} holds no complete frame", a.file.display());
+        }
+        if want_gnf && count == 0 {
+            bail!("--gnf: {} holds no complete frame", a.file.display());
+        }
+        let range = match a.frames {
+            Some(spec) => Selection::new(spec, 1, count, &a.file)?.range,
+            None => 0..count,
+        };
+        Ok(Plan {
+            a,
+            _claim: claim,
+            r,
+            h,
+            count,
+            space,
+            range,
+            want_gnf,
+        })
     }
-    if want_gnf && count == 0 {
-        bail!("--gnf: {} holds no complete frame", a.file.display());
+
+    fn run(mut self) -> Result<ExitCode> {
+        let m = self.measure()?;
+        let last_step = if self.count > 0 {
+            Some(
+                self.r
+                    .read_frame(self.count - 1)
+                    .map(|f| f.step)
+                    .unwrap_or(0),
+            )
+        } else {
+            None
+        };
+        let mut stdout = std::io::stdout().lock();
+        if self.a.json {
+            self.print_json(&mut stdout, &m, last_step)?;
+        } else {
+            for w in self.r.warnings() {
+                eprintln!("warning: {}: {}", self.a.file.display(), printable(w));
+            }
+            self.print_text(&mut stdout, &m, last_step)?;
+        }
+        Ok(ExitCode::SUCCESS)
     }
-    // The measured frames: --frames (the rules of forge render --frames), else all.
-    let range = match a.frames {
-        Some(spec) => Selection::new(spec, 1, count, &a.file)?.range,
-        None => 0..count,
-    };
-    let mut csv_out = None;
-    if let Some(p) = &a.metrics {
-        let (out, file) = OutputFile::create(p, a.force, "metrics file")?;
-        csv_out = Some((out, std::io::BufWriter::new(file)));
-    }
-    let mut gnf: Option<Gnf> = None;
-    let summary = if count == 0 {
-        None
-    } else {
-        let every_frame = csv_out.is_some() || a.plot.is_some();
+
+    /// The frames measured: every one when each goes to the CSV or the plot, else at most
+    /// [`SUMMARY_FRAMES`] evenly spaced.
+    fn picks(&self) -> Vec<u64> {
+        let every_frame = self.a.metrics.is_some() || self.a.plot.is_some();
+        let range = self.range.clone();
         let len = range.end - range.start;
         let mut picks: Vec<u64> = if every_frame || len <= SUMMARY_FRAMES {
-            range.clone().collect()
+            range.collect()
         } else {
             (0..SUMMARY_FRAMES)
                 .map(|i| range.start + i * (len - 1) / (SUMMARY_FRAMES - 1))
                 .collect()
         };
         picks.dedup();
+        picks
+    }
+
+    /// Every picked frame's metrics (into the CSV, the plot, the GNF), and their summary.
+    fn measure(&mut self) -> Result<Measured> {
+        if self.count == 0 {
+            return Ok(Measured {
+                summary: None,
+                gnf: None,
+            });
+        }
+        let mut csv = match &self.a.metrics {
+            Some(p) => Some(CsvOut::create(p, self.a.force, "metrics file")?),
+            None => None,
+        };
+        if let Some(c) = csv.as_mut() {
+            c.row([
+                "frame",
+                "step",
+                "time",
+                "polarization",
+                "mean_speed",
+                "nn_distance",
+                "pairwise_distance",
+            ])?;
+        }
+        let picks = self.picks();
         let mut all = Vec::with_capacity(picks.len());
         let mut times = Vec::with_capacity(picks.len());
-        // A write error names the file (`--metrics /dev/full`).
-        let csv_err = |e: std::io::Error| {
-            let p = a.metrics.as_deref().unwrap_or(std::path::Path::new("-"));
-            anyhow::Error::new(e).context(format!("writing {}", p.display()))
-        };
-        if let Some((_, w)) = csv_out.as_mut() {
-            writeln!(
-                w,
-                "frame,step,time,polarization,mean_speed,nn_distance,pairwise_distance"
-            )
-            .map_err(csv_err)?;
-        }
+        let mut gnf: Option<Gnf> = None;
+        let mut frame = bfs::Frame::empty();
+        let dt = self.h.dt as f64;
         for &k in &picks {
             crate::signal::check()?;
-            r.read_frame_into(k, &mut frame)
-                .with_context(|| format!("{}: frame {k}", a.file.display()))?;
-            let n = frame.agents(space.dim);
-            let m = metrics::frame_metrics(&space, n, &frame.pos, &frame.vel);
-            if want_gnf {
-                if gnf.is_none() {
-                    // Scales from the first measured frame's agent count (BFS1 counts may vary).
-                    gnf = Some(Gnf::new(&space, n).ok_or_else(|| {
-                        anyhow!(
-                            "--gnf: {} frame {k} has {n} agents in a world of {:?}: nothing to count boxes of",
-                            a.file.display(),
-                            &space.world[..space.dim]
-                        )
-                    })?);
-                }
-                if let Some(g) = gnf.as_mut() {
-                    g.add_frame(n, &frame.pos);
-                }
+            self.r
+                .read_frame_into(k, &mut frame)
+                .with_context(|| format!("{}: frame {k}", self.a.file.display()))?;
+            let n = frame.agents(self.space.dim);
+            let m = metrics::frame_metrics(&self.space, n, &frame.pos, &frame.vel);
+            if self.want_gnf {
+                self.add_to_gnf(&mut gnf, k, n, &frame)?;
             }
-            if let Some((_, w)) = csv_out.as_mut() {
-                writeln!(
-                    w,
-                    "{k},{},{},{},{},{},{}",
-                    frame.step,
-                    frame.step as f64 * h.dt as f64,
-                    m.polarization,
-                    m.mean_speed,
-                    m.nn_distance,
-                    m.pairwise_distance
-                )
-                .map_err(csv_err)?;
+            let t = frame.step as f64 * dt;
+            if let Some(c) = csv.as_mut() {
+                c.row([
+                    k.to_string(),
+                    frame.step.to_string(),
+                    t.to_string(),
+                    m.polarization.to_string(),
+                    m.mean_speed.to_string(),
+                    m.nn_distance.to_string(),
+                    m.pairwise_distance.to_string(),
+                ])?;
             }
             all.push(m);
-            times.push(frame.step as f64 * h.dt as f64);
+            times.push(t);
         }
-        if let Some(p) = &a.plot {
+        self.write_plots(&times, &all, gnf.as_ref())?;
+        if let Some(c) = csv {
+            c.finish()?;
+        }
+        Ok(Measured {
+            summary: Some(summary(&all)),
+            gnf,
+        })
+    }
+
+    /// Adds frame `k` (of `n` agents) to the GNF, made on the first measured frame.
+    fn add_to_gnf(
+        &self,
+        gnf: &mut Option<Gnf>,
+        k: u64,
+        n: usize,
+        frame: &bfs::Frame,
+    ) -> Result<()> {
+        if gnf.is_none() {
+            // Scales from the first measured frame's agent count (BFS1 counts may vary).
+            *gnf = Some(Gnf::new(&self.space, n).ok_or_else(|| {
+                anyhow!(
+                    "--gnf: {} frame {k} has {n} agents in a world of {:?}: nothing to count boxes of",
+                    self.a.file.display(),
+                    &self.space.world[..self.space.dim]
+                )
+            })?);
+        }
+        if let Some(g) = gnf.as_mut() {
+            g.add_frame(n, &frame.pos);
+        }
+        Ok(())
+    }
+
+    /// `--plot`, `--gnf-csv` and `--gnf-plot`.
+    fn write_plots(&self, times: &[f64], all: &[Metrics], gnf: Option<&Gnf>) -> Result<()> {
+        let h = &self.h;
+        let what = format!(
+            "{}: {} {}D, {} agents",
+            printable(&h.scene_name),
+            h.model.name(),
+            h.dim,
+            h.agents
+        );
+        if let Some(p) = &self.a.plot {
+            crate::plot::metrics_png(p, &what, times, all)?;
+        }
+        if let (Some(g), Some(p)) = (gnf, &self.a.gnf_csv) {
+            write_gnf_csv(p, self.a.force, self.space.dim, g)?;
+        }
+        if let (Some(g), Some(p)) = (gnf, &self.a.gnf_plot) {
             let title = format!(
-                "{}: {} {}D, {} agents",
-                printable(&h.scene_name),
-                h.model.name(),
-                h.dim,
-                h.agents
-            );
-            crate::plot::metrics_png(p, &title, &times, &all)?;
-        }
-        if let (Some(g), Some(p)) = (&gnf, &a.gnf_csv) {
-            write_gnf_csv(p, a.force, space.dim, g)?;
-        }
-        if let (Some(g), Some(p)) = (&gnf, &a.gnf_plot) {
-            let title = format!(
-                "{}: {} {}D, {} agents, {} frame{}",
-                printable(&h.scene_name),
-                h.model.name(),
-                h.dim,
-                h.agents,
+                "{what}, {} frame{}",
                 g.frames(),
                 if g.frames() == 1 { "" } else { "s" }
             );
             crate::plot::gnf_png(p, &title, g)?;
         }
-        let mut mean = Metrics::default();
-        for m in &all {
-            mean.polarization += m.polarization / all.len() as f64;
-            mean.mean_speed += m.mean_speed / all.len() as f64;
-            mean.nn_distance += m.nn_distance / all.len() as f64;
-            mean.pairwise_distance += m.pairwise_distance / all.len() as f64;
-        }
-        Some(Summary {
-            frames_sampled: all.len() as u64,
-            first: all[0],
-            last: *all.last().unwrap(),
-            mean,
-        })
-    };
-    if let Some((out, w)) = csv_out {
-        let file = w
-            .into_inner()
-            .map_err(|e| anyhow!("writing {}: {}", out.path.display(), e.error()))?;
-        file.sync_data().ok();
-        out.commit()?;
+        Ok(())
     }
-    let last_step = if count > 0 {
-        Some(r.read_frame(count - 1).map(|f| f.step).unwrap_or(0))
-    } else {
-        None
-    };
 
-    let mut stdout = std::io::stdout().lock();
-    if a.json {
+    fn print_json(&self, out: &mut impl Write, m: &Measured, last_step: Option<u64>) -> Result<()> {
+        let (a, h) = (&self.a, &self.h);
         let scene_json: serde_json::Value =
             serde_json::from_str(&h.scene_json).unwrap_or(serde_json::Value::Null);
         let v = serde_json::json!({
@@ -228,30 +294,31 @@ pub fn info(a: InfoArgs) -> Result<ExitCode> {
             "record_every": h.record_every,
             "world": &h.world_size[..h.dim as usize],
             "world_inferred": h.world_inferred,
-            "frames": count,
+            "frames": self.count,
             "finalized": h.frame_count.is_some(),
             "last_step": last_step,
-            "warnings": r.warnings(),
-            "metrics": summary,
-            "gnf": gnf.as_ref().map(|g| gnf_summary(space.dim, g)),
+            "warnings": self.r.warnings(),
+            "metrics": m.summary,
+            "gnf": m.gnf.as_ref().map(|g| gnf_summary(self.space.dim, g)),
             "scene_json": scene_json,
         });
-        writeln!(stdout, "{}", serde_json::to_string_pretty(&v)?)?;
-    } else {
-        for w in r.warnings() {
-            eprintln!("warning: {}: {}", a.file.display(), printable(w));
-        }
+        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+        Ok(())
+    }
+
+    fn print_text(&self, out: &mut impl Write, m: &Measured, last_step: Option<u64>) -> Result<()> {
+        let (a, h) = (&self.a, &self.h);
         let world: Vec<String> = h.world_size[..h.dim as usize]
             .iter()
             .map(|x| format!("{x}"))
             .collect();
         writeln!(
-            stdout,
+            out,
             "file       {}",
             printable(&a.file.display().to_string())
         )?;
         writeln!(
-            stdout,
+            out,
             "format     {} v{}{}",
             match h.source {
                 SourceFormat::Forge => "forge .bfs",
@@ -264,7 +331,7 @@ pub fn info(a: InfoArgs) -> Result<ExitCode> {
                 " (not finalized)"
             }
         )?;
-        writeln!(stdout, "scene      {}", printable(&h.scene_name))?;
+        writeln!(out, "scene      {}", printable(&h.scene_name))?;
         // A recording of vectorial-noise Vicsek says so (its scene holds the kind; angular,
         // the default, is left out of it).
         let noise_kind = serde_json::from_str::<serde_json::Value>(&h.scene_json)
@@ -273,57 +340,120 @@ pub fn info(a: InfoArgs) -> Result<ExitCode> {
             .map(|k| format!(" ({k} noise)"))
             .unwrap_or_default();
         writeln!(
-            stdout,
+            out,
             "model      {} {}D{noise_kind}, {} boundary",
             h.model.name(),
             h.dim,
             h.boundary.name()
         )?;
         writeln!(
-            stdout,
+            out,
             "world      {}{}",
             world.join(" x "),
             if h.world_inferred { " (inferred)" } else { "" }
         )?;
-        writeln!(stdout, "agents     {}", h.agents)?;
-        writeln!(stdout, "dt         {}   seed {}", h.dt, h.seed)?;
+        writeln!(out, "agents     {}", h.agents)?;
+        writeln!(out, "dt         {}   seed {}", h.dt, h.seed)?;
         writeln!(
-            stdout,
-            "frames     {count} (a frame every {} step{}{})",
+            out,
+            "frames     {} (a frame every {} step{}{})",
+            self.count,
             h.record_every,
             if h.record_every == 1 { "" } else { "s" },
             last_step
                 .map(|s| format!(", last at step {s}"))
                 .unwrap_or_default()
         )?;
-        if let Some(s) = &summary {
-            writeln!(
-                stdout,
-                "metrics    {:>12} {:>12} {:>12}   (over {} frames)",
-                "first", "last", "mean", s.frames_sampled
-            )?;
-            let rows: [(&str, fn(&Metrics) -> f64); 4] = [
-                ("polarization", |m| m.polarization),
-                ("mean speed", |m| m.mean_speed),
-                ("nn distance", |m| m.nn_distance),
-                ("pairwise", |m| m.pairwise_distance),
-            ];
-            for (name, f) in rows {
-                writeln!(
-                    stdout,
-                    "  {:<12} {:>10.4} {:>12.4} {:>12.4}",
-                    name,
-                    f(&s.first),
-                    f(&s.last),
-                    f(&s.mean)
-                )?;
-            }
+        if let Some(s) = &m.summary {
+            write_summary_text(out, s)?;
         }
-        if let Some(g) = &gnf {
-            write_gnf_text(&mut stdout, g)?;
+        if let Some(g) = &m.gnf {
+            write_gnf_text(out, g)?;
         }
+        Ok(())
     }
-    Ok(ExitCode::SUCCESS)
+}
+
+/// The first, last and mean metrics of the measured frames (at least one).
+fn summary(all: &[Metrics]) -> Summary {
+    let mut mean = Metrics::default();
+    for m in all {
+        mean.polarization += m.polarization / all.len() as f64;
+        mean.mean_speed += m.mean_speed / all.len() as f64;
+        mean.nn_distance += m.nn_distance / all.len() as f64;
+        mean.pairwise_distance += m.pairwise_distance / all.len() as f64;
+    }
+    Summary {
+        frames_sampled: all.len() as u64,
+        first: all[0],
+        last: *all.last().expect("at least one frame"),
+        mean,
+    }
+}
+
+/// The metrics table of the text output.
+fn write_summary_text(out: &mut impl Write, s: &Summary) -> Result<()> {
+    writeln!(
+        out,
+        "metrics    {:>12} {:>12} {:>12}   (over {} frames)",
+        "first", "last", "mean", s.frames_sampled
+    )?;
+    type Column = fn(&Metrics) -> f64;
+    let rows: [(&str, Column); 4] = [
+        ("polarization", |m| m.polarization),
+        ("mean speed", |m| m.mean_speed),
+        ("nn distance", |m| m.nn_distance),
+        ("pairwise", |m| m.pairwise_distance),
+    ];
+    for (name, f) in rows {
+        writeln!(
+            out,
+            "  {:<12} {:>10.4} {:>12.4} {:>12.4}",
+            name,
+            f(&s.first),
+            f(&s.last),
+            f(&s.mean)
+        )?;
+    }
+    Ok(())
+}
+
+/// A CSV output written through the `csv` crate under its temporary name, renamed when
+/// complete; a write error names the file (`--metrics /dev/full`).
+struct CsvOut {
+    out: OutputFile,
+    w: csv::Writer<std::fs::File>,
+}
+
+impl CsvOut {
+    fn create(path: &Path, force: bool, what: &str) -> Result<CsvOut> {
+        let (out, file) = OutputFile::create(path, force, what)?;
+        Ok(CsvOut {
+            out,
+            w: csv::Writer::from_writer(file),
+        })
+    }
+
+    fn row<I, T>(&mut self, fields: I) -> Result<()>
+    where
+        I: IntoIterator<Item = T>,
+        T: AsRef<[u8]>,
+    {
+        let path = &self.out.path;
+        self.w
+            .write_record(fields)
+            .map_err(|e| anyhow::Error::new(e).context(format!("writing {}", path.display())))
+    }
+
+    fn finish(self) -> Result<()> {
+        let path = self.out.path.clone();
+        let file = self
+            .w
+            .into_inner()
+            .map_err(|e| anyhow!("writing {}: {}", path.display(), e.error()))?;
+        file.sync_data().ok();
+        self.out.commit()
+    }
 }
 
 /// The GNF of the text output: the fit, then one line per box size.
@@ -381,30 +511,24 @@ fn gnf_summary(dim: usize, g: &Gnf) -> GnfSummary {
 
 /// `--gnf-csv`: one row per box size, `side_x,side_y[,side_z],boxes,mean_n,delta_n,fitted`.
 fn write_gnf_csv(path: &Path, force: bool, dim: usize, g: &Gnf) -> Result<()> {
-    let (out, file) = OutputFile::create(path, force, "GNF file")?;
-    let mut w = std::io::BufWriter::new(file);
-    let err =
-        |e: std::io::Error| anyhow::Error::new(e).context(format!("writing {}", path.display()));
+    let mut c = CsvOut::create(path, force, "GNF file")?;
     let axes = ["side_x", "side_y", "side_z"];
-    writeln!(w, "{},boxes,mean_n,delta_n,fitted", axes[..dim].join(",")).map_err(err)?;
+    let head = axes[..dim]
+        .iter()
+        .copied()
+        .chain(["boxes", "mean_n", "delta_n", "fitted"]);
+    c.row(head)?;
     for s in g.scales() {
-        let sides: Vec<String> = s.side[..dim].iter().map(|x| format!("{x}")).collect();
         let boxes: u64 = s.boxes[..dim].iter().map(|&b| b as u64).product();
-        writeln!(
-            w,
-            "{},{boxes},{},{},{}",
-            sides.join(","),
-            s.mean(),
-            s.delta(),
-            s.fitted() as u8
-        )
-        .map_err(err)?;
+        let fields = s.side[..dim].iter().map(|x| x.to_string()).chain([
+            boxes.to_string(),
+            s.mean().to_string(),
+            s.delta().to_string(),
+            (s.fitted() as u8).to_string(),
+        ]);
+        c.row(fields)?;
     }
-    let file = w
-        .into_inner()
-        .map_err(|e| anyhow!("writing {}: {}", path.display(), e.error()))?;
-    file.sync_data().ok();
-    out.commit()
+    c.finish()
 }
 
 /// `s` with its control characters escaped (`\u{1b}`, `\n`): a recording's scene name is

@@ -61,59 +61,126 @@ struct WriteFailed {
 /// `forge run` calls this with the scene it has loaded already. A recording that stops early
 /// keeps its complete frames under its temporary name when `unfinished` says so.
 pub fn record(
-    mut scene: Scene,
+    scene: Scene,
     out_path: &Path,
     a: &SimulateArgs,
     unfinished: Unfinished,
 ) -> Result<ExitCode> {
-    a.overrides.apply(&mut scene)?;
-    if let Some(s) = a.search {
-        scene.search = s;
-    }
-    if a.threads == Some(0) {
-        bail!("--threads: must be at least 1");
-    }
-    crate::sim::cpu::check_threads("--threads", a.threads)?;
-    // Every output checked (against the scene's files too) and locked before any work.
-    let inputs = scene_inputs(&a.scene, &scene);
-    let inputs: Vec<(&Path, &str)> = inputs.iter().map(|(p, w)| (p.as_path(), *w)).collect();
-    let _claim = output::claim(&[(out_path, "output")], &inputs, a.force)?;
-    let backend = backend::choose(a.backend, a.quiet, &Params::from_scene(&scene, 0))?;
+    Plan::resolve(scene, out_path, a)?.run(unfinished)
+}
 
-    let state = init::initial_state(&scene).map_err(|e| {
-        // Outside `layout: file` (whose errors name scene.init.*), the only failures are
-        // about the agent count (memory): name the field or flag that set it.
-        let what = if a.overrides.agents.is_some() {
-            "--agents"
-        } else {
-            "scene.agents"
-        };
-        let msg = format!("{e:#}");
-        if scene.init.layout == scene::Layout::File || msg.starts_with(what) {
-            e
-        } else {
-            anyhow!("{what}: {msg}")
+/// A recording with every check made: the scene's overrides applied, the output claimed, the
+/// backend chosen, the initial state built.
+struct Plan<'a> {
+    scene: Scene,
+    out_path: &'a Path,
+    a: &'a SimulateArgs,
+    /// The output's lock, held until the plan is dropped.
+    _claim: output::Claim,
+    backend: backend::Chosen,
+    /// The initial state (taken by the solver when the run starts).
+    state: Option<crate::sim::State>,
+    /// Its agent count.
+    n: usize,
+    header: Header,
+}
+
+impl<'a> Plan<'a> {
+    fn resolve(mut scene: Scene, out_path: &'a Path, a: &'a SimulateArgs) -> Result<Plan<'a>> {
+        a.overrides.apply(&mut scene)?;
+        if let Some(s) = a.search {
+            scene.search = s;
         }
-    })?;
-    scene.agents = state.n as u32;
-    let n = state.n;
-    let dim = scene.dim;
+        if a.threads == Some(0) {
+            bail!("--threads: must be at least 1");
+        }
+        crate::sim::cpu::check_threads("--threads", a.threads)?;
+        // Every output checked (against the scene's files too) and locked before any work.
+        let inputs = scene_inputs(&a.scene, &scene);
+        let inputs: Vec<(&Path, &str)> = inputs.iter().map(|(p, w)| (p.as_path(), *w)).collect();
+        let claim = output::claim(&[(out_path, "output")], &inputs, a.force)?;
+        let backend = backend::choose(a.backend, a.quiet, &Params::from_scene(&scene, 0))?;
+        let state = init::initial_state(&scene).map_err(|e| {
+            // Outside `layout: file` (whose errors name scene.init.*), the only failures are
+            // about the agent count (memory): name the field or flag that set it.
+            let what = if a.overrides.agents.is_some() {
+                "--agents"
+            } else {
+                "scene.agents"
+            };
+            let msg = format!("{e:#}");
+            if scene.init.layout == scene::Layout::File || msg.starts_with(what) {
+                e
+            } else {
+                anyhow!("{what}: {msg}")
+            }
+        })?;
+        scene.agents = state.n as u32;
+        let n = state.n;
+        let header = Header::for_scene(&scene);
+        warn_if_too_large(&header, &scene, out_path);
+        Ok(Plan {
+            scene,
+            out_path,
+            a,
+            _claim: claim,
+            backend,
+            state: Some(state),
+            n,
+            header,
+        })
+    }
 
-    let header = Header::for_scene(&scene);
-    warn_if_too_large(&header, &scene, out_path);
-    let (out, file) = OutputFile::create(out_path, a.force, "output")?;
-    let result = (|| -> Result<Outcome> {
+    /// Simulates into the output; settles a run stopped early as `unfinished` says.
+    fn run(mut self, unfinished: Unfinished) -> Result<ExitCode> {
+        let (out, file) = OutputFile::create(self.out_path, self.a.force, "output")?;
+        let o = match self.simulate(file) {
+            Ok(o) => o,
+            Err(e) if unfinished == Unfinished::Keep && e.is::<WriteFailed>() => {
+                return Err(keep_complete_frames(out, e));
+            }
+            Err(e) => {
+                out.abandon();
+                return Err(e);
+            }
+        };
+        if let Some(sig) = o.interrupted {
+            let note = interrupted_note(out, &o, unfinished);
+            return Err(Interrupted::noting(sig, note).into());
+        }
+        out.commit()?;
+        if let Some(d) = &o.diverged {
+            eprintln!(
+                "error: {d}; the recording keeps the {} good frames (up to step {}) in {}",
+                o.frames,
+                o.steps,
+                self.out_path.display()
+            );
+            return Ok(ExitCode::FAILURE);
+        }
+        if !self.a.quiet {
+            self.report(&o);
+        }
+        Ok(ExitCode::SUCCESS)
+    }
+
+    /// The warm-up, then every step, recording the first frame at the warm-up's end and then
+    /// one every `record_every` steps, into `file`.
+    fn simulate(&mut self, file: std::fs::File) -> Result<Outcome> {
+        let state = self.state.take().expect("one run per plan");
+        let (scene, a) = (&self.scene, self.a);
+        let (n, dim) = (self.n, scene.dim);
         let wr = |cause: bfs::BfsError| {
             anyhow::Error::new(WriteFailed {
-                path: out_path.to_path_buf(),
+                path: self.out_path.to_path_buf(),
                 cause,
             })
         };
-        let writer = bfs::Writer::new(file, &header).map_err(wr)?;
+        let writer = bfs::Writer::new(file, &self.header).map_err(wr)?;
         let mut rec = Recorder::start(writer, dim, n)?;
-        let params = Params::from_scene(&scene, n);
+        let params = Params::from_scene(scene, n);
         let mut solver = AnySolver::new(
-            &backend,
+            &self.backend,
             params,
             state,
             a.threads.unwrap_or(0),
@@ -127,10 +194,8 @@ pub fn record(
         let bar = crate::progress::bar(scene.warmup + scene.steps, a.quiet, "steps");
         let t0 = Instant::now();
         let every = scene.record_every as u64;
-        let mut diverged = None;
-        let mut interrupted = None;
-        // Steps before `first` are the warm-up: simulated, not recorded; the first frame is
-        // taken at its end, then one every `every` steps until `last`.
+        let (mut diverged, mut interrupted) = (None, None);
+        // Steps before `first` are the warm-up: simulated, not recorded.
         let (first, last) = (scene.warmup, scene.warmup + scene.steps);
         let mut started = false;
         loop {
@@ -172,58 +237,14 @@ pub fn record(
             diverged,
             interrupted,
         })
-    })();
-    let o = match result {
-        Ok(o) => o,
-        Err(e) if unfinished == Unfinished::Keep && e.is::<WriteFailed>() => {
-            return Err(keep_complete_frames(out, e));
-        }
-        Err(e) => {
-            out.abandon();
-            return Err(e);
-        }
-    };
-    if let Some(sig) = o.interrupted {
-        let note = match unfinished {
-            Unfinished::Keep if o.frames == 0 => {
-                out.abandon();
-                format!(
-                    " at step {} of the warm-up, before the first frame: nothing was recorded, \
-                     nothing is kept",
-                    o.steps
-                )
-            }
-            Unfinished::Keep => match out.keep() {
-                Some(p) => format!(
-                    "; the {} complete frame{} recorded (up to step {}) {} kept in {}, a \
-                     finished recording of those steps",
-                    o.frames,
-                    if o.frames == 1 { "" } else { "s" },
-                    o.steps,
-                    if o.frames == 1 { "is" } else { "are" },
-                    p.display()
-                ),
-                None => String::new(),
-            },
-            Unfinished::Remove => {
-                out.abandon();
-                String::new()
-            }
-        };
-        return Err(Interrupted::noting(sig, note).into());
     }
-    out.commit()?;
-    if let Some(d) = o.diverged {
-        eprintln!(
-            "error: {d}; the recording keeps the {} good frames (up to step {}) in {}",
-            o.frames,
-            o.steps,
-            out_path.display()
-        );
-        return Ok(ExitCode::FAILURE);
-    }
-    if !a.quiet {
-        let size = std::fs::metadata(out_path).map(|m| m.len()).unwrap_or(0);
+
+    /// The summary line of a finished recording.
+    fn report(&self, o: &Outcome) {
+        let (scene, n) = (&self.scene, self.n);
+        let size = std::fs::metadata(self.out_path)
+            .map(|m| m.len())
+            .unwrap_or(0);
         let rate = o.steps as f64 / o.secs.max(1e-9);
         eprintln!(
             "{}: {} steps of {} {} ({}D, {}, {} thread{}) in {:.2} s: {:.0} steps/s, {} agent-steps/s; final polarization {:.3} -> {} ({} frames, {})",
@@ -231,7 +252,7 @@ pub fn record(
             o.steps,
             n,
             if scene.model == scene::Model::Vicsek { "particles" } else { "boids" },
-            dim,
+            scene.dim,
             format!("{:?}", o.search).to_lowercase(),
             o.threads,
             if o.threads == 1 { "" } else { "s" },
@@ -239,12 +260,42 @@ pub fn record(
             rate,
             si(rate * n as f64),
             o.polarization,
-            out_path.display(),
+            self.out_path.display(),
             o.frames,
             bytes(size),
         );
     }
-    Ok(ExitCode::SUCCESS)
+}
+
+/// What becomes of a recording stopped by a signal, in words: its complete frames kept under
+/// the temporary name, or (during the warm-up, or for `forge run`'s own recording) nothing.
+fn interrupted_note(out: OutputFile, o: &Outcome, unfinished: Unfinished) -> String {
+    match unfinished {
+        Unfinished::Keep if o.frames == 0 => {
+            out.abandon();
+            format!(
+                " at step {} of the warm-up, before the first frame: nothing was recorded, \
+                 nothing is kept",
+                o.steps
+            )
+        }
+        Unfinished::Keep => match out.keep() {
+            Some(p) => format!(
+                "; the {} complete frame{} recorded (up to step {}) {} kept in {}, a \
+                 finished recording of those steps",
+                o.frames,
+                if o.frames == 1 { "" } else { "s" },
+                o.steps,
+                if o.frames == 1 { "is" } else { "are" },
+                p.display()
+            ),
+            None => String::new(),
+        },
+        Unfinished::Remove => {
+            out.abandon();
+            String::new()
+        }
+    }
 }
 
 /// After a failed write: keeps the complete frames under the temporary name (counted by

@@ -1,9 +1,9 @@
-//! The `.csv` writer, for small recordings: `frame,step,time,agent,x,y[,z],vx,vy[,vz]`, one
+//! The `.csv` writer (through the `csv` crate), for small recordings: `frame,step,time,agent,x,y[,z],vx,vy[,vz]`, one
 //! row per agent per frame, frames in order, agents by index. Floats are written as the
 //! shortest decimal that reads back to the same float32 (the time, a float64, likewise).
 
+use std::fmt::Write;
 use std::fs::File;
-use std::io::{BufWriter, Write};
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
@@ -38,19 +38,26 @@ pub(super) fn write(
 ) -> Result<(u64, File)> {
     let h = r.header().clone();
     let dim = usize::from(h.dim);
-    let mut w = BufWriter::with_capacity(1 << 20, file);
+    let mut w = csv::WriterBuilder::new()
+        .buffer_capacity(1 << 20)
+        .from_writer(file);
     let axes = ["x", "y", "z"];
-    let mut head = String::from("frame,step,time,agent");
-    for a in &axes[..dim] {
-        head += &format!(",{a}");
-    }
-    for a in &axes[..dim] {
-        head += &format!(",v{a}");
-    }
-    writeln!(w, "{head}")?;
+    let head = ["frame", "step", "time", "agent"]
+        .into_iter()
+        .map(String::from)
+        .chain(axes[..dim].iter().map(|a| a.to_string()))
+        .chain(axes[..dim].iter().map(|a| format!("v{a}")));
+    w.write_record(head)?;
     let mut frame = Frame::empty();
     let mut rows = 0u64;
     let mut first = None;
+    // Each field formatted into one reused buffer (`{}`: the shortest decimal that reads back).
+    let mut field = String::new();
+    let mut put = |w: &mut csv::Writer<File>, v: &dyn std::fmt::Display| -> csv::Result<()> {
+        field.clear();
+        write!(field, "{v}").expect("formatting into a String");
+        w.write_field(&field)
+    };
     for k in sel.frames() {
         crate::signal::check()?;
         r.read_frame_into(k, &mut frame)
@@ -66,14 +73,17 @@ pub(super) fn write(
         }
         let time = frame.step as f64 * h.dt as f64;
         for i in 0..n {
-            write!(w, "{k},{},{time},{i}", frame.step)?;
+            put(&mut w, &k)?;
+            put(&mut w, &frame.step)?;
+            put(&mut w, &time)?;
+            put(&mut w, &i)?;
             for c in 0..dim {
-                write!(w, ",{}", frame.pos[c * n + i])?;
+                put(&mut w, &frame.pos[c * n + i])?;
             }
             for c in 0..dim {
-                write!(w, ",{}", frame.vel[c * n + i])?;
+                put(&mut w, &frame.vel[c * n + i])?;
             }
-            w.write_all(b"\n")?;
+            w.write_record(None::<&[u8]>)?;
         }
         bar.inc(1);
     }
