@@ -62,6 +62,87 @@ pub struct AgentBuffers3<'a> {
     pub n: u32,
 }
 
+/// One f32 per agent per vertex buffer, at locations 0..7: 2D x, y, vx, vy, density; 3D x, y,
+/// z, vx, vy, vz, density.
+fn instance_attributes() -> [[wgpu::VertexAttribute; 1]; 7] {
+    [
+        wgpu::vertex_attr_array![0 => Float32],
+        wgpu::vertex_attr_array![1 => Float32],
+        wgpu::vertex_attr_array![2 => Float32],
+        wgpu::vertex_attr_array![3 => Float32],
+        wgpu::vertex_attr_array![4 => Float32],
+        wgpu::vertex_attr_array![5 => Float32],
+        wgpu::vertex_attr_array![6 => Float32],
+    ]
+}
+
+/// One instance-rate buffer layout per attribute.
+fn instance_buffers(
+    attrs: &[[wgpu::VertexAttribute; 1]; 7],
+) -> Vec<Option<wgpu::VertexBufferLayout<'_>>> {
+    attrs
+        .iter()
+        .map(|a| {
+            Some(wgpu::VertexBufferLayout {
+                array_stride: 4,
+                step_mode: wgpu::VertexStepMode::Instance,
+                attributes: a,
+            })
+        })
+        .collect()
+}
+
+/// A pipeline of the agents' shader (`entries`: vertex and fragment entry points) that adds
+/// its light to a target of `format`.
+#[allow(clippy::too_many_arguments)]
+fn additive_pipeline(
+    device: &wgpu::Device,
+    layout: &wgpu::PipelineLayout,
+    module: &wgpu::ShaderModule,
+    label: &str,
+    (vs, fs): (&str, &str),
+    buffers: &[Option<wgpu::VertexBufferLayout>],
+    topology: wgpu::PrimitiveTopology,
+    format: wgpu::TextureFormat,
+) -> wgpu::RenderPipeline {
+    let additive = wgpu::BlendComponent {
+        src_factor: wgpu::BlendFactor::One,
+        dst_factor: wgpu::BlendFactor::One,
+        operation: wgpu::BlendOperation::Add,
+    };
+    device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+        label: Some(label),
+        layout: Some(layout),
+        vertex: wgpu::VertexState {
+            module,
+            entry_point: Some(vs),
+            compilation_options: Default::default(),
+            buffers,
+        },
+        primitive: wgpu::PrimitiveState {
+            topology,
+            ..Default::default()
+        },
+        depth_stencil: None,
+        multisample: wgpu::MultisampleState::default(),
+        fragment: Some(wgpu::FragmentState {
+            module,
+            entry_point: Some(fs),
+            compilation_options: Default::default(),
+            targets: &[Some(wgpu::ColorTargetState {
+                format,
+                blend: Some(wgpu::BlendState {
+                    color: additive,
+                    alpha: additive,
+                }),
+                write_mask: wgpu::ColorWrites::ALL,
+            })],
+        }),
+        multiview_mask: None,
+        cache: None,
+    })
+}
+
 impl AgentsPass {
     /// `display`: the display image's format (the world box is drawn onto it).
     pub fn new(
@@ -79,12 +160,8 @@ impl AgentsPass {
                 layout_entry::sampler(2, wgpu::ShaderStages::VERTEX),
             ],
         });
-        let params = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("agents params"),
-            size: std::mem::size_of::<AgentParams>() as u64,
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
+        let params =
+            super::uniform_buffer(device, "agents params", std::mem::size_of::<AgentParams>());
         let bind_group = super::uniform_textures_sampler(
             device,
             "agents bind group",
@@ -98,68 +175,21 @@ impl AgentsPass {
             bind_group_layouts: &[Some(&bgl)],
             immediate_size: 0,
         });
-        let additive = wgpu::BlendComponent {
-            src_factor: wgpu::BlendFactor::One,
-            dst_factor: wgpu::BlendFactor::One,
-            operation: wgpu::BlendOperation::Add,
-        };
-        let make = |label: &str,
-                    vs: &str,
-                    fs: &str,
-                    buffers: &[Option<wgpu::VertexBufferLayout>],
-                    topology: wgpu::PrimitiveTopology,
-                    format: wgpu::TextureFormat| {
-            device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-                label: Some(label),
-                layout: Some(&layout),
-                vertex: wgpu::VertexState {
-                    module: &module,
-                    entry_point: Some(vs),
-                    compilation_options: Default::default(),
+        let make =
+            |label, vs, fs, buffers: &[Option<wgpu::VertexBufferLayout>], topology, format| {
+                additive_pipeline(
+                    device,
+                    &layout,
+                    &module,
+                    label,
+                    (vs, fs),
                     buffers,
-                },
-                primitive: wgpu::PrimitiveState {
                     topology,
-                    ..Default::default()
-                },
-                depth_stencil: None,
-                multisample: wgpu::MultisampleState::default(),
-                fragment: Some(wgpu::FragmentState {
-                    module: &module,
-                    entry_point: Some(fs),
-                    compilation_options: Default::default(),
-                    targets: &[Some(wgpu::ColorTargetState {
-                        format,
-                        blend: Some(wgpu::BlendState {
-                            color: additive,
-                            alpha: additive,
-                        }),
-                        write_mask: wgpu::ColorWrites::ALL,
-                    })],
-                }),
-                multiview_mask: None,
-                cache: None,
-            })
-        };
-        let attrs: [[wgpu::VertexAttribute; 1]; 7] = [
-            wgpu::vertex_attr_array![0 => Float32],
-            wgpu::vertex_attr_array![1 => Float32],
-            wgpu::vertex_attr_array![2 => Float32],
-            wgpu::vertex_attr_array![3 => Float32],
-            wgpu::vertex_attr_array![4 => Float32],
-            wgpu::vertex_attr_array![5 => Float32],
-            wgpu::vertex_attr_array![6 => Float32],
-        ];
-        let buffers: Vec<Option<wgpu::VertexBufferLayout>> = attrs
-            .iter()
-            .map(|a| {
-                Some(wgpu::VertexBufferLayout {
-                    array_stride: 4,
-                    step_mode: wgpu::VertexStepMode::Instance,
-                    attributes: a,
-                })
-            })
-            .collect();
+                    format,
+                )
+            };
+        let attrs = instance_attributes();
+        let buffers = instance_buffers(&attrs);
         let tri = wgpu::PrimitiveTopology::TriangleList;
         let hdr = HDR_FORMAT;
         let pipeline = make(

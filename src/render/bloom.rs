@@ -116,6 +116,70 @@ pub struct BloomPass {
     blend: Vec<f32>,
 }
 
+/// The mip chain's shape for a `width`×`height` frame and a bloom of `radius`.
+struct Chain {
+    /// Mip 0 is level `start` of the frame: half size (0), or a quarter above 540 rows (1).
+    start: u32,
+    /// Mips finer than the first that glows.
+    hidden: u32,
+    mips: u32,
+    /// Mip 0's size.
+    size: [u32; 2],
+    /// Blend factor of each upsample (see [`blend_factors`]).
+    blend: Vec<f32>,
+}
+
+impl Chain {
+    fn plan(width: u32, height: u32, radius: f32) -> Chain {
+        let first = first_level(height);
+        let start = first.min(1);
+        let hidden = first - start;
+        let w0 = (width >> (start + 1)).max(1);
+        let h0 = (height >> (start + 1)).max(1);
+        let mut mips = 1;
+        while mips < MAX_MIPS && (w0 >> mips) >= 4 && (h0 >> mips) >= 4 {
+            mips += 1;
+        }
+        let hidden = hidden.min(mips - 1);
+        let weights = level_weights(height, start + hidden, mips - hidden, radius);
+        Chain {
+            start,
+            hidden,
+            mips: hidden + weights.len() as u32,
+            size: [w0, h0],
+            blend: blend_factors(&weights),
+        }
+    }
+
+    /// The chain's texture, one view per mip.
+    fn views(&self, device: &wgpu::Device) -> Vec<wgpu::TextureView> {
+        let texture = device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("bloom mip chain"),
+            size: wgpu::Extent3d {
+                width: self.size[0],
+                height: self.size[1],
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: self.mips,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: BLOOM_FORMAT,
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::TEXTURE_BINDING,
+            view_formats: &[],
+        });
+        (0..self.mips)
+            .map(|m| {
+                texture.create_view(&wgpu::TextureViewDescriptor {
+                    label: Some("bloom mip view"),
+                    base_mip_level: m,
+                    mip_level_count: Some(1),
+                    ..Default::default()
+                })
+            })
+            .collect()
+    }
+}
+
 impl BloomPass {
     pub fn new(
         device: &wgpu::Device,
@@ -134,51 +198,13 @@ impl BloomPass {
                 layout_entry::sampler(2, wgpu::ShaderStages::FRAGMENT),
             ],
         });
-        let params = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("bloom params"),
-            size: std::mem::size_of::<BloomParams>() as u64,
-            usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
+        let params =
+            super::uniform_buffer(device, "bloom params", std::mem::size_of::<BloomParams>());
         queue.write_buffer(&params, 0, bytemuck::bytes_of(&BloomParams::DEFAULT));
-        let first = first_level(height);
-        // Mip 0 is level `start`: half size, or a quarter above 540 rows.
-        let start = first.min(1);
-        let hidden = first - start;
-        let w0 = (width >> (start + 1)).max(1);
-        let h0 = (height >> (start + 1)).max(1);
-        let mut mips = 1;
-        while mips < MAX_MIPS && (w0 >> mips) >= 4 && (h0 >> mips) >= 4 {
-            mips += 1;
-        }
-        let hidden = hidden.min(mips - 1);
-        let weights = level_weights(height, start + hidden, mips - hidden, radius);
-        let mips = hidden + weights.len() as u32;
-        let blend = blend_factors(&weights);
-        let texture = device.create_texture(&wgpu::TextureDescriptor {
-            label: Some("bloom mip chain"),
-            size: wgpu::Extent3d {
-                width: w0,
-                height: h0,
-                depth_or_array_layers: 1,
-            },
-            mip_level_count: mips,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            format: BLOOM_FORMAT,
-            usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::TEXTURE_BINDING,
-            view_formats: &[],
-        });
-        let views: Vec<wgpu::TextureView> = (0..mips)
-            .map(|m| {
-                texture.create_view(&wgpu::TextureViewDescriptor {
-                    label: Some("bloom mip view"),
-                    base_mip_level: m,
-                    mip_level_count: Some(1),
-                    ..Default::default()
-                })
-            })
-            .collect();
+        let chain = Chain::plan(width, height, radius);
+        let (start, hidden, mips) = (chain.start, chain.hidden, chain.mips);
+        let views = chain.views(device);
+        let blend = chain.blend;
         let group = |src: &wgpu::TextureView| {
             super::uniform_textures_sampler(
                 device,

@@ -33,6 +33,41 @@ fn twilight(t: f64) -> [u8; 3] {
     out
 }
 
+/// The lookup texture of baked colours (`bake`): sRGB bytes, decoded to linear when sampled.
+pub fn texture(device: &wgpu::Device, queue: &wgpu::Queue, lut: &[u8]) -> wgpu::TextureView {
+    let size = wgpu::Extent3d {
+        width: LUT_SIZE as u32,
+        height: 1,
+        depth_or_array_layers: 1,
+    };
+    let tex = device.create_texture(&wgpu::TextureDescriptor {
+        label: Some("colour map"),
+        size,
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: wgpu::TextureFormat::Rgba8UnormSrgb,
+        usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+        view_formats: &[],
+    });
+    queue.write_texture(
+        wgpu::TexelCopyTextureInfo {
+            texture: &tex,
+            mip_level: 0,
+            origin: wgpu::Origin3d::ZERO,
+            aspect: wgpu::TextureAspect::All,
+        },
+        lut,
+        wgpu::TexelCopyBufferLayout {
+            offset: 0,
+            bytes_per_row: Some(LUT_SIZE as u32 * 4),
+            rows_per_image: None,
+        },
+        size,
+    );
+    tex.create_view(&Default::default())
+}
+
 /// The map's 256 colours as sRGB RGBA bytes. A non-cyclic map starts at `floor` (0..1) of
 /// its gradient instead of 0, so that its darkest colours can be left out.
 pub fn bake(map: Colormap, floor: f32) -> Vec<u8> {

@@ -64,6 +64,27 @@ pub struct DensityPass {
     pub density: wgpu::Buffer,
 }
 
+/// The compute passes in order, and whether each runs over the agents (else over the cells):
+/// splat, blur along each axis, sample back at the agents.
+fn entry_points(three: bool) -> &'static [(&'static str, bool)] {
+    if three {
+        &[
+            ("cs_splat3", true),
+            ("cs_blur3_x", false),
+            ("cs_blur3_y", false),
+            ("cs_blur3_z", false),
+            ("cs_sample3", true),
+        ]
+    } else {
+        &[
+            ("cs_splat", true),
+            ("cs_blur_x", false),
+            ("cs_blur_y", false),
+            ("cs_sample", true),
+        ]
+    }
+}
+
 impl DensityPass {
     /// `pos` holds x\[0..cap\], y\[0..cap\] (and z\[0..cap\] when `depth` is given: a 3D
     /// world `depth` deep, with a 3D grid) from offset 0.
@@ -114,10 +135,10 @@ impl DensityPass {
             })
         };
         let st = wgpu::BufferUsages::STORAGE;
-        let params_buf = buf(
+        let params_buf = super::uniform_buffer(
+            device,
             "density params",
-            std::mem::size_of::<DensityParams>() as u64,
-            wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+            std::mem::size_of::<DensityParams>(),
         );
         let counts = buf(
             "density counts",
@@ -131,40 +152,24 @@ impl DensityPass {
             capacity as u64 * 4,
             st | wgpu::BufferUsages::VERTEX,
         );
-        let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("density bind group"),
-            layout: &bgl,
-            entries: &[
-                wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: params_buf.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 1,
-                    resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                        buffer: pos,
-                        offset: 0,
-                        size: wgpu::BufferSize::new(capacity.max(1) as u64 * 4 * dim),
-                    }),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 2,
-                    resource: counts.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 3,
-                    resource: tmp.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 4,
-                    resource: field.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 5,
-                    resource: density.as_entire_binding(),
-                },
-            ],
+        let pos_binding = wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+            buffer: pos,
+            offset: 0,
+            size: wgpu::BufferSize::new(capacity.max(1) as u64 * 4 * dim),
         });
+        let bind_group = super::bind_in_order(
+            device,
+            "density bind group",
+            &bgl,
+            vec![
+                params_buf.as_entire_binding(),
+                pos_binding,
+                counts.as_entire_binding(),
+                tmp.as_entire_binding(),
+                field.as_entire_binding(),
+                density.as_entire_binding(),
+            ],
+        );
         let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("density pipeline layout"),
             bind_group_layouts: &[Some(&bgl)],
@@ -180,22 +185,7 @@ impl DensityPass {
                 cache: None,
             })
         };
-        let entries: &[(&str, bool)] = if depth.is_some() {
-            &[
-                ("cs_splat3", true),
-                ("cs_blur3_x", false),
-                ("cs_blur3_y", false),
-                ("cs_blur3_z", false),
-                ("cs_sample3", true),
-            ]
-        } else {
-            &[
-                ("cs_splat", true),
-                ("cs_blur_x", false),
-                ("cs_blur_y", false),
-                ("cs_sample", true),
-            ]
-        };
+        let entries = entry_points(depth.is_some());
         DensityPass {
             pipelines: entries.iter().map(|&(e, a)| (pipe(e), a)).collect(),
             bind_group,

@@ -60,8 +60,8 @@ pub const BLOOM_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba16Float;
 const BOX_LEVEL: f32 = 0.16;
 
 pub(crate) use pipeline::{
-    begin_overwrite, begin_pass, dispatch_2d, fullscreen_pipeline, fullscreen_pipeline_to,
-    layout_entry, uniform_textures_sampler,
+    begin_overwrite, begin_pass, bind_in_order, dispatch_2d, fullscreen_pipeline,
+    fullscreen_pipeline_to, layout_entry, uniform_buffer, uniform_textures_sampler,
 };
 pub use settings::{ColorMode, Fit, Output, Settings, View3, World, YuvFormat};
 pub use view::{centre_of_mass, centre_of_mass3};
@@ -72,6 +72,43 @@ fn srgb_to_linear(c: f32) -> f32 {
     } else {
         ((c + 0.055) / 1.055).powf(2.4)
     }
+}
+
+/// The two HDR targets (trails ping-pong between them) and the display image, `w`×`h`.
+fn targets(
+    device: &wgpu::Device,
+    w: u32,
+    h: u32,
+    display: wgpu::TextureFormat,
+) -> ([wgpu::TextureView; 2], wgpu::Texture, wgpu::TextureView) {
+    let target = |label: &str, format, usage| {
+        device.create_texture(&wgpu::TextureDescriptor {
+            label: Some(label),
+            size: wgpu::Extent3d {
+                width: w,
+                height: h,
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format,
+            usage,
+            view_formats: &[],
+        })
+    };
+    let rt = wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::TEXTURE_BINDING;
+    let hdr_views =
+        [0, 1].map(|_| target("hdr target", HDR_FORMAT, rt).create_view(&Default::default()));
+    let ldr = target("display image", display, rt | wgpu::TextureUsages::COPY_SRC);
+    let ldr_view = ldr.create_view(&Default::default());
+    (hdr_views, ldr, ldr_view)
+}
+
+/// Bytes of a display-image row as copied to a buffer (padded to wgpu's alignment).
+fn padded_row(w: u32, output: Output) -> u32 {
+    (w * output.texel_bytes()).div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT)
+        * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT
 }
 
 /// The GPU side of rendering: owns every pass and target, renders one frame at a time and
@@ -125,45 +162,14 @@ impl Renderer {
         if w == 0 || h == 0 || w % 2 == 1 || h % 2 == 1 {
             bail!("--size: must be two even numbers above 0, got {w}x{h}");
         }
-        // Every limit the passes depend on, before any is built (wgpu would panic).
-        limits::check(
-            &gpu.limits,
-            &limits::Needs {
-                width: w,
-                height: h,
-                output,
-                agents: capacity.max(1),
-                dim: world.dim,
-                density: look.color == ColorMode::Density,
-            },
-            &gpu.info.name,
-            "--size",
-        )?;
+        // Every limit the passes depend on, before any is built.
+        let density = look.color == ColorMode::Density;
+        Self::check_limits(&gpu, w, h, output, capacity.max(1), world.dim, density)?;
         let device = &gpu.device;
         let queue = &gpu.queue;
-        let target = |label: &str, format, usage| {
-            device.create_texture(&wgpu::TextureDescriptor {
-                label: Some(label),
-                size: wgpu::Extent3d {
-                    width: w,
-                    height: h,
-                    depth_or_array_layers: 1,
-                },
-                mip_level_count: 1,
-                sample_count: 1,
-                dimension: wgpu::TextureDimension::D2,
-                format,
-                usage,
-                view_formats: &[],
-            })
-        };
-        let rt = wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::TEXTURE_BINDING;
-        let hdr_views =
-            [0, 1].map(|_| target("hdr target", HDR_FORMAT, rt).create_view(&Default::default()));
-        let hdr_pair = [&hdr_views[0], &hdr_views[1]];
         let display = output.display_format();
-        let ldr = target("display image", display, rt | wgpu::TextureUsages::COPY_SRC);
-        let ldr_view = ldr.create_view(&Default::default());
+        let (hdr_views, ldr, ldr_view) = targets(device, w, h, display);
+        let hdr_pair = [&hdr_views[0], &hdr_views[1]];
 
         let lut_bytes = colormap::bake(look.colormap, look.colormap_floor);
         // Overlays go on display images (not on linear light).
@@ -178,41 +184,7 @@ impl Renderer {
                 display,
             )
         });
-        let lut = device.create_texture(&wgpu::TextureDescriptor {
-            label: Some("colour map"),
-            size: wgpu::Extent3d {
-                width: colormap::LUT_SIZE as u32,
-                height: 1,
-                depth_or_array_layers: 1,
-            },
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            // sRGB bytes, decoded to linear when sampled.
-            format: wgpu::TextureFormat::Rgba8UnormSrgb,
-            usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
-            view_formats: &[],
-        });
-        queue.write_texture(
-            wgpu::TexelCopyTextureInfo {
-                texture: &lut,
-                mip_level: 0,
-                origin: wgpu::Origin3d::ZERO,
-                aspect: wgpu::TextureAspect::All,
-            },
-            &lut_bytes,
-            wgpu::TexelCopyBufferLayout {
-                offset: 0,
-                bytes_per_row: Some(colormap::LUT_SIZE as u32 * 4),
-                rows_per_image: None,
-            },
-            wgpu::Extent3d {
-                width: colormap::LUT_SIZE as u32,
-                height: 1,
-                depth_or_array_layers: 1,
-            },
-        );
-        let lut_view = lut.create_view(&Default::default());
+        let lut_view = colormap::texture(device, queue, &lut_bytes);
         let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
             label: Some("linear clamp sampler"),
             address_mode_u: wgpu::AddressMode::ClampToEdge,
@@ -231,8 +203,7 @@ impl Renderer {
             Output::Yuv(f) => Some(YuvPass::new(device, queue, &ldr_view, w, h, f)),
             _ => None,
         };
-        let padded_row = (w * output.texel_bytes()).div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT)
-            * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
+        let padded_row = padded_row(w, output);
         let staging = match &yuv {
             Some(y) => y.params().buffer_bytes(),
             None => padded_row as u64 * h as u64,
@@ -242,7 +213,7 @@ impl Renderer {
         let fade = FadePass::new(device);
         let capacity = capacity.max(1);
         let agents_buf = Self::agent_buffer(device, world.dim, capacity);
-        let density = (look.color == ColorMode::Density).then(|| {
+        let density = density.then(|| {
             DensityPass::new(
                 device,
                 &agents_buf,
@@ -284,6 +255,31 @@ impl Renderer {
         })
     }
 
+    /// Checks the size and the agents against the adapter's limits (wgpu would panic).
+    fn check_limits(
+        gpu: &Gpu,
+        w: u32,
+        h: u32,
+        output: Output,
+        agents: u32,
+        dim: usize,
+        density: bool,
+    ) -> Result<()> {
+        limits::check(
+            &gpu.limits,
+            &limits::Needs {
+                width: w,
+                height: h,
+                output,
+                agents,
+                dim,
+                density,
+            },
+            &gpu.info.name,
+            "--size",
+        )
+    }
+
     fn agent_buffer(device: &wgpu::Device, dim: usize, capacity: u32) -> wgpu::Buffer {
         device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("agents (positions, velocities)"),
@@ -323,107 +319,137 @@ impl Renderer {
         if self.readback.full() {
             self.deliver_oldest(sink)?;
         }
-        let dim = self.world.dim;
-        let n = frame.agents(dim);
+        let n = frame.agents(self.world.dim);
         let n32 = u32::try_from(n)
             .map_err(|_| anyhow::anyhow!("frame {}: too many agents", frame.index))?;
-        if n32 > self.capacity {
-            limits::check(
-                &self.gpu.limits,
-                &limits::Needs {
-                    width: self.look.width,
-                    height: self.look.height,
-                    output: self.output,
-                    agents: n32,
-                    dim,
-                    density: self.density.is_some(),
-                },
-                &self.gpu.info.name,
-                "--size",
-            )
+        self.fit_agents(n32)
             .with_context(|| format!("frame {}", frame.index))?;
-            self.capacity = n32;
-            self.agents_buf = Self::agent_buffer(&self.gpu.device, dim, n32);
-            if self.density.is_some() {
-                self.density = Some(DensityPass::new(
-                    &self.gpu.device,
-                    &self.agents_buf,
-                    n32,
-                    self.world.size,
-                    self.world.density_depth(),
-                    self.world.wrap,
-                ));
-            }
-        }
         let cam3 = self.camera3(frame, n);
-        let (view_min, view_size, centre) = if cam3.is_some() {
+        let view = if cam3.is_some() {
             ([0.0; 2], [1.0; 2], [0.0; 2])
         } else {
             self.view(frame, n)
         };
-        let queue = &self.gpu.queue;
-        // Positions at 0, velocities right after them (same layout as the file's frame).
-        let stride = dim as u64 * n as u64 * 4;
-        if n > 0 {
-            queue.write_buffer(
-                &self.agents_buf,
-                0,
-                bytemuck::cast_slice(&frame.pos[..dim * n]),
-            );
-            queue.write_buffer(
-                &self.agents_buf,
-                stride,
-                bytemuck::cast_slice(&frame.vel[..dim * n]),
-            );
-        }
+        self.upload(frame, n);
         let mut encoder = self
             .gpu
             .device
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("frame encoder"),
             });
-        let mut range = self.range;
-        if let Some(d) = self.density.as_mut() {
-            d.run(queue, &mut encoder, n32);
-            if self.look.range.is_none() {
-                range = [0.0, 4.0 * d.mean_per_cell(n32)];
-            }
-        }
-        // Trails carried from the last frame are already faded (by the tone-map pass), unless
-        // that frame was a warm-up one; without trails (or on the first frame) the target is
-        // cleared.
-        let carry = self.drawn > 0 && self.look.trails > 0.0;
-        if !carry || self.unfaded {
-            let hdr = &self.hdr_views[self.cur];
-            self.fade
-                .run(&mut encoder, hdr, carry.then_some(self.look.trails));
-        }
-        let (w, h) = (self.look.width as f32, self.look.height as f32);
-        let with_box = self.draw_agents(
-            &mut encoder,
-            n32,
-            cam3,
-            (view_min, view_size, centre),
-            range,
-        );
+        let range = self.colour_range(&mut encoder, n32);
+        self.start_hdr(&mut encoder);
+        let with_box = self.draw_agents(&mut encoder, n32, cam3, view, range);
         if self.warming {
             // Only the HDR target (the trails) carries over to the next frame, unfaded.
-            queue.submit([encoder.finish()]);
+            self.gpu.queue.submit([encoder.finish()]);
             self.unfaded = true;
             self.drawn += 1;
             return Ok(());
         }
+        self.display(&mut encoder, frame);
+        if with_box {
+            self.agents.draw_box(&mut encoder, &self.ldr_view);
+        }
+        if let Some(o) = &mut self.overlay {
+            let w = self.look.width as f32;
+            o.update(
+                &self.gpu.queue,
+                &FrameInfo {
+                    seconds: frame.step as f64 * self.world.dt as f64,
+                    step: frame.step,
+                    range,
+                    px_per_unit: cam3.is_none().then(|| w / view.1[0]),
+                },
+            );
+            o.run(&mut encoder, &self.ldr_view);
+        }
+        self.read_out(&mut encoder, frame);
+        let submission = self.gpu.queue.submit([encoder.finish()]);
+        self.gpu
+            .check(|| format!("rendering frame {}", frame.index))?;
+        self.readback.submitted(submission);
+        self.drawn += 1;
+        Ok(())
+    }
+
+    /// Makes room for `n` agents (a BFS1 file's count may grow): the limits checked, the
+    /// buffers that hold them rebuilt.
+    fn fit_agents(&mut self, n: u32) -> Result<()> {
+        if n <= self.capacity {
+            return Ok(());
+        }
+        let (w, h, dim) = (self.look.width, self.look.height, self.world.dim);
+        let density = self.density.is_some();
+        Self::check_limits(&self.gpu, w, h, self.output, n, dim, density)?;
+        self.capacity = n;
+        self.agents_buf = Self::agent_buffer(&self.gpu.device, dim, n);
+        if density {
+            self.density = Some(DensityPass::new(
+                &self.gpu.device,
+                &self.agents_buf,
+                n,
+                self.world.size,
+                self.world.density_depth(),
+                self.world.wrap,
+            ));
+        }
+        Ok(())
+    }
+
+    /// The frame's positions at 0 of the agents' buffer, its velocities right after them
+    /// (the file's frame layout).
+    fn upload(&self, frame: &Frame, n: usize) {
+        if n == 0 {
+            return;
+        }
+        let dim = self.world.dim;
+        let queue = &self.gpu.queue;
+        let pos = bytemuck::cast_slice(&frame.pos[..dim * n]);
+        queue.write_buffer(&self.agents_buf, 0, pos);
+        let vel = bytemuck::cast_slice(&frame.vel[..dim * n]);
+        queue.write_buffer(&self.agents_buf, pos.len() as u64, vel);
+    }
+
+    /// The colour range of this frame: the resolved one; for density without one, four times
+    /// the mean per cell (the density pass runs first).
+    fn colour_range(&mut self, encoder: &mut wgpu::CommandEncoder, n: u32) -> [f32; 2] {
+        let mut range = self.range;
+        if let Some(d) = self.density.as_mut() {
+            d.run(&self.gpu.queue, encoder, n);
+            if self.look.range.is_none() {
+                range = [0.0, 4.0 * d.mean_per_cell(n)];
+            }
+        }
+        range
+    }
+
+    /// The HDR target the frame is drawn on: trails carried from the last frame are already
+    /// faded (by the tone-map pass), unless that frame was a warm-up one; without trails (or
+    /// on the first frame) the target is cleared.
+    fn start_hdr(&mut self, encoder: &mut wgpu::CommandEncoder) {
+        let carry = self.drawn > 0 && self.look.trails > 0.0;
+        if !carry || self.unfaded {
+            let hdr = &self.hdr_views[self.cur];
+            self.fade
+                .run(encoder, hdr, carry.then_some(self.look.trails));
+        }
+    }
+
+    /// Bloom and the tone map, into the display image; with trails, the faded light goes
+    /// into the other HDR target, where the next frame is drawn.
+    fn display(&mut self, encoder: &mut wgpu::CommandEncoder, frame: &Frame) {
         if let Some(b) = &self.bloom {
-            b.run(&mut encoder, self.cur);
+            b.run(encoder, self.cur);
         }
         let next = 1 - self.cur;
         let trails = self.look.trails > 0.0;
         let bg = self.look.background.map(srgb_to_linear);
-        let ldr_view = &self.ldr_view;
+        let (w, h) = (self.look.width as f32, self.look.height as f32);
         self.tonemap.run(
-            queue,
-            &mut encoder,
-            ldr_view,
+            &self.gpu.queue,
+            encoder,
+            &self.ldr_view,
             self.cur,
             trails.then(|| &self.hdr_views[next]),
             &TonemapParams {
@@ -454,25 +480,14 @@ impl Renderer {
             self.cur = next;
             self.unfaded = false;
         }
-        if with_box {
-            self.agents.draw_box(&mut encoder, ldr_view);
-        }
-        if let Some(o) = &mut self.overlay {
-            o.update(
-                queue,
-                &FrameInfo {
-                    seconds: frame.step as f64 * self.world.dt as f64,
-                    step: frame.step,
-                    range,
-                    px_per_unit: cam3.is_none().then(|| w / view_size[0]),
-                },
-            );
-            o.run(&mut encoder, ldr_view);
-        }
+    }
+
+    /// The display image into the next staging buffer: as Y'CbCr planes (video) or as it is.
+    fn read_out(&mut self, encoder: &mut wgpu::CommandEncoder, frame: &Frame) {
         match &mut self.yuv {
             Some(y) => y.run(
-                queue,
-                &mut encoder,
+                &self.gpu.queue,
+                encoder,
                 frame.index as u32,
                 self.readback.next_buffer(),
             ),
@@ -498,12 +513,6 @@ impl Renderer {
                 },
             ),
         }
-        let submission = queue.submit([encoder.finish()]);
-        self.gpu
-            .check(|| format!("rendering frame {}", frame.index))?;
-        self.readback.submitted(submission);
-        self.drawn += 1;
-        Ok(())
     }
 
     fn deliver_oldest(&mut self, sink: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {

@@ -70,6 +70,38 @@ pub(crate) mod layout_entry {
     }
 }
 
+/// A uniform buffer of `size` bytes, written from the CPU.
+pub(crate) fn uniform_buffer(device: &wgpu::Device, label: &str, size: usize) -> wgpu::Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size: size as u64,
+        usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    })
+}
+
+/// A bind group of `resources` at bindings 0, 1, 2, … in order.
+pub(crate) fn bind_in_order(
+    device: &wgpu::Device,
+    label: &str,
+    layout: &wgpu::BindGroupLayout,
+    resources: Vec<wgpu::BindingResource>,
+) -> wgpu::BindGroup {
+    let entries: Vec<wgpu::BindGroupEntry> = resources
+        .into_iter()
+        .enumerate()
+        .map(|(i, resource)| wgpu::BindGroupEntry {
+            binding: i as u32,
+            resource,
+        })
+        .collect();
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some(label),
+        layout,
+        entries: &entries,
+    })
+}
+
 /// A bind group laid out as most passes have it: the uniform buffer at binding 0, then each
 /// texture, then the sampler (if any).
 pub(crate) fn uniform_textures_sampler(

@@ -83,6 +83,71 @@ fn any_f(cx: &mut Ctx, path: &str, v: Option<f64>, default: f64) -> f32 {
 }
 
 pub(super) fn resolve(f: SceneFile, src: &Source, cx: &mut Ctx) -> Scene {
+    let (preset, model) = preset_and_model(&f, cx);
+    let dim = match f.dim {
+        None => 2,
+        Some(d @ (2 | 3)) => d as usize,
+        Some(d) => {
+            cx.err("scene.dim", format!("must be 2 or 3, got {d}"));
+            2
+        }
+    };
+    if model == Model::Vicsek && dim != 2 {
+        cx.err(
+            "scene.dim",
+            format!("the vicsek model is 2D only, got {dim}"),
+        );
+    }
+    // Preset defaults.
+    let (p_agents, p_dt, p_world, p_boundary): (u64, f64, [f64; 3], Boundary) = match preset {
+        Preset::Boidforge => (2000, 0.05, [1920.0, 1080.0, 1080.0], Boundary::Wrap),
+        Preset::Cuplan => (200, 0.05, [60.0, 60.0, 60.0], Boundary::Wrap),
+        Preset::Vicsek1995 => (4000, 1.0, [31.6, 31.6, 31.6], Boundary::Wrap),
+    };
+    let layout = f
+        .init
+        .as_ref()
+        .and_then(|i| i.layout)
+        .unwrap_or(Layout::Uniform);
+    let agents = agent_count(f.agents, layout, p_agents, cx);
+    let steps = step_count(cx, "scene.steps", f.steps, 1000);
+    let warmup = step_count(cx, "scene.warmup", f.warmup, 0);
+    let record_every = record_interval(f.record_every, cx);
+    let dt = pos_f(cx, "scene.dt", f.dt, p_dt, false);
+    let wf = f.world.clone().unwrap_or_default();
+    let world = world_size(wf.size.as_deref(), dim, p_world, cx);
+    let boundary = wf.boundary.unwrap_or(p_boundary);
+    let (boids, vicsek) = model_params(&f, model, preset, cx);
+    let init = resolve_init(&f, layout, dim, &world, agents, src, cx);
+    let render = f.render.clone();
+    for p in render.iter().flat_map(|r| r.problems(Some(dim as u8))) {
+        cx.err(&format!("scene.render.{}", p.field), p.message);
+    }
+    let name = scene_name(f.name.as_deref(), src, cx);
+    Scene {
+        name,
+        description: f.description.unwrap_or_default(),
+        preset,
+        model,
+        dim,
+        agents,
+        steps,
+        warmup,
+        dt,
+        seed: f.seed.unwrap_or(0),
+        record_every,
+        search: f.search.unwrap_or(Search::Auto),
+        world,
+        boundary,
+        boids,
+        vicsek,
+        init,
+        render,
+    }
+}
+
+/// The preset (named, else the model's own) and the model (named, else the preset's).
+fn preset_and_model(f: &SceneFile, cx: &mut Ctx) -> (Preset, Model) {
     let preset = match (f.preset, f.model) {
         (Some(p), _) => p,
         (None, Some(Model::Vicsek)) => Preset::Vicsek1995,
@@ -113,34 +178,12 @@ pub(super) fn resolve(f: SceneFile, src: &Source, cx: &mut Ctx) -> Scene {
         );
     }
 
-    let dim = match f.dim {
-        None => 2,
-        Some(d @ (2 | 3)) => d as usize,
-        Some(d) => {
-            cx.err("scene.dim", format!("must be 2 or 3, got {d}"));
-            2
-        }
-    };
-    if model == Model::Vicsek && dim != 2 {
-        cx.err(
-            "scene.dim",
-            format!("the vicsek model is 2D only, got {dim}"),
-        );
-    }
+    (preset, model)
+}
 
-    // Preset defaults.
-    let (p_agents, p_dt, p_world, p_boundary): (u64, f64, [f64; 3], Boundary) = match preset {
-        Preset::Boidforge => (2000, 0.05, [1920.0, 1080.0, 1080.0], Boundary::Wrap),
-        Preset::Cuplan => (200, 0.05, [60.0, 60.0, 60.0], Boundary::Wrap),
-        Preset::Vicsek1995 => (4000, 1.0, [31.6, 31.6, 31.6], Boundary::Wrap),
-    };
-
-    let layout = f
-        .init
-        .as_ref()
-        .and_then(|i| i.layout)
-        .unwrap_or(Layout::Uniform);
-    let agents = match f.agents {
+/// `scene.agents`: in 1..=MAX_AGENTS; with `layout: file`, taken from the file later.
+fn agent_count(given: Option<i64>, layout: Layout, preset: u64, cx: &mut Ctx) -> u32 {
+    match given {
         Some(a) if a <= 0 => {
             cx.err("scene.agents", format!("must be > 0, got {a}"));
             1
@@ -153,12 +196,14 @@ pub(super) fn resolve(f: SceneFile, src: &Source, cx: &mut Ctx) -> Scene {
             1
         }
         Some(a) => a as u32,
-        None if layout == Layout::File => 0, // taken from the file later
-        None => p_agents as u32,
-    };
-    let steps = step_count(cx, "scene.steps", f.steps, 1000);
-    let warmup = step_count(cx, "scene.warmup", f.warmup, 0);
-    let record_every = match f.record_every {
+        None if layout == Layout::File => 0,
+        None => preset as u32,
+    }
+}
+
+/// `scene.record_every`: in 1..=u32::MAX (default 1).
+fn record_interval(given: Option<i64>, cx: &mut Ctx) -> u32 {
+    match given {
         Some(k) if k <= 0 => {
             cx.err("scene.record_every", format!("must be >= 1, got {k}"));
             1
@@ -172,15 +217,16 @@ pub(super) fn resolve(f: SceneFile, src: &Source, cx: &mut Ctx) -> Scene {
         }
         Some(k) => k as u32,
         None => 1,
-    };
-    let dt = pos_f(cx, "scene.dt", f.dt, p_dt, false);
+    }
+}
 
-    let wf = f.world.clone().unwrap_or_default();
+/// `scene.world.size`: `dim` positive numbers, else the preset's.
+fn world_size(given: Option<&[f64]>, dim: usize, preset: [f64; 3], cx: &mut Ctx) -> [f32; 3] {
     let mut world = [0f32; 3];
-    match &wf.size {
+    match given {
         None => {
             for (k, w) in world.iter_mut().enumerate().take(dim) {
-                *w = p_world[k] as f32;
+                *w = preset[k] as f32;
             }
         }
         Some(s) if s.len() != dim => {
@@ -192,23 +238,17 @@ pub(super) fn resolve(f: SceneFile, src: &Source, cx: &mut Ctx) -> Scene {
         Some(s) => {
             for k in 0..dim {
                 let path = format!("scene.world.size[{k}]");
-                world[k] = pos_f(cx, &path, Some(s[k]), p_world[k], false);
+                world[k] = pos_f(cx, &path, Some(s[k]), preset[k], false);
             }
         }
     }
-    let boundary = wf.boundary.unwrap_or(p_boundary);
+    world
+}
 
-    let (boids, vicsek) = model_params(&f, model, preset, cx);
-    let init = resolve_init(&f, layout, dim, &world, agents, src, cx);
-    let render = f.render.clone();
-    for p in render.iter().flat_map(|r| r.problems(Some(dim as u8))) {
-        cx.err(&format!("scene.render.{}", p.field), p.message);
-    }
-
-    let name = f
-        .name
-        .clone()
-        .unwrap_or_else(|| src.default_name.to_string());
+/// `scene.name` (else the file's name): it names the default outputs, so it must be a plain
+/// file name.
+fn scene_name(given: Option<&str>, src: &Source, cx: &mut Ctx) -> String {
+    let name = given.unwrap_or(src.default_name).to_string();
     if name.is_empty() || name.len() > 200 {
         cx.err("scene.name", "must be 1 to 200 characters");
     } else if let Some(why) = not_a_file_name(&name) {
@@ -218,27 +258,7 @@ pub(super) fn resolve(f: SceneFile, src: &Source, cx: &mut Ctx) -> Scene {
             format!("{why}: the name gives the default output file, in the current folder"),
         );
     }
-
-    Scene {
-        name,
-        description: f.description.unwrap_or_default(),
-        preset,
-        model,
-        dim,
-        agents,
-        steps,
-        warmup,
-        dt,
-        seed: f.seed.unwrap_or(0),
-        record_every,
-        search: f.search.unwrap_or(Search::Auto),
-        world,
-        boundary,
-        boids,
-        vicsek,
-        init,
-        render,
-    }
+    name
 }
 
 /// The model's parameters (the other model's section is an error).

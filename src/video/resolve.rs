@@ -261,17 +261,73 @@ pub fn resolve(layers: &Layers, r: &mut Reader, path: &Path) -> Result<Resolved>
             .unwrap_or_else(|| Look::flag(field))
     };
     let world = world_of(&h);
-    let mut measured = Vec::new();
-
     let size = merged.size.unwrap_or(defaults::SIZE);
     let fps = merged.fps.unwrap_or(defaults::FPS);
+    let (color, colormap, colormap_start) = colours(&merged, &origin);
+    let trails = merged
+        .trails
+        .unwrap_or_else(|| 0.5f32.powf(1.0 / (defaults::TRAIL_HALF_LIFE_S * fps as f32)));
+    let fit = merged.fit.unwrap_or(Fit::Letterbox);
+    let follow = merged.follow.unwrap_or(false);
+    let (overlay, title) = overlays(&layers.flags, &merged, &h.scene_name);
+    let view3 = view3(&merged, &h, &world, size, fps, r.frame_count(), &origin)?;
+    let m = Measure {
+        world: &world,
+        size,
+        fit,
+        trails,
+        fps,
+        color,
+    }
+    .run(&merged, r, path)?;
+    let background = merged.background.unwrap_or(defaults::BACKGROUND);
+    let settings = Settings {
+        width: size.0[0],
+        height: size.0[1],
+        color,
+        colormap,
+        colormap_floor: colormap_start,
+        range: m.range,
+        trails,
+        bloom: merged.bloom.unwrap_or(defaults::BLOOM),
+        bloom_radius: merged.bloom_radius.unwrap_or(1.0),
+        exposure: m.exposure,
+        background: background.unit(),
+        point_size: m.point_size,
+        fit,
+        follow: follow && view3.as_ref().is_none_or(|v| v.mode == CameraMode::Top),
+        vignette: merged.vignette.unwrap_or(defaults::VIGNETTE),
+        shutter: merged.motion_blur.unwrap_or(0.0),
+        overlay,
+        view3,
+    };
+    let look = resolved_look(
+        &settings,
+        size,
+        fps,
+        colormap_start,
+        background,
+        follow,
+        title,
+    );
+    Ok(Resolved {
+        settings,
+        fps,
+        look,
+        measured: m.measured,
+    })
+}
+
+/// The colour mode, the map (sinebow for heading, else inferno) and where the scale starts
+/// in it (the default map leaves out its darkest 30%; a map a layer chose is used whole).
+fn colours(merged: &Look, origin: &dyn Fn(&str) -> String) -> (ColorMode, Colormap, f32) {
     let color = merged.color.unwrap_or(ColorMode::Speed);
     let colormap = merged.colormap.unwrap_or(if color == ColorMode::Heading {
         Colormap::Sinebow
     } else {
         Colormap::Inferno
     });
-    let colormap_start =
+    let start =
         merged
             .colormap_start
             .unwrap_or(if merged.colormap.is_none() && !colormap.is_cyclic() {
@@ -286,122 +342,126 @@ pub fn resolve(layers: &Layers, r: &mut Reader, path: &Path) -> Result<Resolved>
             look::name_of(&colormap)
         );
     }
-    let trails = merged
-        .trails
-        .unwrap_or_else(|| 0.5f32.powf(1.0 / (defaults::TRAIL_HALF_LIFE_S * fps as f32)));
-    let fit = merged.fit.unwrap_or(Fit::Letterbox);
-    let follow = merged.follow.unwrap_or(false);
-    let (overlay, title) = overlays(&layers.flags, &merged, &h.scene_name);
-    let view3 = view3(&merged, &h, &world, size, fps, r.frame_count(), &origin)?;
+    (color, colormap, start)
+}
 
-    // Measured over the whole recording: exposure and sprite size (as a pair: a layer that
-    // sets the exposure was tuned with the default sprite), then the colour range.
-    let count = r.frame_count();
-    let (exposure, point_size) = match merged.exposure {
-        Some(e) => (e, merged.point_size.unwrap_or(defaults::POINT_SIZE)),
-        None => {
-            let m = exposure::measure(
-                r,
-                0..count,
-                &world,
-                size.0[0],
-                size.0[1],
-                fit,
-                merged.point_size,
-                trails,
-                fps,
-            )
-            .with_context(|| format!("measuring the look of {}", path.display()))?;
-            measured.push("exposure");
-            if merged.point_size.is_none() {
-                measured.push("point_size");
+/// What is measured over the whole recording, and what it depends on.
+struct Measure<'a> {
+    world: &'a World,
+    size: Size,
+    fit: Fit,
+    trails: f32,
+    fps: u32,
+    color: ColorMode,
+}
+
+/// The measured (or given) exposure, sprite size and colour range.
+struct Measured {
+    exposure: f32,
+    point_size: f32,
+    range: Option<[f32; 2]>,
+    /// Which of them were measured (JSON names).
+    measured: Vec<&'static str>,
+}
+
+impl Measure<'_> {
+    /// Exposure and sprite size (as a pair: a layer that sets the exposure was tuned with the
+    /// default sprite), then the colour range, from frames sampled over the whole recording.
+    fn run(&self, merged: &Look, r: &mut Reader, path: &Path) -> Result<Measured> {
+        let count = r.frame_count();
+        let mut measured = Vec::new();
+        let (exposure, point_size) = match merged.exposure {
+            Some(e) => (e, merged.point_size.unwrap_or(defaults::POINT_SIZE)),
+            None => {
+                let [w, h] = self.size.0;
+                let m = exposure::measure(
+                    r,
+                    0..count,
+                    self.world,
+                    w,
+                    h,
+                    self.fit,
+                    merged.point_size,
+                    self.trails,
+                    self.fps,
+                )
+                .with_context(|| format!("measuring the look of {}", path.display()))?;
+                measured.push("exposure");
+                if merged.point_size.is_none() {
+                    measured.push("point_size");
+                }
+                (m.exposure, m.point_size)
             }
-            (m.exposure, m.point_size)
-        }
-    };
-    let measuring = || format!("measuring the colour range of {}", path.display());
-    let range = match (merged.range, color) {
-        (Some(r), _) => Some(r.0),
-        (None, ColorMode::Speed) => {
-            measured.push("range");
-            Some(speed_range(r, 0..count).with_context(measuring)?)
-        }
-        (None, ColorMode::Density) => {
-            measured.push("range");
-            Some(if h.dim == 3 {
-                density_range_3d(r, 0..count).with_context(measuring)?
-            } else {
-                crate::render::density::range_2d(world.size, h.agents)
-            })
-        }
-        (None, _) => None,
-    };
+        };
+        let measuring = || format!("measuring the colour range of {}", path.display());
+        let dim3 = self.world.dim == 3;
+        let range = match (merged.range, self.color) {
+            (Some(r), _) => Some(r.0),
+            (None, ColorMode::Speed) => {
+                measured.push("range");
+                Some(speed_range(r, 0..count).with_context(measuring)?)
+            }
+            (None, ColorMode::Density) if dim3 => {
+                measured.push("range");
+                Some(density_range_3d(r, 0..count).with_context(measuring)?)
+            }
+            (None, ColorMode::Density) => {
+                measured.push("range");
+                let agents = r.header().agents;
+                Some(crate::render::density::range_2d(self.world.size, agents))
+            }
+            (None, _) => None,
+        };
+        Ok(Measured {
+            exposure,
+            point_size,
+            range,
+            measured,
+        })
+    }
+}
 
-    let bloom = merged.bloom.unwrap_or(defaults::BLOOM);
-    let bloom_radius = merged.bloom_radius.unwrap_or(1.0);
-    let background = merged.background.unwrap_or(defaults::BACKGROUND);
-    let vignette = merged.vignette.unwrap_or(defaults::VIGNETTE);
-    let shutter = merged.motion_blur.unwrap_or(0.0);
-    let settings = Settings {
-        width: size.0[0],
-        height: size.0[1],
-        color,
-        colormap,
-        colormap_floor: colormap_start,
-        range,
-        trails,
-        bloom,
-        bloom_radius,
-        exposure,
-        background: background.unit(),
-        point_size,
-        fit,
-        follow: follow && view3.as_ref().is_none_or(|v| v.mode == CameraMode::Top),
-        vignette,
-        shutter,
-        overlay: overlay.clone(),
-        view3: view3.clone(),
-    };
-    let three = |x| if h.dim == 3 { Some(x) } else { None };
-    let look = Look {
+/// Every setting of `s` as a look (`--print-look`); 3D settings only for a 3D recording, and
+/// each camera's own (an orbit's period, a fixed camera's eye and target).
+fn resolved_look(
+    s: &Settings,
+    size: Size,
+    fps: u32,
+    colormap_start: f32,
+    background: look::Rgb,
+    follow: bool,
+    title: Option<String>,
+) -> Look {
+    let v = s.view3.as_ref();
+    Look {
         size: Some(size),
         fps: Some(fps),
-        color: Some(color),
-        colormap: Some(colormap),
+        color: Some(s.color),
+        colormap: Some(s.colormap),
         colormap_start: Some(colormap_start),
-        range: range.map(Span),
-        exposure: Some(exposure),
-        point_size: Some(point_size),
-        trails: Some(trails),
-        bloom: Some(bloom),
-        bloom_radius: Some(bloom_radius),
+        range: s.range.map(Span),
+        exposure: Some(s.exposure),
+        point_size: Some(s.point_size),
+        trails: Some(s.trails),
+        bloom: Some(s.bloom),
+        bloom_radius: Some(s.bloom_radius),
         background: Some(background),
-        vignette: Some(vignette),
-        motion_blur: Some(shutter),
-        overlay: Some(resolved_overlays(&overlay)),
+        vignette: Some(s.vignette),
+        motion_blur: Some(s.shutter),
+        overlay: Some(resolved_overlays(&s.overlay)),
         title,
-        fit: Some(fit),
+        fit: Some(s.fit),
         follow: Some(follow),
-        camera: view3.as_ref().map(|v| v.mode),
-        orbit_period: view3
-            .as_ref()
+        camera: v.map(|v| v.mode),
+        orbit_period: v
             .filter(|v| v.mode == CameraMode::Orbit)
             .map(|v| v.orbit_period),
-        eye: view3.as_ref().and_then(|v| v.eye).map(look::Vec3),
-        target: view3.as_ref().and_then(|v| v.target).map(look::Vec3),
-        fov: view3
-            .as_ref()
-            .filter(|v| v.mode != CameraMode::Top)
-            .map(|v| v.fov),
-        fog: view3.as_ref().map(|v| v.fog),
-        world_box: view3.as_ref().and_then(|v| three(v.world_box)),
-    };
-    Ok(Resolved {
-        settings,
-        fps,
-        look,
-        measured,
-    })
+        eye: v.and_then(|v| v.eye).map(look::Vec3),
+        target: v.and_then(|v| v.target).map(look::Vec3),
+        fov: v.filter(|v| v.mode != CameraMode::Top).map(|v| v.fov),
+        fog: v.map(|v| v.fog),
+        world_box: v.map(|v| v.world_box),
+    }
 }
 
 /// The overlays and the title's text. A title on the command line shows the title overlay
