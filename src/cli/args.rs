@@ -214,7 +214,7 @@ pub struct RenderArgs {
     #[arg(long, value_name = "A..B")]
     pub frames: Option<FrameRange>,
     /// Render only piece I (0-based) of N contiguous, balanced frame ranges of the clip, with
-    /// the whole clip's look, trails warmed up from the frames before it, and a manifest in the
+    /// the recording's look, trails warmed up from the frames before it, and a manifest in the
     /// MP4's metadata; join the pieces with `forge concat`. `auto` (or `auto/N`) reads I and N
     /// from a Slurm job array, a Kubernetes Indexed Job or FORGE_TASK_INDEX/FORGE_TASK_COUNT.
     #[arg(long, value_name = "I/N|auto", value_parser = crate::engine::parse_task_spec)]
