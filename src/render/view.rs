@@ -78,6 +78,22 @@ pub fn centre_of_mass3(frame: &Frame, n: usize, size: [f32; 3], wrap: bool) -> O
     Some(out)
 }
 
+/// The flock's mean direction of motion in x–y (radians, as `atan2` gives): the direction
+/// of the mean unit velocity; 0 if no agent moves.
+pub fn mean_heading(frame: &Frame, dim: usize, n: usize) -> f32 {
+    let (mut sx, mut sy) = (0.0f64, 0.0f64);
+    for i in 0..n {
+        let (vx, vy) = (frame.vel[i] as f64, frame.vel[n + i] as f64);
+        let vz = if dim == 3 { frame.vel[2 * n + i] as f64 } else { 0.0 };
+        let s = (vx * vx + vy * vy + vz * vz).sqrt();
+        if s > 0.0 && s.is_finite() {
+            sx += vx / s;
+            sy += vy / s;
+        }
+    }
+    sy.atan2(sx) as f32
+}
+
 impl Renderer {
     /// Where the camera looks: world point at the viewport's lower-left, and world units spanned.
     pub(super) fn view(&mut self, frame: &Frame, n: usize) -> ([f32; 2], [f32; 2], [f32; 2]) {
@@ -86,7 +102,7 @@ impl Renderer {
         let sx = w / ww.max(1e-6);
         let sy = h / wh.max(1e-6);
         let scale = match self.look.fit {
-            Fit::Letterbox => sx.min(sy),
+            Fit::Letterbox | Fit::Tile => sx.min(sy),
             Fit::Cover => sx.max(sy),
         };
         let size = [w / scale, h / scale];

@@ -29,6 +29,10 @@ const TARGET: f32 = 1.6;
 /// Exposure bounds.
 const EXPOSURE_MIN: f32 = 0.08;
 const EXPOSURE_MAX: f32 = 2.5;
+/// Ink: the typical agent's ink density (opacity 1 − e^(−this)), and its exposure's bounds.
+const INK_TARGET: f32 = 1.6;
+const INK_EXPOSURE_MIN: f32 = 0.3;
+const INK_EXPOSURE_MAX: f32 = 6.0;
 
 /// What the default look measured.
 #[derive(Clone, Copy, Debug)]
@@ -44,7 +48,7 @@ fn px_per_unit(world: &World, width: u32, height: u32, fit: Fit) -> f32 {
     let sx = width as f32 / world.size[0].max(1e-6);
     let sy = height as f32 / world.size[1].max(1e-6);
     let s = match fit {
-        Fit::Letterbox => sx.min(sy),
+        Fit::Letterbox | Fit::Tile => sx.min(sy),
         Fit::Cover => sx.max(sy),
     };
     if world.dim == 3 {
@@ -55,19 +59,37 @@ fn px_per_unit(world: &World, width: u32, height: u32, fit: Fit) -> f32 {
     }
 }
 
+/// The frame the measurement is for.
+#[derive(Clone, Copy, Debug)]
+pub struct Framing {
+    pub width: u32,
+    pub height: u32,
+    pub fit: Fit,
+    pub trails: f32,
+    pub fps: u32,
+    /// A crowd's sprites share their light (`--stacking`): the levels a crowd reaches.
+    pub stacking: f32,
+    /// Ink: the exposure sets how dark an agent's ink is, not how bright its light.
+    pub ink: bool,
+}
+
 /// Measures `clip` of `r`: the sprite size (when `point_size` is `None`) and the exposure.
-#[allow(clippy::too_many_arguments)]
 pub fn measure(
     r: &mut Reader,
     clip: std::ops::Range<u64>,
     world: &World,
-    width: u32,
-    height: u32,
-    fit: Fit,
+    frame: Framing,
     point_size: Option<f32>,
-    trails: f32,
-    fps: u32,
 ) -> Result<Measured> {
+    let Framing {
+        width,
+        height,
+        fit,
+        trails,
+        fps,
+        stacking,
+        ink,
+    } = frame;
     let dim = r.header().dim as usize;
     let s = px_per_unit(world, width, height, fit);
     let hscale = height as f32 / 1080.0;
@@ -118,7 +140,10 @@ pub fn measure(
         }
         for i in (0..na).step_by(stride) {
             let Some(c) = cell_of(i) else { continue };
-            let area = grid[c] as f32 * sprite_light * trail_gain / (cell * cell);
+            // A crowd's sprites share their light: its level is one sprite's overlap times
+            // its share (see agents.wgsl's `crowd_share`).
+            let overlap = (grid[c] as f32 * sprite_light / (cell * cell)).max(1.0);
+            let area = overlap.powf(1.0 - stacking) * trail_gain;
             // Trails: an agent moving less than a core per frame stacks its own light.
             let v2: f32 = (0..dim)
                 .map(|a| f.vel[a * na + i] * f.vel[a * na + i])
@@ -139,8 +164,13 @@ pub fn measure(
     }
     levels.sort_by(|a, b| a.total_cmp(b));
     let p80 = levels[((levels.len() - 1) as f64 * 0.5).round() as usize];
-    // Partly compensated: a dense flock should still read denser than a sparse one.
-    let exposure = (TARGET / p80.powf(0.7)).clamp(EXPOSURE_MIN, EXPOSURE_MAX);
+    // Partly compensated: a dense flock should still read denser than a sparse one. In ink,
+    // the typical agent's ink reaches an opacity of 1 − e^(−INK_TARGET) (about 0.8).
+    let exposure = if ink {
+        (INK_TARGET / p80.powf(0.7)).clamp(INK_EXPOSURE_MIN, INK_EXPOSURE_MAX)
+    } else {
+        (TARGET / p80.powf(0.7)).clamp(EXPOSURE_MIN, EXPOSURE_MAX)
+    };
     Ok(Measured {
         point_size,
         exposure,
