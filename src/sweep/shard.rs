@@ -25,13 +25,10 @@ use serde::{Deserialize, Serialize};
 use super::param::{parse_vary, Vary};
 use super::points::{points, Point};
 use super::stats::Settings;
-use super::table::{csv_text, header, Row};
+use super::table::{csv_text, header, Row, PREFIX};
 use crate::engine::Task;
 use crate::output::{self, TempName};
 use crate::scene::Scene;
-
-/// How a shard's CSV starts.
-pub const PREFIX: &str = "# forge sweep shard ";
 
 /// The points of shard `task`: `task.index`, `task.index + task.count`, … below `count`.
 pub fn share(count: usize, task: Task) -> Result<Vec<usize>> {

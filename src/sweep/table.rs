@@ -31,6 +31,10 @@ pub const STAT_COLUMNS: [&str; 9] = [
     "susceptibility",
 ];
 
+/// How a shard's CSV starts: its identity line (`shard.rs` writes it; `read_earlier` tells a
+/// shard's file by it).
+pub const PREFIX: &str = "# forge sweep shard ";
+
 /// What `Row`s are written as, for the files.
 pub fn header(varies: &[Vary]) -> String {
     let mut cols: Vec<&str> = varies.iter().map(|v| v.param.name()).collect();
@@ -171,7 +175,7 @@ pub fn read_earlier(
     let mut lines = text.split_inclusive('\n');
     let mut head = lines.next().unwrap_or("").trim_end_matches(['\n', '\r']);
     let shard_of = |line: &str| {
-        line.strip_prefix(super::shard::PREFIX)
+        line.strip_prefix(PREFIX)
             .and_then(|r| r.split(' ').next())
             .map(|s| s.to_string())
     };
