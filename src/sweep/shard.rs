@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use super::param::{parse_vary, Vary};
 use super::points::{points, Point};
 use super::stats::Settings;
-use super::table::{csv_text, header, Row, PREFIX};
+use super::table::{csv_text, header, read_body, split_line, Row, PREFIX};
 use crate::engine::Task;
 use crate::output::{self, TempName};
 use crate::scene::Scene;
@@ -154,15 +154,14 @@ struct Part {
     path: PathBuf,
     id: Identity,
     head: String,
-    /// (line number, line) of each row.
-    lines: Vec<(usize, String)>,
+    /// (line number, fields) of each row.
+    lines: Vec<(usize, csv::StringRecord)>,
 }
 
 fn read_part(path: &Path) -> Result<Part> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("{}: cannot read", path.display()))?;
-    let mut lines = text.split_inclusive('\n');
-    let first = lines.next().unwrap_or("").trim_end_matches(['\n', '\r']);
+    let (first, rest) = split_line(&text);
     let id = Identity::parse(first)
         .ok_or_else(|| {
             anyhow!(
@@ -171,30 +170,19 @@ fn read_part(path: &Path) -> Result<Part> {
             )
         })?
         .with_context(|| format!("{}: damaged", path.display()))?;
-    let head = lines
-        .next()
-        .unwrap_or("")
-        .trim_end_matches(['\n', '\r'])
-        .to_string();
-    let mut rows = Vec::new();
-    for (i, line) in lines.enumerate() {
-        let lineno = i + 3;
-        if !line.ends_with('\n') {
-            bail!(
-                "{}: damaged: line {lineno} is incomplete (an interrupted shard? finish it with --resume)",
-                path.display()
-            );
-        }
-        let line = line.trim_end_matches(['\n', '\r']);
-        if !line.is_empty() {
-            rows.push((lineno, line.to_string()));
-        }
+    let (head, body) = split_line(rest);
+    let body = read_body(body, 3).with_context(|| format!("{}: damaged", path.display()))?;
+    if let Some(lineno) = body.cut {
+        bail!(
+            "{}: damaged: line {lineno} is incomplete (an interrupted shard? finish it with --resume)",
+            path.display()
+        );
     }
     Ok(Part {
         path: path.to_path_buf(),
         id,
-        head,
-        lines: rows,
+        head: head.to_string(),
+        lines: body.rows,
     })
 }
 
@@ -324,9 +312,9 @@ pub fn merge(a: MergeArgs) -> Result<ExitCode> {
                 mine.len()
             );
         }
-        for (&k, (lineno, line)) in mine.iter().zip(&p.lines) {
-            let row =
-                Row::parse(line, varies.len()).map_err(|e| anyhow!("{name} line {lineno} {e}"))?;
+        for (&k, (lineno, fields)) in mine.iter().zip(&p.lines) {
+            let row = Row::from_record(fields.clone(), varies.len())
+                .map_err(|e| anyhow!("{name} line {lineno} {e}"))?;
             if row.key != points[k].key {
                 bail!(
                     "{name} line {lineno}: a row for {} where shard {task} has the point at {}",
@@ -346,7 +334,7 @@ pub fn merge(a: MergeArgs) -> Result<ExitCode> {
         .collect();
     output::write_atomic(
         &a.output,
-        csv_text(&head, rows.iter().copied()).as_bytes(),
+        &csv_text(&head, rows.iter().copied()),
         TempName::Hidden,
         a.force,
         "CSV",
