@@ -233,12 +233,26 @@ pub struct Earlier {
     pub from: PathBuf,
     /// In file order, the first of each key.
     pub rows: Vec<Row>,
+    /// The number of a last line cut short by the interruption (not read).
+    pub cut: Option<usize>,
+}
+
+impl Earlier {
+    /// Warns that the point of a cut line runs again.
+    pub fn warn_if_cut(&self) {
+        if let Some(lineno) = self.cut {
+            eprintln!(
+                "warning: {}: line {lineno} is incomplete, its point runs again",
+                self.from.display()
+            );
+        }
+    }
 }
 
 /// The rows of an earlier run of this sweep: the same varied parameters (in the same order)
 /// and `settings`; a shard's file starts with `shard_line` (its identity, `shard.rs`), and
 /// only a shard's does. A last line without its newline was cut by the interruption: it is not
-/// read, and its point runs again.
+/// read, and its point runs again (`Earlier::warn_if_cut`).
 pub fn read_earlier(
     path: &Path,
     varies: &[Vary],
@@ -301,15 +315,10 @@ pub fn read_earlier(
             rows.push(row);
         }
     }
-    if let Some(lineno) = body.cut {
-        eprintln!(
-            "warning: {}: line {lineno} is incomplete, its point runs again",
-            path.display()
-        );
-    }
     Ok(Earlier {
         from: path.to_path_buf(),
         rows,
+        cut: body.cut,
     })
 }
 
