@@ -293,7 +293,8 @@ pub fn read_earlier(
     }
     let mut rows = Vec::new();
     let mut seen = HashSet::new();
-    // Rows are numbered from line 2, whether or not a shard's identity line comes first.
+    // Rows are numbered from line 2 whether or not a shard's identity line came first (so in
+    // a shard's file a row's number is one below its line).
     let body = read_body(body, 2).with_context(|| format!("--resume: {}", path.display()))?;
     for (lineno, record) in body.rows {
         let row = Row::from_record(record, varies.len())
