@@ -324,6 +324,18 @@ fn erf(x: f32) -> f32 {
     return select(-y, y, x >= 0.0);
 }
 
+// The Gaussian core, exp(-2 r² / core²), averaged over the pixel around `uv` (`pixel`: its
+// size in sprite units): a core smaller than a pixel keeps its light wherever it falls
+// between pixel centres, so sub-pixel motion does not twinkle. Separable: one erf pair per
+// axis (the mean of exp(-t²/a²) over [t-h, t+h] is a·√π/(4h)·(erf((t+h)/a) − erf((t-h)/a))).
+fn core_over(uv: vec2f, pixel: vec2f) -> f32 {
+    let a = p.core * 0.70710678;
+    let h = max(pixel * 0.5, vec2f(1e-4));
+    let gx = (erf((uv.x + h.x) / a) - erf((uv.x - h.x) / a)) * a * 0.88622693 / (2.0 * h.x);
+    let gy = (erf((uv.y + h.y) / a) - erf((uv.y - h.y) / a)) * a * 0.88622693 / (2.0 * h.y);
+    return gx * gy;
+}
+
 // The round sprite's halo at squared radius r2 (zero beyond the edge).
 fn halo_at(r2: f32) -> f32 {
     let edge = max(1.0 - r2, 0.0);
@@ -332,6 +344,9 @@ fn halo_at(r2: f32) -> f32 {
 
 @fragment
 fn fs_main(in: VsOut) -> @location(0) vec4f {
+    // A pixel's extent in sprite units (derivatives before any branch: they need uniform
+    // control flow).
+    let pixel = fwidth(in.uv);
     let r2 = dot(in.uv, in.uv);
     let k = 1.0 / (p.core * p.core);
     let s = in.streak;
@@ -357,7 +372,7 @@ fn fs_main(in: VsOut) -> @location(0) vec4f {
     // an unblurred frame skips the erf and the halo samples below.
     if s == 0.0 {
         let edge = 1.0 - r2;
-        let round = exp(-r2 * k * 2.0) + p.halo * edge * edge * exp(-r2 * 3.0);
+        let round = core_over(in.uv, pixel) + p.halo * edge * edge * exp(-r2 * 3.0);
         let e = p.intensity * round;
         return vec4f(in.color * e, e);
     }

@@ -25,8 +25,9 @@ struct Params {
     lift: f32,         // grading: raises the blacks (0 = none)
     gamma: f32,        // grading: of the mid-tones (1 = none)
     gain: f32,         // grading: scales the whites (1 = none)
+    bars: f32,         // the background outside the world's rectangle, relative (1 = same)
     pad0: f32,
-    pad1: f32,
+    world_rect: vec4f, // the world's rectangle on screen (uv: x0, y0, x1, y1)
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -126,8 +127,11 @@ fn shade(in: VsOut, hdr_in: vec4f) -> vec4f {
     let c = hdr_in.rgb
         + p.bloom * textureSampleLevel(bloom_tex, linear_sampler, in.uv, 0.0).rgb;
     let light = c * p.exposure;
-    // The background: a vertical gradient (uv.y runs 0 at the top to 1 at the bottom).
-    let sky = mix(p.background_top.rgb, p.background.rgb, in.uv.y);
+    // The background: a vertical gradient (uv.y runs 0 at the top to 1 at the bottom), a
+    // shade darker outside the world (a letterboxed world's bars: its edge shows, quietly).
+    let inside = all(in.uv >= p.world_rect.xy) && all(in.uv <= p.world_rect.zw);
+    let sky = mix(p.background_top.rgb, p.background.rgb, in.uv.y)
+        * select(p.bars, 1.0, inside);
     // Glow: the light screened over the sky.
     let glow = sky + (vec3f(1.0) - sky) * tone(light);
     // Ink: opacity from the energy, colour the agents' mean; `select`, not a branch on the

@@ -160,6 +160,8 @@ fn uniform_structs_match_their_wgsl_field_by_field() {
             lift,
             gamma,
             gain,
+            bars,
+            world_rect,
         ),
     );
     same_layout(

@@ -127,13 +127,13 @@ pub struct Look {
     /// same as --camera follow. `--follow` alone is `--follow=true` [default: false].
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub follow: Option<bool>,
-    /// 3D: orbit (circle the world), fixed (from --eye towards --target), follow (track the
+    /// 3D: orbit (circle the flock), fixed (from --eye towards --target), follow (track the
     /// centre of mass) or top (orthographic x-y projection) [default: orbit; fixed if --eye
     /// or --target is given].
     #[arg(long, value_enum)]
     pub camera: Option<CameraMode>,
-    /// 3D, orbit camera: simulated seconds per full turn [default: the recording's length,
-    /// and at least 20 s of video].
+    /// 3D, orbit camera: simulated seconds per full turn [default: 20 s of video at --fps,
+    /// whatever the clip's length].
     #[arg(long, value_name = "SECONDS")]
     pub orbit_period: Option<f32>,
     /// 3D, fixed camera: where the eye is, world units [default: where the orbit starts, 25°

@@ -138,7 +138,8 @@ impl Colormap {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CameraMode {
-    /// Circle the world, framing the world box's bounding sphere (`orbit_period` per turn).
+    /// Circle the flock, framing it (eased, about two thirds of the frame), one turn per
+    /// `orbit_period`.
     Orbit,
     /// Stand still: from `eye` towards `target`.
     Fixed,

@@ -107,6 +107,26 @@ impl Renderer {
         }
     }
 
+    /// The world's rectangle on screen in uv (x0, y0, x1, y1; y down) for the 2D `view`; the
+    /// whole frame where the world repeats (tiled) or has no edge (open).
+    pub(super) fn world_rect(&self, view: ([f32; 2], [f32; 2], [f32; 2])) -> [f32; 4] {
+        let (view_min, view_size, centre) = view;
+        if self.world.open || (self.world.wrap && self.look.fit == super::Fit::Tile) {
+            return [0.0, 0.0, 1.0, 1.0];
+        }
+        let u = |x: f32, axis: usize| (x - view_min[axis]) / view_size[axis];
+        let lo = [
+            centre[0] - self.world.size[0] / 2.0,
+            centre[1] - self.world.size[1] / 2.0,
+        ];
+        [
+            u(lo[0], 0),
+            1.0 - u(lo[1] + self.world.size[1], 1),
+            u(lo[0] + self.world.size[0], 0),
+            1.0 - u(lo[1], 1),
+        ]
+    }
+
     /// Pixel rectangle agents may be drawn in: one world-sized window around the view's
     /// centre, so the letterbox bars stay empty and a wrapping world shows every agent once.
     fn scissor(

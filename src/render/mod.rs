@@ -56,6 +56,9 @@ pub const BLOOM_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba16Float;
 // `Rgba16Float` for deeper ones): the tone-map pass writes sRGB-encoded values itself, so the
 // values read back (PNG) and fed to the YUV pass are exactly sRGB.
 
+/// The background outside a letterboxed world, relative to inside it.
+const BARS: f32 = 0.55;
+
 /// Brightness of the world box's lines, added to the display image (sRGB-encoded).
 const BOX_LEVEL: f32 = 0.16;
 
@@ -352,7 +355,12 @@ impl Renderer {
             self.drawn += 1;
             return Ok(());
         }
-        self.display(&mut encoder, frame);
+        let rect = if cam3.is_some() {
+            [0.0, 0.0, 1.0, 1.0]
+        } else {
+            self.world_rect(view)
+        };
+        self.display(&mut encoder, frame, rect);
         if with_box {
             self.agents.draw_box(&mut encoder, &self.ldr_view);
         }
@@ -443,7 +451,7 @@ impl Renderer {
 
     /// Bloom and the tone map, into the display image; with trails, the faded light goes
     /// into the other HDR target, where the next frame is drawn.
-    fn display(&mut self, encoder: &mut wgpu::CommandEncoder, frame: &Frame) {
+    fn display(&mut self, encoder: &mut wgpu::CommandEncoder, frame: &Frame, world_rect: [f32; 4]) {
         if let Some(b) = &self.bloom {
             b.run(encoder, self.cur);
         }
@@ -472,7 +480,9 @@ impl Renderer {
                 lift: g.lift,
                 gamma: g.gamma,
                 gain: g.gain,
-                _pad: [0.0; 2],
+                bars: BARS,
+                _pad: 0.0,
+                world_rect,
                 exposure: self.look.exposure,
                 // The glow holds the bright light once (energy-conserving); the strength
                 // keeps the meaning it had when the six levels of 1080p were added up.
@@ -601,6 +611,6 @@ impl Renderer {
                 .look
                 .view3
                 .as_ref()
-                .is_some_and(|v| v.mode == CameraMode::Follow)
+                .is_some_and(|v| matches!(v.mode, CameraMode::Follow | CameraMode::Orbit))
     }
 }

@@ -31,7 +31,11 @@ pub struct TonemapParams {
     pub lift: f32,
     pub gamma: f32,
     pub gain: f32,
-    pub _pad: [f32; 2],
+    /// The background outside the world's rectangle, relative (1 = the same).
+    pub bars: f32,
+    pub _pad: f32,
+    /// The world's rectangle on screen, uv (x0, y0, x1, y1; y down).
+    pub world_rect: [f32; 4],
 }
 
 pub struct TonemapPass {

@@ -149,15 +149,18 @@ impl Renderer {
         let box_radius = camera::distance(size, [0.0; 3]) / 2.0;
         let (cam, centre, radius, min_image) = match v.mode {
             CameraMode::Orbit | CameraMode::Top => {
-                // The frame's time from its index (output frames are `frame_dt` apart).
+                // Circling the flock (its eased centre and size, as the follow camera frames
+                // it: about two thirds of the frame), one turn per orbit period. The phase is
+                // the frame's time from its index (output frames are `frame_dt` apart).
                 let t = frame.index as f64 * self.world.frame_dt as f64;
                 let phase = if v.orbit_period > 0.0 {
                     (t / v.orbit_period as f64).fract() as f32
                 } else {
                     0.0
                 };
-                let cam = camera::orbit(box_centre, box_radius, v.fov, aspect, phase);
-                (cam, box_centre, box_radius, false)
+                let (c, r) = self.follow_sphere(frame, n, size, box_centre, box_radius);
+                let cam = camera::orbit(c, r, v.fov, aspect, phase);
+                (cam, c, r, self.world.wrap)
             }
             CameraMode::Fixed => {
                 let target = v.target.unwrap_or(box_centre);

@@ -25,7 +25,7 @@ const CORE_PER_SPACING: f32 = 0.15;
 const CORE_MIN_PX: f32 = 1.4;
 const CORE_MAX_PX: f32 = 4.5;
 /// HDR level the typical agent's light is exposed to (ACES maps 1.0 to ~0.8).
-const TARGET: f32 = 1.6;
+const TARGET: f32 = 0.9;
 /// Exposure bounds.
 const EXPOSURE_MIN: f32 = 0.08;
 const EXPOSURE_MAX: f32 = 2.5;
@@ -40,6 +40,51 @@ pub struct Measured {
     /// Sprite core radius, pixels at 1080p (the unit of `--point-size`).
     pub point_size: f32,
     pub exposure: f32,
+}
+
+/// Default trails: the light an agent leaves halves in this many seconds at least …
+pub const TRAIL_HALF_LIFE_S: f32 = 0.15;
+/// … or in the time the median agent takes to cross this many pixels (at 1080p, scaled with
+/// the height), whichever is longer: slow agents, moving under a pixel a frame, leave trails
+/// as long on screen as fast ones, and do not shimmer …
+const TRAIL_PX: f32 = 10.0;
+/// … but at most in this many seconds.
+const TRAIL_MAX_HALF_LIFE_S: f32 = 0.5;
+
+/// The default trails for `clip` of `r` in a `width`×`height` frame at `fps`: the fraction of
+/// the light kept from one frame to the next (see [`TRAIL_PX`]).
+pub fn default_trails(
+    r: &mut Reader,
+    clip: std::ops::Range<u64>,
+    world: &World,
+    (width, height, fit): (u32, u32, Fit),
+    fps: u32,
+    min_half_life_s: f32,
+) -> Result<f32> {
+    let dim = r.header().dim as usize;
+    let s = px_per_unit(world, width, height, fit);
+    let mut steps = Vec::new();
+    let mut f = Frame::empty();
+    for k in super::ranges::sample_frames(clip, SAMPLE_FRAMES) {
+        r.read_frame_into(k, &mut f)
+            .map_err(|e| anyhow!("frame {k}: {e}"))?;
+        let n = f.agents(dim);
+        for i in (0..n).step_by((n / SAMPLE_AGENTS).max(1)) {
+            let v2: f32 = (0..dim).map(|a| f.vel[a * n + i] * f.vel[a * n + i]).sum();
+            let px = v2.sqrt() * world.frame_dt * s;
+            if px.is_finite() {
+                steps.push(px);
+            }
+        }
+    }
+    steps.sort_by(|a, b| a.total_cmp(b));
+    let fps = fps.max(1) as f32;
+    let mut frames = min_half_life_s * fps;
+    if let Some(&median) = steps.get(steps.len() / 2) {
+        let want = TRAIL_PX * height as f32 / 1080.0 / median.max(1e-6);
+        frames = frames.max(want.min(TRAIL_MAX_HALF_LIFE_S * fps));
+    }
+    Ok(0.5f32.powf(1.0 / frames))
 }
 
 /// Screen pixels per world unit, as the 2D view (or, for 3D, roughly the camera) fits the

@@ -32,7 +32,9 @@ pub mod defaults {
     /// into inferno's near-black low end. A map chosen by a layer is used whole.
     pub const COLORMAP_START: f32 = 0.3;
     /// Trails: the light an agent leaves halves in this many seconds, whatever the frame rate.
-    pub const TRAIL_HALF_LIFE_S: f32 = 0.15;
+    /// The shortest default trails of a 3D recording (its camera moves: long trails would
+    /// string into beads), half-life in seconds; 2D ones take `exposure::TRAIL_HALF_LIFE_S`.
+    pub const TRAIL_HALF_LIFE_3D_S: f32 = 0.05;
     pub const BLOOM: f32 = 0.5;
     pub const BACKGROUND: Rgb = Rgb([0x05, 0x05, 0x0a]);
     pub const VIGNETTE: f32 = 0.25;
@@ -302,15 +304,13 @@ fn fill_frame(l: &mut Look, h: &Header) {
     let ink = l.style == Some(Style::Ink);
     l.style.get_or_insert(Style::Glow);
     l.size.get_or_insert(defaults::SIZE);
-    let fps = *l.fps.get_or_insert(defaults::FPS);
+    l.fps.get_or_insert(defaults::FPS);
     l.fit.get_or_insert(if h.boundary == Boundary::Wrap && h.dim == 2 {
         Fit::Tile
     } else {
         Fit::Letterbox
     });
     l.follow.get_or_insert(false);
-    l.trails
-        .get_or_insert_with(|| 0.5f32.powf(1.0 / (defaults::TRAIL_HALF_LIFE_S * fps as f32)));
     l.bloom.get_or_insert(if ink { 0.0 } else { defaults::BLOOM });
     l.bloom_radius.get_or_insert(1.0);
     l.stacking.get_or_insert(if ink { 0.5 } else { 0.7 });
@@ -357,7 +357,7 @@ fn fill_colours(
     l.color = Some(color);
     let map = *l.colormap.get_or_insert(match color.mode {
         ColorMode::Heading => Colormap::Sinebow,
-        ColorMode::RelativeHeading => Colormap::Spectral,
+        ColorMode::RelativeHeading => Colormap::Viridis,
         _ => Colormap::Inferno,
     });
     l.colormap_start.get_or_insert(
@@ -399,6 +399,20 @@ impl Measure<'_> {
         measured: &mut Vec<&'static str>,
     ) -> Result<()> {
         let count = r.frame_count();
+        if l.trails.is_none() {
+            let min = if self.world.dim == 3 {
+                defaults::TRAIL_HALF_LIFE_3D_S
+            } else {
+                exposure::TRAIL_HALF_LIFE_S
+            };
+            let [w, h] = l.size.expect("resolved").0;
+            let fit = l.fit.expect("resolved");
+            let fps = l.fps.expect("resolved");
+            let t = exposure::default_trails(r, 0..count, self.world, (w, h, fit), fps, min)
+                .with_context(|| format!("measuring the look of {}", path.display()))?;
+            measured.push("trails");
+            l.trails = Some(t);
+        }
         match l.exposure {
             Some(_) => {
                 l.point_size.get_or_insert(defaults::POINT_SIZE);
