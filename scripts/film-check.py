@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Measures what a film-maker sees in forge's default look: a still and a 60-frame clip of
-every built-in scene and of four scenes a new user would write, rendered at 720p with no
-look flag, and prints one table row per case (Markdown).
+every built-in scene and of four scenes a new user would write, rendered at 720p (or the
+size a scene asks for) with no other look flag, and prints one table row per case (Markdown).
 
   glow   the largest connected region above 230/255 (luma), % of the frame (target < 1),
          and the share of clipped pixels, luma >= 250 (target < 0.5%);
@@ -36,6 +36,8 @@ USER_SCENES = {
     "user-3d": {"name": "user-3d", "model": "boids", "dim": 3, "agents": 20000},
 }
 SIZE = "1280x720"
+DEFAULT_SIZE = [1920, 1080]
+GRID_LONG_SIDE = 160
 CLIP = 60
 
 
@@ -46,14 +48,7 @@ def run(*args, **kw):
 def frames_of(png_dir):
     """Every PNG of a folder, in order, as H x W x 3 uint8 arrays."""
     names = sorted(n for n in os.listdir(png_dir) if n.endswith(".png"))
-    out = []
-    for n in names:
-        raw = subprocess.run(
-            ["ffmpeg", "-v", "error", "-i", os.path.join(png_dir, n), "-f", "rawvideo",
-             "-pix_fmt", "rgb24", "-"],
-            check=True, capture_output=True).stdout
-        out.append(np.frombuffer(raw, np.uint8).reshape(720, 1280, 3))
-    return out
+    return [frames_of_one(os.path.join(png_dir, n)) for n in names]
 
 
 def luma(img):
@@ -77,11 +72,57 @@ def quantity(look, npz, header):
         if mode == "heading":
             lo, hi = np.percentile(q, [5, 95])
             return (hi - lo) / 360.0
-    else:  # density: not recomputed here
-        return float("nan")
+    elif mode == "density":
+        q = density_2d(d["pos"][0].astype(np.float64), header)
+        if q is None:
+            return float("nan")
     a, b = look["range"]
     lo, hi = np.clip(np.percentile(q, [5, 95]), a, b)
     return (hi - lo) / (b - a)
+
+
+def density_2d(pos, header):
+    """Each agent's local density as the renderer computes it (render/density.rs): counts
+    on a grid of 160 cells along the world's longer side, a 5-tap binomial blur (wrapping in
+    a periodic world), read bilinearly between cell centres. None for 3D."""
+    if header["dim"] != 2:
+        return None
+    world = np.array(header["world"][:2], np.float64)
+    long = GRID_LONG_SIDE
+    g = (np.maximum(1, np.round(long * world / world.max()))).astype(int)
+    g[np.argmax(world)] = long
+    c = np.floor(pos / world * g).astype(int)
+    ok = np.all((c >= 0) & (c < g), axis=1)
+    counts = np.zeros((g[1], g[0]))
+    np.add.at(counts, (c[ok, 1], c[ok, 0]), 1.0)
+    wrap = header.get("boundary") == "wrap"
+    w = [0.0625, 0.25, 0.375, 0.25, 0.0625]
+
+    def blur(a, axis):
+        out = np.zeros_like(a)
+        n = a.shape[axis]
+        for k, wk in zip(range(-2, 3), w):
+            idx = np.arange(n) + k
+            idx = idx % n if wrap else np.clip(idx, 0, n - 1)
+            out += wk * np.take(a, idx, axis=axis)
+        return out
+
+    field = blur(blur(counts, 1), 0)
+    f = pos / world * g - 0.5
+    b = np.floor(f).astype(int)
+    t = f - b
+
+    def at(x, y):
+        if wrap:
+            x, y = x % g[0], y % g[1]
+        else:
+            x, y = np.clip(x, 0, g[0] - 1), np.clip(y, 0, g[1] - 1)
+        return field[y, x]
+
+    x, y = b[:, 0], b[:, 1]
+    top = at(x, y) * (1 - t[:, 0]) + at(x + 1, y) * t[:, 0]
+    bottom = at(x, y + 1) * (1 - t[:, 0]) + at(x + 1, y + 1) * t[:, 0]
+    return top * (1 - t[:, 1]) + bottom * t[:, 1]
 
 
 def px_per_frame(header, npz, look):
@@ -90,7 +131,8 @@ def px_per_frame(header, npz, look):
     d = np.load(npz)
     speed = np.median(np.linalg.norm(d["vel"][0].astype(np.float64), axis=1))
     world = header["world"]
-    scale = min(1280 / world[0], 720 / world[1])
+    w, h = look["size"]
+    scale = min(w / world[0], h / world[1])
     if header["dim"] == 3:
         scale *= 0.6
     frame_dt = header["dt"] * header["record_every"]
@@ -105,10 +147,13 @@ def measure(forge, work, name, scene_arg):
     n = header["frames"]
     k = n // 2
     a = max(0, min(k, n - CLIP))
-    look = json.loads(run(forge, "still", bfs, "--frame", str(k), "--size", SIZE,
+    # 720p, or the size the scene itself asks for.
+    own = json.loads(run(forge, "still", bfs, "--frame", str(k), "--print-look").stdout)
+    size = SIZE if own["size"] == DEFAULT_SIZE else "x".join(map(str, own["size"]))
+    look = json.loads(run(forge, "still", bfs, "--frame", str(k), "--size", size,
                           "--print-look").stdout)
     clip = os.path.join(work, name + "-clip")
-    run(forge, "render", bfs, "--size", SIZE, "--frames", f"{a}..{min(n, a + CLIP)}",
+    run(forge, "render", bfs, "--size", size, "--frames", f"{a}..{min(n, a + CLIP)}",
         "--png", clip, "-q", "--force")
     imgs = frames_of(clip)
     npz = os.path.join(work, name + ".npz")
@@ -135,7 +180,7 @@ def measure(forge, work, name, scene_arg):
     row["spread"] = "-" if q is None else f"{100 * q:.0f}"
     if look["style"] == "ink":
         sky_png = os.path.join(work, name + "-sky.png")
-        run(forge, "still", bfs, "--frame", str(k), "--size", SIZE, "--exposure", "0",
+        run(forge, "still", bfs, "--frame", str(k), "--size", size, "--exposure", "0",
             "-o", sky_png, "-q", "--force")
         sky = frames_of_one(sky_png)
         ys = luma(sky)
@@ -149,9 +194,13 @@ def measure(forge, work, name, scene_arg):
 
 
 def frames_of_one(path):
+    """A PNG as an H x W x 3 uint8 array (its size from the PNG header)."""
+    with open(path, "rb") as f:
+        head = f.read(24)
+    w, h = int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
     raw = subprocess.run(["ffmpeg", "-v", "error", "-i", path, "-f", "rawvideo", "-pix_fmt",
                           "rgb24", "-"], check=True, capture_output=True).stdout
-    return np.frombuffer(raw, np.uint8).reshape(720, 1280, 3)
+    return np.frombuffer(raw, np.uint8).reshape(h, w, 3)
 
 
 def longest_run(img):
