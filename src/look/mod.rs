@@ -261,16 +261,36 @@ impl Look {
             &|x| (0.0..=1.0).contains(&x),
             "in [0, 1]",
         );
-        within("contrast", self.contrast, &|x| (0.0..=4.0).contains(&x), "in [0, 4]");
+        within(
+            "contrast",
+            self.contrast,
+            &|x| (0.0..=4.0).contains(&x),
+            "in [0, 4]",
+        );
         within(
             "saturation",
             self.saturation,
             &|x| (0.0..=4.0).contains(&x),
             "in [0, 4]",
         );
-        within("lift", self.lift, &|x| (-0.5..=0.5).contains(&x), "in [-0.5, 0.5]");
-        within("gamma", self.gamma, &|x| (0.1..=10.0).contains(&x), "in [0.1, 10]");
-        within("gain", self.gain, &|x| (0.0..=4.0).contains(&x), "in [0, 4]");
+        within(
+            "lift",
+            self.lift,
+            &|x| (-0.5..=0.5).contains(&x),
+            "in [-0.5, 0.5]",
+        );
+        within(
+            "gamma",
+            self.gamma,
+            &|x| (0.1..=10.0).contains(&x),
+            "in [0.1, 10]",
+        );
+        within(
+            "gain",
+            self.gain,
+            &|x| (0.0..=4.0).contains(&x),
+            "in [0, 4]",
+        );
         within(
             "bloom_radius",
             self.bloom_radius,

@@ -208,7 +208,10 @@ impl AgentsPass {
         });
         let count_bgl = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("crowd count bind group layout"),
-            entries: &[layout_entry::uniform(0, wgpu::ShaderStages::VERTEX_FRAGMENT)],
+            entries: &[layout_entry::uniform(
+                0,
+                wgpu::ShaderStages::VERTEX_FRAGMENT,
+            )],
         });
         let params =
             super::uniform_buffer(device, "agents params", std::mem::size_of::<AgentParams>());

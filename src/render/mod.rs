@@ -66,7 +66,9 @@ pub(crate) use pipeline::{
     begin_overwrite, begin_pass, bind_in_order, dispatch_2d, fullscreen_pipeline,
     fullscreen_pipeline_to, layout_entry, uniform_buffer, uniform_textures_sampler,
 };
-pub use settings::{ColorMode, Fit, Grade, Output, Settings, Shape, Style, View3, World, YuvFormat};
+pub use settings::{
+    ColorMode, Fit, Grade, Output, Settings, Shape, Style, View3, World, YuvFormat,
+};
 pub use view::{centre_of_mass, centre_of_mass3, mean_heading};
 
 fn srgb_to_linear(c: f32) -> f32 {

@@ -84,7 +84,11 @@ pub fn mean_heading(frame: &Frame, dim: usize, n: usize) -> f32 {
     let (mut sx, mut sy) = (0.0f64, 0.0f64);
     for i in 0..n {
         let (vx, vy) = (frame.vel[i] as f64, frame.vel[n + i] as f64);
-        let vz = if dim == 3 { frame.vel[2 * n + i] as f64 } else { 0.0 };
+        let vz = if dim == 3 {
+            frame.vel[2 * n + i] as f64
+        } else {
+            0.0
+        };
         let s = (vx * vx + vy * vy + vz * vz).sqrt();
         if s > 0.0 && s.is_finite() {
             sx += vx / s;

@@ -228,7 +228,10 @@ fn speeds_by_frame(r: &mut Reader, frames: std::ops::Range<u64>) -> Result<Vec<V
 /// if a typical frame's agents span at least 40% of the map by it, else whichever of speed
 /// and the turn (relative heading) spans more. (A flock at one speed, or one heading, shows
 /// nothing by it.)
-pub fn most_telling(r: &mut Reader, frames: std::ops::Range<u64>) -> Result<crate::look::ColorMode> {
+pub fn most_telling(
+    r: &mut Reader,
+    frames: std::ops::Range<u64>,
+) -> Result<crate::look::ColorMode> {
     use crate::look::ColorMode;
     let speeds = speeds_by_frame(r, frames.clone())?;
     let speed = spread(&speeds, speed_range(r, frames.clone())?);

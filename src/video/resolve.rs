@@ -305,13 +305,15 @@ fn fill_frame(l: &mut Look, h: &Header) {
     l.style.get_or_insert(Style::Glow);
     l.size.get_or_insert(defaults::SIZE);
     l.fps.get_or_insert(defaults::FPS);
-    l.fit.get_or_insert(if h.boundary == Boundary::Wrap && h.dim == 2 {
-        Fit::Tile
-    } else {
-        Fit::Letterbox
-    });
+    l.fit
+        .get_or_insert(if h.boundary == Boundary::Wrap && h.dim == 2 {
+            Fit::Tile
+        } else {
+            Fit::Letterbox
+        });
     l.follow.get_or_insert(false);
-    l.bloom.get_or_insert(if ink { 0.0 } else { defaults::BLOOM });
+    l.bloom
+        .get_or_insert(if ink { 0.0 } else { defaults::BLOOM });
     l.bloom_radius.get_or_insert(1.0);
     l.stacking.get_or_insert(if ink { 0.5 } else { 0.7 });
     l.shape.get_or_insert(Shape::Dot);
@@ -360,13 +362,12 @@ fn fill_colours(
         ColorMode::RelativeHeading => Colormap::Viridis,
         _ => Colormap::Inferno,
     });
-    l.colormap_start.get_or_insert(
-        if !given_map && map == Colormap::Inferno {
+    l.colormap_start
+        .get_or_insert(if !given_map && map == Colormap::Inferno {
             defaults::COLORMAP_START
         } else {
             0.0
-        },
-    );
+        });
     Ok(())
 }
 
