@@ -300,6 +300,8 @@ pub fn resolve(layers: &Layers, r: &mut Reader, path: &Path) -> Result<Resolved>
         shutter: merged.motion_blur.unwrap_or(0.0),
         overlay,
         view3,
+        center: merged.center.map(|c| c.0),
+        zoom: merged.zoom.unwrap_or(1.0),
     };
     let look = resolved_look(
         &settings,
@@ -433,6 +435,8 @@ fn resolved_look(
     title: Option<String>,
 ) -> Look {
     let v = s.view3.as_ref();
+    // The 2D view's settings: for 2D and the top camera.
+    let flat = v.is_none_or(|v| v.mode == CameraMode::Top);
     Look {
         size: Some(size),
         fps: Some(fps),
@@ -461,6 +465,8 @@ fn resolved_look(
         fov: v.filter(|v| v.mode != CameraMode::Top).map(|v| v.fov),
         fog: v.map(|v| v.fog),
         world_box: v.map(|v| v.world_box),
+        center: s.center.filter(|_| flat).map(look::Vec2),
+        zoom: flat.then_some(s.zoom),
     }
 }
 
