@@ -14,6 +14,8 @@
 //! - [`sweep`], [`bench`], [`metrics`], [`plot`]: parameter sweeps, benchmarks, order
 //!   parameters, plots;
 //! - [`export`]: a recording out to NumPy (`.npz`) or CSV;
+//! - [`live`]: a scene simulated while it is watched: the solver on a thread, its frames to
+//!   the player over a channel (and to a recording, as `forge simulate` writes it);
 //! - [`cli`]: argument types and one thin file per command;
 //! - leaves: [`output`] (the one atomic-write helper: temporary names, locks in `lock.rs`, same-file
 //!   checks), [`signal`] (SIGINT/SIGTERM as a flag the work loops poll), [`process`] (every
@@ -24,6 +26,7 @@ pub mod bfs;
 pub mod cli;
 pub mod engine;
 pub mod export;
+pub mod live;
 pub mod look;
 pub mod metrics;
 pub mod output;
