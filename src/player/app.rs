@@ -416,11 +416,17 @@ fn on_event(v: &mut View, event: &WindowEvent) -> Result<()> {
             }
             v.window.egui_event(event);
         }
-        WindowEvent::KeyboardInput { event: k, .. } => {
+        WindowEvent::KeyboardInput {
+            event: k,
+            is_synthetic,
+            ..
+        } => {
             let typing = v.window.egui.egui_wants_keyboard_input();
             if typing {
                 v.window.egui_event(event);
-            } else if k.state.is_pressed() {
+            } else if k.state.is_pressed() && !is_synthetic {
+                // A synthetic press is winit's for a key already down as the window gains
+                // focus: that key's own press follows it (or came before, to another window).
                 ours.extend(input::key(&k.logical_key, k.repeat, v.pointer.right));
             }
         }

@@ -92,15 +92,29 @@ fn display_name() -> String {
     }
 }
 
+/// winit's error text without the source location it starts with ("os error at
+/// FILE:LINE: what happened").
+pub(crate) fn os_error_text(s: &str) -> &str {
+    match s.strip_prefix("os error at ") {
+        Some(rest) => rest.split_once(": ").map_or(rest, |(_, what)| what),
+        None => s,
+    }
+}
+
 /// Runs the player on `input` until its window closes.
 pub fn run(input: Input, o: Options) -> Result<()> {
     if let Some(cause) = no_display_named() {
         return Err(NoDisplay(cause).into());
     }
+    let event_loop = winit::event_loop::EventLoop::new().map_err(|e| {
+        NoDisplay(format!(
+            "cannot connect to {}: {}",
+            display_name(),
+            os_error_text(&e.to_string())
+        ))
+    })?;
     // Every check on the input and the look before the window opens.
     let source = app::Source::prepare(input, &o)?;
-    let event_loop = winit::event_loop::EventLoop::new()
-        .map_err(|e| NoDisplay(format!("cannot connect to {}: {e}", display_name())))?;
     let mut app = app::App::new(o, source);
     event_loop
         .run_app(&mut app)

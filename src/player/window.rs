@@ -61,11 +61,12 @@ impl Window {
         let attrs = winit::window::Window::default_attributes()
             .with_title(title)
             .with_inner_size(size);
-        let window = Arc::new(
-            event_loop
-                .create_window(attrs)
-                .map_err(|e| NoDisplay(format!("cannot open a window: {e}")))?,
-        );
+        let window = Arc::new(event_loop.create_window(attrs).map_err(|e| {
+            NoDisplay(format!(
+                "cannot open a window: {}",
+                super::os_error_text(&e.to_string())
+            ))
+        })?);
         let instance = gpu::instance_for_display(Box::new(event_loop.owned_display_handle()));
         let surface = instance
             .create_surface(window.clone())
