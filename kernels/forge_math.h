@@ -46,8 +46,10 @@ struct Params {
     fu32 noise_kind;  // Vicsek: 0 angular, 1 vectorial
     fu32 topo_k;      // boids: k nearest (src/sim/topo.rs); 0 = metric. The kernels are metric
                       // only: the CUDA backend refuses topo_k > 0.
+    float heading_noise;  // boids: width eta*sqrt(dt) of the heading-noise angle; 0 = none
+    float fov_cos;        // boids: cos(fov/2); <= -1 = all around (no blind angle)
 };
-static_assert(sizeof(struct Params) == 104, "Params must match src/sim/mod.rs");
+static_assert(sizeof(struct Params) == 112, "Params must match src/sim/mod.rs");
 
 // The neighbour grid's shape (src/sim/grid.rs `Grid`; computed on the host by Grid::new).
 // Identical in layout to `GridShape` in src/sim/cuda.rs.
@@ -125,6 +127,9 @@ FORGE_HD void cos_sin(float x, float* co, float* si) {
     *si = 2.0f * s1 * c1;
 }
 
+// 2pi as a float (TWO_PI in math.rs).
+#define TWO_PI 6.2831855f
+
 // Keep a coordinate in the world: wrap into [0, size) (0), reflect (1), or open (2).
 FORGE_HD void apply_boundary(float* p, float* v, float size, fu32 boundary) {
     if (boundary == 0) {
@@ -172,19 +177,21 @@ FORGE_HD void boids_acc_new(BoidsAcc<D>* a) {
     a->n_coh = 0;
 }
 
-// One neighbour candidate at offset d = p_j - p_i, squared distance d2, velocity in fixed point.
-// The agent itself may be among the candidates (d2 = 0): boids_remove_self takes it out.
+// One neighbour candidate at offset d = p_j - p_i, squared distance d2, velocity in fixed point;
+// seen: whether it is in the field of view (sees; true without one), which alignment and
+// cohesion need and separation does not. The agent itself may be among the candidates (d2 = 0,
+// always seen): boids_remove_self takes it out.
 // Sums wrap on overflow like Rust's wrapping_add (done in unsigned arithmetic: no UB in C++).
 template <int D>
 FORGE_HD void boids_pair(BoidsAcc<D>* acc, const Params* p, const float* d, float d2,
-                         const fi64* vfix_j) {
+                         const fi64* vfix_j, bool seen) {
     if ((d2 < p->r_sep2) & (d2 > 0.0f)) {
         for (int k = 0; k < D; k++) {
             acc->sep[k] = (fi64)((fu64)acc->sep[k] + (fu64)to_fix(-d[k] / d2));
         }
     }
-    bool m_ali = d2 < p->r_ali2;
-    bool m_coh = d2 < p->r_coh2;
+    bool m_ali = (d2 < p->r_ali2) & seen;
+    bool m_coh = (d2 < p->r_coh2) & seen;
     for (int k = 0; k < D; k++) {
         acc->ali[k] = (fi64)((fu64)acc->ali[k] + (fu64)(vfix_j[k] & -(fi64)m_ali));
         acc->coh[k] = (fi64)((fu64)acc->coh[k] + (fu64)(to_fix(d[k]) & -(fi64)m_coh));
@@ -218,9 +225,109 @@ FORGE_HD float norm2(const float* v) {
     return s;
 }
 
-// Steering from the sums, clamped to max_force; semi-implicit Euler; speed band; boundary.
+// Random streams of a boid's heading-noise angle and (3D) of the direction it turns towards.
+#define STREAM_HEADING 1ULL
+#define STREAM_AXIS 2ULL
+
+// 2D heading noise: v rotated by the angle of cosine c and sine s (turn2 in math.rs).
+FORGE_HD void turn2(float c, float s, float* v) {
+    float x = v[0], y = v[1];
+    v[0] = c * x - s * y;
+    v[1] = s * x + c * y;
+}
+
+// 3D heading noise: v turned by the angle of cosine c and sine s towards t = cos(phi) e1 +
+// sin(phi) e2, (e1, e2) an orthonormal basis of the plane normal to v (Duff et al. 2017),
+// phi = (u' - 1/2) 2pi from stream STREAM_AXIS: v <- c v + s |v| t. Zero stays zero (turn3).
+FORGE_HD void turn3(const Params* p, fu64 step, fu64 agent, float c, float s, float* v) {
+    float s2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
+    // Zero (or NaN): no heading to turn.
+    if (s2 != s2 || s2 <= 0.0f) {
+        return;
+    }
+    float speed = sqrtf(s2);
+    float n[3] = {v[0] / speed, v[1] / speed, v[2] / speed};
+    float sign = n[2] >= 0.0f ? 1.0f : -1.0f;
+    float a = -1.0f / (sign + n[2]);
+    float b = n[0] * n[1] * a;
+    float e1[3] = {1.0f + sign * n[0] * n[0] * a, sign * b, -sign * n[0]};
+    float e2[3] = {b, sign + n[1] * n[1] * a, -n[1]};
+    float phi = (rand_uniform(p->seed, step, agent, STREAM_AXIS) - 0.5f) * TWO_PI;
+    float cp, sp;
+    cos_sin(phi, &cp, &sp);
+    float ss = s * speed;
+    for (int k = 0; k < 3; k++) {
+        float t = cp * e1[k] + sp * e2[k];
+        v[k] = c * v[k] + ss * t;
+    }
+}
+
+// Heading noise: vel turned by theta = (u - 1/2) heading_noise, u from stream STREAM_HEADING of
+// (seed, step, agent); 2D a rotation, 3D about an axis perpendicular to vel (heading_noise in
+// math.rs).
 template <int D>
-FORGE_HD void boids_integrate(const Params* p, const BoidsAcc<D>* acc, float* pos, float* vel) {
+FORGE_HD void heading_noise(const Params* p, fu64 step, fu64 agent, float* vel) {
+    float u = rand_uniform(p->seed, step, agent, STREAM_HEADING) - 0.5f;
+    float c, s;
+    cos_sin(u * p->heading_noise, &c, &s);
+    if constexpr (D == 2) {
+        turn2(c, s, vel);
+    } else {
+        turn3(p, step, agent, c, s, vel);
+    }
+}
+
+// What one boid sees (Sight<D> in math.rs): its heading u (unit velocity), c2 = cos^2(fov/2),
+// and whether the field is wider than 180 degrees.
+template <int D>
+struct Sight {
+    float u[D];
+    float c2;
+    bool wide;
+};
+
+// The sight of a boid moving with vel; false when it sees all around (no blind angle, or no
+// heading: a velocity of zero), and *out is not set (Sight::new).
+template <int D>
+FORGE_HD bool sight_new(const Params* p, const float* vel, Sight<D>* out) {
+    if (p->fov_cos <= -1.0f) {
+        return false;
+    }
+    float s2 = norm2<D>(vel);
+    if (s2 != s2 || s2 <= 0.0f) {
+        return false;
+    }
+    float s = sqrtf(s2);
+    for (int k = 0; k < D; k++) {
+        out->u[k] = vel[k] / s;
+    }
+    out->c2 = p->fov_cos * p->fov_cos;
+    out->wide = p->fov_cos < 0.0f;
+    return true;
+}
+
+// Whether the candidate at offset d (squared length d2) is in the field of view: with
+// dot = d.u (x, y, z in that order), dd = dot dot and q = c2 d2, seen when dot >= 0 and dd >= q
+// (fov <= 180 degrees), or when dot >= 0 or dd <= q (wider) (Sight::sees).
+template <int D>
+FORGE_HD bool sees(const Sight<D>* s, const float* d, float d2) {
+    float dot = d[0] * s->u[0];
+    for (int k = 1; k < D; k++) {
+        dot = dot + d[k] * s->u[k];
+    }
+    float dd = dot * dot;
+    float q = s->c2 * d2;
+    if (s->wide) {
+        return (dot >= 0.0f) | (dd <= q);
+    }
+    return (dot >= 0.0f) & (dd >= q);
+}
+
+// Steering from the sums, clamped to max_force; semi-implicit Euler; heading noise (keyed by step
+// and the agent's id); speed band; boundary.
+template <int D>
+FORGE_HD void boids_integrate(const Params* p, const BoidsAcc<D>* acc, fu64 step, fu64 agent,
+                              float* pos, float* vel) {
     float a[D];
     for (int k = 0; k < D; k++) {
         a[k] = p->w_sep * from_fix(acc->sep[k]);
@@ -246,6 +353,9 @@ FORGE_HD void boids_integrate(const Params* p, const BoidsAcc<D>* acc, float* po
     }
     for (int k = 0; k < D; k++) {
         vel[k] = vel[k] + a[k] * p->dt;
+    }
+    if (p->heading_noise > 0.0f) {
+        heading_noise<D>(p, step, agent, vel);
     }
     float s2 = norm2<D>(vel);
     if (s2 > p->v_max * p->v_max) {
@@ -280,8 +390,6 @@ FORGE_HD void unit2(float vx, float vy, float* out) {
 
 #define NOISE_ANGULAR 0u
 #define NOISE_VECTORIAL 1u
-// 2pi as a float (TWO_PI in math.rs).
-#define TWO_PI 6.2831855f
 
 // The direction of m; where m is zero, the agent's own heading (or +x if it has none).
 FORGE_HD void heading(float m0, float m1, const float* own_unit, float* out) {
@@ -455,16 +563,20 @@ struct Src {
     fu32 m;
 };
 
-// One boid's step; me is its own slot in src; wrap: whether to apply the minimum image.
-// Writes its new position and velocity.
+// One boid's step (number step); me is its own slot in src, agent its id; wrap: whether to apply
+// the minimum image. Alignment and cohesion over the candidates in its field of view. Writes its
+// new position and velocity.
 template <int D>
 FORGE_HD void boids_agent(const Params* p, float rmax2, bool wrap, const Src* src, fu32 me,
-                          const fu32 (*ranges)[2], int nr, float* pi, float* vi) {
+                          const fu32 (*ranges)[2], int nr, fu64 step, fu32 agent, float* pi,
+                          float* vi) {
     fu64 m = src->m;
     for (int k = 0; k < D; k++) {
         pi[k] = src->pos[k * m + me];
         vi[k] = src->vel[k * m + me];
     }
+    Sight<D> sight;
+    bool fov = sight_new<D>(p, vi, &sight);
     BoidsAcc<D> acc;
     boids_acc_new<D>(&acc);
     for (int r = 0; r < nr; r++) {
@@ -479,7 +591,8 @@ FORGE_HD void boids_agent(const Params* p, float rmax2, bool wrap, const Src* sr
                 for (int k = 0; k < D; k++) {
                     vfix[k] = src->vfix[k * m + j];
                 }
-                boids_pair<D>(&acc, p, d, d2, vfix);
+                bool seen = !fov || sees<D>(&sight, d, d2);
+                boids_pair<D>(&acc, p, d, d2, vfix, seen);
             }
         }
     }
@@ -489,7 +602,7 @@ FORGE_HD void boids_agent(const Params* p, float rmax2, bool wrap, const Src* sr
         vself[k] = src->vfix[k * m + me];
     }
     boids_remove_self<D>(&acc, p, vself);
-    boids_integrate<D>(p, &acc, pi, vi);
+    boids_integrate<D>(p, &acc, step, agent, pi, vi);
 }
 
 // One Vicsek particle's step; agent keys the noise.
@@ -601,12 +714,13 @@ FORGE_HD bool put_slot(float* out_pos, float* out_vel, fu32 n, fu32 t, const flo
     return ok;
 }
 
-// Grid search: the boid in sorted slot t (cell scell[t]) of spos/svel/svfix steps into slot t
-// of out_* (boids_grid_kernel2/3). Returns whether its new state is finite.
+// Grid search: the boid in sorted slot t (agent ids[t], cell scell[t]) of spos/svel/svfix steps
+// into slot t of out_* (boids_grid_kernel2/3). Returns whether its new state is finite.
 template <int D>
-FORGE_HD bool boids_grid_slot(const Params* p, const GridShape* g, const fu32* cell_start,
-                              const fu32* scell, const float* spos, const float* svel,
-                              const fi64* svfix, fu32 t, float* out_pos, float* out_vel) {
+FORGE_HD bool boids_grid_slot(const Params* p, const GridShape* g, fu64 step,
+                              const fu32* cell_start, const fu32* scell, const fu32* ids,
+                              const float* spos, const float* svel, const fi64* svfix, fu32 t,
+                              float* out_pos, float* out_vel) {
     fu32 n = p->n;
     float rmax2 = fmaxf(fmaxf(p->r_sep2, p->r_ali2), p->r_coh2);
     fu32 ranges[27][2];
@@ -614,7 +728,7 @@ FORGE_HD bool boids_grid_slot(const Params* p, const GridShape* g, const fu32* c
     int nr = neighbour_ranges(g, cell_start, scell[t], g->wrap != 0, D, ranges, &seam);
     Src src = {spos, svel, svfix, n};
     float pi[D], vi[D];
-    boids_agent<D>(p, rmax2, seam, &src, t, ranges, nr, pi, vi);
+    boids_agent<D>(p, rmax2, seam, &src, t, ranges, nr, step, ids[t], pi, vi);
     return put_slot<D>(out_pos, out_vel, n, t, pi, vi);
 }
 
@@ -634,17 +748,17 @@ FORGE_HD bool vicsek_grid_slot(const Params* p, const GridShape* g, fu64 step,
     return put_slot<2>(out_pos, out_vel, n, t, pi, vi);
 }
 
-// Brute force: the boid in slot s of pos/vel (bvfix from brute_prep_slot) steps into slot s of
-// out_* against all n agents (boids_brute_kernel2/3).
+// Brute force: the boid in slot s = agent s (brute force never reorders) of pos/vel (bvfix from
+// brute_prep_slot) steps into slot s of out_* against all n agents (boids_brute_kernel2/3).
 template <int D>
-FORGE_HD bool boids_brute_slot(const Params* p, const float* pos, const float* vel,
+FORGE_HD bool boids_brute_slot(const Params* p, fu64 step, const float* pos, const float* vel,
                                const fi64* bvfix, fu32 s, float* out_pos, float* out_vel) {
     fu32 n = p->n;
     float rmax2 = fmaxf(fmaxf(p->r_sep2, p->r_ali2), p->r_coh2);
     fu32 all[1][2] = {{0u, n}};
     Src src = {pos, vel, bvfix, n};
     float pi[D], vi[D];
-    boids_agent<D>(p, rmax2, p->boundary == 0, &src, s, all, 1, pi, vi);
+    boids_agent<D>(p, rmax2, p->boundary == 0, &src, s, all, 1, step, s, pi, vi);
     return put_slot<D>(out_pos, out_vel, n, s, pi, vi);
 }
 

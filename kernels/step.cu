@@ -143,7 +143,8 @@ __device__ __forceinline__ void boids_grid(Params p, GridShape g, fu64 step,
     if (t >= p.n) {
         return;
     }
-    if (!boids_grid_slot<D>(&p, &g, cell_start, scell, spos, svel, svfix, t, out_pos, out_vel)) {
+    if (!boids_grid_slot<D>(&p, &g, step, cell_start, scell, ids, spos, svel, svfix, t, out_pos,
+                            out_vel)) {
         flag(bad, step + 1, ids[t]);
     }
 }
@@ -187,7 +188,7 @@ __device__ __forceinline__ void boids_brute(Params p, fu64 step, const float* po
     if (s >= p.n) {
         return;
     }
-    if (!boids_brute_slot<D>(&p, pos, vel, bvfix, s, out_pos, out_vel)) {
+    if (!boids_brute_slot<D>(&p, step, pos, vel, bvfix, s, out_pos, out_vel)) {
         flag(bad, step + 1, s);
     }
 }

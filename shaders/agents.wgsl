@@ -1,6 +1,12 @@
-// Agents as instanced soft point sprites (a bright core and a faint halo), added into the
-// HDR target. One instance per agent; six vertices (two triangles) per copy, nine copies in a
-// wrapping world so that a sprite crossing the seam shows on both sides.
+// Agents as instanced soft point sprites (a bright core and a faint halo, or a dart along the
+// velocity), added into the HDR target. One instance per agent; six vertices (two triangles)
+// per copy, nine copies in a wrapping world so that a sprite crossing the seam shows on both
+// sides (and a tiled frame shows the world's repeats).
+//
+// A crowd shares its light: `vs_count`/`vs_count3` first add one per agent into the crowd
+// texture (a pixel per 8×8 of the frame); each sprite then divides its light by how many
+// sprites overlap it there, to the power `stacking`, so a dense flock keeps its individuals
+// instead of piling into white.
 //
 // 3D recordings seen through a perspective camera use `vs_main3` (one copy; sprites shrink
 // with distance and fade towards the background with fog) and `vs_box`/`fs_box` for the
@@ -15,7 +21,7 @@ struct Params {
     range: vec2f,      // colour value mapped to the LUT's ends (speed or density)
     radius_px: f32,    // halo radius in pixels
     core: f32,         // core radius as a fraction of the halo radius
-    mode: u32,         // 0 speed, 1 heading, 2 density, 3 fixed
+    mode: u32,         // 0 speed, 1 heading, 2 density, 3 fixed, 4 relative heading
     copies: u32,       // 1, or 9 in a wrapping world
     intensity: f32,    // brightness of one sprite's core
     halo: f32,         // brightness of the halo relative to the core
@@ -32,9 +38,14 @@ struct Params {
     box_level: f32,     // brightness of the box's lines
     near: f32,          // agents closer to the eye than this are not drawn
     shutter: f32,       // motion blur: seconds the shutter is open (0 = none)
+    stacking: f32,      // 0..1: a crowd's sprites share their light (the power of the overlap)
+    stack_area: f32,    // one sprite's light footprint over a crowd cell's area
+    shape: u32,         // 0 dot, 1 dart
+    mean_heading: f32,  // the flock's mean direction this frame, radians (relative heading)
     pad0: f32,
     pad1: f32,
     pad2: f32,
+    fixed: vec4f,       // rgb: the fixed colour (linear); a: 1 if one is given
 }
 
 // No `if`, `switch` or loop here may depend on `p` alone: such branches become `select`s.
@@ -43,6 +54,7 @@ struct Params {
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var lut: texture_2d<f32>;
 @group(0) @binding(2) var lut_sampler: sampler;
+@group(0) @binding(3) var crowd: texture_2d<f32>;
 
 struct VsOut {
     @builtin(position) clip: vec4f,
@@ -52,23 +64,50 @@ struct VsOut {
     @location(1) color: vec3f,
     // Streak length in halo radii (0: a round sprite).
     @location(2) streak: f32,
+    // A dart's length over its width (0: a round sprite).
+    @location(3) dart: f32,
 }
+
+// How long a dart is, in halo radii along the velocity (its width is one).
+const DART_LENGTH: f32 = 2.2;
 
 // A sprite's quad corner `c` (±1, ±1) around the agent at `head` (NDC) with halo radius
 // `radius` px, stretched back to `tail` (NDC: where it was when the shutter opened).
 // Without blur (tail == head) this is exactly the round sprite's square.
-fn place(out: ptr<function, VsOut>, head: vec2f, tail: vec2f, radius: f32, c: vec2f) {
+// A dart (`p.shape` 1, no motion blur) points along `heading` (a screen direction): its quad
+// is DART_LENGTH radii long that way.
+fn place(out: ptr<function, VsOut>, head: vec2f, tail: vec2f, radius: f32, c: vec2f, heading: vec2f) {
     let seg = (head - tail) * 0.5 * p.viewport;
     let len = length(seg);
     let moving = len > 1e-3 * radius;
-    let axis = select(vec2f(1.0, 0.0), seg / max(len, 1e-20), moving);
+    let hl = length(heading);
+    let dart = p.shape == 1u && !moving && hl > 0.0;
+    let axis = select(select(vec2f(1.0, 0.0), heading / max(hl, 1e-20), dart), seg / max(len, 1e-20), moving);
     let streak = select(0.0, len / radius, moving);
     let perp = vec2f(-axis.y, axis.x);
+    let stretch = select(1.0, DART_LENGTH, dart);
     let along = select(c.x, select(-1.0 - streak, 1.0, c.x > 0.0), moving);
-    let offset = (axis * along + perp * c.y) * radius;
+    let offset = (axis * along * stretch + perp * c.y) * radius;
     (*out).clip = vec4f(head + offset * 2.0 / p.viewport, 0.0, 1.0);
     (*out).uv = vec2f(along, c.y);
     (*out).streak = streak;
+    (*out).dart = select(0.0, DART_LENGTH, dart);
+}
+
+// The share of its light a sprite at `ndc` keeps in its crowd (1 alone, less in a crowd).
+fn crowd_share(ndc: vec2f) -> f32 {
+    let uv = vec2f(ndc.x * 0.5 + 0.5, 0.5 - ndc.y * 0.5);
+    let count = textureSampleLevel(crowd, lut_sampler, uv, 0.0).r;
+    let overlap = max(count * p.stack_area, 1.0);
+    return pow(overlap, -p.stacking);
+}
+
+// The sprite's colour: the map's at `t`, or the fixed colour when one is given.
+fn colour_of(t: f32) -> vec3f {
+    // Texel centres: 0.5/256 .. 255.5/256.
+    let u = (clamp(t, 0.0, 1.0) * 255.0 + 0.5) / 256.0;
+    let mapped = textureSampleLevel(lut, lut_sampler, vec2f(u, 0.5), 0.0).rgb;
+    return select(mapped, p.fixed.rgb, p.mode == 3u && p.fixed.a > 0.5);
 }
 
 const TAU: f32 = 6.283185307179586;
@@ -110,24 +149,32 @@ fn vs_main(
     if any(near_edge > vec2f(1.0) + r_ndc & !crosses) || x != x || y != y {
         return hidden();
     }
-    place(&out, ndc, tail_ndc, p.radius_px, c);
+    // Screen direction of motion (y up in NDC and here alike).
+    let heading = vec2f(vx, vy) / p.view_size;
+    place(&out, ndc, tail_ndc, p.radius_px, c, heading);
 
     let t = by_mode(length(vec2f(vx, vy)), atan2(vy, vx), density);
-    // Texel centres: 0.5/256 .. 255.5/256.
-    let u = (clamp(t, 0.0, 1.0) * 255.0 + 0.5) / 256.0;
-    out.color = textureSampleLevel(lut, lut_sampler, vec2f(u, 0.5), 0.0).rgb;
+    out.color = colour_of(t) * crowd_share(ndc);
     return out;
 }
 
 // The colour value (0..1 over the map) for `p.mode`: 0 speed, 1 heading (the angle atan2
-// gives), 2 density, else fixed. Every value is computed and one is selected (no branch).
+// gives), 2 density, 4 heading relative to the flock's mean (degrees over the range), else
+// fixed. Every value is computed and one is selected (no branch).
 fn by_mode(speed: f32, heading: f32, density: f32) -> f32 {
     let span = max(p.range.y - p.range.x, 1e-20);
     let by_speed = (speed - p.range.x) / span;
     let by_heading = heading / TAU + 0.5;
     let by_density = (density - p.range.x) / span;
+    let turn = heading - p.mean_heading;
+    let turn_deg = (turn - TAU * round(turn / TAU)) * 57.29577951308232;
+    let by_turn = (turn_deg - p.range.x) / span;
     return select(
-        select(select(0.75, by_density, p.mode == 2u), by_heading, p.mode == 1u),
+        select(
+            select(select(0.75, by_turn, p.mode == 4u), by_density, p.mode == 2u),
+            by_heading,
+            p.mode == 1u,
+        ),
         by_speed,
         p.mode == 0u,
     );
@@ -139,6 +186,7 @@ fn hidden() -> VsOut {
     out.uv = vec2f(0.0);
     out.color = vec3f(0.0);
     out.streak = 0.0;
+    out.dart = 0.0;
     return out;
 }
 
@@ -182,17 +230,61 @@ fn vs_main3(
     if any(near_edge > vec2f(1.0) + r_ndc & !crosses) {
         return hidden();
     }
-    place(&out, ndc, tail_ndc, radius, c);
+    // Screen direction of motion: where the agent will be a moment on, seen by the camera.
+    let ahead = p.view_proj * vec4f(pos + vec3f(vx, vy, vz) * 0.05, 1.0);
+    let heading = select(vec2f(0.0), ahead.xy / ahead.w - ndc, ahead.w > p.near);
+    place(&out, ndc, tail_ndc, radius, c, heading);
 
     let v = vec3f(vx, vy, vz);
     // Heading: azimuth → the cyclic map; elevation → brightness (×0.5 diving, ×2 climbing).
     let t = by_mode(length(v), atan2(vy, vx), density);
     let elevation = asin(clamp(vz / max(length(v), 1e-20), -1.0, 1.0));
     let brightness = select(1.0, exp2(elevation / HALF_PI), p.mode == 1u);
-    let u = (clamp(t, 0.0, 1.0) * 255.0 + 0.5) / 256.0;
-    let rgb = textureSampleLevel(lut, lut_sampler, vec2f(u, 0.5), 0.0).rgb;
-    out.color = rgb * brightness * fog_factor(dist);
+    out.color = colour_of(t) * brightness * fog_factor(dist) * crowd_share(ndc);
     return out;
+}
+
+struct CountOut {
+    @builtin(position) clip: vec4f,
+}
+
+fn count_hidden() -> CountOut {
+    var out: CountOut;
+    out.clip = vec4f(2.0, 2.0, 2.0, 1.0);
+    return out;
+}
+
+// One point per agent (and copy) into the crowd texture, where vs_main places it.
+@vertex
+fn vs_count(@builtin(vertex_index) copy: u32, @location(0) x: f32, @location(1) y: f32) -> CountOut {
+    let tile = vec2f(f32(copy % 3u) - 1.0, f32(copy / 3u) - 1.0) * p.world;
+    let shift = select(vec2f(0.0), tile, p.copies > 1u);
+    let ndc = (vec2f(x, y) + shift - p.view_min) / p.view_size * 2.0 - 1.0;
+    if any(abs(ndc) > vec2f(1.0)) || x != x || y != y {
+        return count_hidden();
+    }
+    var out: CountOut;
+    out.clip = vec4f(ndc, 0.0, 1.0);
+    return out;
+}
+
+// The same through the 3D camera.
+@vertex
+fn vs_count3(@location(0) x: f32, @location(1) y: f32, @location(2) z: f32) -> CountOut {
+    let raw = vec3f(x, y, z);
+    let pos = select(raw, raw - round((raw - p.anchor) / p.period) * p.period, p.min_image == 1u);
+    let clip = p.view_proj * vec4f(pos, 1.0);
+    if clip.w <= p.near || x != x || y != y || z != z {
+        return count_hidden();
+    }
+    var out: CountOut;
+    out.clip = vec4f(clip.xy / clip.w, 0.0, 1.0);
+    return out;
+}
+
+@fragment
+fn fs_count() -> @location(0) vec4f {
+    return vec4f(1.0);
 }
 
 // The world box's twelve edges as a line list: corner indices (bit 0 x, bit 1 y, bit 2 z).
@@ -215,6 +307,7 @@ fn vs_box(@builtin(vertex_index) vi: u32) -> VsOut {
     out.uv = vec2f(0.0);
     out.color = vec3f(p.box_level * fog_factor(distance(pos, p.eye)));
     out.streak = 0.0;
+    out.dart = 0.0;
     return out;
 }
 
@@ -231,6 +324,18 @@ fn erf(x: f32) -> f32 {
     return select(-y, y, x >= 0.0);
 }
 
+// The Gaussian core, exp(-2 r² / core²), averaged over the pixel around `uv` (`pixel`: its
+// size in sprite units): a core smaller than a pixel keeps its light wherever it falls
+// between pixel centres, so sub-pixel motion does not twinkle. Separable: one erf pair per
+// axis (the mean of exp(-t²/a²) over [t-h, t+h] is a·√π/(4h)·(erf((t+h)/a) − erf((t-h)/a))).
+fn core_over(uv: vec2f, pixel: vec2f) -> f32 {
+    let a = p.core * 0.70710678;
+    let h = max(pixel * 0.5, vec2f(1e-4));
+    let gx = (erf((uv.x + h.x) / a) - erf((uv.x - h.x) / a)) * a * 0.88622693 / (2.0 * h.x);
+    let gy = (erf((uv.y + h.y) / a) - erf((uv.y - h.y) / a)) * a * 0.88622693 / (2.0 * h.y);
+    return gx * gy;
+}
+
 // The round sprite's halo at squared radius r2 (zero beyond the edge).
 fn halo_at(r2: f32) -> f32 {
     let edge = max(1.0 - r2, 0.0);
@@ -239,6 +344,9 @@ fn halo_at(r2: f32) -> f32 {
 
 @fragment
 fn fs_main(in: VsOut) -> @location(0) vec4f {
+    // A pixel's extent in sprite units (derivatives before any branch: they need uniform
+    // control flow).
+    let pixel = fwidth(in.uv);
     let r2 = dot(in.uv, in.uv);
     let k = 1.0 / (p.core * p.core);
     let s = in.streak;
@@ -249,12 +357,22 @@ fn fs_main(in: VsOut) -> @location(0) vec4f {
     if select(dx * dx + y * y, r2, s == 0.0) >= 1.0 {
         discard;
     }
+    // A dart: head at +x, its width tapering to a third at the tail; the same core and halo
+    // over the tapered distance, its light divided by its length (near a dot's).
+    if in.dart > 0.0 {
+        let w = mix(0.35, 1.0, clamp((x + 1.0) * 0.5, 0.0, 1.0));
+        let q2 = x * x + (y * y) / (w * w);
+        let edge = max(1.0 - q2, 0.0);
+        let body = exp(-q2 * k * 2.0) + p.halo * edge * edge * exp(-q2 * 3.0);
+        let e = p.intensity * body * w / in.dart;
+        return vec4f(in.color * e, e);
+    }
     // The round sprite, exactly as without motion blur. A sprite's fragments share its
     // streak, so this branch (on the vertex's output, not a uniform) costs no divergence, and
     // an unblurred frame skips the erf and the halo samples below.
     if s == 0.0 {
         let edge = 1.0 - r2;
-        let round = exp(-r2 * k * 2.0) + p.halo * edge * edge * exp(-r2 * 3.0);
+        let round = core_over(in.uv, pixel) + p.halo * edge * edge * exp(-r2 * 3.0);
         let e = p.intensity * round;
         return vec4f(in.color * e, e);
     }

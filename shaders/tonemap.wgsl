@@ -1,12 +1,16 @@
-// HDR → display: bloom added, exposure, ACES filmic tone mapping, background, vignette,
-// then sRGB encoding done here (the target is Rgba8Unorm, or Rgba16Float for deep outputs,
+// HDR → display. Glow: bloom added, exposure, a hue-keeping filmic curve (ACES on the
+// brightest channel, so a bright crowd stays its colour instead of going white), the light
+// screened over the background. Ink: the agents' energy sets the opacity of their ink
+// (1 − e^(−E)), their mean colour its colour, over the background (a sky). Then grading,
+// vignette and sRGB encoding done here (the target is Rgba8Unorm, or Rgba16Float for deep outputs,
 // so the values read back are sRGB). Or, for EXR, scene-linear light with no tone curve.
 // With trails, `fs_tonemap_trails` also writes the HDR image times the fade into the other
 // HDR target, where the next frame's agents are drawn: the fade costs no pass of its own.
 
 // Keep in sync with `TonemapParams` in src/render/tonemap.rs.
 struct Params {
-    background: vec4f, // linear RGB, a unused
+    background: vec4f, // linear RGB at the bottom of the frame, a unused
+    background_top: vec4f, // linear RGB at the top (a vertical gradient), a unused
     exposure: f32,
     bloom: f32,        // strength of the bloom texture added to the HDR image
     vignette: f32,     // 0 = none, 1 = corners fully dark
@@ -15,6 +19,15 @@ struct Params {
     dither: f32,       // 1: dither for an 8-bit store; 0: none (a half-float target)
     linear: u32,       // 1: scene-linear light out (EXR): no tone curve, no sRGB encoding
     fade: f32,         // trails: the fraction of this frame's light the next one starts with
+    ink: u32,          // 1: dark agents over the background (ink); 0: light added (glow)
+    contrast: f32,     // grading, around mid grey (1 = none)
+    saturation: f32,   // grading (1 = none)
+    lift: f32,         // grading: raises the blacks (0 = none)
+    gamma: f32,        // grading: of the mid-tones (1 = none)
+    gain: f32,         // grading: scales the whites (1 = none)
+    bars: f32,         // the background outside the world's rectangle, relative (1 = same)
+    pad0: f32,
+    world_rect: vec4f, // the world's rectangle on screen (uv: x0, y0, x1, y1)
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -71,9 +84,24 @@ fn tpdf(px: vec2i, frame: u32) -> vec3f {
     return (vec3f(h & vec3u(0xffffu)) - vec3f(h >> vec3u(16u))) / 65536.0;
 }
 
+// The filmic curve on the brightest channel, the others kept in proportion (a little of the
+// per-channel curve mixed in lets the very brightest roll towards white, as film does).
+fn tone(x: vec3f) -> vec3f {
+    let m = max(max(x.r, x.g), max(x.b, 1e-6));
+    let kept = x * (aces(vec3f(m)).r / m);
+    return mix(kept, aces(x), 0.15);
+}
+
+// Lift, gamma and gain, contrast around mid grey, on display-encoded values.
+fn grade(e: vec3f) -> vec3f {
+    let lifted = p.gain * (e + p.lift * (vec3f(1.0) - e));
+    let curved = pow(max(lifted, vec3f(0.0)), vec3f(1.0 / max(p.gamma, 1e-3)));
+    return (curved - 0.5) * p.contrast + 0.5;
+}
+
 @fragment
 fn fs_tonemap(in: VsOut) -> @location(0) vec4f {
-    return shade(in, textureLoad(hdr, vec2i(in.clip.xy), 0).rgb);
+    return shade(in, textureLoad(hdr, vec2i(in.clip.xy), 0));
 }
 
 struct WithTrails {
@@ -85,30 +113,43 @@ struct WithTrails {
 fn fs_tonemap_trails(in: VsOut) -> WithTrails {
     let light = textureLoad(hdr, vec2i(in.clip.xy), 0);
     var out: WithTrails;
-    out.display = shade(in, light.rgb);
+    out.display = shade(in, light);
     out.next = light * p.fade;
     return out;
 }
 
-// The display colour of the pixel at `in` whose HDR light is `light`.
-fn shade(in: VsOut, light_in: vec3f) -> vec4f {
+// The display colour of the pixel at `in` whose HDR light (rgb) and energy (a) are `hdr_in`.
+fn shade(in: VsOut, hdr_in: vec4f) -> vec4f {
     let px = vec2i(in.clip.xy);
     // No branch on `p.bloom` (see agents.wgsl: a branch on a uniform alone made lavapipe
     // leak ~0.3 MB a frame here). Without bloom the bound texture is finite and `p.bloom`
     // is 0, so the sum is exact.
-    let c = light_in
+    let c = hdr_in.rgb
         + p.bloom * textureSampleLevel(bloom_tex, linear_sampler, in.uv, 0.0).rgb;
     let light = c * p.exposure;
-    let mapped = aces(light);
-    // Screen-blend the light over the background.
-    var rgb = p.background.rgb + (vec3f(1.0) - p.background.rgb) * mapped;
+    // The background: a vertical gradient (uv.y runs 0 at the top to 1 at the bottom), a
+    // shade darker outside the world (a letterboxed world's bars: its edge shows, quietly).
+    let inside = all(in.uv >= p.world_rect.xy) && all(in.uv <= p.world_rect.zw);
+    let sky = mix(p.background_top.rgb, p.background.rgb, in.uv.y)
+        * select(p.bars, 1.0, inside);
+    // Glow: the light screened over the sky.
+    let glow = sky + (vec3f(1.0) - sky) * tone(light);
+    // Ink: opacity from the energy, colour the agents' mean; `select`, not a branch on the
+    // uniform (see above).
+    let energy = max(hdr_in.a, 0.0);
+    let opacity = 1.0 - exp(-energy * p.exposure);
+    let ink_colour = c / max(energy, 1e-6);
+    let inked = mix(sky, ink_colour, opacity);
+    var rgb = select(glow, inked, p.ink != 0u);
+    let luma = dot(rgb, vec3f(0.2126, 0.7152, 0.0722));
+    rgb = mix(vec3f(luma), rgb, p.saturation);
     let d = (in.uv - 0.5) * vec2f(p.aspect, 1.0);
     let v = 1.0 - p.vignette * smoothstep(0.35, 1.1, length(d) * 1.2);
     rgb *= v;
-    let encoded = srgb_encode(clamp(rgb, vec3f(0.0), vec3f(1.0)));
-    let display = encoded + p.dither * tpdf(px, p.frame) / 255.0;
-    // Linear light adds to the background (a screen blend needs light bounded by 1).
-    let scene = (p.background.rgb + light) * v;
-    // `select`, not a branch on the uniform (see above).
+    let encoded = grade(srgb_encode(clamp(rgb, vec3f(0.0), vec3f(1.0))));
+    let display = clamp(encoded, vec3f(0.0), vec3f(1.0)) + p.dither * tpdf(px, p.frame) / 255.0;
+    // Linear light adds to the background (a screen blend needs light bounded by 1); ink
+    // is the inked sky.
+    let scene = select(sky + light, inked, p.ink != 0u) * v;
     return vec4f(select(display, scene, p.linear != 0u), 1.0);
 }

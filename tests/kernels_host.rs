@@ -5,7 +5,8 @@
 //! -fno-fast-math: what NVRTC --fmad=false computes), loaded, and compared byte for byte with
 //! src/sim/math.rs function by function, and with whole steps of the CPU solver (grid and brute
 //! force, every built-in scene — Vicsek's angular and vectorial noise among them —, N = 1, 2,
-//! ...). A kernel change that breaks the determinism contract fails here.
+//! ..., and boids with heading noise and a field of view). A kernel change that breaks the
+//! determinism contract fails here.
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -40,10 +41,14 @@ struct Lib {
         *const f32,
         *const i64,
         i32,
+        u64,
+        u64,
         *mut f32,
         *mut f32,
         *mut i64,
     ),
+    sees: unsafe extern "C" fn(*const Params, i32, *const f32, *const f32, f32) -> i32,
+    heading_noise: unsafe extern "C" fn(*const Params, i32, u64, u64, *mut f32),
     #[allow(clippy::type_complexity)]
     vicsek_integrate: unsafe extern "C" fn(
         *const Params,
@@ -134,6 +139,8 @@ fn lib() -> &'static Lib {
                 params_offset: sym!("fm_params_offset"),
                 grid_shape_offset: sym!("fm_grid_shape_offset"),
                 boids_pairs_integrate: sym!("fm_boids_pairs_integrate"),
+                sees: sym!("fm_sees"),
+                heading_noise: sym!("fm_heading_noise"),
                 vicsek_integrate: sym!("fm_vicsek_integrate"),
                 heading: sym!("fm_heading"),
                 step: sym!("fm_step"),
@@ -215,8 +222,30 @@ fn layouts_match_field_by_field() {
         );
     }
     let params = offsets!(
-        Params, n, dim, model, boundary, world, half_world, dt, r_sep2, r_ali2, r_coh2, w_sep,
-        w_ali, w_coh, max_force, v_min, v_max, v0, noise, seed, noise_kind, topo_k,
+        Params,
+        n,
+        dim,
+        model,
+        boundary,
+        world,
+        half_world,
+        dt,
+        r_sep2,
+        r_ali2,
+        r_coh2,
+        w_sep,
+        w_ali,
+        w_coh,
+        max_force,
+        v_min,
+        v_max,
+        v0,
+        noise,
+        seed,
+        noise_kind,
+        topo_k,
+        heading_noise,
+        fov_cos,
     );
     let grid = offsets!(GridShape, dims, ncells, inv_cell, wrap);
     let c = |f: &str| std::ffi::CString::new(f).unwrap();
@@ -318,7 +347,17 @@ fn cos_sin_and_unit2_match() {
 }
 
 fn scene_params(name: &str, n: usize) -> (Params, State) {
+    scene_params_with(name, n, |_| {})
+}
+
+/// A built-in scene of `n` agents, changed by `edit` before its first state is made.
+fn scene_params_with(
+    name: &str,
+    n: usize,
+    edit: impl Fn(&mut forge::scene::Scene),
+) -> (Params, State) {
     let mut scene = forge::scene::Scene::load(name).unwrap();
+    edit(&mut scene);
     scene.agents = n as u32;
     if let Some(c) = scene.init.count {
         scene.init.count = Some(c.min(n as u32));
@@ -334,6 +373,18 @@ fn boids_pairs_case<const D: usize>(l: &Lib, p: &Params, r: &mut Rng) {
     let mut d2 = Vec::new();
     let mut vfix = Vec::new();
     let mut acc = BoidsAcc::<D>::new();
+    let mut pos = [0f32; D];
+    let mut vel = [0f32; D];
+    for k in 0..D {
+        pos[k] = r.uniform(-10.0, p.world[k] + 10.0);
+        vel[k] = r.uniform(-300.0, 300.0);
+    }
+    if r.next().is_multiple_of(16) {
+        vel = [0.0; D];
+    }
+    let (step, agent) = (r.next() % 100_000, r.next() % 1_000_000);
+    // The sight of the agent as it was before the step (boids_agent takes it from vel).
+    let sight = Sight::new(p, &vel);
     for i in 0..m {
         let mut dd = [0f32; D];
         for x in dd.iter_mut() {
@@ -347,16 +398,10 @@ fn boids_pairs_case<const D: usize>(l: &Lib, p: &Params, r: &mut Rng) {
         for x in vf.iter_mut() {
             *x = to_fix(r.uniform(-200.0, 200.0));
         }
-        acc.boids_pair(p, &dd, q, &vf);
+        acc.boids_pair(p, &dd, q, &vf, sight.is_none_or(|s| s.sees(&dd, q)));
         d.extend_from_slice(&dd);
         d2.push(q);
         vfix.extend_from_slice(&vf);
-    }
-    let mut pos = [0f32; D];
-    let mut vel = [0f32; D];
-    for k in 0..D {
-        pos[k] = r.uniform(-10.0, p.world[k] + 10.0);
-        vel[k] = r.uniform(-300.0, 300.0);
     }
     let (mut pos2, mut vel2) = (pos, vel);
     // Candidate 0 is the agent itself (d = 0): taken out again, as boids_agent does.
@@ -366,7 +411,7 @@ fn boids_pairs_case<const D: usize>(l: &Lib, p: &Params, r: &mut Rng) {
         vself.copy_from_slice(&vfix[..D]);
         acc.remove_self(p, &vself);
     }
-    boids_integrate(p, &acc, &mut pos, &mut vel);
+    boids_integrate(p, &acc, step, agent, &mut pos, &mut vel);
     let mut acc_out = [0i64; 11];
     unsafe {
         (l.boids_pairs_integrate)(
@@ -377,6 +422,8 @@ fn boids_pairs_case<const D: usize>(l: &Lib, p: &Params, r: &mut Rng) {
             d2.as_ptr(),
             vfix.as_ptr(),
             self0 as i32,
+            step,
+            agent,
             pos2.as_mut_ptr(),
             vel2.as_mut_ptr(),
             acc_out.as_mut_ptr(),
@@ -406,13 +453,155 @@ fn boids_pair_and_integrate_match() {
         "schooling",
         "murmuration3d",
     ] {
-        let (p, _) = scene_params(name, 10);
-        for _ in 0..3000 {
-            if p.dim == 2 {
-                boids_pairs_case::<2>(l, &p, &mut r);
-            } else {
-                boids_pairs_case::<3>(l, &p, &mut r);
+        let (p0, _) = scene_params(name, 10);
+        // Without and with a field of view (narrower and wider than 180°, and 180° itself) and
+        // heading noise (up to its largest width, 2π).
+        for (fov, noise) in [
+            (360.0, 0.0),
+            (90.0, 0.0),
+            (300.0, 0.7),
+            (180.0, 2.0),
+            (20.0, TWO_PI),
+        ] {
+            let mut p = p0;
+            p.fov_cos = fov_cos(fov);
+            p.heading_noise = noise;
+            for _ in 0..3000 {
+                if p.dim == 2 {
+                    boids_pairs_case::<2>(l, &p, &mut r);
+                } else {
+                    boids_pairs_case::<3>(l, &p, &mut r);
+                }
             }
+        }
+    }
+}
+
+/// Offsets that stress the field-of-view test: random, on the axes, at ±0, tiny and huge, on
+/// the edge of the field (at fov/2 from the heading, where a rounding decides), and NaN.
+fn fov_offsets<const D: usize>(r: &mut Rng, vel: &[f32; D], fov: f32) -> Vec<[f32; D]> {
+    let mut out = vec![[0.0; D], [-0.0; D], *vel, vel.map(|x| -x)];
+    for k in 0..D {
+        let mut e = [0.0; D];
+        e[k] = 1.0;
+        out.push(e);
+        e[k] = -1e-30;
+        out.push(e);
+    }
+    let mut nan = [1.0; D];
+    nan[0] = f32::NAN;
+    out.push(nan);
+    let half = (fov as f64 / 2.0).to_radians();
+    for _ in 0..200 {
+        let mut d = [0f32; D];
+        for x in d.iter_mut() {
+            *x = r.uniform(-30.0, 30.0);
+        }
+        out.push(d);
+        // At the edge: the heading turned by ±fov/2 (in the x–y plane, z kept), scaled.
+        let (c, s) = (
+            half.cos(),
+            half.sin()
+                * if r.next().is_multiple_of(2) {
+                    1.0
+                } else {
+                    -1.0
+                },
+        );
+        let scale = [1e-6, 1.0, 40.0, 1e6][(r.next() % 4) as usize];
+        let mut e = *vel;
+        e[0] = ((c * vel[0] as f64 - s * vel[1] as f64) * scale) as f32;
+        e[1] = ((s * vel[0] as f64 + c * vel[1] as f64) * scale) as f32;
+        if D == 3 {
+            e[D - 1] = (vel[D - 1] as f64 * c * scale) as f32;
+        }
+        out.push(e);
+    }
+    out
+}
+
+fn sees_case<const D: usize>(l: &Lib, p: &Params, r: &mut Rng, fov: f32) -> (usize, usize) {
+    let mut vel = [0f32; D];
+    for x in vel.iter_mut() {
+        *x = r.uniform(-200.0, 200.0);
+    }
+    if r.next().is_multiple_of(20) {
+        vel = [0.0; D];
+    }
+    let sight = Sight::new(p, &vel);
+    let (mut seen, mut all) = (0, 0);
+    for d in fov_offsets::<D>(r, &vel, fov) {
+        let d2 = norm2(&d);
+        let want = sight.map_or(-1, |s| s.sees(&d, d2) as i32);
+        let got = unsafe { (l.sees)(p, D as i32, vel.as_ptr(), d.as_ptr(), d2) };
+        assert_eq!(got, want, "sees: fov {fov}, vel {vel:?}, d {d:?}");
+        seen += (want == 1) as usize;
+        all += 1;
+    }
+    (seen, all)
+}
+
+#[test]
+fn fov_test_matches() {
+    let l = lib();
+    let mut r = Rng(17);
+    for name in ["cuplan", "murmuration3d"] {
+        let (p0, _) = scene_params(name, 10);
+        for fov in [
+            360.0, 359.9, 270.0, 181.0, 180.0, 179.0, 120.0, 90.0, 1.0, 1e-3,
+        ] {
+            let mut p = p0;
+            p.fov_cos = fov_cos(fov);
+            let (mut seen, mut all) = (0, 0);
+            for _ in 0..400 {
+                let (s, a) = if p.dim == 2 {
+                    sees_case::<2>(l, &p, &mut r, fov)
+                } else {
+                    sees_case::<3>(l, &p, &mut r, fov)
+                };
+                seen += s;
+                all += a;
+            }
+            // Not vacuous: a blind angle hides some, and a field this wide shows some.
+            if fov < 360.0 {
+                assert!(
+                    seen > 0 && seen < all,
+                    "{name} fov {fov}: {seen} of {all} seen"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn heading_noise_matches() {
+    let l = lib();
+    let mut r = Rng(19);
+    let (p0, _) = scene_params("murmuration3d", 10);
+    let specials = [0.0, -0.0, 1e-30, -1e-30, 1.0, -1.0, 3e18, f32::MIN_POSITIVE];
+    for i in 0..60_000u64 {
+        let mut p = p0;
+        p.heading_noise = [TWO_PI, 0.1, 1e-6, r.uniform(0.0, TWO_PI)][(i % 4) as usize];
+        let mut v = [0f32; 3];
+        for x in v.iter_mut() {
+            *x = if i % 5 == 0 {
+                specials[(r.next() % specials.len() as u64) as usize]
+            } else {
+                r.uniform(-300.0, 300.0)
+            };
+        }
+        let (step, agent) = (r.next() % 1_000_000, r.next());
+        let mut v2 = [v[0], v[1]];
+        let mut c2 = v2;
+        heading_noise(&p, step, agent, &mut v2);
+        unsafe { (l.heading_noise)(&p, 2, step, agent, c2.as_mut_ptr()) };
+        assert!(same(v2[0], c2[0]) && same(v2[1], c2[1]), "2D {v:?}");
+        let mut v3 = v;
+        let mut c3 = v;
+        heading_noise(&p, step, agent, &mut v3);
+        unsafe { (l.heading_noise)(&p, 3, step, agent, c3.as_mut_ptr()) };
+        for k in 0..3 {
+            assert!(same(v3[k], c3[k]), "3D {v:?}: {v3:?} vs {c3:?}");
         }
     }
 }
@@ -519,8 +708,13 @@ fn bits(st: &State) -> Vec<u32> {
 /// `steps` whole steps of the host build of the kernels (grid with reversed in-cell order, or
 /// brute force) against CpuSolver, compared byte for byte after every step.
 fn whole_steps(name: &str, n: usize, steps: u64) {
+    whole_steps_with(name, n, steps, |_| {});
+}
+
+/// [`whole_steps`] of the scene changed by `edit`.
+fn whole_steps_with(name: &str, n: usize, steps: u64, edit: impl Fn(&mut forge::scene::Scene)) {
     let l = lib();
-    let (p, state) = scene_params(name, n);
+    let (p, state) = scene_params_with(name, n, edit);
     let n = state.n;
     let dim = state.dim;
     for (search, grid) in [(Search::Grid, 1), (Search::Brute, 0)] {
@@ -590,4 +784,26 @@ fn whole_steps_match_the_cpu_for_tiny_and_larger_flocks() {
     }
     whole_steps("schooling", 3000, 5);
     whole_steps("murmuration3d", 2000, 5);
+}
+
+/// Heading noise and a field of view (narrow, 180°, wide; with noise and without), 2D and 3D, in
+/// wrapping and reflecting worlds, dense enough that the blind angle hides neighbours.
+#[test]
+fn whole_steps_match_the_cpu_with_heading_noise_and_a_field_of_view() {
+    for name in ["cuplan", "schooling", "murmuration3d", "shoal3d"] {
+        for (noise, fov) in [(0.8, 360.0), (0.0, 100.0), (0.5, 180.0), (2.0, 250.0)] {
+            whole_steps_with(name, 400, 15, |s| {
+                let b = s.boids.as_mut().unwrap();
+                b.noise = noise;
+                b.fov = fov;
+            });
+        }
+    }
+    for n in [1, 2, 3] {
+        whole_steps_with("cuplan", n, 10, |s| {
+            let b = s.boids.as_mut().unwrap();
+            b.noise = 1.0;
+            b.fov = 120.0;
+        });
+    }
 }

@@ -117,6 +117,11 @@ fn uniform_structs_match_their_wgsl_field_by_field() {
             box_level,
             near,
             shutter,
+            stacking,
+            stack_area,
+            shape,
+            mean_heading,
+            fixed,
         ),
     );
     same_layout(
@@ -140,6 +145,7 @@ fn uniform_structs_match_their_wgsl_field_by_field() {
         rust_layout!(
             tonemap::TonemapParams,
             background,
+            background_top,
             exposure,
             bloom,
             vignette,
@@ -148,6 +154,14 @@ fn uniform_structs_match_their_wgsl_field_by_field() {
             dither,
             linear,
             fade,
+            ink,
+            contrast,
+            saturation,
+            lift,
+            gamma,
+            gain,
+            bars,
+            world_rect,
         ),
     );
     same_layout(

@@ -1,5 +1,6 @@
 //! The solver against plain O(N²) float64 implementations written from the model equations,
-//! and the behaviour each model is known for.
+//! and the behaviour each model is known for. Boids' heading noise and field of view:
+//! `physics/noise_fov.rs`.
 
 use std::path::Path;
 
@@ -7,6 +8,9 @@ use forge::metrics::profile::heading_profile;
 use forge::metrics::{polarization, Space};
 use forge::scene::{self, NoiseKind, Scene, Search};
 use forge::sim::{cpu::CpuSolver, init, math::rand_uniform, Params, State};
+
+#[path = "physics/noise_fov.rs"]
+mod noise_fov;
 
 fn scene(text: &str) -> Scene {
     scene::parse(&scene::Source {
@@ -31,10 +35,12 @@ fn min_image(d: f64, l: f64, wrap: bool) -> f64 {
     }
 }
 
-/// Reynolds boids from DESIGN.md, in f64, every pair. With topological neighbours
-/// (`boids.neighbours`), alignment and cohesion average over the k nearest others (ties by
-/// agent id), chosen by sorting every other agent by distance.
-fn boids_reference(s: &Scene, st: &mut [Vec<f64>; 2], dim: usize, n: usize) {
+/// Reynolds boids from DESIGN.md, in f64, every pair, step number `step`. With topological
+/// neighbours (`boids.neighbours`), alignment and cohesion average over the k nearest others
+/// (ties by agent id), chosen by sorting every other agent by distance. With a field of view
+/// (`boids.fov`), alignment and cohesion count only the others it sees, and the k nearest are
+/// those; heading noise (`boids.noise`) turns the steered velocity (`noise_fov::turn`).
+fn boids_reference(s: &Scene, st: &mut [Vec<f64>; 2], dim: usize, n: usize, step: u64) {
     let b = s.boids.as_ref().unwrap();
     let (rs2, ra2, rc2) = (
         (b.r_sep as f64).powi(2),
@@ -67,16 +73,22 @@ fn boids_reference(s: &Scene, st: &mut [Vec<f64>; 2], dim: usize, n: usize) {
             let d2: f64 = d.iter().map(|x| x * x).sum();
             others.push((d2, j, d));
         }
+        let vi: [f64; 3] = std::array::from_fn(|k| if k < dim { vel[k * n + i] } else { 0.0 });
+        let seen = |d: &[f64; 3]| noise_fov::sees(b.fov as f64, &vi, d);
         // Topological: alignment and cohesion over the k nearest, ranked by (distance, id);
         // metric: over everyone within r_ali / r_coh. Separation is metric either way.
         if topo_k.is_some() {
             others.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         }
-        for (rank, &(d2, j, d)) in others.iter().enumerate() {
+        let mut rank = 0;
+        for &(d2, j, d) in others.iter() {
+            // Separation sees all around; a topological rank counts only those seen.
+            let in_view = seen(&d);
             let (aligns, coheres) = match topo_k {
-                Some(k) => (rank < k, rank < k),
-                None => (d2 < ra2, d2 < rc2),
+                Some(k) => (in_view && rank < k, in_view && rank < k),
+                None => (in_view && d2 < ra2, in_view && d2 < rc2),
             };
+            rank += in_view as usize;
             if d2 < rs2 && d2 > 0.0 {
                 for k in 0..dim {
                     sep[k] += -d[k] / d2;
@@ -115,6 +127,7 @@ fn boids_reference(s: &Scene, st: &mut [Vec<f64>; 2], dim: usize, n: usize) {
         for k in 0..dim {
             v[k] = vel[k * n + i] + a[k] * s.dt as f64;
         }
+        noise_fov::turn(s, step, i as u64, dim, &mut v);
         let sp = v.iter().map(|x| x * x).sum::<f64>().sqrt();
         let f = if sp > b.v_max as f64 {
             b.v_max as f64 / sp
@@ -223,7 +236,7 @@ fn boids_2d_agrees_with_float64_reference() {
         let mut r = to_f64(&sol.state());
         for t in 0..STEPS {
             sol.step().unwrap();
-            boids_reference(&s, &mut r, 2, 400);
+            boids_reference(&s, &mut r, 2, 400, t);
             let (ep, ev) = max_err(&s, &sol.state(), &r);
             assert!(
                 ep < 2e-3 && ev < 2e-2,
@@ -243,7 +256,7 @@ fn boids_3d_agrees_with_float64_reference() {
     let mut r = to_f64(&sol.state());
     for t in 0..STEPS {
         sol.step().unwrap();
-        boids_reference(&s, &mut r, 3, 400);
+        boids_reference(&s, &mut r, 3, 400, t);
         let (ep, ev) = max_err(&s, &sol.state(), &r);
         assert!(
             ep < 2e-3 && ev < 2e-2,
@@ -496,7 +509,7 @@ fn topological_boids_agree_with_float64_reference() {
             let mut r = to_f64(&sol.state());
             for t in 0..STEPS {
                 sol.step().unwrap();
-                boids_reference(&s, &mut r, dim, 400);
+                boids_reference(&s, &mut r, dim, 400, t);
                 let (ep, ev) = max_err(&s, &sol.state(), &r);
                 assert!(
                     ep < 2e-3 && ev < 2e-2,

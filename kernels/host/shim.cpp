@@ -13,11 +13,15 @@
 // fm_boids_pairs_integrate for one D.
 template <int D>
 static void pairs_integrate(const Params* p, fu32 m, const float* d, const float* d2,
-                            const fi64* vfix, int self0, float* pos, float* vel, fi64* acc_out) {
+                            const fi64* vfix, int self0, fu64 step, fu64 agent, float* pos,
+                            float* vel, fi64* acc_out) {
+    Sight<D> sight;
+    bool fov = sight_new<D>(p, vel, &sight);
     BoidsAcc<D> acc;
     boids_acc_new<D>(&acc);
     for (fu32 i = 0; i < m; i++) {
-        boids_pair<D>(&acc, p, d + D * i, d2[i], vfix + D * i);
+        bool seen = !fov || sees<D>(&sight, d + D * i, d2[i]);
+        boids_pair<D>(&acc, p, d + D * i, d2[i], vfix + D * i, seen);
     }
     if (self0) {
         boids_remove_self<D>(&acc, p, vfix);
@@ -29,7 +33,17 @@ static void pairs_integrate(const Params* p, fu32 m, const float* d, const float
     }
     acc_out[3 * D] = acc.n_ali;
     acc_out[3 * D + 1] = acc.n_coh;
-    boids_integrate<D>(p, &acc, pos, vel);
+    boids_integrate<D>(p, &acc, step, agent, pos, vel);
+}
+
+// fm_sees for one D.
+template <int D>
+static int sees_d(const Params* p, const float* vel, const float* d, float d2) {
+    Sight<D> sight;
+    if (!sight_new<D>(p, vel, &sight)) {
+        return -1;
+    }
+    return sees<D>(&sight, d, d2) ? 1 : 0;
 }
 
 extern "C" {
@@ -65,6 +79,7 @@ long fm_params_offset(const char* name) {
     FM_FIELD(Params, w_coh) FM_FIELD(Params, max_force) FM_FIELD(Params, v_min)
     FM_FIELD(Params, v_max) FM_FIELD(Params, v0) FM_FIELD(Params, noise)
     FM_FIELD(Params, seed) FM_FIELD(Params, noise_kind) FM_FIELD(Params, topo_k)
+    FM_FIELD(Params, heading_noise) FM_FIELD(Params, fov_cos)
     return -1;
 }
 long fm_grid_shape_offset(const char* name) {
@@ -74,16 +89,32 @@ long fm_grid_shape_offset(const char* name) {
 }
 #undef FM_FIELD
 
-// boids_pair over a list of candidates, boids_remove_self of candidate 0 when self0, then
-// boids_integrate (D = 2 or 3); d is [m][D] offsets, d2 [m], vfix [m][D]. Returns the sums
-// (after remove_self) through acc_out: sep, ali, coh (D each), then n_ali, n_coh.
+// boids_pair over a list of candidates (seen or not by the sight of an agent moving with vel),
+// boids_remove_self of candidate 0 when self0, then boids_integrate of step `step` for agent
+// `agent` (D = 2 or 3); d is [m][D] offsets, d2 [m], vfix [m][D]. Returns the sums (after
+// remove_self) through acc_out: sep, ali, coh (D each), then n_ali, n_coh.
 void fm_boids_pairs_integrate(const Params* p, int dim, fu32 m, const float* d, const float* d2,
-                              const fi64* vfix, int self0, float* pos, float* vel,
-                              fi64* acc_out) {
+                              const fi64* vfix, int self0, fu64 step, fu64 agent, float* pos,
+                              float* vel, fi64* acc_out) {
     if (dim == 2) {
-        pairs_integrate<2>(p, m, d, d2, vfix, self0, pos, vel, acc_out);
+        pairs_integrate<2>(p, m, d, d2, vfix, self0, step, agent, pos, vel, acc_out);
     } else {
-        pairs_integrate<3>(p, m, d, d2, vfix, self0, pos, vel, acc_out);
+        pairs_integrate<3>(p, m, d, d2, vfix, self0, step, agent, pos, vel, acc_out);
+    }
+}
+
+// Whether an agent moving with vel sees the candidate at offset d (squared length d2): 1 or 0;
+// -1 when it has no sight (sight_new: all around, or no heading).
+int fm_sees(const Params* p, int dim, const float* vel, const float* d, float d2) {
+    return dim == 2 ? sees_d<2>(p, vel, d, d2) : sees_d<3>(p, vel, d, d2);
+}
+
+// heading_noise of step `step` for agent `agent` on vel (D = dim).
+void fm_heading_noise(const Params* p, int dim, fu64 step, fu64 agent, float* vel) {
+    if (dim == 2) {
+        heading_noise<2>(p, step, agent, vel);
+    } else {
+        heading_noise<3>(p, step, agent, vel);
     }
 }
 
@@ -159,19 +190,19 @@ long long fm_step(const Params* p, const GridShape* g, int grid, fu64 step, cons
                 ok = vicsek_grid_slot(p, g, step, cell_start, scell, out_ids, spos, svel, svfix, t,
                                       out_pos, out_vel);
             } else if (dim == 2) {
-                ok = boids_grid_slot<2>(p, g, cell_start, scell, spos, svel, svfix, t, out_pos,
-                                        out_vel);
+                ok = boids_grid_slot<2>(p, g, step, cell_start, scell, out_ids, spos, svel, svfix,
+                                        t, out_pos, out_vel);
             } else {
-                ok = boids_grid_slot<3>(p, g, cell_start, scell, spos, svel, svfix, t, out_pos,
-                                        out_vel);
+                ok = boids_grid_slot<3>(p, g, step, cell_start, scell, out_ids, spos, svel, svfix,
+                                        t, out_pos, out_vel);
             }
         } else {
             if (vicsek) {
                 ok = vicsek_brute_slot(p, step, pos, svel, svfix, t, out_pos, out_vel);
             } else if (dim == 2) {
-                ok = boids_brute_slot<2>(p, pos, vel, svfix, t, out_pos, out_vel);
+                ok = boids_brute_slot<2>(p, step, pos, vel, svfix, t, out_pos, out_vel);
             } else {
-                ok = boids_brute_slot<3>(p, pos, vel, svfix, t, out_pos, out_vel);
+                ok = boids_brute_slot<3>(p, step, pos, vel, svfix, t, out_pos, out_vel);
             }
         }
         if (!ok && bad < 0) {

@@ -13,7 +13,6 @@ use crate::sim::{cpu::CpuSolver, init, Params};
 use crate::units::si;
 
 mod render;
-use render::bench_render;
 
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
@@ -179,208 +178,289 @@ fn threads_table(out: &mut impl Write, cores: usize, seconds: f64) -> Result<()>
 const MAX_SECONDS: f64 = 3600.0;
 
 pub fn run(a: BenchArgs) -> Result<ExitCode> {
-    if !(a.seconds.is_finite() && (0.0..=MAX_SECONDS).contains(&a.seconds)) {
-        bail!(
-            "--seconds: must be a number of seconds in 0..={MAX_SECONDS}, got {}",
-            a.seconds
-        );
-    }
-    if a.what == "render" {
-        return bench_render(&a);
-    }
-    if let Some(n) = a.memory_probe {
-        let s = bench_scene(n, 2);
-        let mut solver = solver_for(&s, 0, Search::Auto)?;
-        let file = std::fs::OpenOptions::new().write(true).open("/dev/null")?;
-        let mut h = Header::for_scene(&s);
-        h.agents = n as u32;
-        let mut rec = Recorder::start(crate::bfs::Writer::new(file, &h)?, 2, n as usize)?;
-        for _ in 0..3 {
-            solver.step().expect("finite");
-            solver.record(&mut rec)?;
+    let plan = Plan::resolve(a)?;
+    plan.run()
+}
+
+/// `forge bench`, resolved from its flags: every flag checked before anything is measured.
+enum Plan {
+    /// `--memory-probe N` (internal): the memory table's child.
+    MemoryProbe(u64),
+    /// `forge bench render`.
+    Render(render::Plan),
+    /// The solver's tables.
+    Solver(Tables),
+}
+
+/// The solver tables to print, and how long to measure.
+struct Tables {
+    /// `--only`, checked.
+    only: Vec<String>,
+    /// Agent counts of the scaling table.
+    sizes: Vec<u64>,
+    /// Seconds per row (`--seconds`, shorter with `--quick`).
+    seconds: f64,
+    quick: bool,
+}
+
+/// The tables `--only` may name.
+const TABLES: [&str; 7] = [
+    "all",
+    "scaling",
+    "crossover",
+    "threads",
+    "boidforge",
+    "record",
+    "memory",
+];
+
+impl Plan {
+    fn resolve(a: BenchArgs) -> Result<Plan> {
+        if !(a.seconds.is_finite() && (0.0..=MAX_SECONDS).contains(&a.seconds)) {
+            bail!(
+                "--seconds: must be a number of seconds in 0..={MAX_SECONDS}, got {}",
+                a.seconds
+            );
         }
-        rec.finish()?;
-        println!("{}", peak_rss_kib().unwrap_or(0));
-        return Ok(ExitCode::SUCCESS);
-    }
-    let all = a.only.iter().any(|o| o == "all");
-    let want = |t: &str| all || a.only.iter().any(|o| o == t);
-    for o in &a.only {
-        if ![
-            "all",
-            "scaling",
-            "crossover",
-            "threads",
-            "boidforge",
-            "record",
-            "memory",
-        ]
-        .contains(&o.as_str())
-        {
+        if a.what == "render" {
+            return Ok(Plan::Render(render::Plan::resolve(a)?));
+        }
+        if let Some(n) = a.memory_probe {
+            return Ok(Plan::MemoryProbe(n));
+        }
+        if let Some(o) = a.only.iter().find(|o| !TABLES.contains(&o.as_str())) {
             bail!(
                 "--only: unknown table {o:?} (all, scaling, crossover, threads, boidforge, record, memory)"
             );
         }
+        let sizes: Vec<u64> = if a.quick {
+            vec![1000, 10_000, 100_000]
+        } else {
+            a.sizes
+        };
+        if let Some(&bad) = sizes.iter().find(|&&n| n == 0 || n > scene::MAX_AGENTS) {
+            bail!(
+                "--sizes: each size must be in 1..={}, got {bad}",
+                scene::MAX_AGENTS
+            );
+        }
+        let seconds = if a.quick {
+            a.seconds.min(0.25)
+        } else {
+            a.seconds
+        };
+        Ok(Plan::Solver(Tables {
+            only: a.only,
+            sizes,
+            seconds,
+            quick: a.quick,
+        }))
     }
-    let sizes: Vec<u64> = if a.quick {
-        vec![1000, 10_000, 100_000]
-    } else {
-        a.sizes.clone()
-    };
-    if let Some(&bad) = sizes.iter().find(|&&n| n == 0 || n > scene::MAX_AGENTS) {
-        bail!(
-            "--sizes: each size must be in 1..={}, got {bad}",
-            scene::MAX_AGENTS
-        );
+
+    fn run(self) -> Result<ExitCode> {
+        match self {
+            Plan::MemoryProbe(n) => memory_probe(n),
+            Plan::Render(p) => p.run(),
+            Plan::Solver(t) => t.run(),
+        }
     }
-    let seconds = if a.quick {
-        a.seconds.min(0.25)
-    } else {
-        a.seconds
-    };
-    let cores = std::thread::available_parallelism()
-        .map(|x| x.get())
-        .unwrap_or(1);
-    let mut out = std::io::stdout().lock();
+}
+
+/// The memory table's child: `n` agents simulated and recorded (to /dev/null) for a few
+/// steps; prints its peak resident memory in KiB.
+fn memory_probe(n: u64) -> Result<ExitCode> {
+    let s = bench_scene(n, 2);
+    let mut solver = solver_for(&s, 0, Search::Auto)?;
+    let file = std::fs::OpenOptions::new().write(true).open("/dev/null")?;
+    let mut h = Header::for_scene(&s);
+    h.agents = n as u32;
+    let mut rec = Recorder::start(crate::bfs::Writer::new(file, &h)?, 2, n as usize)?;
+    for _ in 0..3 {
+        solver.step().expect("finite");
+        solver.record(&mut rec)?;
+    }
+    rec.finish()?;
+    println!("{}", peak_rss_kib().unwrap_or(0));
+    Ok(ExitCode::SUCCESS)
+}
+
+impl Tables {
+    fn want(&self, table: &str) -> bool {
+        self.only.iter().any(|o| o == "all" || o == table)
+    }
+
+    /// The title, then each table asked for, in a fixed order.
+    fn run(self) -> Result<ExitCode> {
+        let cores = std::thread::available_parallelism()
+            .map(|x| x.get())
+            .unwrap_or(1);
+        let mut out = std::io::stdout().lock();
+        writeln!(
+            out,
+            "forge bench — CPU backend, {cores} cores, {} candidate loop, boidforge preset at constant density\n",
+            crate::sim::simd::isa().name()
+        )?;
+        if self.want("boidforge") {
+            boidforge_line(&mut out, self.seconds)?;
+        }
+        if self.want("threads") && cores > 1 {
+            threads_table(&mut out, cores, self.seconds)?;
+        }
+        if self.want("scaling") {
+            scaling_table(&mut out, cores, &self.sizes, self.seconds)?;
+        }
+        if self.want("crossover") {
+            crossover_table(&mut out, self.seconds)?;
+        }
+        if self.want("record") {
+            record_line(&mut out, self.quick)?;
+        }
+        if self.want("memory") {
+            memory_line(&mut out, self.quick)?;
+        }
+        Ok(ExitCode::SUCCESS)
+    }
+}
+
+/// BoidForge's own benchmark (N = 2000), against its native C backend.
+fn boidforge_line(out: &mut impl Write, seconds: f64) -> Result<()> {
+    let s = bench_scene(2000, 2);
+    let (ms, _) = time_steps(|| solver_for(&s, 0, Search::Auto), seconds.max(1.0))?;
+    writeln!(out, "BoidForge's benchmark, N = 2000 boidforge preset, steps 2-21: {:.4} ms/step ({:.1}x BoidForge's native C backend at {BOIDFORGE_C_MS} ms/step; full runs: scripts/vs-boidforge.sh)\n", ms, BOIDFORGE_C_MS / ms)?;
+    Ok(())
+}
+
+/// Cost per step against N, 2D and 3D, on one thread and on all `cores`, grid and (up to 10k
+/// agents) brute force.
+fn scaling_table(out: &mut impl Write, cores: usize, sizes: &[u64], seconds: f64) -> Result<()> {
     writeln!(
         out,
-        "forge bench — CPU backend, {cores} cores, {} candidate loop, boidforge preset at constant density\n",
-        crate::sim::simd::isa().name()
+        "| dim | agents | threads | search | ms/step | agent-steps/s | ns/agent-step |"
     )?;
-
-    if want("boidforge") {
-        let s = bench_scene(2000, 2);
-        let (ms, _) = time_steps(|| solver_for(&s, 0, Search::Auto), seconds.max(1.0))?;
-        writeln!(out, "BoidForge's benchmark, N = 2000 boidforge preset, steps 2-21: {:.4} ms/step ({:.1}x BoidForge's native C backend at {BOIDFORGE_C_MS} ms/step; full runs: scripts/vs-boidforge.sh)\n", ms, BOIDFORGE_C_MS / ms)?;
-    }
-
-    if want("threads") && cores > 1 {
-        threads_table(&mut out, cores, seconds)?;
-    }
-
-    if want("scaling") {
-        writeln!(
-            out,
-            "| dim | agents | threads | search | ms/step | agent-steps/s | ns/agent-step |"
-        )?;
-        writeln!(out, "|---|---:|---:|---|---:|---:|---:|")?;
-        for dim in [2usize, 3] {
-            for &n in &sizes {
-                let s = bench_scene(n, dim);
-                let mut threads = vec![1usize];
-                if cores > 1 {
-                    threads.push(cores);
+    writeln!(out, "|---|---:|---:|---|---:|---:|---:|")?;
+    for dim in [2usize, 3] {
+        for &n in sizes {
+            let s = bench_scene(n, dim);
+            let mut threads = vec![1usize];
+            if cores > 1 {
+                threads.push(cores);
+            }
+            for &t in &threads {
+                let mut searches = vec![Search::Grid];
+                // Brute force is O(N²): up to 10k agents, on all threads only.
+                if n <= 10_000 && (t > 1 || n < crate::sim::cpu::PARALLEL_MIN as u64) {
+                    searches.push(Search::Brute);
                 }
-                for &t in &threads {
-                    let mut searches = vec![Search::Grid];
-                    // Brute force is O(N²): up to 10k agents, on all threads only.
-                    if n <= 10_000 && (t > 1 || n < crate::sim::cpu::PARALLEL_MIN as u64) {
-                        searches.push(Search::Brute);
-                    }
-                    for &search in &searches {
-                        let (ms, used) = time_steps(|| solver_for(&s, t, search), seconds)?;
-                        let rate = n as f64 / (ms / 1e3);
-                        writeln!(
-                            out,
-                            "| {dim}D | {n} | {} | {} | {:.3} | {} | {:.1} |",
-                            used,
-                            format!("{search:?}").to_lowercase(),
-                            ms,
-                            si(rate),
-                            1e9 / rate
-                        )?;
-                        out.flush()?;
-                    }
+                for &search in &searches {
+                    let (ms, used) = time_steps(|| solver_for(&s, t, search), seconds)?;
+                    let rate = n as f64 / (ms / 1e3);
+                    writeln!(
+                        out,
+                        "| {dim}D | {n} | {} | {} | {:.3} | {} | {:.1} |",
+                        used,
+                        format!("{search:?}").to_lowercase(),
+                        ms,
+                        si(rate),
+                        1e9 / rate
+                    )?;
+                    out.flush()?;
                 }
             }
         }
-        writeln!(out)?;
     }
+    writeln!(out)?;
+    Ok(())
+}
 
-    if want("crossover") {
-        writeln!(
-            out,
-            "Brute force vs grid, 1 thread (auto uses brute force up to N = {}):\n",
-            crate::sim::cpu::BRUTE_MAX
-        )?;
-        writeln!(out, "| agents | brute ms/step | grid ms/step |")?;
-        writeln!(out, "|---:|---:|---:|")?;
-        for n in [16u64, 32, 48, 64, 96, 128, 256, 512] {
-            let s = bench_scene(n, 2);
-            let (b, _) = time_steps(|| solver_for(&s, 1, Search::Brute), seconds.min(0.2))?;
-            let (g, _) = time_steps(|| solver_for(&s, 1, Search::Grid), seconds.min(0.2))?;
-            writeln!(out, "| {n} | {b:.4} | {g:.4} |")?;
-        }
-        writeln!(out)?;
-    }
-
-    if want("record") {
-        // Alternate plain and recorded runs, twice each, and keep the best of each: the
-        // difference is then the recording, not whatever else the machine did meanwhile.
-        let n = 100_000;
+/// Brute force against the grid on one thread, for small N: where `BRUTE_MAX` comes from.
+fn crossover_table(out: &mut impl Write, seconds: f64) -> Result<()> {
+    writeln!(
+        out,
+        "Brute force vs grid, 1 thread (auto uses brute force up to N = {}):\n",
+        crate::sim::cpu::BRUTE_MAX
+    )?;
+    writeln!(out, "| agents | brute ms/step | grid ms/step |")?;
+    writeln!(out, "|---:|---:|---:|")?;
+    for n in [16u64, 32, 48, 64, 96, 128, 256, 512] {
         let s = bench_scene(n, 2);
-        let steps = if a.quick { 20 } else { 60 };
-        let dir = tempfile::tempdir()?;
-        let (mut t_plain, mut t_rec) = (f64::INFINITY, f64::INFINITY);
-        for round in 0..4 {
-            let recording = round % 2 == 1;
-            let mut solver = solver_for(&s, 0, Search::Auto)?;
+        let (b, _) = time_steps(|| solver_for(&s, 1, Search::Brute), seconds.min(0.2))?;
+        let (g, _) = time_steps(|| solver_for(&s, 1, Search::Grid), seconds.min(0.2))?;
+        writeln!(out, "| {n} | {b:.4} | {g:.4} |")?;
+    }
+    writeln!(out)?;
+    Ok(())
+}
+
+/// What recording every step costs, 100k agents.
+fn record_line(out: &mut impl Write, quick: bool) -> Result<()> {
+    // Alternate plain and recorded runs, twice each, and keep the best of each: the
+    // difference is then the recording, not whatever else the machine did meanwhile.
+    let n = 100_000;
+    let s = bench_scene(n, 2);
+    let steps = if quick { 20 } else { 60 };
+    let dir = tempfile::tempdir()?;
+    let (mut t_plain, mut t_rec) = (f64::INFINITY, f64::INFINITY);
+    for round in 0..4 {
+        let recording = round % 2 == 1;
+        let mut solver = solver_for(&s, 0, Search::Auto)?;
+        solver.step().expect("finite");
+        let mut rec = if recording {
+            let file = std::fs::File::create(dir.path().join("bench.bfs"))?;
+            let mut h = Header::for_scene(&s);
+            h.agents = n as u32;
+            Some(Recorder::start(
+                crate::bfs::Writer::new(file, &h)?,
+                2,
+                n as usize,
+            )?)
+        } else {
+            None
+        };
+        let t0 = Instant::now();
+        for _ in 0..steps {
             solver.step().expect("finite");
-            let mut rec = if recording {
-                let file = std::fs::File::create(dir.path().join("bench.bfs"))?;
-                let mut h = Header::for_scene(&s);
-                h.agents = n as u32;
-                Some(Recorder::start(
-                    crate::bfs::Writer::new(file, &h)?,
-                    2,
-                    n as usize,
-                )?)
-            } else {
-                None
-            };
-            let t0 = Instant::now();
-            for _ in 0..steps {
-                solver.step().expect("finite");
-                if let Some(r) = rec.as_mut() {
-                    solver.record(r)?;
-                }
-            }
-            if let Some(r) = rec {
-                r.finish()?;
-            }
-            let t = t0.elapsed().as_secs_f64();
-            if recording {
-                t_rec = t_rec.min(t);
-            } else {
-                t_plain = t_plain.min(t);
+            if let Some(r) = rec.as_mut() {
+                solver.record(r)?;
             }
         }
-        writeln!(
-            out,
-            "Recording every step, {n} agents, {steps} steps (best of 2 each): {:.3} ms/step without, {:.3} ms/step with ({:+.1}%, {:.0} MB/s to {})\n",
-            t_plain * 1e3 / steps as f64,
-            t_rec * 1e3 / steps as f64,
-            (t_rec / t_plain - 1.0) * 100.0,
-            (steps as f64 * 16.0 * n as f64) / t_rec / 1e6,
-            std::env::temp_dir().display()
-        )?;
+        if let Some(r) = rec {
+            r.finish()?;
+        }
+        let t = t0.elapsed().as_secs_f64();
+        if recording {
+            t_rec = t_rec.min(t);
+        } else {
+            t_plain = t_plain.min(t);
+        }
     }
+    writeln!(
+        out,
+        "Recording every step, {n} agents, {steps} steps (best of 2 each): {:.3} ms/step without, {:.3} ms/step with ({:+.1}%, {:.0} MB/s to {})\n",
+        t_plain * 1e3 / steps as f64,
+        t_rec * 1e3 / steps as f64,
+        (t_rec / t_plain - 1.0) * 100.0,
+        (steps as f64 * 16.0 * n as f64) / t_rec / 1e6,
+        std::env::temp_dir().display()
+    )?;
+    Ok(())
+}
 
-    if want("memory") {
-        let n = if a.quick { 100_000 } else { 1_000_000 };
-        let exe = std::env::current_exe()?;
-        let o = std::process::Command::new(exe)
-            .args(["bench", "--memory-probe", &n.to_string()])
-            .output()?;
-        let kib: u64 = String::from_utf8_lossy(&o.stdout)
-            .trim()
-            .parse()
-            .unwrap_or(0);
-        writeln!(
-            out,
-            "Peak memory, {n} agents 2D simulated and recorded: {:.0} MB\n",
-            kib as f64 * 1024.0 / 1e6
-        )?;
-    }
-    Ok(ExitCode::SUCCESS)
+/// Peak memory of a large run, simulated and recorded, measured in a fresh process
+/// (`--memory-probe`).
+fn memory_line(out: &mut impl Write, quick: bool) -> Result<()> {
+    let n = if quick { 100_000 } else { 1_000_000 };
+    let exe = std::env::current_exe()?;
+    let o = std::process::Command::new(exe)
+        .args(["bench", "--memory-probe", &n.to_string()])
+        .output()?;
+    let kib: u64 = String::from_utf8_lossy(&o.stdout)
+        .trim()
+        .parse()
+        .unwrap_or(0);
+    writeln!(
+        out,
+        "Peak memory, {n} agents 2D simulated and recorded: {:.0} MB\n",
+        kib as f64 * 1024.0 / 1e6
+    )?;
+    Ok(())
 }

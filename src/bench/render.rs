@@ -1,6 +1,7 @@
 //! `forge bench render`: the renderer's speed and a long render's peak memory.
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -46,17 +47,16 @@ fn bench_look(size: [u32; 2]) -> crate::video::Layers {
     })
 }
 
-/// The memory row's child: renders frames 0..`--memory-frames` of `path` (render-only) and
+/// The memory row's child: renders frames 0..`frames` of `path` (render-only) at `size` and
 /// prints its peak resident memory in KiB.
-pub(super) fn render_memory_probe(a: &BenchArgs, path: &std::path::Path) -> Result<ExitCode> {
+fn render_memory_probe(path: &Path, size: [u32; 2], frames: u64) -> Result<ExitCode> {
     use crate::video::{self, Destination, Job};
-    let size = parse_size("--memory-size", &a.memory_size)?;
     video::render(&Job {
         input: path.to_path_buf(),
         look: bench_look(size),
         frames: crate::bfs::FrameRange {
             start: Some(0),
-            end: Some(a.memory_frames),
+            end: Some(frames),
         },
         dest: Destination::Collect {
             frames: std::sync::Arc::default(),
@@ -74,7 +74,7 @@ pub(super) fn render_memory_probe(a: &BenchArgs, path: &std::path::Path) -> Resu
 
 /// A recording of `n` agents in `dim` dimensions, `frames` frames (every step), at the
 /// benchmark's density.
-fn bench_recording(path: &std::path::Path, n: u64, dim: usize, frames: u64) -> Result<()> {
+fn bench_recording(path: &Path, n: u64, dim: usize, frames: u64) -> Result<()> {
     let s = bench_scene(n, dim);
     let mut solver = solver_for(&s, 0, Search::Auto)?;
     let mut h = Header::for_scene(&s);
@@ -96,18 +96,14 @@ fn bench_recording(path: &std::path::Path, n: u64, dim: usize, frames: u64) -> R
 /// The memory row: peak resident memory of a long render (in a fresh process each, render
 /// only) after a tenth of the frames and after all of them. Flat memory shows as the same
 /// figure twice.
-fn memory_row(a: &BenchArgs, dir: &std::path::Path, out: &mut impl Write) -> Result<()> {
-    let size = parse_size("--memory-size", &a.memory_size)?;
-    let frames = a.memory_frames;
-    if frames < 10 {
-        bail!("--memory-frames: at least 10, got {frames}");
-    }
+fn memory_row(t: &Tables, dir: &Path, out: &mut impl Write) -> Result<()> {
+    let (size, frames) = (t.memory_size, t.memory_frames);
     let path = dir.join("bench-memory.bfs");
     bench_recording(&path, MEMORY_AGENTS, 2, frames)?;
     let exe = std::env::current_exe()?;
     let probe = |n: u64| -> Result<f64> {
         let o = std::process::Command::new(&exe)
-            .args(["bench", "render", "--memory-size", &a.memory_size])
+            .args(["bench", "render", "--memory-size", &t.memory_size_text])
             .args(["--memory-frames", &n.to_string(), "--render-memory-probe"])
             .arg(&path)
             .output()?;
@@ -139,154 +135,241 @@ fn memory_row(a: &BenchArgs, dir: &std::path::Path, out: &mut impl Write) -> Res
     Ok(())
 }
 
-/// Render-only, encode-only and end-to-end frames/s (forge's default encoding: x264 veryfast,
-/// crf 18) for each size and agent count, on the adapter wgpu picks (a software driver where
-/// there is no GPU), each once started (the start-up, shown on its own, left out); then the
-/// peak memory of a long render.
-pub(super) fn bench_render(a: &BenchArgs) -> Result<ExitCode> {
-    use crate::render::limits::{self, Needs};
-    use crate::render::Output;
+/// `forge bench render`, resolved from its flags.
+pub(super) enum Plan {
+    /// `--render-memory-probe PATH` (internal): the memory row's child.
+    MemoryProbe {
+        path: PathBuf,
+        size: [u32; 2],
+        frames: u64,
+    },
+    Tables(Tables),
+}
+
+/// The tables of `forge bench render`: every size and agent count checked, against the
+/// adapter's limits too, before any row runs.
+pub(super) struct Tables {
+    /// `--only`: the frames/s table, the memory row.
+    fps: bool,
+    memory: bool,
+    sizes: Vec<[u32; 2]>,
+    dims: Vec<usize>,
+    agents: Vec<u64>,
+    memory_size: [u32; 2],
+    /// `--memory-size` as given, for the memory row's child.
+    memory_size_text: String,
+    memory_frames: u64,
+    /// The adapter wgpu picked, as the title names it.
+    adapter: String,
+}
+
+impl Plan {
+    /// Checks the flags in the order their errors are reported, then every row against the
+    /// adapter's limits.
+    pub(super) fn resolve(a: BenchArgs) -> Result<Plan> {
+        if let Some(path) = a.render_memory_probe {
+            let size = parse_size("--memory-size", &a.memory_size)?;
+            return Ok(Plan::MemoryProbe {
+                path,
+                size,
+                frames: a.memory_frames,
+            });
+        }
+        for o in &a.only {
+            if !["all", "fps", "memory"].contains(&o.as_str()) {
+                bail!("--only: unknown table {o:?} for `bench render` (all, fps, memory)");
+            }
+        }
+        let all = a.only.iter().any(|o| o == "all");
+        let want = |t: &str| all || a.only.iter().any(|o| o == t);
+        let mut sizes = Vec::new();
+        for s in &a.render_sizes {
+            sizes.push(parse_size("--render-sizes", s)?);
+        }
+        let memory_size = parse_size("--memory-size", &a.memory_size)?;
+        if let Some(&d) = a.render_dims.iter().find(|&&d| d != 2 && d != 3) {
+            bail!("--render-dims: each must be 2 or 3, got {d}");
+        }
+        if let Some(&n) = a
+            .render_agents
+            .iter()
+            .find(|&&n| n == 0 || n > scene::MAX_AGENTS)
+        {
+            bail!(
+                "--render-agents: each count must be in 1..={}, got {n}",
+                scene::MAX_AGENTS
+            );
+        }
+        if want("memory") && a.memory_frames < 10 {
+            bail!("--memory-frames: at least 10, got {}", a.memory_frames);
+        }
+        let t = Tables {
+            fps: want("fps"),
+            memory: want("memory"),
+            sizes,
+            dims: a.render_dims,
+            agents: a.render_agents,
+            memory_size,
+            memory_size_text: a.memory_size,
+            memory_frames: a.memory_frames,
+            adapter: String::new(),
+        };
+        let adapter = t.check_rows()?;
+        Ok(Plan::Tables(Tables { adapter, ..t }))
+    }
+
+    pub(super) fn run(self) -> Result<ExitCode> {
+        match self {
+            Plan::MemoryProbe { path, size, frames } => render_memory_probe(&path, size, frames),
+            Plan::Tables(t) => t.run(),
+        }
+    }
+}
+
+impl Tables {
+    /// Every row's size and agents against the adapter's limits; returns the adapter's
+    /// description.
+    fn check_rows(&self) -> Result<String> {
+        use crate::render::limits::{self, Needs};
+        use crate::render::Output;
+        let gpu = crate::render::gpu::Gpu::new(None)?;
+        let adapter = crate::render::gpu::describe(&gpu.info);
+        let mut rows: Vec<(&str, [u32; 2], u64, usize)> = Vec::new();
+        if self.fps {
+            for &dim in &self.dims {
+                for &n in &self.agents {
+                    for &size in &self.sizes {
+                        rows.push(("--render-sizes", size, n, dim));
+                    }
+                }
+            }
+        }
+        if self.memory {
+            rows.push(("--memory-size", self.memory_size, MEMORY_AGENTS, 2));
+        }
+        for (flag, [w, h], n, dim) in rows {
+            let needs = Needs {
+                width: w,
+                height: h,
+                output: Output::YUV420P,
+                agents: n as u32,
+                dim,
+                density: false,
+            };
+            limits::check(&gpu.limits, &needs, &gpu.info.name, flag)?;
+        }
+        Ok(adapter)
+    }
+
+    /// The frames/s table, then the memory row.
+    fn run(self) -> Result<ExitCode> {
+        let dir = tempfile::tempdir()?;
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "forge bench render — {}\n", self.adapter)?;
+        if self.fps {
+            self.fps_table(dir.path(), &mut out)?;
+        }
+        if self.memory {
+            memory_row(&self, dir.path(), &mut out)?;
+        }
+        Ok(ExitCode::SUCCESS)
+    }
+
+    /// Render-only, encode-only and end-to-end frames/s (forge's default encoding: x264
+    /// veryfast, crf 18) for each size and agent count, on the adapter wgpu picks (a software
+    /// driver where there is no GPU), each once started (the start-up, shown on its own, left
+    /// out).
+    fn fps_table(&self, dir: &Path, out: &mut impl Write) -> Result<()> {
+        writeln!(out, "| dim | size | agents | frames | start-up s | render-only fps | bloom's share | encode-only fps | end-to-end fps | end-to-end / slower stage |")?;
+        writeln!(out, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")?;
+        for &dim in &self.dims {
+            for &n in &self.agents {
+                let most = self
+                    .sizes
+                    .iter()
+                    .map(|s| render_frames(n, s[0] as u64 * s[1] as u64))
+                    .max()
+                    .unwrap_or(1);
+                // A recording of `most` frames at the solver benchmark's density.
+                let path = dir.join(format!("bench-{dim}d-{n}.bfs"));
+                bench_recording(&path, n, dim, most)?;
+                for &size in &self.sizes {
+                    fps_row(out, dir, &path, dim, n, size)?;
+                }
+            }
+        }
+        writeln!(out)?;
+        Ok(())
+    }
+}
+
+/// One row of the frames/s table: the first frames of the recording at `path` (`n` agents in
+/// `dim` dimensions) rendered at `size` with and without bloom, encoded alone, and end to end.
+fn fps_row(
+    out: &mut impl Write,
+    dir: &Path,
+    path: &Path,
+    dim: usize,
+    n: u64,
+    size: [u32; 2],
+) -> Result<()> {
     use crate::video::ffmpeg::{Encoding, FfmpegSink};
     use crate::video::{self, Destination, Job};
-    if let Some(path) = &a.render_memory_probe {
-        return render_memory_probe(a, path);
+    let frames = render_frames(n, size[0] as u64 * size[1] as u64);
+    let look = bench_look(size);
+    let job = |dest| Job {
+        input: path.to_path_buf(),
+        look: look.clone(),
+        frames: crate::bfs::FrameRange {
+            start: Some(0),
+            end: Some(frames),
+        },
+        dest,
+        force: true,
+        quiet: true,
+        adapter: None,
+        interpolate: 1,
+        chunk: None,
+    };
+    let kept = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let r = video::render(&job(Destination::Collect {
+        frames: kept.clone(),
+        keep: frames as usize,
+    }))?;
+    // The same frames without bloom: its share of the render.
+    let mut plain = job(Destination::Collect {
+        frames: std::sync::Arc::default(),
+        keep: 0,
+    });
+    plain.look.flags.bloom = Some(0.0);
+    let nb = video::render(&plain)?;
+    let encoding = Encoding::h264();
+    let enc_path = dir.join("encode-only.mp4");
+    let mut sink = FfmpegSink::start(&enc_path, size[0], size[1], 30, &encoding)?;
+    let t0 = Instant::now();
+    for f in kept.lock().unwrap_or_else(|e| e.into_inner()).drain(..) {
+        sink.push(&f)?;
     }
-    for o in &a.only {
-        if !["all", "fps", "memory"].contains(&o.as_str()) {
-            bail!("--only: unknown table {o:?} for `bench render` (all, fps, memory)");
-        }
-    }
-    let all = a.only.iter().any(|o| o == "all");
-    let want = |t: &str| all || a.only.iter().any(|o| o == t);
-    let mut sizes = Vec::new();
-    for s in &a.render_sizes {
-        sizes.push(parse_size("--render-sizes", s)?);
-    }
-    let memory_size = parse_size("--memory-size", &a.memory_size)?;
-    if let Some(&d) = a.render_dims.iter().find(|&&d| d != 2 && d != 3) {
-        bail!("--render-dims: each must be 2 or 3, got {d}");
-    }
-    if let Some(&n) = a
-        .render_agents
-        .iter()
-        .find(|&&n| n == 0 || n > scene::MAX_AGENTS)
-    {
-        bail!(
-            "--render-agents: each count must be in 1..={}, got {n}",
-            scene::MAX_AGENTS
-        );
-    }
-    let dir = tempfile::tempdir()?;
-    let gpu = crate::render::gpu::Gpu::new(None)?;
-    let adapter = crate::render::gpu::describe(&gpu.info);
-    // Every row's size and agents against the adapter's limits, before any row runs.
-    let mut rows: Vec<(&str, [u32; 2], u64, usize)> = Vec::new();
-    if want("fps") {
-        for &dim in &a.render_dims {
-            for &n in &a.render_agents {
-                for &size in &sizes {
-                    rows.push(("--render-sizes", size, n, dim));
-                }
-            }
-        }
-    }
-    if want("memory") {
-        rows.push(("--memory-size", memory_size, MEMORY_AGENTS, 2));
-    }
-    for (flag, [w, h], n, dim) in rows {
-        let needs = Needs {
-            width: w,
-            height: h,
-            output: Output::YUV420P,
-            agents: n as u32,
-            dim,
-            density: false,
-        };
-        limits::check(&gpu.limits, &needs, &gpu.info.name, flag)?;
-    }
-    drop(gpu);
-    let mut out = std::io::stdout().lock();
-    writeln!(out, "forge bench render — {adapter}\n")?;
-    if want("memory") && !want("fps") {
-        memory_row(a, dir.path(), &mut out)?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    writeln!(out, "| dim | size | agents | frames | start-up s | render-only fps | bloom's share | encode-only fps | end-to-end fps | end-to-end / slower stage |")?;
-    writeln!(out, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")?;
-    for &dim in &a.render_dims {
-        for &n in &a.render_agents {
-            let most = sizes
-                .iter()
-                .map(|s| render_frames(n, s[0] as u64 * s[1] as u64))
-                .max()
-                .unwrap_or(1);
-            // A recording of `most` frames at the solver benchmark's density.
-            let path = dir.path().join(format!("bench-{dim}d-{n}.bfs"));
-            bench_recording(&path, n, dim, most)?;
-            for &size in &sizes {
-                let frames = render_frames(n, size[0] as u64 * size[1] as u64);
-                let look = bench_look(size);
-                let job = |dest| Job {
-                    input: path.clone(),
-                    look: look.clone(),
-                    frames: crate::bfs::FrameRange {
-                        start: Some(0),
-                        end: Some(frames),
-                    },
-                    dest,
-                    force: true,
-                    quiet: true,
-                    adapter: None,
-                    interpolate: 1,
-                    chunk: None,
-                };
-                let kept = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-                let r = video::render(&job(Destination::Collect {
-                    frames: kept.clone(),
-                    keep: frames as usize,
-                }))?;
-                // The same frames without bloom: its share of the render.
-                let mut plain = job(Destination::Collect {
-                    frames: std::sync::Arc::default(),
-                    keep: 0,
-                });
-                plain.look.flags.bloom = Some(0.0);
-                let nb = video::render(&plain)?;
-                let encoding = Encoding::h264();
-                let enc_path = dir.path().join("encode-only.mp4");
-                let mut sink = FfmpegSink::start(&enc_path, size[0], size[1], 30, &encoding)?;
-                let t0 = Instant::now();
-                for f in kept.lock().unwrap_or_else(|e| e.into_inner()).drain(..) {
-                    sink.push(&f)?;
-                }
-                sink.finish()?;
-                let t_enc = t0.elapsed().as_secs_f64();
-                let e = video::render(&job(Destination::Mp4 {
-                    path: dir.path().join("e2e.mp4"),
-                    encoding: Default::default(),
-                }))?;
-                // Seconds a frame, once started.
-                let (render, encode, both) =
-                    (1.0 / r.rate(), t_enc / frames as f64, 1.0 / e.rate());
-                writeln!(
-                    out,
-                    "| {dim}D | {}x{} | {n} | {frames} | {:.2} | {:.1} | {:.0}% | {:.1} | {:.1} | {:.2} |",
-                    size[0],
-                    size[1],
-                    e.start_secs,
-                    1.0 / render,
-                    (1.0 - r.rate() / nb.rate()).max(0.0) * 100.0,
-                    1.0 / encode,
-                    1.0 / both,
-                    both / render.max(encode)
-                )?;
-                out.flush()?;
-            }
-        }
-    }
-    writeln!(out)?;
-    if want("memory") {
-        memory_row(a, dir.path(), &mut out)?;
-    }
-    Ok(ExitCode::SUCCESS)
+    sink.finish()?;
+    let t_enc = t0.elapsed().as_secs_f64();
+    let e = video::render(&job(Destination::Mp4 {
+        path: dir.join("e2e.mp4"),
+        encoding: Default::default(),
+    }))?;
+    // Seconds a frame, once started.
+    let (render, encode, both) = (1.0 / r.rate(), t_enc / frames as f64, 1.0 / e.rate());
+    writeln!(
+        out,
+        "| {dim}D | {}x{} | {n} | {frames} | {:.2} | {:.1} | {:.0}% | {:.1} | {:.1} | {:.2} |",
+        size[0],
+        size[1],
+        e.start_secs,
+        1.0 / render,
+        (1.0 - r.rate() / nb.rate()).max(0.0) * 100.0,
+        1.0 / encode,
+        1.0 / both,
+        both / render.max(encode)
+    )?;
+    out.flush()?;
+    Ok(())
 }

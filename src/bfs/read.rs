@@ -95,6 +95,179 @@ pub(super) fn read_frame_bytes(
     })
 }
 
+/// Reads the whole header of a forge file: the fixed part first (its version checked even
+/// when the file ends inside it), then `header_len` bytes once that is known to be possible.
+fn read_forge_header(file: &mut File, len: u64) -> Result<Vec<u8>, BfsError> {
+    let mut fixed = [0u8; FIXED_HEADER];
+    file.seek(SeekFrom::Start(0))?;
+    let got = read_up_to(file, &mut fixed)?;
+    if got >= 10 {
+        let version = le_u16(&fixed, 8);
+        if !SUPPORTED_VERSIONS.contains(&version) {
+            return Err(BfsError::UnsupportedVersion { found: version });
+        }
+    }
+    if got < FIXED_HEADER {
+        return Err(corrupt(format!(
+            "file ends inside the header ({len} bytes, the fixed part alone is {FIXED_HEADER})"
+        )));
+    }
+    let header_len = u64::from(le_u32(&fixed, 12));
+    if header_len % 8 != 0 || header_len < FIXED_HEADER as u64 + 16 || header_len > MAX_HEADER_LEN {
+        return Err(corrupt(format!("header_len {header_len} is impossible")));
+    }
+    if header_len > len {
+        return Err(corrupt(format!(
+            "file ends inside the header ({len} bytes, header_len is {header_len})"
+        )));
+    }
+    // header_len <= file length and <= MAX_HEADER_LEN: safe to allocate.
+    let mut b = vec![0u8; header_len as usize];
+    file.seek(SeekFrom::Start(0))?;
+    file.read_exact(&mut b)?;
+    Ok(b)
+}
+
+/// Where a forge header's scene name and JSON lie, and its CRC.
+struct TextSpans {
+    name_end: usize,
+    json_start: usize,
+    json_end: usize,
+}
+
+/// The name and JSON lengths against `header_len` (`b.len()`), then the CRC and the padding.
+fn text_spans(b: &[u8]) -> Result<TextSpans, BfsError> {
+    let header_len = b.len() as u64;
+    let name_len = u64::from(le_u32(b, 60));
+    if name_len > MAX_TEXT {
+        return Err(corrupt(format!("name_len {name_len} exceeds {MAX_TEXT}")));
+    }
+    let name_end = FIXED_HEADER + name_len as usize;
+    if name_end as u64 + 4 > header_len {
+        return Err(corrupt(format!(
+            "name_len {name_len} runs past header_len {header_len}"
+        )));
+    }
+    let json_len = u64::from(le_u32(b, name_end));
+    if json_len > MAX_TEXT {
+        return Err(corrupt(format!("json_len {json_len} exceeds {MAX_TEXT}")));
+    }
+    let json_start = name_end + 4;
+    let json_end = json_start + json_len as usize;
+    let crc_at = pad8(json_end);
+    if (crc_at + 8) as u64 != header_len {
+        return Err(corrupt(format!(
+            "header_len is {header_len} but name and JSON lengths give {}",
+            crc_at + 8
+        )));
+    }
+    let stored_crc = le_u32(b, crc_at);
+    if header_crc(&b[..crc_at]) != stored_crc {
+        return Err(corrupt("header checksum mismatch"));
+    }
+    if b[json_end..crc_at]
+        .iter()
+        .chain(&b[crc_at + 4..])
+        .any(|&x| x != 0)
+    {
+        return Err(corrupt("nonzero header padding"));
+    }
+    Ok(TextSpans {
+        name_end,
+        json_start,
+        json_end,
+    })
+}
+
+/// The header's fields, each checked, in the order of the file.
+fn decode_header(b: &[u8], text: &TextSpans) -> Result<Header, BfsError> {
+    let flags = le_u16(b, 10);
+    if flags != 0 {
+        return Err(corrupt(format!("unknown flags {flags:#06x}")));
+    }
+    let dim = b[16];
+    if dim != 2 && dim != 3 {
+        return Err(corrupt(format!("dim is {dim}, must be 2 or 3")));
+    }
+    let model =
+        Model::from_code(b[17]).ok_or_else(|| corrupt(format!("unknown model code {}", b[17])))?;
+    let boundary = Boundary::from_code(b[18])
+        .ok_or_else(|| corrupt(format!("unknown boundary code {}", b[18])))?;
+    let agents = le_u32(b, 20);
+    if u64::from(agents) > MAX_AGENTS {
+        return Err(BfsError::TooLarge(format!(
+            "{agents} agents (at most {MAX_AGENTS})"
+        )));
+    }
+    let dt = le_f32(b, 24);
+    check_positive("dt", dt)?;
+    let record_every = le_u32(b, 36);
+    if record_every == 0 {
+        return Err(corrupt("record_every is 0"));
+    }
+    let world_size = [le_f32(b, 40), le_f32(b, 44), le_f32(b, 48)];
+    for (k, &w) in world_size.iter().enumerate().take(usize::from(dim)) {
+        check_positive(&format!("world_size[{k}]"), w)?;
+    }
+    let scene_name = String::from_utf8(b[FIXED_HEADER..text.name_end].to_vec())
+        .map_err(|_| corrupt("scene name is not UTF-8"))?;
+    let scene_json = String::from_utf8(b[text.json_start..text.json_end].to_vec())
+        .map_err(|_| corrupt("scene JSON is not UTF-8"))?;
+    let raw_count = le_u64(b, FRAME_COUNT_AT);
+    Ok(Header {
+        version: le_u16(b, 8),
+        dim,
+        model,
+        boundary,
+        agents,
+        dt,
+        seed: le_u64(b, 28),
+        record_every,
+        world_size,
+        scene_name,
+        scene_json,
+        frame_count: (raw_count != STREAMING).then_some(raw_count),
+        source: SourceFormat::Forge,
+        world_inferred: false,
+    })
+}
+
+/// The frames readable from `body` bytes of frames of `frame_size` each, against the header's
+/// `frame_count` (`None`: not finalized), with a warning for a short, long or unfinished file.
+fn count_frames(body: u64, frame_size: u64, frame_count: Option<u64>) -> (u64, Vec<String>) {
+    let complete = body / frame_size;
+    let partial = !body.is_multiple_of(frame_size);
+    let mut warnings = Vec::new();
+    let count = match frame_count {
+        None => {
+            let mut w =
+                format!("recording was not finalized (interrupted?): {complete} complete frames");
+            if partial {
+                w += &format!(" (frame {complete} is incomplete)");
+            }
+            warnings.push(w);
+            complete
+        }
+        Some(c) if complete >= c => {
+            if body > c * frame_size {
+                warnings.push(format!(
+                    "{} bytes after the last of {c} frames ignored",
+                    body - c * frame_size
+                ));
+            }
+            c
+        }
+        Some(c) => {
+            warnings.push(format!(
+                "file cut inside frame {complete}: {complete} complete frames readable \
+                 (the header says {c})"
+            ));
+            complete
+        }
+    };
+    (count, warnings)
+}
+
 impl Reader {
     /// Opens a forge or BFS1 file, validating its header and counting its complete frames.
     /// Only a regular file is opened (a FIFO would block; see [`crate::sys::open_regular`]).
@@ -125,157 +298,12 @@ impl Reader {
     }
 
     fn open_forge(mut file: File, len: u64) -> Result<Reader, BfsError> {
-        let mut fixed = [0u8; FIXED_HEADER];
-        file.seek(SeekFrom::Start(0))?;
-        let got = read_up_to(&mut file, &mut fixed)?;
-        if got >= 10 {
-            let version = le_u16(&fixed, 8);
-            if !SUPPORTED_VERSIONS.contains(&version) {
-                return Err(BfsError::UnsupportedVersion { found: version });
-            }
-        }
-        if got < FIXED_HEADER {
-            return Err(corrupt(format!(
-                "file ends inside the header ({len} bytes, the fixed part alone is {FIXED_HEADER})"
-            )));
-        }
-        let version = le_u16(&fixed, 8);
-        let header_len = u64::from(le_u32(&fixed, 12));
-        if header_len % 8 != 0
-            || header_len < FIXED_HEADER as u64 + 16
-            || header_len > MAX_HEADER_LEN
-        {
-            return Err(corrupt(format!("header_len {header_len} is impossible")));
-        }
-        if header_len > len {
-            return Err(corrupt(format!(
-                "file ends inside the header ({len} bytes, header_len is {header_len})"
-            )));
-        }
-        // header_len <= file length and <= MAX_HEADER_LEN: safe to allocate.
-        let mut b = vec![0u8; header_len as usize];
-        file.seek(SeekFrom::Start(0))?;
-        file.read_exact(&mut b)?;
-
-        let name_len = u64::from(le_u32(&b, 60));
-        if name_len > MAX_TEXT {
-            return Err(corrupt(format!("name_len {name_len} exceeds {MAX_TEXT}")));
-        }
-        let name_end = FIXED_HEADER + name_len as usize;
-        if name_end as u64 + 4 > header_len {
-            return Err(corrupt(format!(
-                "name_len {name_len} runs past header_len {header_len}"
-            )));
-        }
-        let json_len = u64::from(le_u32(&b, name_end));
-        if json_len > MAX_TEXT {
-            return Err(corrupt(format!("json_len {json_len} exceeds {MAX_TEXT}")));
-        }
-        let json_start = name_end + 4;
-        let json_end = json_start + json_len as usize;
-        let crc_at = pad8(json_end);
-        if (crc_at + 8) as u64 != header_len {
-            return Err(corrupt(format!(
-                "header_len is {header_len} but name and JSON lengths give {}",
-                crc_at + 8
-            )));
-        }
-        let stored_crc = le_u32(&b, crc_at);
-        if header_crc(&b[..crc_at]) != stored_crc {
-            return Err(corrupt("header checksum mismatch"));
-        }
-        if b[json_end..crc_at]
-            .iter()
-            .chain(&b[crc_at + 4..])
-            .any(|&x| x != 0)
-        {
-            return Err(corrupt("nonzero header padding"));
-        }
-        let flags = le_u16(&b, 10);
-        if flags != 0 {
-            return Err(corrupt(format!("unknown flags {flags:#06x}")));
-        }
-        let dim = b[16];
-        if dim != 2 && dim != 3 {
-            return Err(corrupt(format!("dim is {dim}, must be 2 or 3")));
-        }
-        let model = Model::from_code(b[17])
-            .ok_or_else(|| corrupt(format!("unknown model code {}", b[17])))?;
-        let boundary = Boundary::from_code(b[18])
-            .ok_or_else(|| corrupt(format!("unknown boundary code {}", b[18])))?;
-        let agents = le_u32(&b, 20);
-        if u64::from(agents) > MAX_AGENTS {
-            return Err(BfsError::TooLarge(format!(
-                "{agents} agents (at most {MAX_AGENTS})"
-            )));
-        }
-        let dt = le_f32(&b, 24);
-        check_positive("dt", dt)?;
-        let seed = le_u64(&b, 28);
-        let record_every = le_u32(&b, 36);
-        if record_every == 0 {
-            return Err(corrupt("record_every is 0"));
-        }
-        let world_size = [le_f32(&b, 40), le_f32(&b, 44), le_f32(&b, 48)];
-        for (k, &w) in world_size.iter().enumerate().take(usize::from(dim)) {
-            check_positive(&format!("world_size[{k}]"), w)?;
-        }
-        let raw_count = le_u64(&b, FRAME_COUNT_AT);
-        let scene_name = String::from_utf8(b[FIXED_HEADER..name_end].to_vec())
-            .map_err(|_| corrupt("scene name is not UTF-8"))?;
-        let scene_json = String::from_utf8(b[json_start..json_end].to_vec())
-            .map_err(|_| corrupt("scene JSON is not UTF-8"))?;
-
-        let frame_size = frame_size(dim, u64::from(agents)).expect("agents capped");
-        let body = len - header_len;
-        let complete = body / frame_size;
-        let partial = !body.is_multiple_of(frame_size);
-        let mut warnings = Vec::new();
-        let frame_count = (raw_count != STREAMING).then_some(raw_count);
-        let count = match frame_count {
-            None => {
-                let mut w = format!(
-                    "recording was not finalized (interrupted?): {complete} complete frames"
-                );
-                if partial {
-                    w += &format!(" (frame {complete} is incomplete)");
-                }
-                warnings.push(w);
-                complete
-            }
-            Some(c) if complete >= c => {
-                if body > c * frame_size {
-                    warnings.push(format!(
-                        "{} bytes after the last of {c} frames ignored",
-                        body - c * frame_size
-                    ));
-                }
-                c
-            }
-            Some(c) => {
-                warnings.push(format!(
-                    "file cut inside frame {complete}: {complete} complete frames readable \
-                     (the header says {c})"
-                ));
-                complete
-            }
-        };
-        let header = Header {
-            version,
-            dim,
-            model,
-            boundary,
-            agents,
-            dt,
-            seed,
-            record_every,
-            world_size,
-            scene_name,
-            scene_json,
-            frame_count,
-            source: SourceFormat::Forge,
-            world_inferred: false,
-        };
+        let b = read_forge_header(&mut file, len)?;
+        let header_len = b.len() as u64;
+        let text = text_spans(&b)?;
+        let header = decode_header(&b, &text)?;
+        let frame_size = frame_size(header.dim, u64::from(header.agents)).expect("agents capped");
+        let (count, warnings) = count_frames(len - header_len, frame_size, header.frame_count);
         Ok(Reader {
             file,
             header,

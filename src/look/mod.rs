@@ -15,8 +15,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 pub use values::{
-    name_of, names_of, CameraMode, ColorMode, Colormap, Fit, Overlay, Overlays, Rgb, Size, Span,
-    Vec2, Vec3,
+    name_of, names_of, CameraMode, ColorBy, ColorMode, Colormap, Fit, Overlay, Overlays, Rgb,
+    Shape, Size, Span, Style, Vec2, Vec3,
 };
 
 /// Every look setting, each optional. Its doc comments are the flags' help.
@@ -30,10 +30,16 @@ pub struct Look {
     /// Frames per second of the video: one recorded frame per video frame [default: 30].
     #[arg(long)]
     pub fps: Option<u32>,
-    /// Colour agents by speed, heading, density (computed on the GPU) or one fixed colour
-    /// [default: speed].
+    /// Light on dark (glow: agents add their light, with bloom) or dark on light (ink: agents
+    /// over a sky, a crowd reads as darkness) [default: glow].
     #[arg(long, value_enum)]
-    pub color: Option<ColorMode>,
+    pub style: Option<Style>,
+    /// Colour agents by speed, heading, relative-heading (to the flock's mean direction),
+    /// density (computed on the GPU), fixed (the map's brightest end) or fixed:#rrggbb
+    /// [default: the quantity that varies most over the recording, of speed, relative-heading
+    /// and density].
+    #[arg(long, value_name = "MODE")]
+    pub color: Option<ColorBy>,
     /// Colour map [default: inferno from 30% in (its near-black end left out); sinebow for
     /// heading].
     #[arg(long, value_enum)]
@@ -43,8 +49,8 @@ pub struct Look {
     #[arg(long, value_name = "FRACTION")]
     pub colormap_start: Option<f32>,
     /// Values at the colour map's ends [default: measured over the whole recording; speed: 5th
-    /// to 95th percentile; density: 0 to 4x the mean agents per cell (2D), 0 to the 95th
-    /// percentile (3D)].
+    /// to 95th percentile; relative-heading: ± the 95th percentile of the turn, degrees;
+    /// density: 0 to 4x the mean agents per cell (2D), 0 to the 95th percentile (3D)].
     #[arg(long, value_name = "A..B", allow_hyphen_values = true)]
     pub range: Option<Span>,
     /// Exposure before tone mapping [default: measured over the whole recording: how much
@@ -55,6 +61,14 @@ pub struct Look {
     /// measured exposure, 0.15 of the agents' mean spacing on screen (1.4..4.5), else 1.5].
     #[arg(long)]
     pub point_size: Option<f32>,
+    /// Agents as round dots or as darts along their velocity [default: dot].
+    #[arg(long, value_enum)]
+    pub shape: Option<Shape>,
+    /// Crowds share their light, 0..1: each agent's light is divided by how many others
+    /// overlap it on screen (to this power), so a dense flock shows its individuals instead
+    /// of a white mass; 0 = plain addition [default: 0.7 in glow, 0.5 in ink].
+    #[arg(long, value_name = "0..1")]
+    pub stacking: Option<f32>,
     /// Trails: fraction of the previous frame kept, in [0, 1), 0 = off [default: the light
     /// halves in 0.15 s: 0.86 at 30 fps].
     #[arg(long)]
@@ -66,9 +80,29 @@ pub struct Look {
     /// same fraction of the frame at every size, its light the same (0.25..=4) [default: 1].
     #[arg(long, value_name = "R")]
     pub bloom_radius: Option<f32>,
-    /// Background colour, #rrggbb [default: #05050a].
+    /// Background colour, #rrggbb; with --background-top, the colour at the bottom of the
+    /// frame [default: #05050a in glow, a dusk sky in ink].
     #[arg(long, value_name = "#RRGGBB")]
     pub background: Option<Rgb>,
+    /// The background's colour at the top of the frame: a vertical gradient from
+    /// --background [default: none in glow (flat), a dusk sky in ink].
+    #[arg(long, value_name = "#RRGGBB")]
+    pub background_top: Option<Rgb>,
+    /// Grading: contrast around mid grey, 1 = as tone-mapped [default: 1].
+    #[arg(long)]
+    pub contrast: Option<f32>,
+    /// Grading: colour saturation, 0 = grey, 1 = as tone-mapped [default: 1].
+    #[arg(long)]
+    pub saturation: Option<f32>,
+    /// Grading: lift, raises the blacks, -0.5..0.5 [default: 0].
+    #[arg(long, allow_hyphen_values = true)]
+    pub lift: Option<f32>,
+    /// Grading: gamma of the mid-tones, > 1 brighter [default: 1].
+    #[arg(long)]
+    pub gamma: Option<f32>,
+    /// Grading: gain, scales the whites [default: 1].
+    #[arg(long)]
+    pub gain: Option<f32>,
     /// Vignette strength, 0 = none [default: 0.25].
     #[arg(long)]
     pub vignette: Option<f32>,
@@ -93,13 +127,13 @@ pub struct Look {
     /// same as --camera follow. `--follow` alone is `--follow=true` [default: false].
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub follow: Option<bool>,
-    /// 3D: orbit (circle the world), fixed (from --eye towards --target), follow (track the
+    /// 3D: orbit (circle the flock), fixed (from --eye towards --target), follow (track the
     /// centre of mass) or top (orthographic x-y projection) [default: orbit; fixed if --eye
     /// or --target is given].
     #[arg(long, value_enum)]
     pub camera: Option<CameraMode>,
-    /// 3D, orbit camera: simulated seconds per full turn [default: the recording's length,
-    /// and at least 20 s of video].
+    /// 3D, orbit camera: simulated seconds per full turn [default: 20 s of video at --fps,
+    /// whatever the clip's length].
     #[arg(long, value_name = "SECONDS")]
     pub orbit_period: Option<f32>,
     /// 3D, fixed camera: where the eye is, world units [default: where the orbit starts, 25°
@@ -229,6 +263,42 @@ impl Look {
             "in [0, 1)",
         );
         within("bloom", self.bloom, &|x| x >= 0.0, "a number >= 0");
+        within(
+            "stacking",
+            self.stacking,
+            &|x| (0.0..=1.0).contains(&x),
+            "in [0, 1]",
+        );
+        within(
+            "contrast",
+            self.contrast,
+            &|x| (0.0..=4.0).contains(&x),
+            "in [0, 4]",
+        );
+        within(
+            "saturation",
+            self.saturation,
+            &|x| (0.0..=4.0).contains(&x),
+            "in [0, 4]",
+        );
+        within(
+            "lift",
+            self.lift,
+            &|x| (-0.5..=0.5).contains(&x),
+            "in [-0.5, 0.5]",
+        );
+        within(
+            "gamma",
+            self.gamma,
+            &|x| (0.1..=10.0).contains(&x),
+            "in [0.1, 10]",
+        );
+        within(
+            "gain",
+            self.gain,
+            &|x| (0.0..=4.0).contains(&x),
+            "in [0, 4]",
+        );
         within(
             "bloom_radius",
             self.bloom_radius,

@@ -9,16 +9,96 @@ use serde::{Deserialize, Serialize};
 
 /// What agents are coloured by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum ColorMode {
     /// Speed, through the colour map over `range`.
     Speed,
     /// Direction of motion, through a cyclic colour map.
     Heading,
+    /// Direction of motion relative to the flock's mean direction that frame (degrees over
+    /// `range`): who turns which way, where a heading is one colour for a whole aligned flock.
+    RelativeHeading,
     /// Local density (agents per cell, counted on the GPU).
     Density,
-    /// One colour for every agent: the colour map's brightest end.
+    /// One colour for every agent: the colour map's brightest end, or `fixed:#rrggbb`.
     Fixed,
+}
+
+/// What `--color` takes: a colour mode, or `fixed:#rrggbb` for one colour of your own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct ColorBy {
+    pub mode: ColorMode,
+    /// With `fixed`: the colour (else the colour map's brightest end).
+    pub fixed: Option<Rgb>,
+}
+
+impl ColorBy {
+    pub fn mode(mode: ColorMode) -> ColorBy {
+        ColorBy { mode, fixed: None }
+    }
+}
+
+impl FromStr for ColorBy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<ColorBy, String> {
+        if let Some(c) = s.strip_prefix("fixed:") {
+            return Ok(ColorBy {
+                mode: ColorMode::Fixed,
+                fixed: Some(c.parse()?),
+            });
+        }
+        let mode = <ColorMode as clap::ValueEnum>::from_str(s, false).map_err(|_| {
+            format!(
+                "unknown colour mode {s:?} (one of: {}; or fixed:#rrggbb)",
+                names_of::<ColorMode>()
+            )
+        })?;
+        Ok(ColorBy::mode(mode))
+    }
+}
+
+impl TryFrom<String> for ColorBy {
+    type Error = String;
+    fn try_from(s: String) -> Result<ColorBy, String> {
+        s.parse()
+    }
+}
+
+impl From<ColorBy> for String {
+    fn from(c: ColorBy) -> String {
+        c.to_string()
+    }
+}
+
+impl fmt::Display for ColorBy {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self.fixed {
+            Some(c) => write!(f, "fixed:{c}"),
+            None => write!(f, "{}", name_of(&self.mode)),
+        }
+    }
+}
+
+/// How agents meet the background.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Style {
+    /// Light on a dark ground: agents add their glow (HDR, bloom, tone mapping).
+    Glow,
+    /// Dark on a light ground: agents are ink over the sky, and a crowd reads as darkness,
+    /// as a murmuration at dusk.
+    Ink,
+}
+
+/// How one agent is drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Shape {
+    /// A round soft sprite.
+    Dot,
+    /// A dart along the velocity: bright head, tapering tail (fish, birds).
+    Dart,
 }
 
 /// Colour maps: d3-scale-chromatic's (through `colorous`) and matplotlib's `twilight`.
@@ -35,6 +115,16 @@ pub enum Colormap {
     Twilight,
     /// Cyclic (its ends meet): for `heading`.
     Sinebow,
+    /// Diverging, red–yellow–blue: for `relative-heading`.
+    Spectral,
+    /// Diverging, blue–white–red.
+    Coolwarm,
+    /// Sequential, purple to yellow through warm hues.
+    Warm,
+    /// Sequential, cyan to purple.
+    Cool,
+    /// Black to white: ink in one shade.
+    Greys,
 }
 
 impl Colormap {
@@ -48,7 +138,8 @@ impl Colormap {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CameraMode {
-    /// Circle the world, framing the world box's bounding sphere (`orbit_period` per turn).
+    /// Circle the flock, framing it (eased, about two thirds of the frame), one turn per
+    /// `orbit_period`.
     Orbit,
     /// Stand still: from `eye` towards `target`.
     Fixed,
@@ -66,6 +157,9 @@ pub enum Fit {
     Letterbox,
     /// The frame is filled; the world is cropped on two sides.
     Cover,
+    /// A wrapping world (periodic) repeats to fill the frame: all of it shows and nothing is
+    /// a bar. Other worlds letterbox.
+    Tile,
 }
 
 /// What can be drawn over the picture.

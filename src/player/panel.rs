@@ -5,7 +5,8 @@ use egui::{ComboBox, DragValue, Slider, Ui};
 
 use super::input::Action;
 use crate::look::{
-    name_of, CameraMode, ColorMode, Colormap, Fit, Look, Overlay, Overlays, Rgb, Span, Vec2, Vec3,
+    name_of, CameraMode, ColorBy, ColorMode, Colormap, Fit, Look, Overlay, Overlays, Rgb, Shape,
+    Span, Style, Vec2, Vec3,
 };
 use crate::render::present::Seen;
 
@@ -26,9 +27,12 @@ pub fn show(ui: &mut Ui, look: &mut Look, info: &Info, out: &mut Vec<Action>) {
         if let Some(s) = look.size {
             ui.label(format!("size {s} (the window's image)"));
         }
+        style(ui, look);
         colours(ui, look);
         ui.separator();
         light(ui, look);
+        ui.separator();
+        grade(ui, look);
         ui.separator();
         overlays(ui, look);
         ui.separator();
@@ -76,10 +80,54 @@ fn slider(
     }
 }
 
+/// The style, and the settings whose defaults follow it: changing it lets them be resolved
+/// again for the new style (ink: dark agents on a dusk sky, no bloom).
+fn style(ui: &mut Ui, look: &mut Look) {
+    let before = look.style;
+    choose::<Style>(ui, "style", &mut look.style);
+    if look.style != before {
+        look.bloom = None;
+        look.stacking = None;
+        look.background = None;
+        look.background_top = None;
+        look.vignette = None;
+        look.exposure = None;
+        look.point_size = None;
+        if look.color.is_some_and(|c| c.mode == ColorMode::Fixed) {
+            look.color = None;
+        }
+    }
+    choose::<Shape>(ui, "shape", &mut look.shape);
+    slider(ui, "stacking", &mut look.stacking, 0.0..=1.0, 0.7);
+}
+
 fn colours(ui: &mut Ui, look: &mut Look) {
     let before = look.color;
-    choose::<ColorMode>(ui, "colour by", &mut look.color);
-    if look.color != before {
+    let mut mode = look.color.map(|c| c.mode);
+    choose::<ColorMode>(ui, "colour by", &mut mode);
+    if let (Some(m), Some(c)) = (mode, look.color) {
+        if m != c.mode {
+            look.color = Some(ColorBy::mode(m));
+        }
+    }
+    if let Some(c) = look.color.filter(|c| c.mode == ColorMode::Fixed) {
+        ui.horizontal(|ui| {
+            let mut own = c.fixed.is_some();
+            let mut rgb = c.fixed.unwrap_or(Rgb([255, 255, 255])).0;
+            ui.checkbox(&mut own, "own colour");
+            if own {
+                egui::widgets::color_picker::color_edit_button_srgb(ui, &mut rgb);
+            }
+            let fixed = own.then_some(Rgb(rgb));
+            if fixed != c.fixed {
+                look.color = Some(ColorBy {
+                    mode: ColorMode::Fixed,
+                    fixed,
+                });
+            }
+        });
+    }
+    if look.color.map(|c| c.mode) != before.map(|c| c.mode) {
         // Another quantity: its range is measured again.
         look.range = None;
     }
@@ -99,6 +147,15 @@ fn colours(ui: &mut Ui, look: &mut Look) {
     }
 }
 
+/// Grading after the tone curve.
+fn grade(ui: &mut Ui, look: &mut Look) {
+    slider(ui, "contrast", &mut look.contrast, 0.0..=4.0, 1.0);
+    slider(ui, "saturation", &mut look.saturation, 0.0..=4.0, 1.0);
+    slider(ui, "lift", &mut look.lift, -0.5..=0.5, 0.0);
+    slider(ui, "gamma", &mut look.gamma, 0.1..=10.0, 1.0);
+    slider(ui, "gain", &mut look.gain, 0.0..=4.0, 1.0);
+}
+
 fn light(ui: &mut Ui, look: &mut Look) {
     slider(ui, "exposure", &mut look.exposure, 0.0..=5.0, 1.0);
     slider(ui, "point size", &mut look.point_size, 0.0..=12.0, 1.5);
@@ -113,6 +170,21 @@ fn light(ui: &mut Ui, look: &mut Look) {
             look.background = Some(Rgb(c));
         }
         ui.label("background");
+        let mut top = look.background_top.is_some();
+        let mut t = look
+            .background_top
+            .or(look.background)
+            .unwrap_or(Rgb([0, 0, 0]))
+            .0;
+        ui.checkbox(&mut top, "to");
+        if top {
+            egui::widgets::color_picker::color_edit_button_srgb(ui, &mut t);
+        }
+        let t = top.then_some(Rgb(t));
+        if t != look.background_top {
+            look.background_top = t;
+        }
+        ui.label("at the top");
     });
     let mut fps = look.fps.unwrap_or(30);
     ui.horizontal(|ui| {

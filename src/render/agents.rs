@@ -1,5 +1,6 @@
 //! The agents pass: instanced soft point sprites, added into the HDR target
-//! (shaders/agents.wgsl).
+//! (shaders/agents.wgsl); before them, with stacking, one point per agent into the crowd
+//! texture (an eighth of the frame each way), which each sprite reads to share its light.
 
 use super::{layout_entry, HDR_FORMAT};
 
@@ -34,8 +35,23 @@ pub struct AgentParams {
     /// Motion blur: simulated seconds the shutter is open (0 = none); each sprite is drawn
     /// from its position this long ago (by its velocity) to where it is.
     pub shutter: f32,
+    /// 0..1: each sprite's light is divided by its crowd's overlap to this power.
+    pub stacking: f32,
+    /// One sprite's light footprint over a crowd cell's area ([`CROWD_CELL`]² px).
+    pub stack_area: f32,
+    /// 0 dot, 1 dart.
+    pub shape: u32,
+    /// The flock's mean direction this frame, radians (`relative-heading`).
+    pub mean_heading: f32,
     pub _pad: [f32; 3],
+    /// The fixed colour (linear RGB) and 1 in `a` when one is given.
+    pub fixed: [f32; 4],
 }
+
+/// Frame pixels per crowd-texture pixel, each way.
+pub const CROWD_CELL: u32 = 8;
+/// The crowd texture: agents per cell, added up (half floats blend everywhere).
+const CROWD_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::R16Float;
 
 /// Vertices per sprite copy (two triangles).
 const VERTS_PER_COPY: u32 = 6;
@@ -46,7 +62,13 @@ pub struct AgentsPass {
     pipeline3: wgpu::RenderPipeline,
     /// The world box's wireframe (`vs_box`, a line list).
     box_pipeline: wgpu::RenderPipeline,
+    /// One point per agent into the crowd texture (2D, 3D).
+    count: wgpu::RenderPipeline,
+    count3: wgpu::RenderPipeline,
+    crowd: wgpu::TextureView,
     bind_group: wgpu::BindGroup,
+    /// The parameters alone, for the count pipelines (the crowd texture is their target).
+    count_group: wgpu::BindGroup,
     params: wgpu::Buffer,
 }
 
@@ -60,6 +82,26 @@ pub struct AgentBuffers<'a> {
 pub struct AgentBuffers3<'a> {
     pub slots: [(&'a wgpu::Buffer, u64); 7],
     pub n: u32,
+}
+
+/// The crowd texture for a frame of `size`: one texel per [`CROWD_CELL`]² pixels.
+fn crowd_texture(device: &wgpu::Device, size: [u32; 2]) -> wgpu::TextureView {
+    device
+        .create_texture(&wgpu::TextureDescriptor {
+            label: Some("crowd counts"),
+            size: wgpu::Extent3d {
+                width: size[0].div_ceil(CROWD_CELL).max(1),
+                height: size[1].div_ceil(CROWD_CELL).max(1),
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: CROWD_FORMAT,
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::TEXTURE_BINDING,
+            view_formats: &[],
+        })
+        .create_view(&Default::default())
 }
 
 /// One f32 per agent per vertex buffer, at locations 0..7: 2D x, y, vx, vy, density; 3D x, y,
@@ -144,35 +186,61 @@ fn additive_pipeline(
 }
 
 impl AgentsPass {
-    /// `display`: the display image's format (the world box is drawn onto it).
+    /// `display`: the display image's format (the world box is drawn onto it); `size`: the
+    /// frame's (the crowd texture is an eighth of it each way).
     pub fn new(
         device: &wgpu::Device,
         lut: &wgpu::TextureView,
         sampler: &wgpu::Sampler,
         display: wgpu::TextureFormat,
+        size: [u32; 2],
     ) -> Self {
         let module = device.create_shader_module(wgpu::include_wgsl!("../../shaders/agents.wgsl"));
+        let vs = wgpu::ShaderStages::VERTEX;
         let bgl = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("agents bind group layout"),
             entries: &[
                 layout_entry::uniform(0, wgpu::ShaderStages::VERTEX_FRAGMENT),
-                layout_entry::texture(1, wgpu::ShaderStages::VERTEX),
-                layout_entry::sampler(2, wgpu::ShaderStages::VERTEX),
+                layout_entry::texture(1, vs),
+                layout_entry::sampler(2, vs),
+                layout_entry::texture(3, vs),
             ],
+        });
+        let count_bgl = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("crowd count bind group layout"),
+            entries: &[layout_entry::uniform(
+                0,
+                wgpu::ShaderStages::VERTEX_FRAGMENT,
+            )],
         });
         let params =
             super::uniform_buffer(device, "agents params", std::mem::size_of::<AgentParams>());
-        let bind_group = super::uniform_textures_sampler(
+        let crowd = crowd_texture(device, size);
+        let bind_group = super::bind_in_order(
             device,
             "agents bind group",
             &bgl,
-            &params,
-            &[lut],
-            Some(sampler),
+            vec![
+                params.as_entire_binding(),
+                wgpu::BindingResource::TextureView(lut),
+                wgpu::BindingResource::Sampler(sampler),
+                wgpu::BindingResource::TextureView(&crowd),
+            ],
+        );
+        let count_group = super::bind_in_order(
+            device,
+            "crowd count bind group",
+            &count_bgl,
+            vec![params.as_entire_binding()],
         );
         let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
             label: Some("agents pipeline layout"),
             bind_group_layouts: &[Some(&bgl)],
+            immediate_size: 0,
+        });
+        let count_layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("crowd count pipeline layout"),
+            bind_group_layouts: &[Some(&count_bgl)],
             immediate_size: 0,
         });
         let make =
@@ -217,13 +285,60 @@ impl AgentsPass {
             wgpu::PrimitiveTopology::LineList,
             display,
         );
+        let count = |label, vs, buffers: &[Option<wgpu::VertexBufferLayout>]| {
+            additive_pipeline(
+                device,
+                &count_layout,
+                &module,
+                label,
+                (vs, "fs_count"),
+                buffers,
+                wgpu::PrimitiveTopology::PointList,
+                CROWD_FORMAT,
+            )
+        };
         AgentsPass {
             pipeline,
             pipeline3,
             box_pipeline,
+            count: count("crowd count pipeline", "vs_count", &buffers[..2]),
+            count3: count("crowd count 3D pipeline", "vs_count3", &buffers[..3]),
+            crowd,
             bind_group,
+            count_group,
             params,
         }
+    }
+
+    /// With stacking, one point per agent (and wrapped copy) into the cleared crowd texture.
+    fn count_crowd(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        params: &AgentParams,
+        slots: &[(&wgpu::Buffer, u64)],
+        n: u32,
+        three: bool,
+    ) {
+        if params.stacking <= 0.0 {
+            return;
+        }
+        let mut pass = super::begin_pass(
+            encoder,
+            "crowd count pass",
+            &self.crowd,
+            Some(wgpu::Color::TRANSPARENT),
+        );
+        if n == 0 {
+            return;
+        }
+        pass.set_pipeline(if three { &self.count3 } else { &self.count });
+        pass.set_bind_group(0, &self.count_group, &[]);
+        let len = n as u64 * 4;
+        for (slot, (buf, off)) in slots.iter().enumerate() {
+            pass.set_vertex_buffer(slot as u32, buf.slice(*off..*off + len));
+        }
+        let copies = if three { 1 } else { params.copies };
+        pass.draw(0..copies, 0..n);
     }
 
     /// Draws every agent into `hdr` (loaded, not cleared: the fade or clear came before).
@@ -237,6 +352,7 @@ impl AgentsPass {
         scissor: Option<[u32; 4]>,
     ) {
         queue.write_buffer(&self.params, 0, bytemuck::bytes_of(params));
+        self.count_crowd(encoder, params, &agents.slots[..2], agents.n, false);
         let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
             label: Some("agents pass"),
             color_attachments: &[Some(wgpu::RenderPassColorAttachment {
@@ -285,6 +401,7 @@ impl AgentsPass {
         agents: &AgentBuffers3,
     ) {
         queue.write_buffer(&self.params, 0, bytemuck::bytes_of(params));
+        self.count_crowd(encoder, params, &agents.slots[..3], agents.n, true);
         let mut pass = super::begin_pass(encoder, "agents 3D pass", hdr, None);
         pass.set_bind_group(0, &self.bind_group, &[]);
         if agents.n == 0 {

@@ -79,8 +79,15 @@ pub fn bake(map: Colormap, floor: f32) -> Vec<u8> {
         Colormap::Turbo => Some(colorous::TURBO),
         Colormap::Cividis => Some(colorous::CIVIDIS),
         Colormap::Sinebow => Some(colorous::SINEBOW),
+        Colormap::Spectral => Some(colorous::SPECTRAL),
+        Colormap::Coolwarm => Some(colorous::RED_BLUE),
+        Colormap::Warm => Some(colorous::WARM),
+        Colormap::Cool => Some(colorous::COOL),
+        Colormap::Greys => Some(colorous::GREYS),
         Colormap::Twilight => None,
     };
+    // Maps that colorous runs the other way round: blue (low) to red (high), dark to light.
+    let reversed = matches!(map, Colormap::Coolwarm | Colormap::Greys);
     let mut out = Vec::with_capacity(LUT_SIZE * 4);
     for i in 0..LUT_SIZE {
         let floor = f64::from(floor.clamp(0.0, 0.9));
@@ -92,7 +99,7 @@ pub fn bake(map: Colormap, floor: f32) -> Vec<u8> {
                 [c.r, c.g, c.b]
             }
             Some(g) => {
-                let c = g.eval_continuous(t);
+                let c = g.eval_continuous(if reversed { 1.0 - t } else { t });
                 [c.r, c.g, c.b]
             }
             None => twilight(i as f64 / LUT_SIZE as f64),

@@ -15,6 +15,7 @@ impl Renderer {
         cam3: Option<AgentParams>,
         view: ([f32; 2], [f32; 2], [f32; 2]),
         range: [f32; 2],
+        mean_heading: f32,
     ) -> bool {
         let (view_min, view_size, centre) = view;
         let queue = &self.gpu.queue;
@@ -22,6 +23,7 @@ impl Renderer {
         // Below ~0.7 px a core would fall between pixel centres and flicker: keep it a pixel.
         let core_px = (self.look.point_size * h / 1080.0).max(0.7);
         let radius_px = core_px * 4.0;
+        let fixed = self.look.fixed.map(|c| c.map(super::srgb_to_linear));
         // The frame's parameters, the same in 2D and 3D, over the view's or camera's. Motion
         // blur: the simulated time the shutter is open in each frame interval.
         let frame = |p: AgentParams| AgentParams {
@@ -33,6 +35,16 @@ impl Renderer {
             intensity: 1.0,
             halo: 0.35,
             shutter: self.look.shutter / 360.0 * self.world.frame_dt,
+            stacking: self.look.stacking,
+            // A sprite's light covers about 4.76 core radii squared (see video::exposure).
+            stack_area: 4.76 * core_px * core_px
+                / (super::agents::CROWD_CELL * super::agents::CROWD_CELL) as f32,
+            shape: (self.look.shape == super::Shape::Dart) as u32,
+            mean_heading,
+            fixed: match fixed {
+                Some([r, g, b]) => [r, g, b, 1.0],
+                None => [0.0; 4],
+            },
             ..p
         };
         let density_buf = self
@@ -95,6 +107,26 @@ impl Renderer {
         }
     }
 
+    /// The world's rectangle on screen in uv (x0, y0, x1, y1; y down) for the 2D `view`; the
+    /// whole frame where the world repeats (tiled) or has no edge (open).
+    pub(super) fn world_rect(&self, view: ([f32; 2], [f32; 2], [f32; 2])) -> [f32; 4] {
+        let (view_min, view_size, centre) = view;
+        if self.world.open || (self.world.wrap && self.look.fit == super::Fit::Tile) {
+            return [0.0, 0.0, 1.0, 1.0];
+        }
+        let u = |x: f32, axis: usize| (x - view_min[axis]) / view_size[axis];
+        let lo = [
+            centre[0] - self.world.size[0] / 2.0,
+            centre[1] - self.world.size[1] / 2.0,
+        ];
+        [
+            u(lo[0], 0),
+            1.0 - u(lo[1] + self.world.size[1], 1),
+            u(lo[0] + self.world.size[0], 0),
+            1.0 - u(lo[1], 1),
+        ]
+    }
+
     /// Pixel rectangle agents may be drawn in: one world-sized window around the view's
     /// centre, so the letterbox bars stay empty and a wrapping world shows every agent once.
     fn scissor(
@@ -103,7 +135,8 @@ impl Renderer {
         view_min: [f32; 2],
         view_size: [f32; 2],
     ) -> Option<[u32; 4]> {
-        if self.world.open {
+        // Open worlds have agents outside; a tiled wrapping world shows its repeats.
+        if self.world.open || (self.world.wrap && self.look.fit == super::Fit::Tile) {
             return None;
         }
         let (w, h) = (self.look.width as f32, self.look.height as f32);

@@ -57,6 +57,9 @@ pub const BLOOM_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::Rgba16Float;
 // `Rgba16Float` for deeper ones): the tone-map pass writes sRGB-encoded values itself, so the
 // values read back (PNG) and fed to the YUV pass are exactly sRGB.
 
+/// The background outside a letterboxed world, relative to inside it.
+const BARS: f32 = 0.55;
+
 /// Brightness of the world box's lines, added to the display image (sRGB-encoded).
 const BOX_LEVEL: f32 = 0.16;
 
@@ -64,8 +67,10 @@ pub(crate) use pipeline::{
     begin_overwrite, begin_pass, bind_in_order, dispatch_2d, fullscreen_pipeline,
     fullscreen_pipeline_to, layout_entry, uniform_buffer, uniform_textures_sampler,
 };
-pub use settings::{ColorMode, Fit, Output, Settings, View3, World, YuvFormat};
-pub use view::{centre_of_mass, centre_of_mass3};
+pub use settings::{
+    ColorMode, Fit, Grade, Output, Settings, Shape, Style, View3, World, YuvFormat,
+};
+pub use view::{centre_of_mass, centre_of_mass3, mean_heading};
 
 fn srgb_to_linear(c: f32) -> f32 {
     if c <= 0.04045 {
@@ -215,7 +220,7 @@ impl Renderer {
             None => padded_row as u64 * h as u64,
         };
         let readback = Readback::new(device, staging);
-        let agents = AgentsPass::new(device, &lut_view, &sampler, display);
+        let agents = AgentsPass::new(device, &lut_view, &sampler, display, [w, h]);
         let fade = FadePass::new(device);
         let capacity = capacity.max(1);
         let agents_buf = Self::agent_buffer(device, world.dim, capacity);
@@ -347,8 +352,13 @@ impl Renderer {
                 label: Some("frame encoder"),
             });
         let range = self.colour_range(&mut encoder, n32);
+        let mean_heading = if self.look.color == ColorMode::RelativeHeading {
+            view::mean_heading(frame, self.world.dim, n)
+        } else {
+            0.0
+        };
         self.start_hdr(&mut encoder);
-        let with_box = self.draw_agents(&mut encoder, n32, cam3, view, range);
+        let with_box = self.draw_agents(&mut encoder, n32, cam3, view, range, mean_heading);
         if self.warming {
             // Only the HDR target (the trails) carries over to the next frame, unfaded.
             self.gpu.queue.submit([encoder.finish()]);
@@ -356,7 +366,12 @@ impl Renderer {
             self.drawn += 1;
             return Ok(());
         }
-        self.display(&mut encoder, frame);
+        let rect = if cam3.is_some() {
+            [0.0, 0.0, 1.0, 1.0]
+        } else {
+            self.world_rect(view)
+        };
+        self.display(&mut encoder, frame, rect);
         if with_box {
             self.agents.draw_box(&mut encoder, &self.ldr_view);
         }
@@ -451,13 +466,19 @@ impl Renderer {
 
     /// Bloom and the tone map, into the display image; with trails, the faded light goes
     /// into the other HDR target, where the next frame is drawn.
-    fn display(&mut self, encoder: &mut wgpu::CommandEncoder, frame: &Frame) {
+    fn display(&mut self, encoder: &mut wgpu::CommandEncoder, frame: &Frame, world_rect: [f32; 4]) {
         if let Some(b) = &self.bloom {
             b.run(encoder, self.cur);
         }
         let next = 1 - self.cur;
         let trails = self.look.trails > 0.0;
         let bg = self.look.background.map(srgb_to_linear);
+        let top = self
+            .look
+            .background_top
+            .unwrap_or(self.look.background)
+            .map(srgb_to_linear);
+        let g = self.look.grade;
         let (w, h) = (self.look.width as f32, self.look.height as f32);
         self.tonemap.run(
             &self.gpu.queue,
@@ -467,6 +488,16 @@ impl Renderer {
             trails.then(|| &self.hdr_views[next]),
             &TonemapParams {
                 background: [bg[0], bg[1], bg[2], 1.0],
+                background_top: [top[0], top[1], top[2], 1.0],
+                ink: (self.look.style == Style::Ink) as u32,
+                contrast: g.contrast,
+                saturation: g.saturation,
+                lift: g.lift,
+                gamma: g.gamma,
+                gain: g.gain,
+                bars: BARS,
+                _pad: 0.0,
+                world_rect,
                 exposure: self.look.exposure,
                 // The glow holds the bright light once (energy-conserving); the strength
                 // keeps the meaning it had when the six levels of 1080p were added up.
@@ -595,6 +626,6 @@ impl Renderer {
                 .look
                 .view3
                 .as_ref()
-                .is_some_and(|v| v.mode == CameraMode::Follow)
+                .is_some_and(|v| matches!(v.mode, CameraMode::Follow | CameraMode::Orbit))
     }
 }

@@ -220,6 +220,11 @@ pub fn colorbar_labels(mode: ColorMode, range: [f32; 2]) -> Option<(String, Stri
             "speed (world units/s)".into(),
         ),
         ColorMode::Heading => ("-180°".into(), "180°".into(), "heading".into()),
+        ColorMode::RelativeHeading => (
+            format!("{}°", short_number(range[0])),
+            format!("{}°", short_number(range[1])),
+            "turn from the flock's heading".into(),
+        ),
         ColorMode::Density => (
             short_number(range[0]),
             short_number(range[1]),

@@ -87,6 +87,12 @@ impl Renderer {
         rest.exposure = old.exposure;
         rest.vignette = old.vignette;
         rest.background = old.background;
+        rest.background_top = old.background_top;
+        rest.style = old.style;
+        rest.fixed = old.fixed;
+        rest.stacking = old.stacking;
+        rest.shape = old.shape;
+        rest.grade = old.grade;
         rest.point_size = old.point_size;
         rest.shutter = old.shutter;
         rest.fit = old.fit;

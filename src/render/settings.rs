@@ -3,7 +3,7 @@
 
 use crate::look::CameraMode;
 
-pub use crate::look::{ColorMode, Fit};
+pub use crate::look::{ColorMode, Fit, Shape, Style};
 
 /// The colour mode's code in the agents pass's uniform (see `agents.wgsl`).
 pub(super) fn color_code(c: ColorMode) -> u32 {
@@ -12,7 +12,33 @@ pub(super) fn color_code(c: ColorMode) -> u32 {
         ColorMode::Heading => 1,
         ColorMode::Density => 2,
         ColorMode::Fixed => 3,
+        ColorMode::RelativeHeading => 4,
     }
+}
+
+/// Colour grading after the tone curve (display-referred, 0..1).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Grade {
+    /// Around mid grey; 1 = none.
+    pub contrast: f32,
+    /// 0 = grey; 1 = none.
+    pub saturation: f32,
+    /// Raises the blacks (0 = none).
+    pub lift: f32,
+    /// Of the mid-tones (1 = none; above 1 brighter).
+    pub gamma: f32,
+    /// Scales the whites (1 = none).
+    pub gain: f32,
+}
+
+impl Grade {
+    pub const NONE: Grade = Grade {
+        contrast: 1.0,
+        saturation: 1.0,
+        lift: 0.0,
+        gamma: 1.0,
+        gain: 1.0,
+    };
 }
 
 /// Everything about how a recording looks, resolved (by `video::resolve`, from the layers of a
@@ -21,7 +47,11 @@ pub(super) fn color_code(c: ColorMode) -> u32 {
 pub struct Settings {
     pub width: u32,
     pub height: u32,
+    /// Light on dark (glow) or dark on light (ink).
+    pub style: Style,
     pub color: ColorMode,
+    /// `fixed:#rrggbb`: the colour, sRGB as written (`#rrggbb` / 255).
+    pub fixed: Option<[f32; 3]>,
     pub colormap: crate::look::Colormap,
     /// Where the map starts (0..1): the default look leaves out a map's darkest colours.
     pub colormap_floor: f32,
@@ -35,8 +65,14 @@ pub struct Settings {
     /// Bloom's size relative to the default (1): the same glow, scaled.
     pub bloom_radius: f32,
     pub exposure: f32,
-    /// sRGB, as written (`#rrggbb` / 255).
+    /// sRGB, as written (`#rrggbb` / 255); with `background_top`, the bottom of a gradient.
     pub background: [f32; 3],
+    /// The background's colour at the top of the frame (a vertical gradient), sRGB.
+    pub background_top: Option<[f32; 3]>,
+    /// 0..1: each sprite's light divided by its crowd's overlap to this power.
+    pub stacking: f32,
+    pub shape: Shape,
+    pub grade: Grade,
     /// Sprite core radius in pixels at 1080p (scaled with the output height).
     pub point_size: f32,
     pub fit: Fit,

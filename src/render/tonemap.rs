@@ -8,7 +8,10 @@ use super::{fullscreen_pipeline, fullscreen_pipeline_to, layout_entry, HDR_FORMA
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct TonemapParams {
+    /// Linear RGB at the bottom of the frame.
     pub background: [f32; 4],
+    /// Linear RGB at the top (the same as `background` for a flat one).
+    pub background_top: [f32; 4],
     pub exposure: f32,
     pub bloom: f32,
     pub vignette: f32,
@@ -21,6 +24,18 @@ pub struct TonemapParams {
     pub linear: u32,
     /// Trails: the fraction of this frame's light written into the next HDR target.
     pub fade: f32,
+    /// 1: ink (dark agents over the background); 0: glow.
+    pub ink: u32,
+    pub contrast: f32,
+    pub saturation: f32,
+    pub lift: f32,
+    pub gamma: f32,
+    pub gain: f32,
+    /// The background outside the world's rectangle, relative (1 = the same).
+    pub bars: f32,
+    pub _pad: f32,
+    /// The world's rectangle on screen, uv (x0, y0, x1, y1; y down).
+    pub world_rect: [f32; 4],
 }
 
 pub struct TonemapPass {

@@ -78,6 +78,26 @@ pub fn centre_of_mass3(frame: &Frame, n: usize, size: [f32; 3], wrap: bool) -> O
     Some(out)
 }
 
+/// The flock's mean direction of motion in x–y (radians, as `atan2` gives): the direction
+/// of the mean unit velocity; 0 if no agent moves.
+pub fn mean_heading(frame: &Frame, dim: usize, n: usize) -> f32 {
+    let (mut sx, mut sy) = (0.0f64, 0.0f64);
+    for i in 0..n {
+        let (vx, vy) = (frame.vel[i] as f64, frame.vel[n + i] as f64);
+        let vz = if dim == 3 {
+            frame.vel[2 * n + i] as f64
+        } else {
+            0.0
+        };
+        let s = (vx * vx + vy * vy + vz * vz).sqrt();
+        if s > 0.0 && s.is_finite() {
+            sx += vx / s;
+            sy += vy / s;
+        }
+    }
+    sy.atan2(sx) as f32
+}
+
 impl Renderer {
     /// Where the camera looks: world point at the viewport's lower-left, and world units spanned.
     pub(super) fn view(&mut self, frame: &Frame, n: usize) -> ([f32; 2], [f32; 2], [f32; 2]) {
@@ -86,7 +106,7 @@ impl Renderer {
         let sx = w / ww.max(1e-6);
         let sy = h / wh.max(1e-6);
         let scale = match self.look.fit {
-            Fit::Letterbox => sx.min(sy),
+            Fit::Letterbox | Fit::Tile => sx.min(sy),
             Fit::Cover => sx.max(sy),
         } * self.look.zoom;
         let size = [w / scale, h / scale];
@@ -133,15 +153,18 @@ impl Renderer {
         let box_radius = camera::distance(size, [0.0; 3]) / 2.0;
         let (cam, centre, radius, min_image) = match v.mode {
             CameraMode::Orbit | CameraMode::Top => {
-                // The frame's time from its index (output frames are `frame_dt` apart).
+                // Circling the flock (its eased centre and size, as the follow camera frames
+                // it: about two thirds of the frame), one turn per orbit period. The phase is
+                // the frame's time from its index (output frames are `frame_dt` apart).
                 let t = frame.index as f64 * self.world.frame_dt as f64;
                 let phase = if v.orbit_period > 0.0 {
                     (t / v.orbit_period as f64).fract() as f32
                 } else {
                     0.0
                 };
-                let cam = camera::orbit(box_centre, box_radius, v.fov, aspect, phase);
-                (cam, box_centre, box_radius, false)
+                let (c, r) = self.follow_sphere(frame, n, size, box_centre, box_radius);
+                let cam = camera::orbit(c, r, v.fov, aspect, phase);
+                (cam, c, r, self.world.wrap)
             }
             CameraMode::Fixed => {
                 let target = v.target.unwrap_or(box_centre);

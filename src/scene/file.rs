@@ -48,6 +48,10 @@ pub(super) struct BoidsFile {
     pub(super) v_min: Option<f64>,
     pub(super) v_max: Option<f64>,
     pub(super) neighbours: Option<NeighboursFile>,
+    /// Heading noise η (radians per √time unit); 0 = none.
+    pub(super) noise: Option<f64>,
+    /// Field of view in degrees, (0, 360]; 360 = all around.
+    pub(super) fov: Option<f64>,
 }
 
 /// `boids.neighbours`: which others alignment and cohesion average over.

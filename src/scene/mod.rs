@@ -227,6 +227,32 @@ pub struct BoidsParams {
     pub v_max: f32,
     #[serde(default, skip_serializing_if = "Neighbours::is_metric")]
     pub neighbours: Neighbours,
+    /// Heading noise η, in radians per √(time unit): each step, after steering, the velocity is
+    /// turned by an angle uniform in `[−η√dt/2, η√dt/2)` (src/sim/math.rs, `heading_noise`).
+    /// 0 (the default) is none, and is left out of a stored scene, so that recordings made
+    /// before heading noise existed keep their bytes.
+    #[serde(default, skip_serializing_if = "is_zero_f32")]
+    pub noise: f32,
+    /// Field of view in degrees, in (0, 360]: alignment and cohesion count a neighbour only
+    /// within `fov/2` of the agent's heading (separation counts every agent within `r_sep`).
+    /// 360 (the default) is all around, and is left out of a stored scene for the same reason.
+    #[serde(default = "fov_all_around", skip_serializing_if = "is_all_around")]
+    pub fov: f32,
+}
+
+/// [`BoidsParams::fov`] when there is no blind angle.
+pub const FOV_ALL_AROUND: f32 = 360.0;
+
+fn fov_all_around() -> f32 {
+    FOV_ALL_AROUND
+}
+
+fn is_all_around(fov: &f32) -> bool {
+    *fov == FOV_ALL_AROUND
+}
+
+fn is_zero_f32(v: &f32) -> bool {
+    *v == 0.0
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -7,7 +7,7 @@ use super::ctx::Ctx;
 use super::file::SceneFile;
 use super::{
     BoidsParams, Boundary, Init, Layout, Model, Neighbours, NoiseKind, Preset, Scene, Search,
-    Source, Velocity, VicsekParams, MAX_AGENTS, MAX_STEPS,
+    Source, Velocity, VicsekParams, FOV_ALL_AROUND, MAX_AGENTS, MAX_STEPS,
 };
 
 /// Why `name` cannot be a file name in the current folder, if it cannot: a path separator,
@@ -117,7 +117,7 @@ pub(super) fn resolve(f: SceneFile, src: &Source, cx: &mut Ctx) -> Scene {
     let wf = f.world.clone().unwrap_or_default();
     let world = world_size(wf.size.as_deref(), dim, p_world, cx);
     let boundary = wf.boundary.unwrap_or(p_boundary);
-    let (boids, vicsek) = model_params(&f, model, preset, cx);
+    let (boids, vicsek) = model_params(&f, model, preset, dt, cx);
     let init = resolve_init(&f, layout, dim, &world, agents, src, cx);
     let render = f.render.clone();
     for p in render.iter().flat_map(|r| r.problems(Some(dim as u8))) {
@@ -261,11 +261,13 @@ fn scene_name(given: Option<&str>, src: &Source, cx: &mut Ctx) -> String {
     name
 }
 
-/// The model's parameters (the other model's section is an error).
+/// The model's parameters (the other model's section is an error); `dt` bounds the boids'
+/// heading noise.
 fn model_params(
     f: &SceneFile,
     model: Model,
     preset: Preset,
+    dt: f32,
     cx: &mut Ctx,
 ) -> (Option<BoidsParams>, Option<VicsekParams>) {
     if model == Model::Boids {
@@ -288,6 +290,8 @@ fn model_params(
             v_min: pos_f(cx, "scene.boids.v_min", b.v_min, d[7], true),
             v_max: pos_f(cx, "scene.boids.v_max", b.v_max, d[8], false),
             neighbours: neighbours(cx, b.neighbours.as_ref()),
+            noise: heading_noise(cx, b.noise, dt),
+            fov: fov(cx, b.fov),
         };
         if p.v_min >= p.v_max {
             let path = if b.v_min.is_some() {
@@ -330,6 +334,60 @@ fn model_params(
             );
         }
         (None, Some(p))
+    }
+}
+
+/// `boids.noise`: η ≥ 0, in radians per √(time unit); the angle drawn each step is uniform in
+/// `[−η√dt/2, η√dt/2)`, so `η√dt` may be at most 2π (a full turn: the noise's cos/sin is exact
+/// to within a turn either way, src/sim/math.rs `cos_sin`).
+fn heading_noise(cx: &mut Ctx, v: Option<f64>, dt: f32) -> f32 {
+    const PATH: &str = "scene.boids.noise";
+    let eta = pos_f(cx, PATH, v, 0.0, true);
+    let two_pi = 2.0 * std::f64::consts::PI;
+    let width = eta as f64 * (dt as f64).sqrt();
+    if width > two_pi + 1e-6 {
+        cx.err(
+            PATH,
+            format!(
+                "must be at most 2π/√dt = {:.4} with dt {dt} (the angle drawn per step, \
+                 η·√dt, is at most 2π), got {}",
+                two_pi / (dt as f64).sqrt(),
+                fmt_num(v.unwrap_or(0.0))
+            ),
+        );
+        return 0.0;
+    }
+    eta
+}
+
+/// `boids.fov`: the field of view in degrees, in (0, 360] (360, the default: all around).
+fn fov(cx: &mut Ctx, v: Option<f64>) -> f32 {
+    const PATH: &str = "scene.boids.fov";
+    let all = FOV_ALL_AROUND as f64;
+    match v {
+        Some(x) if !x.is_finite() => {
+            cx.err(PATH, format!("must be a finite number, got {x}"));
+            FOV_ALL_AROUND
+        }
+        Some(x) if x <= 0.0 || x > all => {
+            cx.err(
+                PATH,
+                format!(
+                    "must be in (0, 360] (degrees; 360 is all around), got {}",
+                    fmt_num(x)
+                ),
+            );
+            FOV_ALL_AROUND
+        }
+        Some(x) if !(x as f32).is_normal() => {
+            cx.err(
+                PATH,
+                format!("is too small to store: {x} degrees as a 32-bit float"),
+            );
+            FOV_ALL_AROUND
+        }
+        Some(x) => x as f32,
+        None => FOV_ALL_AROUND,
     }
 }
 

@@ -58,7 +58,8 @@ pub(super) fn check<const D: usize>(bad: &AtomicUsize, slot: usize, p: &[f32; D]
 /// Agents whose neighbour sums are taken before any of them is integrated (see `step_boids`).
 pub(super) const BATCH: usize = 8;
 
-/// One boid's step; `me` is its own slot in `src`.
+/// One boid's step; `me` is its own slot in `src`, `agent` its id (it keys the heading noise
+/// of step number `step`).
 #[inline(always)]
 pub(super) fn boids_agent<const D: usize>(
     p: &Params,
@@ -66,13 +67,16 @@ pub(super) fn boids_agent<const D: usize>(
     src: &Src,
     me: usize,
     ranges: &[(u32, u32)],
+    step: u64,
+    agent: u32,
 ) -> ([f32; D], [f32; D]) {
     let mut acc = BoidsAcc::<D>::new();
     boids_neighbours::<D>(p, wrap, src, me, ranges, &mut acc);
-    boids_finish::<D>(p, src, me, &acc)
+    boids_finish::<D>(p, src, me, &acc, step, agent)
 }
 
-/// One boid's neighbour sums over the candidate slots `ranges`, itself excluded, into `acc`.
+/// One boid's neighbour sums over the candidate slots `ranges`, itself excluded, into `acc`;
+/// alignment and cohesion over those in its field of view ([`Sight`]).
 #[inline(always)]
 pub(super) fn boids_neighbours<const D: usize>(
     p: &Params,
@@ -84,24 +88,30 @@ pub(super) fn boids_neighbours<const D: usize>(
 ) {
     let m = src.m;
     let pi: [f32; D] = std::array::from_fn(|k| src.pos[k * m + me]);
-    simd::boids_sums::<D>(src.isa, p, wrap, &pi, &src.cands::<D>(), ranges, acc);
+    let vi: [f32; D] = std::array::from_fn(|k| src.vel[k * m + me]);
+    let sight = Sight::new(p, &vi);
+    let cands = src.cands::<D>();
+    simd::boids_sums::<D>(src.isa, p, wrap, &pi, sight.as_ref(), &cands, ranges, acc);
     // The agent was its own candidate (every search visits its own slot; d2 = 0 < rmax2).
     let vfix: [i64; D] = std::array::from_fn(|k| src.vfix[k * m + me]);
     acc.remove_self(p, &vfix);
 }
 
-/// One boid's new position and velocity from its sums.
+/// One boid's new position and velocity from its sums (`agent`, its id, and `step` key its
+/// heading noise).
 #[inline(always)]
 pub(super) fn boids_finish<const D: usize>(
     p: &Params,
     src: &Src,
     me: usize,
     acc: &BoidsAcc<D>,
+    step: u64,
+    agent: u32,
 ) -> ([f32; D], [f32; D]) {
     let m = src.m;
     let mut pi: [f32; D] = std::array::from_fn(|k| src.pos[k * m + me]);
     let mut vi: [f32; D] = std::array::from_fn(|k| src.vel[k * m + me]);
-    boids_integrate(p, acc, &mut pi, &mut vi);
+    boids_integrate(p, acc, step, agent as u64, &mut pi, &mut vi);
     (pi, vi)
 }
 

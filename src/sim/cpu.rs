@@ -394,11 +394,13 @@ impl CpuSolver {
     fn step_boids<const D: usize>(&mut self, bad: &AtomicUsize) {
         let p = self.params;
         let n = self.cur.n;
+        let t_step = self.step;
         let out = StateOut::new(&mut self.next.pos, &mut self.next.vel);
         let isa = self.isa;
         if self.search == Search::Grid {
             self.build_grid(false);
             let g = self.grid.as_ref().unwrap();
+            let ids = &self.next_ids;
             let visited = AtomicUsize::new(0);
             Self::for_chunks(self.pool_for(self.pairs), n, |r| {
                 let mut ranges = [(0u32, 0u32); 27];
@@ -425,7 +427,8 @@ impl CpuSolver {
                         boids_neighbours::<D>(&p, seam, &src, t, &ranges[..nr], acc);
                     }
                     for t in start..end {
-                        let (pi, vi) = boids_finish::<D>(&p, &src, t, &accs[t - start]);
+                        let acc = &accs[t - start];
+                        let (pi, vi) = boids_finish::<D>(&p, &src, t, acc, t_step, ids[t]);
                         check(bad, t, &pi, &vi);
                         // SAFETY: slot t belongs to this chunk.
                         unsafe { out.put::<D>(n, t, &pi, &vi) };
@@ -438,6 +441,7 @@ impl CpuSolver {
         } else {
             self.build_brute(false);
             let st = &self.cur;
+            let ids = &self.ids;
             let src = Src {
                 pos: &st.pos,
                 vel: &st.vel,
@@ -448,7 +452,7 @@ impl CpuSolver {
             Self::for_chunks(self.pool_for(self.pairs), n, |r| {
                 let all = [(0u32, n as u32)];
                 for s in r {
-                    let (pi, vi) = boids_agent::<D>(&p, p.wraps(), &src, s, &all);
+                    let (pi, vi) = boids_agent::<D>(&p, p.wraps(), &src, s, &all, t_step, ids[s]);
                     check(bad, s, &pi, &vi);
                     // SAFETY: chunks partition 0..n.
                     unsafe { out.put::<D>(n, s, &pi, &vi) };
@@ -461,6 +465,7 @@ impl CpuSolver {
     fn step_topo<const D: usize>(&mut self, bad: &AtomicUsize) {
         let p = self.params;
         let n = self.cur.n;
+        let t_step = self.step;
         let grid = self.search == Search::Grid;
         if grid {
             self.build_grid(false);
@@ -493,7 +498,7 @@ impl CpuSolver {
         Self::for_chunks(self.pool.as_ref(), n, |r| {
             topo::with_heap(|heap| {
                 for s in r {
-                    let (pi, vi) = topo::boids_agent::<D>(&p, &src, s, g, heap);
+                    let (pi, vi) = topo::boids_agent::<D>(&p, &src, s, g, t_step, heap);
                     check(bad, s, &pi, &vi);
                     // SAFETY: chunks partition 0..n.
                     unsafe { out.put::<D>(n, s, &pi, &vi) };

@@ -148,20 +148,21 @@ impl<const D: usize> BoidsAcc<D> {
 
     /// One neighbour candidate j within the largest radius, at offset `d = p_j − p_i`
     /// (minimum image), squared distance `d2`, velocity already in fixed point (`vfix_j`,
-    /// see [`to_fix`]). The agent itself may be among the candidates (d2 = 0): take it out
-    /// afterwards with [`BoidsAcc::remove_self`]. Alignment and cohesion add their term or an
-    /// exact zero (branch-free: nearly every candidate counts for both); separation, rarer,
-    /// branches.
+    /// see [`to_fix`]); `seen`: whether it is in the agent's field of view ([`Sight::sees`];
+    /// true without one), which alignment and cohesion need and separation does not. The
+    /// agent itself may be among the candidates (d2 = 0, always seen): take it out afterwards
+    /// with [`BoidsAcc::remove_self`]. Alignment and cohesion add their term or an exact zero
+    /// (branch-free: nearly every candidate counts for both); separation, rarer, branches.
     #[inline(always)]
-    pub fn boids_pair(&mut self, p: &Params, d: &[f32; D], d2: f32, vfix_j: &[i64; D]) {
+    pub fn boids_pair(&mut self, p: &Params, d: &[f32; D], d2: f32, vfix_j: &[i64; D], seen: bool) {
         if (d2 < p.r_sep2) & (d2 > 0.0) {
             // (p_i − p_j) / |p_i − p_j|²
             for k in 0..D {
                 self.sep[k] = self.sep[k].wrapping_add(to_fix(-d[k] / d2));
             }
         }
-        let m_ali = d2 < p.r_ali2;
-        let m_coh = d2 < p.r_coh2;
+        let m_ali = (d2 < p.r_ali2) & seen;
+        let m_coh = (d2 < p.r_coh2) & seen;
         for k in 0..D {
             self.ali[k] = self.ali[k].wrapping_add(vfix_j[k] & -(m_ali as i64));
             self.coh[k] = self.coh[k].wrapping_add(to_fix(d[k]) & -(m_coh as i64));
@@ -202,11 +203,14 @@ pub fn norm2<const D: usize>(v: &[f32; D]) -> f32 {
     s
 }
 
-/// Steering from the sums, clamped to max_force; semi-implicit Euler; speed band; boundary.
+/// Steering from the sums, clamped to max_force; semi-implicit Euler; heading noise (when
+/// `p.heading_noise > 0`, keyed by `step` and the agent's id `agent`); speed band; boundary.
 #[inline(always)]
 pub fn boids_integrate<const D: usize>(
     p: &Params,
     acc: &BoidsAcc<D>,
+    step: u64,
+    agent: u64,
     pos: &mut [f32; D],
     vel: &mut [f32; D],
 ) {
@@ -236,6 +240,9 @@ pub fn boids_integrate<const D: usize>(
     for k in 0..D {
         vel[k] = vel[k] + a[k] * p.dt;
     }
+    if p.heading_noise > 0.0 {
+        heading_noise(p, step, agent, vel);
+    }
     let s2 = norm2(vel);
     if s2 > p.v_max * p.v_max {
         let f = p.v_max / s2.sqrt();
@@ -251,6 +258,134 @@ pub fn boids_integrate<const D: usize>(
     for k in 0..D {
         pos[k] = pos[k] + vel[k] * p.dt;
         apply_boundary(&mut pos[k], &mut vel[k], p.world[k], p.boundary);
+    }
+}
+
+/// Random stream of a boid's heading-noise angle (Vicsek's noise draws from stream 0).
+pub const STREAM_HEADING: u64 = 1;
+/// Random stream of the direction a 3D boid's heading noise turns it towards.
+pub const STREAM_AXIS: u64 = 2;
+
+/// Heading noise: turn `vel` by θ = (u − ½)·w, u uniform in [0, 1) from stream
+/// [`STREAM_HEADING`] of (seed, step, agent), w = `p.heading_noise` = η·√dt. The speed is kept
+/// (to rounding). Scaled by √dt, the heading diffuses at the same rate whatever the step: the
+/// variance of the angle turned in a time T is (T/dt)·w²/12 = T·η²/12 (rotational diffusion
+/// D_r = η²/24), and at dt = 1 the angle is Vicsek's, uniform in [−η/2, η/2).
+/// - 2D: the rotation by θ, as Vicsek's angular noise turns its heading.
+/// - 3D: the rotation by θ about an axis perpendicular to the velocity: with n = v/|v| and
+///   (e1, e2) an orthonormal basis of the plane normal to n (Duff et al. 2017, "Building an
+///   orthonormal basis, revisited": only + − × ÷ and a sign), the direction turned towards is
+///   t = cos φ·e1 + sin φ·e2 with φ = (u' − ½)·2π from stream [`STREAM_AXIS`], and
+///   v ← cos θ·v + sin θ·|v|·t (the rotation about n × t). A velocity of zero has no heading
+///   and is left as it is.
+#[inline(always)]
+pub fn heading_noise<const D: usize>(p: &Params, step: u64, agent: u64, vel: &mut [f32; D]) {
+    let u = rand_uniform(p.seed, step, agent, STREAM_HEADING) - 0.5;
+    let (c, s) = cos_sin(u * p.heading_noise);
+    if D == 2 {
+        turn2(c, s, vel);
+    } else {
+        turn3(p, step, agent, c, s, vel);
+    }
+}
+
+/// 2D heading noise: `v` (two components) rotated by the angle of cosine `c` and sine `s`.
+#[inline(always)]
+fn turn2(c: f32, s: f32, v: &mut [f32]) {
+    let (x, y) = (v[0], v[1]);
+    v[0] = c * x - s * y;
+    v[1] = s * x + c * y;
+}
+
+/// 3D heading noise: `v` (three components) turned by the angle of cosine `c` and sine `s`
+/// towards a random direction perpendicular to it (see [`heading_noise`]).
+#[inline(always)]
+fn turn3(p: &Params, step: u64, agent: u64, c: f32, s: f32, v: &mut [f32]) {
+    let s2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
+    // Zero (or NaN): no heading to turn.
+    if s2.is_nan() || s2 <= 0.0 {
+        return;
+    }
+    let speed = s2.sqrt();
+    let n = [v[0] / speed, v[1] / speed, v[2] / speed];
+    let sign = if n[2] >= 0.0 { 1.0f32 } else { -1.0 };
+    let a = -1.0 / (sign + n[2]);
+    let b = n[0] * n[1] * a;
+    let e1 = [1.0 + sign * n[0] * n[0] * a, sign * b, -sign * n[0]];
+    let e2 = [b, sign + n[1] * n[1] * a, -n[1]];
+    let phi = (rand_uniform(p.seed, step, agent, STREAM_AXIS) - 0.5) * TWO_PI;
+    let (cp, sp) = cos_sin(phi);
+    let ss = s * speed;
+    for k in 0..3 {
+        let t = cp * e1[k] + sp * e2[k];
+        v[k] = c * v[k] + ss * t;
+    }
+}
+
+/// `cos(fov/2)` for a field of view of `fov` degrees, as [`Params::fov_cos`] holds it: exactly
+/// −1 for 360° (no blind angle), else our own polynomial ([`cos_sin`]), so that every machine
+/// computes the same bits.
+pub fn fov_cos(fov: f32) -> f32 {
+    if fov >= 360.0 {
+        -1.0
+    } else {
+        cos_sin(fov * (std::f32::consts::PI / 360.0)).0
+    }
+}
+
+/// What one boid sees, for the field-of-view test of every candidate: its heading `u` (unit
+/// velocity), `c2 = cos²(fov/2)`, and whether the field is wider than 180° (`cos(fov/2) < 0`).
+///
+/// A candidate at offset d is within fov/2 of the heading when d·u ≥ cos(fov/2)·|d|. The test
+/// is done without a square root and with IEEE-exact operations only, in this order
+/// (`dot = d_x·u_x + d_y·u_y (+ d_z·u_z)`, `dd = dot·dot`, `q = c2·d2`):
+/// - fov ≤ 180° (cos ≥ 0): seen ⇔ dot ≥ 0 and dd ≥ q;
+/// - fov > 180° (cos < 0): seen ⇔ dot ≥ 0 or dd ≤ q.
+///
+/// The SIMD loops (src/sim/simd/) and the kernels (`sees` in kernels/forge_math.h) do the same
+/// operations lane by lane, so they decide the same for every pair. The agent itself (d = 0:
+/// dot = ±0, dd = q = 0) is always seen, as [`BoidsAcc::remove_self`] needs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sight<const D: usize> {
+    pub u: [f32; D],
+    pub c2: f32,
+    pub wide: bool,
+}
+
+impl<const D: usize> Sight<D> {
+    /// The sight of a boid moving with `vel`; None when it sees all around: no blind angle
+    /// (`p.fov_cos ≤ −1`), or no heading (a velocity of zero).
+    #[inline(always)]
+    pub fn new(p: &Params, vel: &[f32; D]) -> Option<Sight<D>> {
+        if p.fov_cos <= -1.0 {
+            return None;
+        }
+        let s2 = norm2(vel);
+        if s2.is_nan() || s2 <= 0.0 {
+            return None;
+        }
+        let s = s2.sqrt();
+        Some(Sight {
+            u: std::array::from_fn(|k| vel[k] / s),
+            c2: p.fov_cos * p.fov_cos,
+            wide: p.fov_cos < 0.0,
+        })
+    }
+
+    /// Whether the candidate at offset `d` (squared length `d2`) is in the field of view.
+    #[inline(always)]
+    pub fn sees(&self, d: &[f32; D], d2: f32) -> bool {
+        let mut dot = d[0] * self.u[0];
+        for (dk, uk) in d.iter().zip(&self.u).skip(1) {
+            dot += dk * uk;
+        }
+        let dd = dot * dot;
+        let q = self.c2 * d2;
+        if self.wide {
+            (dot >= 0.0) | (dd <= q)
+        } else {
+            (dot >= 0.0) & (dd >= q)
+        }
     }
 }
 

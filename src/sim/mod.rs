@@ -80,7 +80,7 @@ pub fn filled<T: Clone>(len: usize, v: T, what: impl Fn() -> String) -> Result<V
 }
 
 /// Parameters of one run, identical in layout to `struct Params` in `kernels/forge_math.h`
-/// (keep in sync; 104 bytes).
+/// (keep in sync; 112 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Params {
@@ -106,10 +106,16 @@ pub struct Params {
     /// Vicsek: 0 angular noise, 1 vectorial ([`crate::scene::NoiseKind::code`]).
     pub noise_kind: u32,
     /// Boids: alignment and cohesion over the `topo_k` nearest other agents
-    /// ([`crate::scene::Neighbours`], src/sim/topo.rs); 0 = metric, within the radii. Also keeps
-    /// the size a multiple of 8 with no implicit padding (the kernels copy the bytes). The
+    /// ([`crate::scene::Neighbours`], src/sim/topo.rs); 0 = metric, within the radii. The
     /// kernels run the metric rules only: the CUDA backend refuses `topo_k > 0`.
     pub topo_k: u32,
+    /// Boids: the width of the heading-noise angle drawn each step, `η·√dt` in radians
+    /// ([`math::heading_noise`]); 0 = none.
+    pub heading_noise: f32,
+    /// Boids: `cos(fov/2)` of the field of view ([`math::fov_cos`], [`math::Sight`]); −1 (or
+    /// below, by rounding) = all around, no blind angle. With `heading_noise`, keeps the size a
+    /// multiple of 8 with no implicit padding (the kernels copy the bytes).
+    pub fov_cos: f32,
 }
 
 impl Params {
@@ -136,6 +142,8 @@ impl Params {
             seed: s.seed,
             noise_kind: 0,
             topo_k: 0,
+            heading_noise: 0.0,
+            fov_cos: -1.0,
         };
         if let Some(b) = &s.boids {
             p.r_sep2 = b.r_sep * b.r_sep;
@@ -148,6 +156,8 @@ impl Params {
             p.v_min = b.v_min;
             p.v_max = b.v_max;
             p.topo_k = b.neighbours.k();
+            p.heading_noise = b.noise * s.dt.sqrt();
+            p.fov_cos = math::fov_cos(b.fov);
         }
         if let Some(v) = &s.vicsek {
             // Vicsek's single radius is stored as the alignment radius.

@@ -1,7 +1,9 @@
 //! Topological neighbours (Ballerini et al. 2008, PNAS: a starling interacts with its 6–7
 //! nearest neighbours, however far they are): a boid's alignment and cohesion average over the
 //! `k` nearest other agents instead of all within `r_ali`/`r_coh`; separation stays metric
-//! (every agent within `r_sep`). The CPU solver's step calls [`boids_agent`] per agent, on
+//! (every agent within `r_sep`). With a field of view (`boids.fov`, [`Sight`]) the k are the
+//! nearest of those the boid sees: an agent in its blind angle is never a candidate, however
+//! near (separation still counts it). The CPU solver's step calls [`boids_agent`] per agent, on
 //! either search (src/sim/cpu.rs, `step_topo`).
 //!
 //! Determinism (DESIGN.md): which agents are "the k nearest" must not depend on the search, the
@@ -109,14 +111,17 @@ fn offset<const D: usize>(p: &Params, src: &Src, pi: &[f32; D], j: usize) -> ([f
     (d, d2)
 }
 
-/// One boid's step with topological alignment and cohesion; `me` is its slot in `src`;
-/// `grid` is the grid `src` is sorted by, or None for brute force. `heap` is scratch.
+/// One boid's step (number `step`) with topological alignment and cohesion; `me` is its slot
+/// in `src`; `grid` is the grid `src` is sorted by, or None for brute force. `heap` is scratch.
+/// With a field of view ([`Sight`]), the k nearest are those it sees: a candidate it does not
+/// see is never offered.
 #[inline]
 pub(super) fn boids_agent<const D: usize>(
     p: &Params,
     src: &Src,
     me: usize,
     grid: Option<&Grid>,
+    step: u64,
     heap: &mut Heap,
 ) -> ([f32; D], [f32; D]) {
     let m = src.m;
@@ -131,6 +136,7 @@ pub(super) fn boids_agent<const D: usize>(
     if heap.capacity() < k {
         heap.reserve(k);
     }
+    let sight = Sight::new(p, &vi);
     let mut acc = BoidsAcc::<D>::new();
     let mut visit = |j: usize, best: &mut Heap, acc: &mut BoidsAcc<D>| {
         if j == me {
@@ -143,12 +149,14 @@ pub(super) fn boids_agent<const D: usize>(
                 acc.sep[k] = acc.sep[k].wrapping_add(to_fix(-d[k] / d2));
             }
         }
-        offer(
-            best,
-            k,
-            ((d2.to_bits() as u64) << 32) | src.ids[j] as u64,
-            j as u32,
-        );
+        if sight.is_none_or(|s| s.sees(&d, d2)) {
+            offer(
+                best,
+                k,
+                ((d2.to_bits() as u64) << 32) | src.ids[j] as u64,
+                j as u32,
+            );
+        }
     };
     match grid {
         None => {
@@ -168,7 +176,7 @@ pub(super) fn boids_agent<const D: usize>(
     }
     acc.n_ali = heap.len() as u32;
     acc.n_coh = heap.len() as u32;
-    boids_integrate(p, &acc, &mut pi, &mut vi);
+    boids_integrate(p, &acc, step, src.ids[me] as u64, &mut pi, &mut vi);
     (pi, vi)
 }
 

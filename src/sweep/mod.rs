@@ -20,7 +20,7 @@ mod stats;
 mod table;
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{anyhow, bail, Result};
@@ -30,11 +30,13 @@ pub use points::Point;
 pub use shard::MergeArgs;
 pub use table::STAT_COLUMNS;
 
+use crate::engine::Task;
+use crate::output::Claim;
 use crate::scene::{self, Layout, Scene};
 use crate::sim::init;
 use points::{check_varies, points};
 use stats::Settings;
-use table::{header, PartialCsv, Row};
+use table::{header, Earlier, PartialCsv, Row};
 
 #[derive(clap::Args, Debug)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
@@ -125,10 +127,250 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
     if let Some(SweepCommand::Merge(m)) = a.command {
         return shard::merge(m);
     }
-    let (Some(scene_arg), Some(out)) = (a.scene.as_deref(), a.output.clone()) else {
-        bail!("forge sweep: give a SCENE, --vary and --output (or: forge sweep merge)");
-    };
-    let mut base = Scene::load(scene_arg)?;
+    let plan = Plan::resolve(a)?;
+    plan.run()
+}
+
+/// A sweep resolved from its flags: every flag checked, the points made, the outputs checked
+/// and claimed, an earlier run's rows read (`--resume`); nothing has run yet.
+struct Plan {
+    base: Scene,
+    varies: Vec<Vary>,
+    points: Vec<Point>,
+    settings: Settings,
+    /// The points this run owns (indices into `points`): every one, or a shard's share.
+    share: Vec<usize>,
+    /// `--shard`, and the identity line its CSV starts with.
+    shard: Option<Task>,
+    shard_line: Option<String>,
+    out: PathBuf,
+    /// `OUT.partial`, where rows go as they finish.
+    partial: PathBuf,
+    plot: Option<PathBuf>,
+    jobs: Option<usize>,
+    quiet: bool,
+    resume: bool,
+    /// `--resume`'s earlier rows, when there was a file to resume.
+    earlier: Option<Earlier>,
+    /// The outputs, locked for the whole sweep.
+    _claim: Claim,
+}
+
+impl Plan {
+    /// Every check, in the order its errors are reported: the scene, the settings, the
+    /// `--vary` expressions and the points they make, the run count, the shard, the outputs,
+    /// and last the rows of the file `--resume` continues.
+    fn resolve(a: SweepArgs) -> Result<Plan> {
+        let (Some(scene_arg), Some(out)) = (a.scene.as_deref(), a.output.clone()) else {
+            bail!("forge sweep: give a SCENE, --vary and --output (or: forge sweep merge)");
+        };
+        let mut base = Scene::load(scene_arg)?;
+        check_settings(&a)?;
+        let settings = a.settings();
+        let varies = a
+            .vary
+            .iter()
+            .map(|e| parse_vary(e))
+            .collect::<Result<Vec<_>>>()?;
+        check_varies(&base, &varies)?;
+        if base.init.layout == Layout::File {
+            // The agent count comes from the file: learn it once (and check the file) up front.
+            let st = init::initial_state(&base)?;
+            base.agents = st.n as u32;
+        }
+        let points = points(&base, &varies)?;
+        check_run_count(points.len(), a.seeds)?;
+        // A shard runs its share of the points; its CSV starts with its identity line.
+        let shard = match a.shard {
+            Some(spec) => Some(spec.resolve("--shard")?),
+            None => None,
+        };
+        let share: Vec<usize> = match shard {
+            Some(t) => shard::share(points.len(), t)?,
+            None => (0..points.len()).collect(),
+        };
+        let shard_line =
+            shard.map(|t| shard::Identity::new(&base, &varies, &points, settings, t).line());
+        if let (Some(t), Some(_)) = (shard, &a.plot) {
+            bail!("--plot: shard {t} holds part of the sweep; plot the merged shards (forge sweep merge ... --plot)");
+        }
+        let partial = table::partial_path(&out);
+        let claim = claim_outputs(&a, scene_arg, &base, &out, &partial)?;
+        let earlier = match a.resume {
+            true => earlier_rows(&out, &partial, &varies, settings, shard_line.as_deref())?,
+            false => None,
+        };
+        Ok(Plan {
+            base,
+            varies,
+            points,
+            settings,
+            share,
+            shard,
+            shard_line,
+            out,
+            partial,
+            plot: a.plot,
+            jobs: a.jobs,
+            quiet: a.quiet,
+            resume: a.resume,
+            earlier,
+            _claim: claim,
+        })
+    }
+
+    /// Runs every point of the share not finished yet, appending each row to `OUT.partial` as
+    /// its point finishes; then writes the rows in point order under `OUT`, and the plot.
+    fn run(self) -> Result<ExitCode> {
+        if let (Some(t), false) = (self.shard, self.quiet) {
+            eprintln!(
+                "shard {t}: {} of the {} points",
+                self.share.len(),
+                self.points.len()
+            );
+        }
+        if let Some(e) = &self.earlier {
+            e.warn_if_cut();
+        }
+        let (mut done, extra) = self.sort_earlier();
+        let todo: Vec<usize> = self
+            .share
+            .iter()
+            .copied()
+            .filter(|&i| !done.contains_key(&self.points[i].key))
+            .collect();
+        self.report_resume(done.len(), extra.len(), todo.len());
+
+        // The .partial starts with the header and every row already finished.
+        let head = match &self.shard_line {
+            Some(l) => format!("{l}\n{}", header(&self.varies)),
+            None => header(&self.varies),
+        };
+        let earlier = self.earlier.iter().flat_map(|e| &e.rows);
+        let mut csv = PartialCsv::start(&self.partial, &head, earlier)?;
+        let (points, settings) = (&self.points, self.settings);
+        let ran = runs::run_points(
+            points,
+            &todo,
+            &self.varies,
+            settings,
+            self.jobs,
+            self.quiet,
+            |p, stats| {
+                let row = Row::ran(&points[p], stats, settings);
+                csv.append(&row)?;
+                done.insert(row.key.clone(), row);
+                Ok(())
+            },
+        );
+        if let Some(e) = ran.failure {
+            return Err(e.context(format!(
+                "the {} point{} finished are kept in {} (run again with --resume to continue)",
+                ran.finished,
+                plural(ran.finished),
+                csv.path().display()
+            )));
+        }
+
+        // Every point done: the rows in point order (then any kept extras) under the final name.
+        let rows = self.rows_in_order(&done)?;
+        csv.finish(&self.out, &head, rows.iter().copied().chain(&extra))?;
+        if let Some(path) = &self.plot {
+            plot::plot_sweep(path, &self.base, &self.varies, points, &rows, settings)?;
+        }
+        if !self.quiet {
+            self.summary(&ran);
+        }
+        Ok(ExitCode::SUCCESS)
+    }
+
+    /// The earlier rows, split into this run's finished points (by key) and the rows that are
+    /// not points of it (kept, after the others).
+    fn sort_earlier(&self) -> (HashMap<Vec<String>, Row>, Vec<Row>) {
+        let mut done: HashMap<Vec<String>, Row> = HashMap::new();
+        let mut extra = Vec::new();
+        let wanted: HashSet<&Vec<String>> =
+            self.share.iter().map(|&i| &self.points[i].key).collect();
+        for row in self.earlier.iter().flat_map(|e| &e.rows) {
+            if wanted.contains(&row.key) {
+                done.insert(row.key.clone(), row.clone());
+            } else {
+                extra.push(row.clone());
+            }
+        }
+        (done, extra)
+    }
+
+    /// What `--resume` found: `done` finished points, `extra` rows kept, `todo` points to run.
+    fn report_resume(&self, done: usize, extra: usize, todo: usize) {
+        if let Some(e) = &self.earlier {
+            eprintln!(
+                "resuming from {}: skipping {done} finished point{} of {}, running {todo}{}",
+                e.from.display(),
+                plural(done),
+                self.share.len(),
+                if extra == 0 {
+                    String::new()
+                } else {
+                    format!(
+                        " (keeping {extra} row{} that are not points of this sweep)",
+                        plural(extra)
+                    )
+                }
+            );
+        } else if self.resume {
+            eprintln!(
+                "nothing to resume ({} and {} do not exist): starting the sweep",
+                self.partial.display(),
+                self.out.display()
+            );
+        }
+    }
+
+    /// The share's rows in point order, from `done` (which holds every one of them).
+    fn rows_in_order<'a>(&self, done: &'a HashMap<Vec<String>, Row>) -> Result<Vec<&'a Row>> {
+        self.share
+            .iter()
+            .map(|&i| &self.points[i])
+            .map(|p| {
+                done.get(&p.key).ok_or_else(|| {
+                    anyhow!("internal: no row for the point at {}", p.at(&self.varies))
+                })
+            })
+            .collect()
+    }
+
+    /// The line that ends a sweep: what ran, how long it took, where it went.
+    fn summary(&self, ran: &runs::Outcome) {
+        let s = self.settings;
+        eprintln!(
+            "sweep {}{}: {} points x {} seed{} ({} + {} steps): ran {} point{} ({} runs) on {} job{} in {:.2} s wall, {:.2} s of runs ({:.2}x) -> {}{}",
+            self.base.name,
+            self.shard.map(|t| format!(" shard {t}")).unwrap_or_default(),
+            self.share.len(),
+            s.seeds,
+            plural(s.seeds as usize),
+            s.equilibrate,
+            s.measure,
+            ran.finished,
+            plural(ran.finished),
+            ran.runs,
+            ran.jobs,
+            plural(ran.jobs),
+            ran.wall,
+            ran.run_secs,
+            ran.run_secs / ran.wall.max(1e-9),
+            self.out.display(),
+            self.plot
+                .as_ref()
+                .map(|p| format!(", {}", p.display()))
+                .unwrap_or_default(),
+        );
+    }
+}
+
+/// `--seeds`, `--measure`, `--equilibrate` and `--jobs`.
+fn check_settings(a: &SweepArgs) -> Result<()> {
     if a.seeds == 0 {
         bail!("--seeds: must be at least 1");
     }
@@ -144,200 +386,66 @@ pub fn run(a: SweepArgs) -> Result<ExitCode> {
     if a.jobs == Some(0) {
         bail!("--jobs: must be at least 1");
     }
-    crate::sim::cpu::check_threads("--jobs", a.jobs)?;
-    let settings = a.settings();
-    let varies = a
-        .vary
-        .iter()
-        .map(|e| parse_vary(e))
-        .collect::<Result<Vec<_>>>()?;
-    check_varies(&base, &varies)?;
-    if base.init.layout == Layout::File {
-        // The agent count comes from the file: learn it once (and check the file) up front.
-        let st = init::initial_state(&base)?;
-        base.agents = st.n as u32;
-    }
-    let points = points(&base, &varies)?;
-    let runs = points.len() as u64 * u64::from(a.seeds);
+    crate::sim::cpu::check_threads("--jobs", a.jobs)
+}
+
+/// The whole sweep's runs (every point, whatever the shard) against `MAX_RUNS`.
+fn check_run_count(points: usize, seeds: u32) -> Result<()> {
+    let runs = points as u64 * u64::from(seeds);
     if runs > MAX_RUNS {
         bail!(
-            "--seeds: {} point{} x {} seeds = {runs} runs, more than the {MAX_RUNS} a sweep may \
-             have (fewer seeds or fewer values)",
-            points.len(),
-            plural(points.len()),
-            a.seeds
+            "--seeds: {points} point{} x {seeds} seeds = {runs} runs, more than the {MAX_RUNS} a \
+             sweep may have (fewer seeds or fewer values)",
+            plural(points),
         );
     }
-    // A shard runs its share of the points; its CSV starts with its identity line.
-    let shard = match a.shard {
-        Some(spec) => Some(spec.resolve("--shard")?),
-        None => None,
-    };
-    let share: Vec<usize> = match shard {
-        Some(t) => shard::share(points.len(), t)?,
-        None => (0..points.len()).collect(),
-    };
-    let shard_line =
-        shard.map(|t| shard::Identity::new(&base, &varies, &points, settings, t).line());
-    if let (Some(t), Some(_)) = (shard, &a.plot) {
-        bail!("--plot: shard {t} holds part of the sweep; plot the merged shards (forge sweep merge ... --plot)");
-    }
-    if let (Some(t), false) = (shard, a.quiet) {
-        eprintln!("shard {t}: {} of the {} points", share.len(), points.len());
-    }
+    Ok(())
+}
 
-    let partial = table::partial_path(&out);
-    table::check_csv_output(&out, &partial, a.resume, a.force)?;
+/// Refuses outputs that would lose work (an interrupted or finished sweep without `--resume`
+/// or `--force`, an existing plot), then claims `OUT` (`OUT.partial` with it) and `--plot`
+/// against the scene's files and each other, for the whole sweep.
+fn claim_outputs(
+    a: &SweepArgs,
+    scene_arg: &str,
+    base: &Scene,
+    out: &Path,
+    partial: &Path,
+) -> Result<Claim> {
+    table::check_csv_output(out, partial, a.resume, a.force)?;
     if let Some(p) = &a.plot {
         crate::plot::check_output(p, a.force || a.resume, "--plot")?;
     }
-    // The outputs against the scene's files and each other, and locked for the whole sweep
-    // (OUT.partial included); existing files were checked above, with --resume in mind.
-    let mut outputs: Vec<(&std::path::Path, &str)> = vec![(&out, "--output")];
+    // Existing files were checked above, with --resume in mind.
+    let mut outputs: Vec<(&Path, &str)> = vec![(out, "--output")];
     if let Some(p) = &a.plot {
         outputs.push((p, "--plot"));
     }
-    let mut inputs: Vec<(&std::path::Path, &str)> = Vec::new();
-    if std::path::Path::new(scene_arg).is_file() {
-        inputs.push((std::path::Path::new(scene_arg), "scene file"));
+    let mut inputs: Vec<(&Path, &str)> = Vec::new();
+    if Path::new(scene_arg).is_file() {
+        inputs.push((Path::new(scene_arg), "scene file"));
     }
     if let Some(p) = &base.init.resolved_path {
         inputs.push((p, "scene.init.path"));
     }
-    let _claim = crate::output::claim(&outputs, &inputs, true)?;
+    crate::output::claim(&outputs, &inputs, true)
+}
 
-    // Earlier rows: an interrupted sweep's .partial first, else a finished CSV.
-    let earlier = if a.resume {
-        if partial.exists() {
-            Some(table::read_earlier(
-                &partial,
-                &varies,
-                settings,
-                shard_line.as_deref(),
-            )?)
-        } else if out.exists() {
-            Some(table::read_earlier(
-                &out,
-                &varies,
-                settings,
-                shard_line.as_deref(),
-            )?)
-        } else {
-            None
-        }
+/// The rows `--resume` continues from: an interrupted sweep's `.partial` first, else a finished
+/// CSV; `None` when neither exists.
+fn earlier_rows(
+    out: &Path,
+    partial: &Path,
+    varies: &[Vary],
+    settings: Settings,
+    shard_line: Option<&str>,
+) -> Result<Option<Earlier>> {
+    let from = if partial.exists() {
+        partial
+    } else if out.exists() {
+        out
     } else {
-        None
+        return Ok(None);
     };
-    let mut done: HashMap<Vec<String>, Row> = HashMap::new();
-    let mut extra = Vec::new(); // earlier rows that are not points of this sweep
-    let wanted: HashSet<&Vec<String>> = share.iter().map(|&i| &points[i].key).collect();
-    if let Some(e) = &earlier {
-        for row in &e.rows {
-            if wanted.contains(&row.key) {
-                done.insert(row.key.clone(), row.clone());
-            } else {
-                extra.push(row.clone());
-            }
-        }
-    }
-    let todo: Vec<usize> = share
-        .iter()
-        .copied()
-        .filter(|&i| !done.contains_key(&points[i].key))
-        .collect();
-    if let Some(e) = &earlier {
-        eprintln!(
-            "resuming from {}: skipping {} finished point{} of {}, running {}{}",
-            e.from.display(),
-            done.len(),
-            plural(done.len()),
-            share.len(),
-            todo.len(),
-            if extra.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    " (keeping {} row{} that are not points of this sweep)",
-                    extra.len(),
-                    plural(extra.len())
-                )
-            }
-        );
-    } else if a.resume {
-        eprintln!(
-            "nothing to resume ({} and {} do not exist): starting the sweep",
-            partial.display(),
-            out.display()
-        );
-    }
-
-    // The .partial starts with the header and every row already finished.
-    let head = match &shard_line {
-        Some(l) => format!("{l}\n{}", header(&varies)),
-        None => header(&varies),
-    };
-    let mut csv = PartialCsv::start(&partial, &head, earlier.iter().flat_map(|e| &e.rows))?;
-    let ran = runs::run_points(
-        &points,
-        &todo,
-        &varies,
-        settings,
-        a.jobs,
-        a.quiet,
-        |p, stats| {
-            let row = Row::ran(&points[p], stats, settings);
-            csv.append(&row)?;
-            done.insert(row.key.clone(), row);
-            Ok(())
-        },
-    );
-    if let Some(e) = ran.failure {
-        return Err(e.context(format!(
-            "the {} point{} finished are kept in {} (run again with --resume to continue)",
-            ran.finished,
-            plural(ran.finished),
-            csv.path().display()
-        )));
-    }
-
-    // Every point done: the rows in point order (then any kept extras) under the final name.
-    let rows = share
-        .iter()
-        .map(|&i| &points[i])
-        .map(|p| {
-            done.get(&p.key)
-                .ok_or_else(|| anyhow!("internal: no row for the point at {}", p.at(&varies)))
-        })
-        .collect::<Result<Vec<&Row>>>()?;
-    csv.finish(&out, &head, rows.iter().copied().chain(&extra))?;
-
-    if let Some(path) = &a.plot {
-        plot::plot_sweep(path, &base, &varies, &points, &rows, settings)?;
-    }
-    if !a.quiet {
-        eprintln!(
-            "sweep {}{}: {} points x {} seed{} ({} + {} steps): ran {} point{} ({} runs) on {} job{} in {:.2} s wall, {:.2} s of runs ({:.2}x) -> {}{}",
-            base.name,
-            shard.map(|t| format!(" shard {t}")).unwrap_or_default(),
-            share.len(),
-            a.seeds,
-            plural(a.seeds as usize),
-            a.equilibrate,
-            a.measure,
-            ran.finished,
-            plural(ran.finished),
-            ran.runs,
-            ran.jobs,
-            plural(ran.jobs),
-            ran.wall,
-            ran.run_secs,
-            ran.run_secs / ran.wall.max(1e-9),
-            out.display(),
-            a.plot
-                .as_ref()
-                .map(|p| format!(", {}", p.display()))
-                .unwrap_or_default(),
-        );
-    }
-    Ok(ExitCode::SUCCESS)
+    table::read_earlier(from, varies, settings, shard_line).map(Some)
 }

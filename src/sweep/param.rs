@@ -280,76 +280,12 @@ pub fn parse_vary(expr: &str) -> Result<Vary> {
     if spec.is_empty() {
         return Err(fail("no values after '='".into()));
     }
-    let words = param.words();
-    let values: Vec<f64> = if param.is_categorical() {
-        let mut out = Vec::new();
-        for w in spec.split(',') {
-            let w = w.trim();
-            let k = words.iter().position(|x| *x == w).ok_or_else(|| {
-                fail(format!(
-                    "{} takes a list of {}, got {w:?}",
-                    param.name(),
-                    words.join(", ")
-                ))
-            })?;
-            out.push(k as f64);
-        }
-        out
+    let values = if param.is_categorical() {
+        words(param, spec, &fail)?
     } else if spec.contains(':') {
-        let parts: Vec<&str> = spec.split(':').collect();
-        if parts.len() != 3 {
-            return Err(fail(format!(
-                "a range is start:end:step, got {} part{}",
-                parts.len(),
-                if parts.len() == 1 { "" } else { "s" }
-            )));
-        }
-        let mut abc = [0.0; 3];
-        for (k, p) in parts.iter().enumerate() {
-            abc[k] = number(p).ok_or_else(|| {
-                fail(format!(
-                    "{} {:?} is not a finite number",
-                    ["start", "end", "step"][k],
-                    p.trim()
-                ))
-            })?;
-        }
-        let [a, b, step] = abc;
-        if step <= 0.0 {
-            return Err(fail(format!("step must be > 0, got {}", fmt_value(step))));
-        }
-        if b < a {
-            return Err(fail(format!(
-                "end {} is below start {}",
-                fmt_value(b),
-                fmt_value(a)
-            )));
-        }
-        // b is included when it is within a millionth of a step of the grid.
-        let count = ((b - a) / step + 1e-6).floor() + 1.0;
-        if count > MAX_VALUES as f64 {
-            return Err(fail(format!(
-                "{count} values, more than the {MAX_VALUES} allowed"
-            )));
-        }
-        (0..count as usize)
-            .map(|i| clean(a + i as f64 * step))
-            .collect()
+        range(spec, &fail)?
     } else {
-        let mut out = Vec::new();
-        for p in spec.split(',') {
-            out.push(
-                number(p)
-                    .ok_or_else(|| fail(format!("value {:?} is not a finite number", p.trim())))?,
-            );
-        }
-        if out.len() > MAX_VALUES {
-            return Err(fail(format!(
-                "{} values, more than the {MAX_VALUES} allowed",
-                out.len()
-            )));
-        }
-        out
+        list(spec, &fail)?
     };
     let mut seen = HashSet::new();
     for &v in &values {
@@ -365,6 +301,87 @@ pub fn parse_vary(expr: &str) -> Result<Vary> {
         param,
         values,
     })
+}
+
+/// Makes an error of `--vary`'s expression from what is wrong with it.
+type Fail<'a> = &'a dyn Fn(String) -> anyhow::Error;
+
+/// A categorical parameter's `a,b,c`: each word's index in `param.words()`.
+fn words(param: Param, spec: &str, fail: Fail) -> Result<Vec<f64>> {
+    let words = param.words();
+    let mut out = Vec::new();
+    for w in spec.split(',') {
+        let w = w.trim();
+        let k = words.iter().position(|x| *x == w).ok_or_else(|| {
+            fail(format!(
+                "{} takes a list of {}, got {w:?}",
+                param.name(),
+                words.join(", ")
+            ))
+        })?;
+        out.push(k as f64);
+    }
+    Ok(out)
+}
+
+/// `start:end:step`, `end` included when it is within a millionth of a step of the grid.
+fn range(spec: &str, fail: Fail) -> Result<Vec<f64>> {
+    let parts: Vec<&str> = spec.split(':').collect();
+    if parts.len() != 3 {
+        return Err(fail(format!(
+            "a range is start:end:step, got {} part{}",
+            parts.len(),
+            if parts.len() == 1 { "" } else { "s" }
+        )));
+    }
+    let mut abc = [0.0; 3];
+    for (k, p) in parts.iter().enumerate() {
+        abc[k] = number(p).ok_or_else(|| {
+            fail(format!(
+                "{} {:?} is not a finite number",
+                ["start", "end", "step"][k],
+                p.trim()
+            ))
+        })?;
+    }
+    let [a, b, step] = abc;
+    if step <= 0.0 {
+        return Err(fail(format!("step must be > 0, got {}", fmt_value(step))));
+    }
+    if b < a {
+        return Err(fail(format!(
+            "end {} is below start {}",
+            fmt_value(b),
+            fmt_value(a)
+        )));
+    }
+    let count = ((b - a) / step + 1e-6).floor() + 1.0;
+    if count > MAX_VALUES as f64 {
+        return Err(fail(format!(
+            "{count} values, more than the {MAX_VALUES} allowed"
+        )));
+    }
+    Ok((0..count as usize)
+        .map(|i| clean(a + i as f64 * step))
+        .collect())
+}
+
+/// `a,b,c`, numbers.
+fn list(spec: &str, fail: Fail) -> Result<Vec<f64>> {
+    let mut out = Vec::new();
+    for p in spec.split(',') {
+        out.push(
+            number(p)
+                .ok_or_else(|| fail(format!("value {:?} is not a finite number", p.trim())))?,
+        );
+    }
+    if out.len() > MAX_VALUES {
+        return Err(fail(format!(
+            "{} values, more than the {MAX_VALUES} allowed",
+            out.len()
+        )));
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

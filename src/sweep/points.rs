@@ -111,102 +111,16 @@ pub enum PointError {
 /// The scene of one point.
 fn resolve_point(base: &Scene, varies: &[Vary], values: &[f64]) -> Result<Scene, PointError> {
     let mut s = base.clone();
-    let dim = s.dim;
     let mut density = None;
     for (v, &x) in varies.iter().zip(values) {
-        let f = x as f32;
-        // A model's parameters live in that model's section. `check_varies` lets a model's
-        // parameter be varied only in a scene of that model, and a loaded scene always has its
-        // model's section (scene resolution fills it in from the defaults), so it is there;
-        // should that ever stop holding, this is an error naming the parameter, not a panic.
-        let missing = |model| PointError::NoModelSection {
-            param: v.param,
-            model,
-            scene: base.name.clone(),
-        };
-        match v.param {
-            p @ (Param::Noise | Param::NoiseKind | Param::V0 | Param::R) => {
-                let Some(vi) = s.vicsek.as_mut() else {
-                    return Err(missing(Model::Vicsek));
-                };
-                match p {
-                    Param::Noise => vi.noise = f,
-                    // parse_vary made it an index of NoiseKind::ALL.
-                    Param::NoiseKind => {
-                        vi.noise_kind = NoiseKind::ALL[(x as usize).min(NoiseKind::ALL.len() - 1)]
-                    }
-                    Param::V0 => vi.v0 = f,
-                    _ => vi.r = f,
-                }
-            }
-            Param::Agents => {
-                s.agents = x as u32;
-                if let Some(c) = s.init.count {
-                    s.init.count = Some(c.min(s.agents));
-                }
-            }
-            Param::World => {
-                for w in s.world.iter_mut().take(dim) {
-                    *w = f;
-                }
-            }
-            Param::Density => density = Some(x),
-            p @ (Param::RSep
-            | Param::RAli
-            | Param::RCoh
-            | Param::WSep
-            | Param::WAli
-            | Param::WCoh
-            | Param::MaxForce
-            | Param::VMin
-            | Param::VMax
-            | Param::K) => {
-                let Some(b) = s.boids.as_mut() else {
-                    return Err(missing(Model::Boids));
-                };
-                if p == Param::K {
-                    // parse_vary made it a whole number in 1..=MAX_AGENTS.
-                    b.neighbours = Neighbours::Topological { k: x as u32 };
-                    continue;
-                }
-                let field = match p {
-                    Param::RSep => &mut b.r_sep,
-                    Param::RAli => &mut b.r_ali,
-                    Param::RCoh => &mut b.r_coh,
-                    Param::WSep => &mut b.w_sep,
-                    Param::WAli => &mut b.w_ali,
-                    Param::WCoh => &mut b.w_coh,
-                    Param::MaxForce => &mut b.max_force,
-                    Param::VMin => &mut b.v_min,
-                    _ => &mut b.v_max,
-                };
-                *field = f;
-            }
+        if v.param == Param::Density {
+            density = Some(x);
+        } else {
+            set_param(&mut s, v.param, x)?;
         }
     }
     if let Some(rho) = density {
-        let world_varied = find(varies, Param::World).is_some();
-        let agents_varied = find(varies, Param::Agents).is_some();
-        if world_varied && !agents_varied {
-            let vol: f64 = s.world[..dim].iter().map(|&w| w as f64).product();
-            let n = (rho * vol).round();
-            if n < 1.0 || n > scene::MAX_AGENTS as f64 {
-                return Err(PointError::TooManyOrFewAgents {
-                    density: rho,
-                    volume: vol,
-                    agents: n,
-                });
-            }
-            s.agents = n as u32;
-            if let Some(c) = s.init.count {
-                s.init.count = Some(c.min(s.agents));
-            }
-        } else {
-            let side = (s.agents as f64 / rho).powf(1.0 / dim as f64) as f32;
-            for w in s.world.iter_mut().take(dim) {
-                *w = side;
-            }
-        }
+        set_density(&mut s, varies, rho)?;
     }
     if let Some(b) = &s.boids {
         if b.v_min >= b.v_max {
@@ -220,6 +134,111 @@ fn resolve_point(base: &Scene, varies: &[Vary], values: &[f64]) -> Result<Scene,
         }
     }
     Ok(s)
+}
+
+/// Sets parameter `p` of scene `s` to `x`.
+fn set_param(s: &mut Scene, p: Param, x: f64) -> Result<(), PointError> {
+    let f = x as f32;
+    // A model's parameters live in that model's section. `check_varies` lets a model's
+    // parameter be varied only in a scene of that model, and a loaded scene always has its
+    // model's section (scene resolution fills it in from the defaults), so it is there;
+    // should that ever stop holding, this is an error naming the parameter, not a panic.
+    let missing = |model| PointError::NoModelSection {
+        param: p,
+        model,
+        scene: s.name.clone(),
+    };
+    match p {
+        Param::Noise | Param::NoiseKind | Param::V0 | Param::R => {
+            let Some(vi) = s.vicsek.as_mut() else {
+                return Err(missing(Model::Vicsek));
+            };
+            match p {
+                Param::Noise => vi.noise = f,
+                // parse_vary made it an index of NoiseKind::ALL.
+                Param::NoiseKind => {
+                    vi.noise_kind = NoiseKind::ALL[(x as usize).min(NoiseKind::ALL.len() - 1)]
+                }
+                Param::V0 => vi.v0 = f,
+                _ => vi.r = f,
+            }
+        }
+        Param::Agents => {
+            s.agents = x as u32;
+            if let Some(c) = s.init.count {
+                s.init.count = Some(c.min(s.agents));
+            }
+        }
+        Param::World => {
+            let dim = s.dim;
+            for w in s.world.iter_mut().take(dim) {
+                *w = f;
+            }
+        }
+        // Set by `set_density` once the others are: it depends on them.
+        Param::Density => {}
+        Param::RSep
+        | Param::RAli
+        | Param::RCoh
+        | Param::WSep
+        | Param::WAli
+        | Param::WCoh
+        | Param::MaxForce
+        | Param::VMin
+        | Param::VMax
+        | Param::K => {
+            let Some(b) = s.boids.as_mut() else {
+                return Err(missing(Model::Boids));
+            };
+            if p == Param::K {
+                // parse_vary made it a whole number in 1..=MAX_AGENTS.
+                b.neighbours = Neighbours::Topological { k: x as u32 };
+                return Ok(());
+            }
+            let field = match p {
+                Param::RSep => &mut b.r_sep,
+                Param::RAli => &mut b.r_ali,
+                Param::RCoh => &mut b.r_coh,
+                Param::WSep => &mut b.w_sep,
+                Param::WAli => &mut b.w_ali,
+                Param::WCoh => &mut b.w_coh,
+                Param::MaxForce => &mut b.max_force,
+                Param::VMin => &mut b.v_min,
+                _ => &mut b.v_max,
+            };
+            *field = f;
+        }
+    }
+    Ok(())
+}
+
+/// Density `rho`: sets N from the box when the box is varied and N is not, else the box's
+/// side from N.
+fn set_density(s: &mut Scene, varies: &[Vary], rho: f64) -> Result<(), PointError> {
+    let dim = s.dim;
+    let world_varied = find(varies, Param::World).is_some();
+    let agents_varied = find(varies, Param::Agents).is_some();
+    if world_varied && !agents_varied {
+        let vol: f64 = s.world[..dim].iter().map(|&w| w as f64).product();
+        let n = (rho * vol).round();
+        if n < 1.0 || n > scene::MAX_AGENTS as f64 {
+            return Err(PointError::TooManyOrFewAgents {
+                density: rho,
+                volume: vol,
+                agents: n,
+            });
+        }
+        s.agents = n as u32;
+        if let Some(c) = s.init.count {
+            s.init.count = Some(c.min(s.agents));
+        }
+    } else {
+        let side = (s.agents as f64 / rho).powf(1.0 / dim as f64) as f32;
+        for w in s.world.iter_mut().take(dim) {
+            *w = side;
+        }
+    }
+    Ok(())
 }
 
 /// Every combination of the varied values (the first `--vary` outermost), as scenes.

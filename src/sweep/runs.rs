@@ -28,6 +28,37 @@ pub struct Outcome {
     pub failure: Option<anyhow::Error>,
 }
 
+/// Every run of the points `todo` as (point, seed index), the largest first so the small ones
+/// fill in at the end, and what they all cost (agent-steps, the progress bar's length).
+fn schedule(points: &[Point], todo: &[usize], settings: Settings) -> (Vec<(usize, u32)>, u64) {
+    let steps = settings.equilibrate + settings.measure;
+    let mut runs: Vec<(usize, u32)> = todo
+        .iter()
+        .flat_map(|&p| (0..settings.seeds).map(move |k| (p, k)))
+        .collect();
+    let cost = |p: usize| points[p].scene.agents.max(1) as u64 * steps;
+    runs.sort_by_key(|&(p, k)| (std::cmp::Reverse(cost(p)), p, k));
+    let total_cost: u64 = runs.iter().map(|&(p, _)| cost(p)).sum();
+    (runs, total_cost)
+}
+
+/// A progress bar of `total` agent-steps on stderr; hidden when `hide` or when stderr is not a
+/// terminal.
+fn progress_bar(hide: bool, total: u64) -> indicatif::ProgressBar {
+    if hide || !std::io::stderr().is_terminal() {
+        return indicatif::ProgressBar::hidden();
+    }
+    let b = indicatif::ProgressBar::new(total);
+    b.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{bar:40.cyan/blue} {msg}  {percent}%  elapsed {elapsed}  ETA {eta}",
+        )
+        .expect("valid template")
+        .progress_chars("█▉▊▋▌▍▎▏ "),
+    );
+    b
+}
+
 /// Run every seed of the points `todo`, `jobs` at once [default: all cores], with a progress
 /// bar unless `quiet`. `finished(p, stats)` gets point `p` when its last seed is in.
 pub fn run_points(
@@ -39,33 +70,12 @@ pub fn run_points(
     quiet: bool,
     mut finished: impl FnMut(usize, Stats) -> Result<()>,
 ) -> Outcome {
-    // Runs: (point, seed index), the largest first so the small ones fill in at the end.
-    let steps = settings.equilibrate + settings.measure;
-    let mut runs: Vec<(usize, u32)> = todo
-        .iter()
-        .flat_map(|&p| (0..settings.seeds).map(move |k| (p, k)))
-        .collect();
-    let cost = |p: usize| points[p].scene.agents.max(1) as u64 * steps;
-    runs.sort_by_key(|&(p, k)| (std::cmp::Reverse(cost(p)), p, k));
-    let total_cost: u64 = runs.iter().map(|&(p, _)| cost(p)).sum();
+    let (runs, total_cost) = schedule(points, todo, settings);
     let cores = std::thread::available_parallelism()
         .map(|x| x.get())
         .unwrap_or(1);
     let jobs = jobs.unwrap_or(cores).min(runs.len()).max(1);
-
-    let bar = if quiet || !std::io::stderr().is_terminal() || runs.is_empty() {
-        indicatif::ProgressBar::hidden()
-    } else {
-        let b = indicatif::ProgressBar::new(total_cost);
-        b.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{bar:40.cyan/blue} {msg}  {percent}%  elapsed {elapsed}  ETA {eta}",
-            )
-            .expect("valid template")
-            .progress_chars("█▉▊▋▌▍▎▏ "),
-        );
-        b
-    };
+    let bar = progress_bar(quiet || runs.is_empty(), total_cost);
     let points_left = todo.len();
     bar.set_message(format!("0/{points_left} points"));
 

@@ -25,13 +25,10 @@ use serde::{Deserialize, Serialize};
 use super::param::{parse_vary, Vary};
 use super::points::{points, Point};
 use super::stats::Settings;
-use super::table::{csv_text, header, Row};
+use super::table::{csv_text, header, read_body, split_line, Row, PREFIX};
 use crate::engine::Task;
 use crate::output::{self, TempName};
 use crate::scene::Scene;
-
-/// How a shard's CSV starts.
-pub const PREFIX: &str = "# forge sweep shard ";
 
 /// The points of shard `task`: `task.index`, `task.index + task.count`, … below `count`.
 pub fn share(count: usize, task: Task) -> Result<Vec<usize>> {
@@ -157,15 +154,14 @@ struct Part {
     path: PathBuf,
     id: Identity,
     head: String,
-    /// (line number, line) of each row.
-    lines: Vec<(usize, String)>,
+    /// (line number, fields) of each row.
+    lines: Vec<(usize, csv::StringRecord)>,
 }
 
 fn read_part(path: &Path) -> Result<Part> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("{}: cannot read", path.display()))?;
-    let mut lines = text.split_inclusive('\n');
-    let first = lines.next().unwrap_or("").trim_end_matches(['\n', '\r']);
+    let (first, rest) = split_line(&text);
     let id = Identity::parse(first)
         .ok_or_else(|| {
             anyhow!(
@@ -174,30 +170,19 @@ fn read_part(path: &Path) -> Result<Part> {
             )
         })?
         .with_context(|| format!("{}: damaged", path.display()))?;
-    let head = lines
-        .next()
-        .unwrap_or("")
-        .trim_end_matches(['\n', '\r'])
-        .to_string();
-    let mut rows = Vec::new();
-    for (i, line) in lines.enumerate() {
-        let lineno = i + 3;
-        if !line.ends_with('\n') {
-            bail!(
-                "{}: damaged: line {lineno} is incomplete (an interrupted shard? finish it with --resume)",
-                path.display()
-            );
-        }
-        let line = line.trim_end_matches(['\n', '\r']);
-        if !line.is_empty() {
-            rows.push((lineno, line.to_string()));
-        }
+    let (head, body) = split_line(rest);
+    let body = read_body(body, 3).with_context(|| format!("{}: damaged", path.display()))?;
+    if let Some(lineno) = body.cut {
+        bail!(
+            "{}: damaged: line {lineno} is incomplete (an interrupted shard? finish it with --resume)",
+            path.display()
+        );
     }
     Ok(Part {
         path: path.to_path_buf(),
         id,
-        head,
-        lines: rows,
+        head: head.to_string(),
+        lines: body.rows,
     })
 }
 
@@ -221,6 +206,55 @@ fn describe(id: &Identity) -> String {
 }
 
 pub fn merge(a: MergeArgs) -> Result<ExitCode> {
+    let _claim = claim_outputs(&a)?;
+    let mut parts = a
+        .parts
+        .iter()
+        .map(|p| read_part(p))
+        .collect::<Result<Vec<_>>>()?;
+    let first = the_sweep(&parts)?;
+    let (reference, first_path) = (parts[first].id.clone(), parts[first].path.clone());
+    let n = reference.shard[1];
+    parts.sort_by_key(|p| p.id.shard[0]);
+    check_every_shard_once(&parts, &reference)?;
+    let sweep = Stored::rebuild(&reference, &first_path)?;
+    let head = header(&sweep.varies);
+    let rows = gather_rows(&parts, n, &head, &sweep)?;
+    let rows: Vec<&Row> = rows.iter().collect();
+    output::write_atomic(
+        &a.output,
+        &csv_text(&head, rows.iter().copied()),
+        TempName::Hidden,
+        a.force,
+        "CSV",
+    )?;
+    let Stored {
+        base,
+        varies,
+        points,
+        settings,
+    } = &sweep;
+    if let Some(path) = &a.plot {
+        super::plot::plot_sweep(path, base, varies, points, &rows, *settings)?;
+    }
+    if !a.quiet {
+        eprintln!(
+            "{n} shard{} of sweep {} merged: {} points -> {}{}",
+            if n == 1 { "" } else { "s" },
+            base.name,
+            points.len(),
+            a.output.display(),
+            a.plot
+                .as_ref()
+                .map(|p| format!(", {}", p.display()))
+                .unwrap_or_default()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Checks `--plot`, then claims the outputs against the parts and each other.
+fn claim_outputs(a: &MergeArgs) -> Result<output::Claim> {
     if let Some(p) = &a.plot {
         crate::plot::check_output(p, a.force, "--plot")?;
     }
@@ -229,13 +263,12 @@ pub fn merge(a: MergeArgs) -> Result<ExitCode> {
         outputs.push((p, "--plot"));
     }
     let inputs: Vec<(&Path, &str)> = a.parts.iter().map(|p| (p.as_path(), "shard")).collect();
-    let _claim = output::claim(&outputs, &inputs, a.force)?;
-    let mut parts = a
-        .parts
-        .iter()
-        .map(|p| read_part(p))
-        .collect::<Result<Vec<_>>>()?;
-    // The sweep is what most parts agree on (the first's on a tie); the others are foreign.
+    output::claim(&outputs, &inputs, a.force)
+}
+
+/// The part whose sweep is being merged: the sweep most parts agree on (the first's on a tie).
+/// Refuses any part of another sweep, naming each.
+fn the_sweep(parts: &[Part]) -> Result<usize> {
     let mut votes: BTreeMap<(String, u64, String), (usize, usize)> = BTreeMap::new();
     for (i, p) in parts.iter().enumerate() {
         votes.entry(family(&p.id)).or_insert((0, i)).0 += 1;
@@ -244,10 +277,10 @@ pub fn merge(a: MergeArgs) -> Result<ExitCode> {
         .iter()
         .max_by_key(|(_, (n, i))| (*n, std::cmp::Reverse(*i)))
         .expect("at least one part");
-    let reference = parts[first].id.clone();
+    let reference = &parts[first].id;
     let foreign: Vec<String> = parts
         .iter()
-        .filter(|p| family(&p.id) != family(&reference))
+        .filter(|p| family(&p.id) != family(reference))
         .map(|p| format!("{} is a shard of {}", p.path.display(), describe(&p.id)))
         .collect();
     if !foreign.is_empty() {
@@ -256,12 +289,16 @@ pub fn merge(a: MergeArgs) -> Result<ExitCode> {
             foreign.len(),
             if foreign.len() == 1 { " is" } else { "s are" },
             parts[first].path.display(),
-            describe(&reference),
+            describe(reference),
             foreign.join("\n  ")
         );
     }
+    Ok(first)
+}
+
+/// Refuses a shard given twice, then any missing; `parts` are in shard order.
+fn check_every_shard_once(parts: &[Part], reference: &Identity) -> Result<()> {
     let n = reference.shard[1];
-    parts.sort_by_key(|p| p.id.shard[0]);
     for w in parts.windows(2) {
         if w[0].id.shard[0] == w[1].id.shard[0] {
             bail!(
@@ -281,32 +318,61 @@ pub fn merge(a: MergeArgs) -> Result<ExitCode> {
             "missing shard{} {} of {}: run {} with forge sweep … --shard I/{n}",
             if missing.len() == 1 { "" } else { "s" },
             missing.join(", "),
-            describe(&reference),
+            describe(reference),
             if missing.len() == 1 { "it" } else { "them" }
         );
     }
+    Ok(())
+}
 
-    // The points again, from what the shards stored.
-    let base = Scene::from_stored_json(&reference.scene.to_string())
-        .map_err(|e| anyhow!("{}: damaged: its scene: {e}", parts[first].path.display()))?;
-    let varies = reference
-        .vary
-        .iter()
-        .map(|e| parse_vary(e))
-        .collect::<Result<Vec<_>>>()?;
-    let points = points(&base, &varies)?;
-    let settings = reference.settings();
-    if points.len() != reference.points
-        || sweep_crc(&reference.scene, &varies, &points, settings) != reference.sweep
-    {
-        bail!(
-            "{}: damaged: its identity does not match its own scene and points",
-            parts[first].path.display()
-        );
+/// The sweep again, from what a shard's identity stored.
+struct Stored {
+    base: Scene,
+    varies: Vec<Vary>,
+    points: Vec<Point>,
+    settings: Settings,
+}
+
+impl Stored {
+    /// Rebuilds the points from `id` (read from the part at `path`), and checks they are the
+    /// ones its CRC was taken of.
+    fn rebuild(id: &Identity, path: &Path) -> Result<Stored> {
+        let base = Scene::from_stored_json(&id.scene.to_string())
+            .map_err(|e| anyhow!("{}: damaged: its scene: {e}", path.display()))?;
+        let varies = id
+            .vary
+            .iter()
+            .map(|e| parse_vary(e))
+            .collect::<Result<Vec<_>>>()?;
+        let points = points(&base, &varies)?;
+        let settings = id.settings();
+        if points.len() != id.points || sweep_crc(&id.scene, &varies, &points, settings) != id.sweep
+        {
+            bail!(
+                "{}: damaged: its identity does not match its own scene and points",
+                path.display()
+            );
+        }
+        Ok(Stored {
+            base,
+            varies,
+            points,
+            settings,
+        })
     }
-    let head = header(&varies);
+}
+
+/// Every point's row, in point order, from the part of its shard: each part's header, row
+/// count, keys and settings checked against the sweep.
+fn gather_rows(parts: &[Part], n: u64, head: &str, sweep: &Stored) -> Result<Vec<Row>> {
+    let Stored {
+        varies,
+        points,
+        settings,
+        ..
+    } = sweep;
     let mut rows: Vec<Option<Row>> = vec![None; points.len()];
-    for p in &parts {
+    for p in parts {
         let task = Task {
             index: p.id.shard[0],
             count: n,
@@ -327,50 +393,26 @@ pub fn merge(a: MergeArgs) -> Result<ExitCode> {
                 mine.len()
             );
         }
-        for (&k, (lineno, line)) in mine.iter().zip(&p.lines) {
-            let row =
-                Row::parse(line, varies.len()).map_err(|e| anyhow!("{name} line {lineno} {e}"))?;
+        for (&k, (lineno, fields)) in mine.iter().zip(&p.lines) {
+            let row = Row::from_record(fields.clone(), varies.len())
+                .map_err(|e| anyhow!("{name} line {lineno} {e}"))?;
             if row.key != points[k].key {
                 bail!(
                     "{name} line {lineno}: a row for {} where shard {task} has the point at {}",
                     row.key.join(","),
-                    points[k].at(&varies)
+                    points[k].at(varies)
                 );
             }
-            if row.settings != settings {
+            if row.settings != *settings {
                 bail!("{name} line {lineno}: made with other --seeds, --equilibrate or --measure");
             }
             rows[k] = Some(row);
         }
     }
-    let rows: Vec<&Row> = rows
-        .iter()
-        .map(|r| r.as_ref().expect("every point's row, from its shard"))
-        .collect();
-    output::write_atomic(
-        &a.output,
-        csv_text(&head, rows.iter().copied()).as_bytes(),
-        TempName::Hidden,
-        a.force,
-        "CSV",
-    )?;
-    if let Some(path) = &a.plot {
-        super::plot::plot_sweep(path, &base, &varies, &points, &rows, settings)?;
-    }
-    if !a.quiet {
-        eprintln!(
-            "{n} shard{} of sweep {} merged: {} points -> {}{}",
-            if n == 1 { "" } else { "s" },
-            base.name,
-            points.len(),
-            a.output.display(),
-            a.plot
-                .as_ref()
-                .map(|p| format!(", {}", p.display()))
-                .unwrap_or_default()
-        );
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(rows
+        .into_iter()
+        .map(|r| r.expect("every point's row, from its shard"))
+        .collect())
 }
 
 #[cfg(test)]

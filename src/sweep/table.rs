@@ -1,7 +1,7 @@
 //! The CSV: its header, the typed rows and their one text form, the rows of an earlier run read
-//! back for `--resume`, and `OUT.partial`, where rows go as they finish.
+//! back for `--resume`, and `OUT.partial`, where rows go as they finish. Rows are read and
+//! written by the `csv` crate; the header and a shard's identity line are lines of text.
 
-use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fs::File;
 use std::io::Write;
@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use anyhow::{anyhow, bail, Context, Result};
+use csv::StringRecord;
 
 use super::param::{fmt_value, Vary};
 use super::points::Point;
@@ -30,6 +31,10 @@ pub const STAT_COLUMNS: [&str; 9] = [
     "binder",
     "susceptibility",
 ];
+
+/// How a shard's CSV starts: its identity line (`shard.rs` writes it; `read_earlier` tells a
+/// shard's file by it).
+pub const PREFIX: &str = "# forge sweep shard ";
 
 /// What `Row`s are written as, for the files.
 pub fn header(varies: &[Vary]) -> String {
@@ -57,10 +62,28 @@ pub struct Row {
 pub enum Origin {
     /// Run by this sweep.
     Ran,
-    /// Read back from an earlier run's file (`--resume`). Its line is written back as it was
-    /// read: the values parse back exactly from what forge writes, but an edited file may
+    /// Read back from an earlier run's file (`--resume`). Its fields are written back as they
+    /// were read: the values parse back exactly from what forge writes, but an edited file may
     /// spell them otherwise (`0.50`), and a resumed sweep keeps the rows it is given.
-    Earlier { line: String },
+    Earlier { fields: StringRecord },
+}
+
+/// How rows are written: fields joined by `,`, `\n` after each row, a field quoted only where
+/// CSV needs it (a `,`, quote or line break in it, which no value forge writes has).
+fn row_writer<W: Write>(w: W) -> csv::Writer<W> {
+    csv::WriterBuilder::new()
+        .terminator(csv::Terminator::Any(b'\n'))
+        .quote_style(csv::QuoteStyle::Necessary)
+        .from_writer(w)
+}
+
+/// How rows are read: no header row (the caller matched the header line), and any number of
+/// fields in a row (`Row::from_record` names a row with too few or too many).
+fn row_reader(text: &str) -> csv::Reader<&[u8]> {
+    csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(text.as_bytes())
 }
 
 impl Row {
@@ -74,10 +97,11 @@ impl Row {
         }
     }
 
-    /// The row's line of CSV (without the newline): the one place a row becomes text.
-    pub fn line(&self) -> Cow<'_, str> {
-        if let Origin::Earlier { line } = &self.origin {
-            return Cow::Borrowed(line);
+    /// Writes the row's fields to `w`: the one place a row becomes text. The values are
+    /// written with Rust's `{}` formatting (`fmt_value` for the statistics).
+    fn write<W: Write>(&self, w: &mut csv::Writer<W>) -> csv::Result<()> {
+        if let Origin::Earlier { fields } = &self.origin {
+            return w.write_record(fields);
         }
         let (s, set) = (&self.stats, &self.settings);
         let mut f: Vec<String> = self.key.clone();
@@ -89,18 +113,35 @@ impl Row {
         for x in [s.order, s.order_se, s.binder, s.susceptibility] {
             f.push(fmt_value(x));
         }
-        Cow::Owned(f.join(","))
+        w.write_record(&f)
     }
 
-    /// A line of an earlier run's file with `params` varied parameters (the header matched).
-    pub(super) fn parse(line: &str, params: usize) -> Result<Row, RowError> {
-        let f: Vec<&str> = line.split(',').collect();
+    /// The row's line of CSV, as the files hold it, without the newline.
+    #[cfg(test)]
+    fn line(&self) -> String {
+        let mut w = row_writer(Vec::new());
+        self.write(&mut w).expect("a row writes to memory");
+        let mut text = String::from_utf8(w.into_inner().expect("a row writes to memory"))
+            .expect("a row's fields are text");
+        text.pop();
+        text
+    }
+
+    /// The first row of `text` (one line of a file), as `from_record` reads it.
+    #[cfg(test)]
+    fn parse(text: &str, params: usize) -> Result<Row, RowError> {
+        let record = row_reader(text).records().next().transpose();
+        Row::from_record(record.expect("text reads").unwrap_or_default(), params)
+    }
+
+    /// A row of an earlier run's file with `params` varied parameters (the header matched).
+    pub(super) fn from_record(f: StringRecord, params: usize) -> Result<Row, RowError> {
         let want = params + STAT_COLUMNS.len();
         if f.len() != want {
             return Err(RowError::Fields { got: f.len(), want });
         }
-        fn get<T: FromStr>(f: &[&str], params: usize, k: usize) -> Result<T, RowError> {
-            let text = f[params + k];
+        fn get<T: FromStr>(f: &StringRecord, params: usize, k: usize) -> Result<T, RowError> {
+            let text = &f[params + k];
             text.parse().map_err(|_| RowError::NotANumber {
                 column: STAT_COLUMNS[k],
                 text: text.to_string(),
@@ -108,7 +149,7 @@ impl Row {
         }
         let g = |k| get::<f64>(&f, params, k);
         Ok(Row {
-            key: f[..params].iter().map(|s| s.to_string()).collect(),
+            key: f.iter().take(params).map(|s| s.to_string()).collect(),
             side: get(&f, params, 1)?,
             settings: Settings {
                 seeds: get(&f, params, 2)?,
@@ -122,9 +163,7 @@ impl Row {
                 binder: g(7)?,
                 susceptibility: g(8)?,
             },
-            origin: Origin::Earlier {
-                line: line.to_string(),
-            },
+            origin: Origin::Earlier { fields: f },
         })
     }
 }
@@ -139,13 +178,54 @@ pub(super) enum RowError {
 }
 
 /// The header and rows, one per line.
-pub(super) fn csv_text<'a>(head: &str, rows: impl IntoIterator<Item = &'a Row>) -> String {
-    let mut text = format!("{head}\n");
+pub(super) fn csv_text<'a>(head: &str, rows: impl IntoIterator<Item = &'a Row>) -> Vec<u8> {
+    let mut w = row_writer(format!("{head}\n").into_bytes());
     for row in rows {
-        text.push_str(&row.line());
-        text.push('\n');
+        row.write(&mut w).expect("a row writes to memory");
     }
-    text
+    w.into_inner().expect("rows write to memory")
+}
+
+/// The first line of `text` (without its line break) and the text after it.
+pub(super) fn split_line(text: &str) -> (&str, &str) {
+    let (line, rest) = match text.find('\n') {
+        Some(i) => (&text[..i], &text[i + 1..]),
+        None => (text, ""),
+    };
+    (line.trim_end_matches('\r'), rest)
+}
+
+/// The rows of a file after its header, read by `read_body`.
+pub(super) struct Body {
+    /// Each row's line number and fields, in file order; empty lines are skipped.
+    pub rows: Vec<(usize, StringRecord)>,
+    /// The number of a last line without its newline: cut short by an interruption, and not
+    /// read.
+    pub cut: Option<usize>,
+}
+
+/// The rows of `body`, the text after a file's header, whose first line is line `first` of
+/// the file.
+pub(super) fn read_body(body: &str, first: usize) -> Result<Body> {
+    let (whole, rest) = body.split_at(body.rfind('\n').map_or(0, |i| i + 1));
+    let cut = (!rest.is_empty()).then(|| first + whole.matches('\n').count());
+    let mut rows = Vec::new();
+    let (mut line, mut counted) = (first, 0);
+    for record in row_reader(whole).records() {
+        let record = record?;
+        // A record's position is where the reader went on from, which may be the line breaks
+        // (empty lines) before it; its line is that of its first field.
+        let at = record.position().map_or(counted, |p| p.byte() as usize);
+        let start = at
+            + whole[at..]
+                .bytes()
+                .take_while(|b| matches!(b, b'\r' | b'\n'))
+                .count();
+        line += whole[counted..start].matches('\n').count();
+        counted = start;
+        rows.push((line, record));
+    }
+    Ok(Body { rows, cut })
 }
 
 /// Rows of an earlier (maybe interrupted) run of this sweep.
@@ -153,12 +233,26 @@ pub struct Earlier {
     pub from: PathBuf,
     /// In file order, the first of each key.
     pub rows: Vec<Row>,
+    /// The number of a last line cut short by the interruption (not read).
+    pub cut: Option<usize>,
+}
+
+impl Earlier {
+    /// Warns that the point of a cut line runs again.
+    pub fn warn_if_cut(&self) {
+        if let Some(lineno) = self.cut {
+            eprintln!(
+                "warning: {}: line {lineno} is incomplete, its point runs again",
+                self.from.display()
+            );
+        }
+    }
 }
 
 /// The rows of an earlier run of this sweep: the same varied parameters (in the same order)
 /// and `settings`; a shard's file starts with `shard_line` (its identity, `shard.rs`), and
-/// only a shard's does. A last line without its newline was cut by the interruption: its point
-/// runs again.
+/// only a shard's does. A last line without its newline was cut by the interruption: it is not
+/// read, and its point runs again (`Earlier::warn_if_cut`).
 pub fn read_earlier(
     path: &Path,
     varies: &[Vary],
@@ -168,17 +262,14 @@ pub fn read_earlier(
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("--resume: cannot read {}", path.display()))?;
     let want = header(varies);
-    let mut lines = text.split_inclusive('\n');
-    let mut head = lines.next().unwrap_or("").trim_end_matches(['\n', '\r']);
+    let (mut head, mut body) = split_line(&text);
     let shard_of = |line: &str| {
-        line.strip_prefix(super::shard::PREFIX)
+        line.strip_prefix(PREFIX)
             .and_then(|r| r.split(' ').next())
             .map(|s| s.to_string())
     };
     match (shard_line, shard_of(head)) {
-        (Some(mine), _) if head == mine => {
-            head = lines.next().unwrap_or("").trim_end_matches(['\n', '\r']);
-        }
+        (Some(mine), _) if head == mine => (head, body) = split_line(body),
         (Some(mine), Some(other)) => bail!(
             "--resume: {} is shard {other} of a sweep, not shard {} of this one (the same --shard, scene, --vary and settings; or start over with --force)",
             path.display(),
@@ -202,20 +293,11 @@ pub fn read_earlier(
     }
     let mut rows = Vec::new();
     let mut seen = HashSet::new();
-    for (i, line) in lines.enumerate() {
-        let lineno = i + 2;
-        if !line.ends_with('\n') {
-            eprintln!(
-                "warning: {}: line {lineno} is incomplete, its point runs again",
-                path.display()
-            );
-            break;
-        }
-        let line = line.trim_end_matches(['\n', '\r']);
-        if line.is_empty() {
-            continue;
-        }
-        let row = Row::parse(line, varies.len())
+    // Rows are numbered from line 2 whether or not a shard's identity line came first (so in
+    // a shard's file a row's number is one below its line).
+    let body = read_body(body, 2).with_context(|| format!("--resume: {}", path.display()))?;
+    for (lineno, record) in body.rows {
+        let row = Row::from_record(record, varies.len())
             .map_err(|e| anyhow!("--resume: {} line {lineno} {e}", path.display()))?;
         let (made, now) = (row.settings, settings);
         if made != now {
@@ -237,6 +319,7 @@ pub fn read_earlier(
     Ok(Earlier {
         from: path.to_path_buf(),
         rows,
+        cut: body.cut,
     })
 }
 
@@ -280,7 +363,7 @@ const WHAT: &str = "CSV";
 /// as its point finishes, in the order they finish.
 pub struct PartialCsv {
     path: PathBuf,
-    file: File,
+    csv: csv::Writer<File>,
 }
 
 impl PartialCsv {
@@ -293,20 +376,14 @@ impl PartialCsv {
         rows: impl IntoIterator<Item = &'a Row>,
     ) -> Result<PartialCsv> {
         // `.NAME.tmp`: `NAME.partial` is this very file's name pattern.
-        output::write_atomic(
-            path,
-            csv_text(head, rows).as_bytes(),
-            TempName::Hidden,
-            true,
-            WHAT,
-        )?;
+        output::write_atomic(path, &csv_text(head, rows), TempName::Hidden, true, WHAT)?;
         let file = std::fs::OpenOptions::new()
             .append(true)
             .open(path)
             .with_context(|| format!("cannot open {}", path.display()))?;
         Ok(PartialCsv {
             path: path.to_path_buf(),
-            file,
+            csv: row_writer(file),
         })
     }
 
@@ -315,9 +392,8 @@ impl PartialCsv {
     }
 
     pub fn append(&mut self, row: &Row) -> Result<()> {
-        self.file
-            .write_all(format!("{}\n", row.line()).as_bytes())
-            .and_then(|_| self.file.flush())
+        row.write(&mut self.csv)
+            .and_then(|_| Ok(self.csv.flush()?))
             .map_err(|e| anyhow!("cannot write {}: {e}", self.path.display()))
     }
 
@@ -329,16 +405,10 @@ impl PartialCsv {
         head: &str,
         rows: impl IntoIterator<Item = &'a Row>,
     ) -> Result<()> {
-        let PartialCsv { path, file } = self;
-        drop(file);
+        let PartialCsv { path, csv } = self;
+        drop(csv);
         // `.NAME.tmp`: `NAME.partial` is the file being finished.
-        output::write_atomic(
-            out,
-            csv_text(head, rows).as_bytes(),
-            TempName::Hidden,
-            true,
-            WHAT,
-        )?;
+        output::write_atomic(out, &csv_text(head, rows), TempName::Hidden, true, WHAT)?;
         std::fs::remove_file(&path).with_context(|| format!("cannot remove {}", path.display()))
     }
 }
@@ -364,6 +434,17 @@ mod tests {
         // An edited file keeps its spelling.
         let edited = "0.50,40,4,40,3.16,3,30,30,0.50,0.1,0.6,0.2";
         assert_eq!(Row::parse(edited, 3).unwrap().line(), edited);
+    }
+
+    #[test]
+    fn rows_are_numbered_by_their_line_and_a_cut_line_is_not_read() {
+        let body = read_body("a,1\n\n\r\nb,2\r\n\nc,3\nd,", 2).unwrap();
+        let got: Vec<(usize, &str)> = body.rows.iter().map(|(k, r)| (*k, &r[0])).collect();
+        assert_eq!(got, [(2, "a"), (5, "b"), (7, "c")]);
+        assert_eq!(body.cut, Some(8));
+        let body = read_body("a,1\n", 3).unwrap();
+        assert_eq!((body.rows.len(), body.cut), (1, None));
+        assert_eq!(read_body("", 3).unwrap().rows.len(), 0);
     }
 
     #[test]

@@ -25,10 +25,14 @@ const CORE_PER_SPACING: f32 = 0.15;
 const CORE_MIN_PX: f32 = 1.4;
 const CORE_MAX_PX: f32 = 4.5;
 /// HDR level the typical agent's light is exposed to (ACES maps 1.0 to ~0.8).
-const TARGET: f32 = 1.6;
+const TARGET: f32 = 0.9;
 /// Exposure bounds.
 const EXPOSURE_MIN: f32 = 0.08;
 const EXPOSURE_MAX: f32 = 2.5;
+/// Ink: the typical agent's ink density (opacity 1 − e^(−this)), and its exposure's bounds.
+const INK_TARGET: f32 = 1.6;
+const INK_EXPOSURE_MIN: f32 = 0.3;
+const INK_EXPOSURE_MAX: f32 = 6.0;
 
 /// What the default look measured.
 #[derive(Clone, Copy, Debug)]
@@ -38,13 +42,58 @@ pub struct Measured {
     pub exposure: f32,
 }
 
+/// Default trails: the light an agent leaves halves in this many seconds at least …
+pub const TRAIL_HALF_LIFE_S: f32 = 0.15;
+/// … or in the time the median agent takes to cross this many pixels (at 1080p, scaled with
+/// the height), whichever is longer: slow agents, moving under a pixel a frame, leave trails
+/// as long on screen as fast ones, and do not shimmer …
+const TRAIL_PX: f32 = 10.0;
+/// … but at most in this many seconds.
+const TRAIL_MAX_HALF_LIFE_S: f32 = 0.5;
+
+/// The default trails for `clip` of `r` in a `width`×`height` frame at `fps`: the fraction of
+/// the light kept from one frame to the next (see [`TRAIL_PX`]).
+pub fn default_trails(
+    r: &mut Reader,
+    clip: std::ops::Range<u64>,
+    world: &World,
+    (width, height, fit): (u32, u32, Fit),
+    fps: u32,
+    min_half_life_s: f32,
+) -> Result<f32> {
+    let dim = r.header().dim as usize;
+    let s = px_per_unit(world, width, height, fit);
+    let mut steps = Vec::new();
+    let mut f = Frame::empty();
+    for k in super::ranges::sample_frames(clip, SAMPLE_FRAMES) {
+        r.read_frame_into(k, &mut f)
+            .map_err(|e| anyhow!("frame {k}: {e}"))?;
+        let n = f.agents(dim);
+        for i in (0..n).step_by((n / SAMPLE_AGENTS).max(1)) {
+            let v2: f32 = (0..dim).map(|a| f.vel[a * n + i] * f.vel[a * n + i]).sum();
+            let px = v2.sqrt() * world.frame_dt * s;
+            if px.is_finite() {
+                steps.push(px);
+            }
+        }
+    }
+    steps.sort_by(|a, b| a.total_cmp(b));
+    let fps = fps.max(1) as f32;
+    let mut frames = min_half_life_s * fps;
+    if let Some(&median) = steps.get(steps.len() / 2) {
+        let want = TRAIL_PX * height as f32 / 1080.0 / median.max(1e-6);
+        frames = frames.max(want.min(TRAIL_MAX_HALF_LIFE_S * fps));
+    }
+    Ok(0.5f32.powf(1.0 / frames))
+}
+
 /// Screen pixels per world unit, as the 2D view (or, for 3D, roughly the camera) fits the
 /// world into a `width`×`height` frame.
 fn px_per_unit(world: &World, width: u32, height: u32, fit: Fit) -> f32 {
     let sx = width as f32 / world.size[0].max(1e-6);
     let sy = height as f32 / world.size[1].max(1e-6);
     let s = match fit {
-        Fit::Letterbox => sx.min(sy),
+        Fit::Letterbox | Fit::Tile => sx.min(sy),
         Fit::Cover => sx.max(sy),
     };
     if world.dim == 3 {
@@ -55,19 +104,37 @@ fn px_per_unit(world: &World, width: u32, height: u32, fit: Fit) -> f32 {
     }
 }
 
+/// The frame the measurement is for.
+#[derive(Clone, Copy, Debug)]
+pub struct Framing {
+    pub width: u32,
+    pub height: u32,
+    pub fit: Fit,
+    pub trails: f32,
+    pub fps: u32,
+    /// A crowd's sprites share their light (`--stacking`): the levels a crowd reaches.
+    pub stacking: f32,
+    /// Ink: the exposure sets how dark an agent's ink is, not how bright its light.
+    pub ink: bool,
+}
+
 /// Measures `clip` of `r`: the sprite size (when `point_size` is `None`) and the exposure.
-#[allow(clippy::too_many_arguments)]
 pub fn measure(
     r: &mut Reader,
     clip: std::ops::Range<u64>,
     world: &World,
-    width: u32,
-    height: u32,
-    fit: Fit,
+    frame: Framing,
     point_size: Option<f32>,
-    trails: f32,
-    fps: u32,
 ) -> Result<Measured> {
+    let Framing {
+        width,
+        height,
+        fit,
+        trails,
+        fps,
+        stacking,
+        ink,
+    } = frame;
     let dim = r.header().dim as usize;
     let s = px_per_unit(world, width, height, fit);
     let hscale = height as f32 / 1080.0;
@@ -118,7 +185,10 @@ pub fn measure(
         }
         for i in (0..na).step_by(stride) {
             let Some(c) = cell_of(i) else { continue };
-            let area = grid[c] as f32 * sprite_light * trail_gain / (cell * cell);
+            // A crowd's sprites share their light: its level is one sprite's overlap times
+            // its share (see agents.wgsl's `crowd_share`).
+            let overlap = (grid[c] as f32 * sprite_light / (cell * cell)).max(1.0);
+            let area = overlap.powf(1.0 - stacking) * trail_gain;
             // Trails: an agent moving less than a core per frame stacks its own light.
             let v2: f32 = (0..dim)
                 .map(|a| f.vel[a * na + i] * f.vel[a * na + i])
@@ -139,8 +209,13 @@ pub fn measure(
     }
     levels.sort_by(|a, b| a.total_cmp(b));
     let p80 = levels[((levels.len() - 1) as f64 * 0.5).round() as usize];
-    // Partly compensated: a dense flock should still read denser than a sparse one.
-    let exposure = (TARGET / p80.powf(0.7)).clamp(EXPOSURE_MIN, EXPOSURE_MAX);
+    // Partly compensated: a dense flock should still read denser than a sparse one. In ink,
+    // the typical agent's ink reaches an opacity of 1 − e^(−INK_TARGET) (about 0.8).
+    let exposure = if ink {
+        (INK_TARGET / p80.powf(0.7)).clamp(INK_EXPOSURE_MIN, INK_EXPOSURE_MAX)
+    } else {
+        (TARGET / p80.powf(0.7)).clamp(EXPOSURE_MIN, EXPOSURE_MAX)
+    };
     Ok(Measured {
         point_size,
         exposure,

@@ -134,3 +134,115 @@ pub fn density_range_3d(r: &mut Reader, frames: std::ops::Range<u64>) -> Result<
     let hi = values[((values.len() - 1) as f64 * 0.95).round() as usize];
     Ok([0.0, if hi > 1e-6 { hi } else { 1.0 }])
 }
+
+/// The turn of every sampled agent: its heading minus its frame's mean heading (x–y), in
+/// degrees in (−180, 180], frame by frame.
+fn turns_by_frame(r: &mut Reader, frames: std::ops::Range<u64>) -> Result<Vec<Vec<f32>>> {
+    let dim = r.header().dim as usize;
+    let mut out = Vec::new();
+    let mut f = Frame::empty();
+    for k in sample_frames(frames, RANGE_SAMPLE_FRAMES) {
+        r.read_frame_into(k, &mut f)
+            .map_err(|e| anyhow!("frame {k}: {e}"))?;
+        let n = f.agents(dim);
+        let mean = crate::render::mean_heading(&f, dim, n);
+        let step = (n / RANGE_SAMPLE_AGENTS).max(1);
+        let mut turns = Vec::with_capacity(n / step + 1);
+        for i in (0..n).step_by(step) {
+            let (vx, vy) = (f.vel[i], f.vel[n + i]);
+            if !(vx.is_finite() && vy.is_finite()) || (vx == 0.0 && vy == 0.0) {
+                continue;
+            }
+            let t = vy.atan2(vx) - mean;
+            let t = t - std::f32::consts::TAU * (t / std::f32::consts::TAU).round();
+            turns.push(t.to_degrees());
+        }
+        out.push(turns);
+    }
+    Ok(out)
+}
+
+/// The `relative-heading` range: ± the 95th percentile of the turn over frames sampled from
+/// `frames`, at least ±5°.
+pub fn turn_range(r: &mut Reader, frames: std::ops::Range<u64>) -> Result<[f32; 2]> {
+    let mut all: Vec<f32> = turns_by_frame(r, frames)?
+        .into_iter()
+        .flatten()
+        .map(f32::abs)
+        .collect();
+    if all.is_empty() {
+        return Ok([-90.0, 90.0]);
+    }
+    all.sort_by(|a, b| a.total_cmp(b));
+    let hi = all[((all.len() - 1) as f64 * 0.95).round() as usize].clamp(5.0, 180.0);
+    Ok([-hi, hi])
+}
+
+/// The share of the colour map a typical frame's agents span between their 5th and 95th
+/// percentile, for values `by_frame` shown over `range`: the median over the frames.
+fn spread(by_frame: &[Vec<f32>], range: [f32; 2]) -> f32 {
+    let width = (range[1] - range[0]).max(1e-20);
+    let mut spans: Vec<f32> = by_frame
+        .iter()
+        .filter(|v| v.len() >= 2)
+        .map(|v| {
+            let mut v = v.clone();
+            v.sort_by(|a, b| a.total_cmp(b));
+            let pct = |p: f64| v[((v.len() - 1) as f64 * p).round() as usize];
+            ((pct(0.95).min(range[1]) - pct(0.05).max(range[0])) / width).clamp(0.0, 1.0)
+        })
+        .collect();
+    if spans.is_empty() {
+        return 0.0;
+    }
+    spans.sort_by(|a, b| a.total_cmp(b));
+    spans[spans.len() / 2]
+}
+
+/// The speeds of the sampled agents, frame by frame.
+fn speeds_by_frame(r: &mut Reader, frames: std::ops::Range<u64>) -> Result<Vec<Vec<f32>>> {
+    let dim = r.header().dim as usize;
+    let mut out = Vec::new();
+    let mut f = Frame::empty();
+    for k in sample_frames(frames, RANGE_SAMPLE_FRAMES) {
+        r.read_frame_into(k, &mut f)
+            .map_err(|e| anyhow!("frame {k}: {e}"))?;
+        let n = f.agents(dim);
+        let step = (n / RANGE_SAMPLE_AGENTS).max(1);
+        let speeds = (0..n)
+            .step_by(step)
+            .map(|i| {
+                (0..dim)
+                    .map(|a| f.vel[a * n + i] * f.vel[a * n + i])
+                    .sum::<f32>()
+                    .sqrt()
+            })
+            .filter(|s| s.is_finite())
+            .collect();
+        out.push(speeds);
+    }
+    Ok(out)
+}
+
+/// The colour quantity that carries the most over `frames` when no layer names one: speed
+/// if a typical frame's agents span at least 40% of the map by it, else whichever of speed
+/// and the turn (relative heading) spans more. (A flock at one speed, or one heading, shows
+/// nothing by it.)
+pub fn most_telling(
+    r: &mut Reader,
+    frames: std::ops::Range<u64>,
+) -> Result<crate::look::ColorMode> {
+    use crate::look::ColorMode;
+    let speeds = speeds_by_frame(r, frames.clone())?;
+    let speed = spread(&speeds, speed_range(r, frames.clone())?);
+    if speed >= 0.4 {
+        return Ok(ColorMode::Speed);
+    }
+    let turns = turns_by_frame(r, frames.clone())?;
+    let turn = spread(&turns, turn_range(r, frames)?);
+    Ok(if turn > speed {
+        ColorMode::RelativeHeading
+    } else {
+        ColorMode::Speed
+    })
+}

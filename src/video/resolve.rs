@@ -14,10 +14,12 @@ use anyhow::{anyhow, bail, Context, Result};
 use super::exposure;
 use super::ranges::{density_range_3d, speed_range};
 use crate::bfs::{Header, Reader};
-use crate::look::{self, CameraMode, ColorMode, Colormap, Fit, Look, Overlay, Size, Span};
+use crate::look::{
+    self, CameraMode, ColorBy, ColorMode, Colormap, Fit, Look, Overlay, Shape, Span, Style,
+};
 use crate::render::camera;
 use crate::render::overlay::Overlays;
-use crate::render::{Settings, View3, World};
+use crate::render::{Grade, Settings, View3, World};
 use crate::scene::Boundary;
 
 /// Defaults for what no layer sets and nothing is measured for.
@@ -30,14 +32,21 @@ pub mod defaults {
     /// into inferno's near-black low end. A map chosen by a layer is used whole.
     pub const COLORMAP_START: f32 = 0.3;
     /// Trails: the light an agent leaves halves in this many seconds, whatever the frame rate.
-    pub const TRAIL_HALF_LIFE_S: f32 = 0.15;
+    /// The shortest default trails of a 3D recording (its camera moves: long trails would
+    /// string into beads), half-life in seconds; 2D ones take `exposure::TRAIL_HALF_LIFE_S`.
+    pub const TRAIL_HALF_LIFE_3D_S: f32 = 0.05;
     pub const BLOOM: f32 = 0.5;
     pub const BACKGROUND: Rgb = Rgb([0x05, 0x05, 0x0a]);
     pub const VIGNETTE: f32 = 0.25;
     /// Point size when the exposure is set but the point size is not.
     pub const POINT_SIZE: f32 = 1.5;
-    /// The orbit turns at most once in this many seconds of video.
-    pub const MIN_ORBIT_VIDEO_S: f32 = 20.0;
+    /// The orbit camera turns once in this many seconds of video.
+    pub const ORBIT_VIDEO_S: f32 = 20.0;
+    /// Ink's sky: the horizon's glow at the bottom of the frame, the dusk blue at the top.
+    pub const DUSK_HORIZON: Rgb = Rgb([0xe0, 0xa8, 0x82]);
+    pub const DUSK_SKY: Rgb = Rgb([0x4a, 0x63, 0x8c]);
+    /// Ink's agents: a warm near-black.
+    pub const INK: Rgb = Rgb([0x17, 0x12, 0x14]);
 }
 
 /// The look's layers above the recording's own `render` section.
@@ -261,212 +270,248 @@ pub fn resolve(layers: &Layers, r: &mut Reader, path: &Path) -> Result<Resolved>
             .unwrap_or_else(|| Look::flag(field))
     };
     let world = world_of(&h);
-    let size = merged.size.unwrap_or(defaults::SIZE);
-    let fps = merged.fps.unwrap_or(defaults::FPS);
-    let (color, colormap, colormap_start) = colours(&merged, &origin);
-    let trails = merged
-        .trails
-        .unwrap_or_else(|| 0.5f32.powf(1.0 / (defaults::TRAIL_HALF_LIFE_S * fps as f32)));
-    let fit = merged.fit.unwrap_or(Fit::Letterbox);
-    let follow = merged.follow.unwrap_or(false);
-    let (overlay, title) = overlays(&layers.flags, &merged, &h.scene_name);
-    let view3 = view3(&merged, &h, &world, size, fps, r.frame_count(), &origin)?;
-    let m = Measure {
-        world: &world,
-        size,
-        fit,
-        trails,
-        fps,
-        color,
+    let mut look = merged.clone();
+    let mut measured = Vec::new();
+    fill_frame(&mut look, &h);
+    fill_colours(&mut look, r, path, &mut measured)?;
+    if look.color.is_some_and(|c| c.mode == ColorMode::Heading)
+        && !look.colormap.is_some_and(Colormap::is_cyclic)
+    {
+        eprintln!(
+            "warning: {}: heading with a non-cyclic map: headings just either side of 180° get far-apart colours (twilight or sinebow wrap)",
+            origin("color"),
+        );
     }
-    .run(&merged, r, path)?;
-    let background = merged.background.unwrap_or(defaults::BACKGROUND);
-    let settings = Settings {
-        width: size.0[0],
-        height: size.0[1],
-        color,
-        colormap,
-        colormap_floor: colormap_start,
-        range: m.range,
-        trails,
-        bloom: merged.bloom.unwrap_or(defaults::BLOOM),
-        bloom_radius: merged.bloom_radius.unwrap_or(1.0),
-        exposure: m.exposure,
-        background: background.unit(),
-        point_size: m.point_size,
-        fit,
-        follow: follow && view3.as_ref().is_none_or(|v| v.mode == CameraMode::Top),
-        vignette: merged.vignette.unwrap_or(defaults::VIGNETTE),
-        shutter: merged.motion_blur.unwrap_or(0.0),
-        overlay,
-        view3,
-        center: merged.center.map(|c| c.0),
-        zoom: merged.zoom.unwrap_or(1.0),
-    };
-    let look = resolved_look(
-        &settings,
-        size,
-        fps,
-        colormap_start,
-        background,
-        follow,
-        title,
-    );
+    let (overlay, title) = overlays(&layers.flags, &merged, &h.scene_name);
+    look.overlay = Some(resolved_overlays(&overlay));
+    look.title = title;
+    let view3 = view3(&look, &h, &world, &origin)?;
+    fill_view3(&mut look, view3.as_ref());
+    fill_flat_view(&mut look);
+    Measure { world: &world }.run(&mut look, r, path, &mut measured)?;
+    let settings = settings_of(&look, overlay, view3);
     Ok(Resolved {
+        fps: look.fps.expect("resolved"),
         settings,
-        fps,
         look,
-        measured: m.measured,
+        measured,
     })
 }
 
-/// The colour mode, the map (sinebow for heading, else inferno) and where the scale starts
-/// in it (the default map leaves out its darkest 30%; a map a layer chose is used whole).
-fn colours(merged: &Look, origin: &dyn Fn(&str) -> String) -> (ColorMode, Colormap, f32) {
-    let color = merged.color.unwrap_or(ColorMode::Speed);
-    let colormap = merged.colormap.unwrap_or(if color == ColorMode::Heading {
-        Colormap::Sinebow
-    } else {
-        Colormap::Inferno
-    });
-    let start =
-        merged
-            .colormap_start
-            .unwrap_or(if merged.colormap.is_none() && !colormap.is_cyclic() {
-                defaults::COLORMAP_START
-            } else {
-                0.0
-            });
-    if color == ColorMode::Heading && !colormap.is_cyclic() {
-        eprintln!(
-            "warning: {}: heading with the non-cyclic map {}: headings just either side of 180° get far-apart colours (twilight or sinebow wrap)",
-            origin("color"),
-            look::name_of(&colormap)
-        );
+/// The frame and its style: size, rate, how the world fills it, trails, bloom, the
+/// background and the grading (defaults only; nothing here is measured). Ink is dark on a
+/// dusk sky, with no bloom.
+fn fill_frame(l: &mut Look, h: &Header) {
+    let ink = l.style == Some(Style::Ink);
+    l.style.get_or_insert(Style::Glow);
+    l.size.get_or_insert(defaults::SIZE);
+    l.fps.get_or_insert(defaults::FPS);
+    l.fit
+        .get_or_insert(if h.boundary == Boundary::Wrap && h.dim == 2 {
+            Fit::Tile
+        } else {
+            Fit::Letterbox
+        });
+    l.follow.get_or_insert(false);
+    l.bloom
+        .get_or_insert(if ink { 0.0 } else { defaults::BLOOM });
+    l.bloom_radius.get_or_insert(1.0);
+    l.stacking.get_or_insert(if ink { 0.5 } else { 0.7 });
+    l.shape.get_or_insert(Shape::Dot);
+    if ink && l.background.is_none() && l.background_top.is_none() {
+        l.background = Some(defaults::DUSK_HORIZON);
+        l.background_top = Some(defaults::DUSK_SKY);
     }
-    (color, colormap, start)
+    l.background.get_or_insert(defaults::BACKGROUND);
+    l.vignette
+        .get_or_insert(if ink { 0.15 } else { defaults::VIGNETTE });
+    l.motion_blur.get_or_insert(0.0);
+    l.contrast.get_or_insert(1.0);
+    l.saturation.get_or_insert(1.0);
+    l.lift.get_or_insert(0.0);
+    l.gamma.get_or_insert(1.0);
+    l.gain.get_or_insert(1.0);
 }
 
-/// What is measured over the whole recording, and what it depends on.
+/// What agents are coloured by (in glow, the quantity that varies most over the recording;
+/// in ink, one dark colour), the map (per quantity) and where its scale starts (the default
+/// inferno leaves out its darkest 30%; a map a layer chose is used whole).
+fn fill_colours(
+    l: &mut Look,
+    r: &mut Reader,
+    path: &Path,
+    measured: &mut Vec<&'static str>,
+) -> Result<()> {
+    let given_map = l.colormap.is_some();
+    let color = match l.color {
+        Some(c) => c,
+        None if l.style == Some(Style::Ink) => ColorBy {
+            mode: ColorMode::Fixed,
+            fixed: Some(defaults::INK),
+        },
+        None => {
+            measured.push("color");
+            let count = r.frame_count();
+            let mode = super::ranges::most_telling(r, 0..count)
+                .with_context(|| format!("choosing the colour quantity of {}", path.display()))?;
+            ColorBy::mode(mode)
+        }
+    };
+    l.color = Some(color);
+    let map = *l.colormap.get_or_insert(match color.mode {
+        ColorMode::Heading => Colormap::Sinebow,
+        ColorMode::RelativeHeading => Colormap::Viridis,
+        _ => Colormap::Inferno,
+    });
+    l.colormap_start
+        .get_or_insert(if !given_map && map == Colormap::Inferno {
+            defaults::COLORMAP_START
+        } else {
+            0.0
+        });
+    Ok(())
+}
+
+/// The 3D view's settings as resolved (none for 2D): the camera, and each camera's own.
+fn fill_view3(l: &mut Look, v: Option<&View3>) {
+    l.camera = v.map(|v| v.mode);
+    l.orbit_period = v
+        .filter(|v| v.mode == CameraMode::Orbit)
+        .map(|v| v.orbit_period);
+    l.eye = v.and_then(|v| v.eye).map(look::Vec3);
+    l.target = v.and_then(|v| v.target).map(look::Vec3);
+    l.fov = v.filter(|v| v.mode != CameraMode::Top).map(|v| v.fov);
+    l.fog = v.map(|v| v.fog);
+    l.world_box = v.map(|v| v.world_box);
+}
+
+/// The 2D view's centre and zoom: for 2D and the 3D top camera only.
+fn fill_flat_view(l: &mut Look) {
+    let flat = l.camera.is_none_or(|m| m == CameraMode::Top);
+    l.center = l.center.filter(|_| flat);
+    l.zoom = flat.then(|| l.zoom.unwrap_or(1.0));
+}
+
+/// What is measured over the whole recording.
 struct Measure<'a> {
     world: &'a World,
-    size: Size,
-    fit: Fit,
-    trails: f32,
-    fps: u32,
-    color: ColorMode,
-}
-
-/// The measured (or given) exposure, sprite size and colour range.
-struct Measured {
-    exposure: f32,
-    point_size: f32,
-    range: Option<[f32; 2]>,
-    /// Which of them were measured (JSON names).
-    measured: Vec<&'static str>,
 }
 
 impl Measure<'_> {
     /// Exposure and sprite size (as a pair: a layer that sets the exposure was tuned with the
     /// default sprite), then the colour range, from frames sampled over the whole recording.
-    fn run(&self, merged: &Look, r: &mut Reader, path: &Path) -> Result<Measured> {
+    fn run(
+        &self,
+        l: &mut Look,
+        r: &mut Reader,
+        path: &Path,
+        measured: &mut Vec<&'static str>,
+    ) -> Result<()> {
         let count = r.frame_count();
-        let mut measured = Vec::new();
-        let (exposure, point_size) = match merged.exposure {
-            Some(e) => (e, merged.point_size.unwrap_or(defaults::POINT_SIZE)),
+        if l.trails.is_none() {
+            let min = if self.world.dim == 3 {
+                defaults::TRAIL_HALF_LIFE_3D_S
+            } else {
+                exposure::TRAIL_HALF_LIFE_S
+            };
+            let [w, h] = l.size.expect("resolved").0;
+            let fit = l.fit.expect("resolved");
+            let fps = l.fps.expect("resolved");
+            let t = exposure::default_trails(r, 0..count, self.world, (w, h, fit), fps, min)
+                .with_context(|| format!("measuring the look of {}", path.display()))?;
+            measured.push("trails");
+            l.trails = Some(t);
+        }
+        match l.exposure {
+            Some(_) => {
+                l.point_size.get_or_insert(defaults::POINT_SIZE);
+            }
             None => {
-                let [w, h] = self.size.0;
+                let [w, h] = l.size.expect("resolved").0;
                 let m = exposure::measure(
                     r,
                     0..count,
                     self.world,
-                    w,
-                    h,
-                    self.fit,
-                    merged.point_size,
-                    self.trails,
-                    self.fps,
+                    exposure::Framing {
+                        width: w,
+                        height: h,
+                        fit: l.fit.expect("resolved"),
+                        trails: l.trails.expect("resolved"),
+                        fps: l.fps.expect("resolved"),
+                        stacking: l.stacking.expect("resolved"),
+                        ink: l.style == Some(Style::Ink),
+                    },
+                    l.point_size,
                 )
                 .with_context(|| format!("measuring the look of {}", path.display()))?;
                 measured.push("exposure");
-                if merged.point_size.is_none() {
+                if l.point_size.is_none() {
                     measured.push("point_size");
                 }
-                (m.exposure, m.point_size)
+                l.exposure = Some(m.exposure);
+                l.point_size = Some(m.point_size);
             }
-        };
+        }
+        if l.range.is_some() {
+            return Ok(());
+        }
         let measuring = || format!("measuring the colour range of {}", path.display());
         let dim3 = self.world.dim == 3;
-        let range = match (merged.range, self.color) {
-            (Some(r), _) => Some(r.0),
-            (None, ColorMode::Speed) => {
-                measured.push("range");
-                Some(speed_range(r, 0..count).with_context(measuring)?)
+        let range = match l.color.expect("resolved").mode {
+            ColorMode::Speed => speed_range(r, 0..count).with_context(measuring)?,
+            ColorMode::RelativeHeading => {
+                super::ranges::turn_range(r, 0..count).with_context(measuring)?
             }
-            (None, ColorMode::Density) if dim3 => {
-                measured.push("range");
-                Some(density_range_3d(r, 0..count).with_context(measuring)?)
+            ColorMode::Density if dim3 => density_range_3d(r, 0..count).with_context(measuring)?,
+            ColorMode::Density => {
+                crate::render::density::range_2d(self.world.size, r.header().agents)
             }
-            (None, ColorMode::Density) => {
-                measured.push("range");
-                let agents = r.header().agents;
-                Some(crate::render::density::range_2d(self.world.size, agents))
-            }
-            (None, _) => None,
+            ColorMode::Heading | ColorMode::Fixed => return Ok(()),
         };
-        Ok(Measured {
-            exposure,
-            point_size,
-            range,
-            measured,
-        })
+        measured.push("range");
+        l.range = Some(Span(range));
+        Ok(())
     }
 }
 
-/// Every setting of `s` as a look (`--print-look`); 3D settings only for a 3D recording, and
-/// each camera's own (an orbit's period, a fixed camera's eye and target).
-fn resolved_look(
-    s: &Settings,
-    size: Size,
-    fps: u32,
-    colormap_start: f32,
-    background: look::Rgb,
-    follow: bool,
-    title: Option<String>,
-) -> Look {
-    let v = s.view3.as_ref();
-    // The 2D view's settings: for 2D and the top camera.
-    let flat = v.is_none_or(|v| v.mode == CameraMode::Top);
-    Look {
-        size: Some(size),
-        fps: Some(fps),
-        color: Some(s.color),
-        colormap: Some(s.colormap),
-        colormap_start: Some(colormap_start),
-        range: s.range.map(Span),
-        exposure: Some(s.exposure),
-        point_size: Some(s.point_size),
-        trails: Some(s.trails),
-        bloom: Some(s.bloom),
-        bloom_radius: Some(s.bloom_radius),
-        background: Some(background),
-        vignette: Some(s.vignette),
-        motion_blur: Some(s.shutter),
-        overlay: Some(resolved_overlays(&s.overlay)),
-        title,
-        fit: Some(s.fit),
-        follow: Some(follow),
-        camera: v.map(|v| v.mode),
-        orbit_period: v
-            .filter(|v| v.mode == CameraMode::Orbit)
-            .map(|v| v.orbit_period),
-        eye: v.and_then(|v| v.eye).map(look::Vec3),
-        target: v.and_then(|v| v.target).map(look::Vec3),
-        fov: v.filter(|v| v.mode != CameraMode::Top).map(|v| v.fov),
-        fog: v.map(|v| v.fog),
-        world_box: v.map(|v| v.world_box),
-        center: s.center.filter(|_| flat).map(look::Vec2),
-        zoom: flat.then_some(s.zoom),
+/// The renderer's settings from a look with every setting resolved.
+fn settings_of(l: &Look, overlay: Overlays, view3: Option<View3>) -> Settings {
+    let [width, height] = l.size.expect("resolved").0;
+    let color = l.color.expect("resolved");
+    let camera = view3.as_ref().map(|v| v.mode);
+    Settings {
+        width,
+        height,
+        style: l.style.expect("resolved"),
+        color: color.mode,
+        fixed: color.fixed.map(|c| c.unit()),
+        colormap: l.colormap.expect("resolved"),
+        colormap_floor: l.colormap_start.expect("resolved"),
+        range: l.range.map(|r| r.0),
+        trails: l.trails.expect("resolved"),
+        bloom: l.bloom.expect("resolved"),
+        bloom_radius: l.bloom_radius.expect("resolved"),
+        exposure: l.exposure.expect("resolved"),
+        background: l.background.expect("resolved").unit(),
+        background_top: l.background_top.map(|c| c.unit()),
+        stacking: l.stacking.expect("resolved"),
+        shape: l.shape.expect("resolved"),
+        grade: Grade {
+            contrast: l.contrast.expect("resolved"),
+            saturation: l.saturation.expect("resolved"),
+            lift: l.lift.expect("resolved"),
+            gamma: l.gamma.expect("resolved"),
+            gain: l.gain.expect("resolved"),
+        },
+        point_size: l.point_size.expect("resolved"),
+        fit: l.fit.expect("resolved"),
+        follow: l.follow.expect("resolved") && camera.is_none_or(|m| m == CameraMode::Top),
+        vignette: l.vignette.expect("resolved"),
+        shutter: l.motion_blur.expect("resolved"),
+        overlay,
+        view3,
+        center: l.center.map(|c| c.0),
+        zoom: l.zoom.unwrap_or(1.0),
     }
 }
 
@@ -516,14 +561,12 @@ fn view3(
     m: &Look,
     h: &Header,
     world: &World,
-    size: Size,
-    fps: u32,
-    frames: u64,
     origin: &dyn Fn(&str) -> String,
 ) -> Result<Option<View3>> {
     if h.dim != 3 {
         return Ok(None);
     }
+    let (size, fps) = (m.size.expect("resolved"), m.fps.expect("resolved"));
     let mode = m.camera.unwrap_or(CameraMode::Orbit);
     if mode == CameraMode::Top && m.fov.is_some() {
         let who = origin("fov");
@@ -554,10 +597,10 @@ fn view3(
     if mode == CameraMode::Top {
         eprintln!("note: the recording is 3D: the top camera renders an orthographic projection onto x, y");
     }
-    let orbit_period = m.orbit_period.unwrap_or_else(|| {
-        let length = frames.saturating_sub(1).max(1) as f32 * world.frame_dt;
-        length.max(defaults::MIN_ORBIT_VIDEO_S * fps as f32 * world.frame_dt)
-    });
+    // One turn in ORBIT_VIDEO_S of video at the frame rate, whatever the clip's length.
+    let orbit_period = m
+        .orbit_period
+        .unwrap_or(defaults::ORBIT_VIDEO_S * fps as f32 * world.frame_dt);
     if !(orbit_period.is_finite() && orbit_period > 0.0) {
         return Err(anyhow!(
             "{}: must be a number of seconds > 0, got {orbit_period}",

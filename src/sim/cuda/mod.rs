@@ -110,7 +110,7 @@ pub struct GridShape {
 
 // SAFETY: plain #[repr(C)] data, declared identically in kernels/forge_math.h.
 unsafe impl DeviceRepr for GridShape {}
-// SAFETY: Params is #[repr(C)], declared identically in kernels/forge_math.h (104 bytes).
+// SAFETY: Params is #[repr(C)], declared identically in kernels/forge_math.h (112 bytes).
 unsafe impl DeviceRepr for Params {}
 
 /// The CPU's grid sizing rule (src/sim/grid.rs `Grid::new`), for the kernels.

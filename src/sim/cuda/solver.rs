@@ -239,138 +239,176 @@ impl CudaSolver {
         Ok(())
     }
 
+    /// The step's launches: build the grid (or prepare the velocities), step every agent
+    /// into `next_*`, then swap the state for it.
     fn enqueue_step(&mut self) -> Result<(), DriverError> {
-        let p = self.params;
-        let n = self.n as u32;
-        let dim = self.dim as u32;
-        let step = self.step;
-        let st = &self.stream;
-        let vicsek = p.model() == Model::Vicsek;
-        let units = vicsek as u32;
+        let units = (self.params.model() == Model::Vicsek) as u32;
         if self.search == Search::Grid {
-            let g = self.shape;
-            st.memset_zeros(&mut self.counts)?;
-            // SAFETY: every buffer holds dim*n (or n, ncells, nblocks) elements as the kernel
-            // expects; the launch covers n threads, each guarded by `s < n`.
-            unsafe {
-                st.launch_builder(&self.k.cell_index)
-                    .arg(&g)
-                    .arg(&self.pos)
-                    .arg(&n)
-                    .arg(&dim)
-                    .arg(&mut self.cell_of)
-                    .arg(&mut self.rank)
-                    .arg(&mut self.counts)
-                    .launch(cfg(n, BLOCK))?;
-            }
-            let nc = g.ncells;
-            let nb = nc.div_ceil(SCAN_BLOCK).max(1);
-            // SAFETY: cell_start has ncells + 1 entries (the last fixed at n), block_sums nb.
-            unsafe {
-                st.launch_builder(&self.k.scan_blocks)
-                    .arg(&self.counts)
-                    .arg(&mut self.cell_start)
-                    .arg(&mut self.block_sums)
-                    .arg(&nc)
-                    .launch(LaunchConfig {
-                        grid_dim: (nb, 1, 1),
-                        block_dim: (SCAN_BLOCK, 1, 1),
-                        shared_mem_bytes: 0,
-                    })?;
-                st.launch_builder(&self.k.scan_sums)
-                    .arg(&mut self.block_sums)
-                    .arg(&nb)
-                    .launch(LaunchConfig {
-                        grid_dim: (1, 1, 1),
-                        block_dim: (SCAN_BLOCK, 1, 1),
-                        shared_mem_bytes: 0,
-                    })?;
-                st.launch_builder(&self.k.scan_add)
-                    .arg(&mut self.cell_start)
-                    .arg(&self.block_sums)
-                    .arg(&nc)
-                    .launch(LaunchConfig {
-                        grid_dim: (nb, 1, 1),
-                        block_dim: (SCAN_BLOCK, 1, 1),
-                        shared_mem_bytes: 0,
-                    })?;
-            }
-            // SAFETY: as above; slot t = cell_start[c] + rank[s] is a permutation of 0..n.
-            unsafe {
-                st.launch_builder(&self.k.build_grid)
-                    .arg(&n)
-                    .arg(&dim)
-                    .arg(&units)
-                    .arg(&self.cell_of)
-                    .arg(&self.rank)
-                    .arg(&self.cell_start)
-                    .arg(&self.pos)
-                    .arg(&self.vel)
-                    .arg(&self.ids)
-                    .arg(&mut self.spos)
-                    .arg(&mut self.svel)
-                    .arg(&mut self.svfix)
-                    .arg(&mut self.next_ids)
-                    .arg(&mut self.scell)
-                    .launch(cfg(n, BLOCK))?;
-            }
-            let f = match (vicsek, dim) {
-                (true, _) => &self.k.vicsek_grid,
-                (false, 2) => &self.k.boids_grid2,
-                (false, _) => &self.k.boids_grid3,
-            };
-            // SAFETY: reads the sorted arrays, writes slot t of next_pos/next_vel only.
-            unsafe {
-                st.launch_builder(f)
-                    .arg(&p)
-                    .arg(&g)
-                    .arg(&step)
-                    .arg(&self.cell_start)
-                    .arg(&self.scell)
-                    .arg(&self.next_ids)
-                    .arg(&self.spos)
-                    .arg(&self.svel)
-                    .arg(&self.svfix)
-                    .arg(&mut self.next_pos)
-                    .arg(&mut self.next_vel)
-                    .arg(&mut self.bad)
-                    .launch(cfg(n, BLOCK))?;
-            }
+            self.build_grid(units)?;
+            self.step_grid()?;
             std::mem::swap(&mut self.ids, &mut self.next_ids);
         } else {
-            // SAFETY: writes slot s of svel (units) and svfix only.
-            unsafe {
-                st.launch_builder(&self.k.build_brute)
-                    .arg(&n)
-                    .arg(&dim)
-                    .arg(&units)
-                    .arg(&self.vel)
-                    .arg(&mut self.svel)
-                    .arg(&mut self.svfix)
-                    .launch(cfg(n, BLOCK))?;
-            }
-            let f = match (vicsek, dim) {
-                (true, _) => &self.k.vicsek_brute,
-                (false, 2) => &self.k.boids_brute2,
-                (false, _) => &self.k.boids_brute3,
-            };
-            let vel_src = if vicsek { &self.svel } else { &self.vel };
-            // SAFETY: reads all slots, writes slot s of next_pos/next_vel only.
-            unsafe {
-                st.launch_builder(f)
-                    .arg(&p)
-                    .arg(&step)
-                    .arg(&self.pos)
-                    .arg(vel_src)
-                    .arg(&self.svfix)
-                    .arg(&mut self.next_pos)
-                    .arg(&mut self.next_vel)
-                    .arg(&mut self.bad)
-                    .launch(cfg(n, BLOCK))?;
-            }
+            self.build_brute(units)?;
+            self.step_brute()?;
         }
         std::mem::swap(&mut self.pos, &mut self.next_pos);
         std::mem::swap(&mut self.vel, &mut self.next_vel);
+        Ok(())
+    }
+
+    /// Every agent's cell and rank in it, the cells' starts (a scan of their counts), and the
+    /// state sorted by cell into `spos`, `svel`, `svfix` (`next_ids`: the sorted ids).
+    fn build_grid(&mut self, units: u32) -> Result<(), DriverError> {
+        let n = self.n as u32;
+        let dim = self.dim as u32;
+        let g = self.shape;
+        let st = &self.stream;
+        st.memset_zeros(&mut self.counts)?;
+        // SAFETY: every buffer holds dim*n (or n, ncells, nblocks) elements as the kernel
+        // expects; the launch covers n threads, each guarded by `s < n`.
+        unsafe {
+            st.launch_builder(&self.k.cell_index)
+                .arg(&g)
+                .arg(&self.pos)
+                .arg(&n)
+                .arg(&dim)
+                .arg(&mut self.cell_of)
+                .arg(&mut self.rank)
+                .arg(&mut self.counts)
+                .launch(cfg(n, BLOCK))?;
+        }
+        self.scan_cells()?;
+        let st = &self.stream;
+        // SAFETY: as for cell_index; slot t = cell_start[c] + rank[s] is a permutation of 0..n.
+        unsafe {
+            st.launch_builder(&self.k.build_grid)
+                .arg(&n)
+                .arg(&dim)
+                .arg(&units)
+                .arg(&self.cell_of)
+                .arg(&self.rank)
+                .arg(&self.cell_start)
+                .arg(&self.pos)
+                .arg(&self.vel)
+                .arg(&self.ids)
+                .arg(&mut self.spos)
+                .arg(&mut self.svel)
+                .arg(&mut self.svfix)
+                .arg(&mut self.next_ids)
+                .arg(&mut self.scell)
+                .launch(cfg(n, BLOCK))?;
+        }
+        Ok(())
+    }
+
+    /// `cell_start`: the exclusive scan of `counts`, per block, then over the blocks' sums.
+    fn scan_cells(&mut self) -> Result<(), DriverError> {
+        let st = &self.stream;
+        let nc = self.shape.ncells;
+        let nb = nc.div_ceil(SCAN_BLOCK).max(1);
+        let blocks = |grid: u32| LaunchConfig {
+            grid_dim: (grid, 1, 1),
+            block_dim: (SCAN_BLOCK, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: cell_start has ncells + 1 entries (the last fixed at n), block_sums nb.
+        unsafe {
+            st.launch_builder(&self.k.scan_blocks)
+                .arg(&self.counts)
+                .arg(&mut self.cell_start)
+                .arg(&mut self.block_sums)
+                .arg(&nc)
+                .launch(blocks(nb))?;
+            st.launch_builder(&self.k.scan_sums)
+                .arg(&mut self.block_sums)
+                .arg(&nb)
+                .launch(blocks(1))?;
+            st.launch_builder(&self.k.scan_add)
+                .arg(&mut self.cell_start)
+                .arg(&self.block_sums)
+                .arg(&nc)
+                .launch(blocks(nb))?;
+        }
+        Ok(())
+    }
+
+    /// Every agent stepped from its neighbours in the grid's cells, sorted slot t into slot t.
+    fn step_grid(&mut self) -> Result<(), DriverError> {
+        let p = self.params;
+        let n = self.n as u32;
+        let g = self.shape;
+        let step = self.step;
+        let st = &self.stream;
+        let f = match (p.model() == Model::Vicsek, self.dim) {
+            (true, _) => &self.k.vicsek_grid,
+            (false, 2) => &self.k.boids_grid2,
+            (false, _) => &self.k.boids_grid3,
+        };
+        // SAFETY: reads the sorted arrays, writes slot t of next_pos/next_vel only.
+        unsafe {
+            st.launch_builder(f)
+                .arg(&p)
+                .arg(&g)
+                .arg(&step)
+                .arg(&self.cell_start)
+                .arg(&self.scell)
+                .arg(&self.next_ids)
+                .arg(&self.spos)
+                .arg(&self.svel)
+                .arg(&self.svfix)
+                .arg(&mut self.next_pos)
+                .arg(&mut self.next_vel)
+                .arg(&mut self.bad)
+                .launch(cfg(n, BLOCK))?;
+        }
+        Ok(())
+    }
+
+    /// The velocities brute force reads: unit vectors (`units`, Vicsek) and fixed point.
+    fn build_brute(&mut self, units: u32) -> Result<(), DriverError> {
+        let n = self.n as u32;
+        let dim = self.dim as u32;
+        // SAFETY: writes slot s of svel (units) and svfix only.
+        unsafe {
+            self.stream
+                .launch_builder(&self.k.build_brute)
+                .arg(&n)
+                .arg(&dim)
+                .arg(&units)
+                .arg(&self.vel)
+                .arg(&mut self.svel)
+                .arg(&mut self.svfix)
+                .launch(cfg(n, BLOCK))?;
+        }
+        Ok(())
+    }
+
+    /// Every agent stepped from all the others, slot s into slot s.
+    fn step_brute(&mut self) -> Result<(), DriverError> {
+        let p = self.params;
+        let n = self.n as u32;
+        let step = self.step;
+        let st = &self.stream;
+        let vicsek = p.model() == Model::Vicsek;
+        let f = match (vicsek, self.dim) {
+            (true, _) => &self.k.vicsek_brute,
+            (false, 2) => &self.k.boids_brute2,
+            (false, _) => &self.k.boids_brute3,
+        };
+        let vel_src = if vicsek { &self.svel } else { &self.vel };
+        // SAFETY: reads all slots, writes slot s of next_pos/next_vel only.
+        unsafe {
+            st.launch_builder(f)
+                .arg(&p)
+                .arg(&step)
+                .arg(&self.pos)
+                .arg(vel_src)
+                .arg(&self.svfix)
+                .arg(&mut self.next_pos)
+                .arg(&mut self.next_vel)
+                .arg(&mut self.bad)
+                .launch(cfg(n, BLOCK))?;
+        }
         Ok(())
     }
 

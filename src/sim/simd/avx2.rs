@@ -4,7 +4,7 @@
 use std::arch::x86_64::*;
 
 use super::Cands;
-use crate::sim::math::{BoidsAcc, FIX_CLAMP};
+use crate::sim::math::{BoidsAcc, Sight, FIX_CLAMP};
 use crate::sim::Params;
 
 /// Lanes of f32 in a register.
@@ -192,15 +192,37 @@ pub(super) fn in_bounds<const D: usize>(c: &Cands<D>, ranges: &[(u32, u32)]) {
     assert!(ranges.iter().all(|&(a, b)| a <= b && b as usize <= n));
 }
 
-/// [`super::boids_sums`], eight candidates at a time.
+/// The lanes of `sight` sees among the offsets `d` (squared lengths `d2`), as
+/// [`Sight::sees`] decides each: `dot` summed x, y, z in that order, then the comparisons
+/// (ordered: a NaN lane is not seen, as in scalar code).
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(super) fn sees8<const D: usize>(sight: &Sight<D>, d: &[__m256; D], d2: __m256) -> __m256 {
+    let mut dot = _mm256_mul_ps(d[0], _mm256_set1_ps(sight.u[0]));
+    for (dk, uk) in d.iter().zip(sight.u).skip(1) {
+        dot = _mm256_add_ps(dot, _mm256_mul_ps(*dk, _mm256_set1_ps(uk)));
+    }
+    let dd = _mm256_mul_ps(dot, dot);
+    let q = _mm256_mul_ps(_mm256_set1_ps(sight.c2), d2);
+    let ahead = _mm256_cmp_ps::<_CMP_GE_OQ>(dot, _mm256_setzero_ps());
+    if sight.wide {
+        _mm256_or_ps(ahead, _mm256_cmp_ps::<_CMP_LE_OQ>(dd, q))
+    } else {
+        _mm256_and_ps(ahead, _mm256_cmp_ps::<_CMP_GE_OQ>(dd, q))
+    }
+}
+
+/// [`super::boids_sums`], eight candidates at a time; with `FOV`, alignment and cohesion count
+/// only the lanes `sight` sees (without, `sight` is not read).
 ///
 /// # Safety
 /// The CPU has AVX2 (the candidate ranges are checked against the slices by `in_bounds`).
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn boids_sums<const D: usize>(
+pub(super) unsafe fn boids_sums<const D: usize, const FOV: bool>(
     p: &Params,
     wrap: bool,
     pi: &[f32; D],
+    sight: &Sight<D>,
     c: &Cands<D>,
     ranges: &[(u32, u32)],
     out: &mut BoidsAcc<D>,
@@ -236,8 +258,14 @@ pub(super) unsafe fn boids_sums<const D: usize>(
                 d2 = _mm256_add_ps(d2, _mm256_mul_ps(*dk, *dk));
             }
             let v = _mm256_castsi256_ps(valid);
-            let m_ali = _mm256_and_ps(_mm256_cmp_ps::<_CMP_LT_OQ>(d2, r_ali2), v);
-            let m_coh = _mm256_and_ps(_mm256_cmp_ps::<_CMP_LT_OQ>(d2, r_coh2), v);
+            // Alignment and cohesion: the valid lanes within their radius (and seen).
+            let v_seen = if FOV {
+                _mm256_and_ps(v, sees8(sight, &d, d2))
+            } else {
+                v
+            };
+            let m_ali = _mm256_and_ps(_mm256_cmp_ps::<_CMP_LT_OQ>(d2, r_ali2), v_seen);
+            let m_coh = _mm256_and_ps(_mm256_cmp_ps::<_CMP_LT_OQ>(d2, r_coh2), v_seen);
             let m_sep = _mm256_and_ps(
                 _mm256_and_ps(
                     _mm256_cmp_ps::<_CMP_LT_OQ>(d2, r_sep2),

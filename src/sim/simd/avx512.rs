@@ -5,7 +5,7 @@ use std::arch::x86_64::*;
 
 use super::avx2::{in_bounds, wrap8};
 use super::Cands;
-use crate::sim::math::{BoidsAcc, FIX_CLAMP, FIX_SCALE};
+use crate::sim::math::{BoidsAcc, Sight, FIX_CLAMP, FIX_SCALE};
 use crate::sim::Params;
 
 /// `to_fix` on eight lanes: clamp (NaN → −2^30, as in AVX2's version), scale by 2^32 in
@@ -57,16 +57,37 @@ unsafe fn offsets<const D: usize>(
     d
 }
 
-/// [`super::boids_sums`], eight candidates at a time with mask registers.
+/// The lanes of `k` that `sight` sees among the offsets `d` (squared lengths `d2`), as
+/// [`Sight::sees`] decides each (AVX2's `sees8` with mask registers).
+#[inline]
+#[target_feature(enable = "avx512f,avx512dq,avx512vl")]
+fn sees8<const D: usize>(k: __mmask8, sight: &Sight<D>, d: &[__m256; D], d2: __m256) -> __mmask8 {
+    let mut dot = _mm256_mul_ps(d[0], _mm256_set1_ps(sight.u[0]));
+    for (da, ua) in d.iter().zip(sight.u).skip(1) {
+        dot = _mm256_add_ps(dot, _mm256_mul_ps(*da, _mm256_set1_ps(ua)));
+    }
+    let dd = _mm256_mul_ps(dot, dot);
+    let q = _mm256_mul_ps(_mm256_set1_ps(sight.c2), d2);
+    let ahead = _mm256_mask_cmp_ps_mask::<_CMP_GE_OQ>(k, dot, _mm256_setzero_ps());
+    if sight.wide {
+        ahead | _mm256_mask_cmp_ps_mask::<_CMP_LE_OQ>(k, dd, q)
+    } else {
+        _mm256_mask_cmp_ps_mask::<_CMP_GE_OQ>(ahead, dd, q)
+    }
+}
+
+/// [`super::boids_sums`], eight candidates at a time with mask registers; with `FOV`,
+/// alignment and cohesion count only the lanes `sight` sees (without, `sight` is not read).
 ///
 /// # Safety
 /// The CPU has AVX-512 F, DQ and VL (the candidate ranges are checked against the slices by
 /// `avx2::in_bounds`).
 #[target_feature(enable = "avx512f,avx512dq,avx512vl")]
-pub(super) unsafe fn boids_sums<const D: usize>(
+pub(super) unsafe fn boids_sums<const D: usize, const FOV: bool>(
     p: &Params,
     wrap: bool,
     pi: &[f32; D],
+    sight: &Sight<D>,
     c: &Cands<D>,
     ranges: &[(u32, u32)],
     out: &mut BoidsAcc<D>,
@@ -92,8 +113,10 @@ pub(super) unsafe fn boids_sums<const D: usize>(
             for dk in d.iter().skip(1) {
                 d2 = _mm256_add_ps(d2, _mm256_mul_ps(*dk, *dk));
             }
-            let k_ali = _mm256_mask_cmp_ps_mask::<_CMP_LT_OQ>(k, d2, r_ali2);
-            let k_coh = _mm256_mask_cmp_ps_mask::<_CMP_LT_OQ>(k, d2, r_coh2);
+            // Alignment and cohesion: the lanes within their radius (and seen).
+            let k_seen = if FOV { sees8(k, sight, &d, d2) } else { k };
+            let k_ali = _mm256_mask_cmp_ps_mask::<_CMP_LT_OQ>(k_seen, d2, r_ali2);
+            let k_coh = _mm256_mask_cmp_ps_mask::<_CMP_LT_OQ>(k_seen, d2, r_coh2);
             let k_sep = _mm256_mask_cmp_ps_mask::<_CMP_GT_OQ>(
                 _mm256_mask_cmp_ps_mask::<_CMP_LT_OQ>(k, d2, r_sep2),
                 d2,
