@@ -1,18 +1,10 @@
 // The player's window: the renderer's display image copied 1:1 into the window's image
 // area (one texel per pixel, no filtering). The display image holds sRGB-encoded values in a
-// plain Unorm texture; a plain Unorm window stores them as they are, and an sRGB window gets
-// them decoded first (its store encodes them again).
+// plain Unorm texture: a plain Unorm window stores them as they are (`fs_present`), and an
+// sRGB window gets them decoded first (`fs_present_decode`; its store encodes them again).
+// Two entry points, chosen when the pipeline is built: no uniform, no branch on one.
 
-struct Params {
-    // 1: the window's format is sRGB.
-    decode: u32,
-    _pad0: u32,
-    _pad1: u32,
-    _pad2: u32,
-}
-
-@group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var image: texture_2d<f32>;
+@group(0) @binding(0) var image: texture_2d<f32>;
 
 @vertex
 fn vs_fullscreen(@builtin(vertex_index) vi: u32) -> @builtin(position) vec4f {
@@ -27,12 +19,18 @@ fn srgb_to_linear(c: vec3f) -> vec3f {
     return select(high, low, c <= vec3f(0.04045));
 }
 
+// The texel under pixel `pos`: the viewport starts at the window's corner, so pixel (x, y)
+// shows texel (x, y).
+fn texel(pos: vec4f) -> vec3f {
+    return textureLoad(image, vec2i(pos.xy), 0).rgb;
+}
+
 @fragment
 fn fs_present(@builtin(position) pos: vec4f) -> @location(0) vec4f {
-    // The viewport starts at the window's corner: pixel (x, y) shows texel (x, y).
-    let c = textureLoad(image, vec2i(pos.xy), 0).rgb;
-    if params.decode == 1u {
-        return vec4f(srgb_to_linear(c), 1.0);
-    }
-    return vec4f(c, 1.0);
+    return vec4f(texel(pos), 1.0);
+}
+
+@fragment
+fn fs_present_decode(@builtin(position) pos: vec4f) -> @location(0) vec4f {
+    return vec4f(srgb_to_linear(texel(pos)), 1.0);
 }

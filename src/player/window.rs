@@ -97,7 +97,7 @@ impl Window {
         };
         surface.configure(&gpu.device, &config);
         gpu.check(|| "setting up the window's surface".into())?;
-        let blit = Blit::new(&gpu.device, &gpu.queue, format);
+        let blit = Blit::new(&gpu.device, format);
         let egui = egui::Context::default();
         let egui_in = egui_winit::State::new(
             egui.clone(),
