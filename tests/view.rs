@@ -387,3 +387,47 @@ fn without_a_display_one_line_names_the_cause_and_what_works_instead() {
     has(&r.stderr, "needs a display");
     assert!(!d.path().join("x.bfs").exists());
 }
+
+#[test]
+fn bench_frames_shows_n_frames_as_fast_as_it_can_and_says_how_fast() {
+    let d = tmp();
+    // A scene has no frames to race through: said before any window opens.
+    let err = fails(d.path(), &["view", "schooling", "--bench-frames", "5"]);
+    has(&err, "--bench-frames");
+    has(&err, "recording");
+    let Some(x) = display("bench_frames_shows_n_frames_as_fast_as_it_can_and_says_how_fast") else {
+        return;
+    };
+    // 30 frames recorded, 40 shown: it loops at the end.
+    succeeds(
+        d.path(),
+        &[
+            "simulate",
+            "schooling",
+            "--agents",
+            "300",
+            "--steps",
+            "29",
+            "-o",
+            "b.bfs",
+            "-q",
+        ],
+    );
+    let env = Env {
+        set: &[("DISPLAY", x.display.as_str())],
+        remove: &["WAYLAND_DISPLAY", "WAYLAND_SOCKET"],
+    };
+    let args = ["view", "b.bfs", "--size", "320x180", "--bench-frames", "40"];
+    let r = child::run_within(d.path(), &args, &env, SLOW);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let line = r.stdout.trim();
+    has(line, "forge view: 40 frames shown in ");
+    has(line, "(320x180, 300 agents, ");
+    let fps: f64 = line
+        .split(" s: ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no rate in {line:?}"));
+    assert!(fps > 0.0, "{line}");
+}

@@ -409,6 +409,11 @@ pub struct ViewArgs {
     /// Quit after this many seconds, printing the frames shown per second [default: never].
     #[arg(long, value_name = "SECONDS")]
     pub quit_after: Option<f64>,
+    /// A recording: show N frames, one per window frame as fast as the window goes (the clock
+    /// and the speed aside, looping at the end), then quit, printing frames per second, the
+    /// size, the agents and the GPU [default: off].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub bench_frames: Option<u64>,
     /// Overwrite a look file that was there before the player started, and the --record file.
     #[arg(long)]
     pub force: bool,

@@ -41,6 +41,9 @@ pub fn view_cmd(a: ViewArgs) -> Result<ExitCode> {
         }
         Input::Recording(PathBuf::from(&a.input))
     } else {
+        if a.bench_frames.is_some() {
+            bail!("--bench-frames: applies to a recording (a live run shows frames as the solver makes them); record one with forge simulate first");
+        }
         let mut scene = Scene::load(&a.input)?;
         a.overrides.apply(&mut scene)?;
         if a.threads == Some(0) {
@@ -76,6 +79,7 @@ pub fn view_cmd(a: ViewArgs) -> Result<ExitCode> {
         looping: a.looping,
         name,
         quit_after: a.quit_after,
+        bench_frames: a.bench_frames,
     };
     crate::player::run(input, o)?;
     Ok(ExitCode::SUCCESS)

@@ -211,7 +211,11 @@ impl App {
         match &mut src.feed {
             Feed::File(frames) => {
                 v.st.clock.len = frames.len();
-                v.st.clock.tick(wall);
+                if self.o.bench_frames.is_some() {
+                    bench_tick(&mut v.st);
+                } else {
+                    v.st.clock.tick(wall);
+                }
                 play::update_file(&mut v.st, frames)?;
             }
             Feed::Live(l) => ended = play::update_live(&mut v.st, l, wall)?,
@@ -369,6 +373,14 @@ impl ApplicationHandler for App {
                 return;
             }
         }
+        if let (Some(n), Some(v)) = (self.o.bench_frames, &self.view) {
+            // The first frame shown starts the time: N more are timed.
+            if v.shown_total > n {
+                report_bench(v, n);
+                el.exit();
+                return;
+            }
+        }
         if let Some(v) = &self.view {
             if v.st.quit {
                 el.exit();
@@ -383,6 +395,31 @@ impl ApplicationHandler for App {
         }
         el.set_control_flow(ControlFlow::WaitUntil(Instant::now() + SIGNAL_POLL));
     }
+}
+
+/// `--bench-frames`: the frame after the one shown is due (the first after the last), playing.
+fn bench_tick(st: &mut State) {
+    st.clock.playing = true;
+    st.clock.reverse = false;
+    let next = st.screen.shown().map_or(0, |s| s + 1);
+    st.clock.seek(if next >= st.clock.len { 0 } else { next });
+}
+
+/// `--bench-frames`' line: how fast N frames were shown, and what they were.
+fn report_bench(v: &View, n: u64) {
+    let secs = v
+        .first_show
+        .map(|t| t.elapsed().as_secs_f64())
+        .unwrap_or(0.0);
+    let s = v.st.screen.settings();
+    let gpu = &v.st.screen.gpu().info.name;
+    println!(
+        "forge view: {n} frames shown in {secs:.2} s: {:.1} frames/s ({}x{}, {} agents, {gpu})",
+        n as f64 / secs.max(1e-9),
+        s.width,
+        s.height,
+        v.st.hud.agents,
+    );
 }
 
 /// `--quit-after`'s line: frames shown and the rate.

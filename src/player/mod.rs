@@ -63,6 +63,8 @@ pub struct Options {
     pub name: String,
     /// Quit after this many seconds, saying how many frames were shown (benchmarks, scripts).
     pub quit_after: Option<f64>,
+    /// Show this many frames as fast as the window goes, then quit, saying how fast.
+    pub bench_frames: Option<u64>,
 }
 
 /// Why no window can open: the one line a user gets, naming the cause and what works instead.
