@@ -174,6 +174,40 @@ fn topological_boids_bytes_do_not_depend_on_threads_or_search() {
     );
 }
 
+#[test]
+fn heading_noise_and_a_field_of_view_bytes_do_not_depend_on_threads_or_search() {
+    // Heading noise keyed by agent id (the grid re-sorts slots every step) and the blind-angle
+    // test in every candidate loop: a narrow field in 2D (wrapping, across the seam), a wide
+    // one in 3D (reflecting), and topological neighbours picked among those seen.
+    check_all_variants(
+        "nf2",
+        &format!(
+            r#"{{"model": "boids", "agents": {N}, "steps": 6, "seed": 3,
+               "world": {{"size": [900, 500], "boundary": "wrap"}},
+               "boids": {{"w_sep": 40, "noise": 2, "fov": 120}},
+               "init": {{"layout": "clusters", "count": 5, "radius": 60}}}}"#
+        ),
+    );
+    check_all_variants(
+        "nf3",
+        &format!(
+            r#"{{"model": "boids", "dim": 3, "agents": {N}, "steps": 5, "seed": 4,
+               "world": {{"size": [300, 300, 300], "boundary": "reflect"}},
+               "boids": {{"w_sep": 40, "noise": 3, "fov": 250}}}}"#
+        ),
+    );
+    check_all_variants(
+        "nft",
+        &format!(
+            r#"{{"model": "boids", "agents": {N}, "steps": 5, "seed": 5,
+               "world": {{"size": [900, 500], "boundary": "wrap"}},
+               "boids": {{"w_sep": 40, "noise": 1, "fov": 200,
+                          "neighbours": {{"kind": "topological", "k": 7}}}},
+               "init": {{"layout": "clusters", "count": 5, "radius": 60}}}}"#
+        ),
+    );
+}
+
 /// `FORGE_SIMD=off` really selects the scalar loop (else the comparisons above would compare
 /// AVX2 with itself), and AVX2 runs where the CPU has it.
 #[test]
@@ -241,6 +275,34 @@ fn pinned_hash_of_a_small_scene() {
             "boids": {"w_sep": 40, "neighbours": {"kind": "topological", "k": 7}}}"#,
     );
     let tbytes = record(&t, &dir.path().join("t.bfs"), &[]);
+    let mut nf = Vec::new();
+    for (name, body) in [
+        (
+            "pinned_nf2",
+            r#"{"model": "boids", "agents": 300, "steps": 40, "seed": 2024,
+                "world": {"size": [400, 300], "boundary": "wrap"},
+                "boids": {"w_sep": 40, "noise": 2, "fov": 120}}"#,
+        ),
+        (
+            "pinned_nf3",
+            r#"{"model": "boids", "dim": 3, "agents": 300, "steps": 40, "seed": 2024,
+                "world": {"size": [200, 200, 200], "boundary": "wrap"},
+                "boids": {"w_sep": 40, "noise": 3, "fov": 250}}"#,
+        ),
+    ] {
+        let sc = scene(dir.path(), name, body);
+        let b = record(&sc, &dir.path().join("nf.bfs"), &[]);
+        for simd in ["avx2", "off"] {
+            let other = record_env(
+                &sc,
+                &dir.path().join("nf_o.bfs"),
+                &[],
+                &[("FORGE_SIMD", simd)],
+            );
+            assert!(other == b, "FORGE_SIMD={simd} changed the {name} bytes");
+        }
+        nf.push(b);
+    }
     let hex = |b: &[u8]| format!("{:x}", Sha256::digest(b));
     assert_eq!(hex(&bytes), PINNED_BOIDS, "boids output changed");
     assert_eq!(hex(&vbytes), PINNED_VICSEK, "vicsek output changed");
@@ -254,6 +316,11 @@ fn pinned_hash_of_a_small_scene() {
         PINNED_BOIDS_TOPOLOGICAL,
         "topological boids output changed"
     );
+    assert_eq!(
+        [hex(&nf[0]), hex(&nf[1])],
+        [PINNED_BOIDS_NOISE_FOV_2D, PINNED_BOIDS_NOISE_FOV_3D],
+        "boids output with heading noise and a field of view changed"
+    );
 }
 
 const PINNED_BOIDS: &str = "b6e522702945917a7469918480cedcf1df8bd8d042035cbb70a7ddb28cd5cfbf";
@@ -262,3 +329,7 @@ const PINNED_VICSEK_VECTORIAL: &str =
     "16dd6891b182ddbe232751c579ba6b77984ffdc2e55cc7109e793780dd487100";
 const PINNED_BOIDS_TOPOLOGICAL: &str =
     "8414812d4d30006dd316caa8e0b051a6d7fbe19adbb0f4e28148b2639655bdfe";
+const PINNED_BOIDS_NOISE_FOV_2D: &str =
+    "9068d144aa8677171df436972100c2853357645961a9b23895bc51f915faf80d";
+const PINNED_BOIDS_NOISE_FOV_3D: &str =
+    "b542b9b34916f991db7836fa479f259c67ae82984829961a82d150da418e31f1";

@@ -362,6 +362,10 @@ fn spot_still(dir: &Path, side: u32, out: &str, bloom: &str, exposure: &str, rad
             "#000000",
             "--color",
             "fixed",
+            // All the light of 3000 agents on one point (no crowd sharing): far above the
+            // bloom's threshold.
+            "--stacking",
+            "0",
         ],
     );
 }
