@@ -431,3 +431,63 @@ fn bench_frames_shows_n_frames_as_fast_as_it_can_and_says_how_fast() {
         .unwrap_or_else(|| panic!("no rate in {line:?}"));
     assert!(fps > 0.0, "{line}");
 }
+
+#[test]
+fn an_ink_look_graded_and_stacked_is_handed_to_still() {
+    let d = tmp();
+    let Some(x) = display("an_ink_look_graded_and_stacked_is_handed_to_still") else {
+        return;
+    };
+    record_2d(d.path());
+    // Every setting of the style, grading and stacking, from the flags: what the window draws
+    // with them is what still draws with the look it saves.
+    let mut p = player(
+        &x,
+        d.path(),
+        &[
+            "view",
+            "run.bfs",
+            "--size",
+            SIZE,
+            "--paused",
+            "--style",
+            "ink",
+            "--shape",
+            "dart",
+            "--stacking",
+            "0.3",
+            "--color",
+            "fixed:#203040",
+            "--background-top",
+            "#405060",
+            "--contrast",
+            "1.2",
+            "--saturation",
+            "0.8",
+            "--lift",
+            "0.05",
+            "--gamma",
+            "1.1",
+            "--gain",
+            "0.95",
+        ],
+    );
+    let win = x.window("forge view", SLOW, p.child());
+    win.wait_title("the first frame, settled", SLOW, paused);
+    win.keys(&["Right", "Right", "Right", "Right"]);
+    win.wait_title("frame 4", SLOW, |t| paused(t) && frame_of(t) == 4);
+    assert_eq!(hand_off(d.path(), &win, "run.bfs", "run.look.json"), 4);
+    let look = std::fs::read_to_string(d.path().join("run.look.json")).unwrap();
+    for kv in [
+        "\"style\": \"ink\"",
+        "\"shape\": \"dart\"",
+        "\"stacking\": 0.3",
+        "\"color\": \"fixed:#203040\"",
+        "\"background_top\": \"#405060\"",
+        "\"contrast\": 1.2",
+        "\"gamma\": 1.1",
+    ] {
+        has(&look, kv);
+    }
+    quit(&win, p);
+}
