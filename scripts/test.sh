@@ -40,6 +40,21 @@ if ! command -v shellcheck >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-ge
 fi
 export FORGE_REQUIRE_LINTERS=1
 
+# forge view: tests/view.rs opens real windows on Xvfb, drives them with xdotool and captures
+# them with xwd (x11-apps). Installed as root; where they are, the window tests are required
+# (FORGE_REQUIRE_WINDOW=1) instead of skipped.
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null &&
+    ! { command -v Xvfb && command -v xdotool && command -v xwd; } >/dev/null; then
+    { DEBIAN_FRONTEND=noninteractive apt-get install -y xvfb xdotool x11-apps ||
+        { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y xvfb xdotool x11-apps; }; } \
+        >/dev/null 2>&1 || true
+fi
+if command -v Xvfb >/dev/null && command -v xdotool >/dev/null && command -v xwd >/dev/null; then
+    export FORGE_REQUIRE_WINDOW=1
+else
+    echo "warning: Xvfb, xdotool or xwd missing (apt-get install xvfb xdotool x11-apps): the window tests of forge view are skipped" >&2
+fi
+
 # A real full disk (a tmpfs in a private mount namespace) needs root; required where we are.
 if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
     export FORGE_REQUIRE_TMPFS=1

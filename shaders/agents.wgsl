@@ -81,7 +81,7 @@ fn place(out: ptr<function, VsOut>, head: vec2f, tail: vec2f, radius: f32, c: ve
     let len = length(seg);
     let moving = len > 1e-3 * radius;
     let hl = length(heading);
-    let dart = p.shape == 1u && !moving && hl > 0.0;
+    let dart = (p.shape == 1u) & !moving & (hl > 0.0);
     let axis = select(select(vec2f(1.0, 0.0), heading / max(hl, 1e-20), dart), seg / max(len, 1e-20), moving);
     let streak = select(0.0, len / radius, moving);
     let perp = vec2f(-axis.y, axis.x);
@@ -107,7 +107,7 @@ fn colour_of(t: f32) -> vec3f {
     // Texel centres: 0.5/256 .. 255.5/256.
     let u = (clamp(t, 0.0, 1.0) * 255.0 + 0.5) / 256.0;
     let mapped = textureSampleLevel(lut, lut_sampler, vec2f(u, 0.5), 0.0).rgb;
-    return select(mapped, p.fixed.rgb, p.mode == 3u && p.fixed.a > 0.5);
+    return select(mapped, p.fixed.rgb, (p.mode == 3u) & (p.fixed.a > 0.5));
 }
 
 const TAU: f32 = 6.283185307179586;

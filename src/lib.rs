@@ -14,6 +14,10 @@
 //! - [`sweep`], [`bench`], [`metrics`], [`plot`]: parameter sweeps, benchmarks, order
 //!   parameters, plots;
 //! - [`export`]: a recording out to NumPy (`.npz`) or CSV;
+//! - [`live`]: a scene simulated while it is watched: the solver on a thread, its frames to
+//!   the player over a channel (and to a recording, as `forge simulate` writes it);
+//! - [`player`]: `forge view`, the interactive player: a window drawn by the same renderer,
+//!   the look tuned live and saved for a render, live simulations watched as they run;
 //! - [`cli`]: argument types and one thin file per command;
 //! - leaves: [`output`] (the one atomic-write helper: temporary names, locks in `lock.rs`, same-file
 //!   checks), [`signal`] (SIGINT/SIGTERM as a flag the work loops poll), [`process`] (every
@@ -24,9 +28,11 @@ pub mod bfs;
 pub mod cli;
 pub mod engine;
 pub mod export;
+pub mod live;
 pub mod look;
 pub mod metrics;
 pub mod output;
+pub mod player;
 pub mod plot;
 pub mod process;
 pub mod progress;

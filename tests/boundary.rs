@@ -44,14 +44,27 @@ const MUST_NOT_DEPEND_ON: &[(&str, &[&str], &str)] = &[
     ),
     (
         "render",
-        &["sim", "scene", "cli", "video", "record", "sweep", "bench"],
+        &[
+            "sim", "scene", "cli", "video", "record", "sweep", "bench", "player", "live",
+        ],
         "the renderer draws frames (bfs::Frame) from typed settings; it never advances the \
          physics nor reads scenes or flags (it uses the look's vocabulary, a leaf)",
     ),
     (
         "video",
-        &["sim", "cli", "sweep", "bench"],
+        &["sim", "cli", "sweep", "bench", "player", "live"],
         "the video sinks encode rendered frames; they never advance the physics",
+    ),
+    (
+        "player",
+        &["sim", "cli", "sweep", "bench"],
+        "the player draws frames it reads from a recording or receives over a channel from \
+         `live`; it never steps the physics itself",
+    ),
+    (
+        "live",
+        &["render", "video", "player", "cli", "sweep", "bench"],
+        "a live run computes and records frames and hands them over; it draws nothing",
     ),
     (
         "bfs",
@@ -80,7 +93,7 @@ const MUST_NOT_USE_CRATES: &[(&str, &[&str])] = &[
 ];
 
 /// Modules that must exist, or the rules above would check nothing.
-const MUST_EXIST: &[&str] = &["scene", "bfs", "sim", "render"];
+const MUST_EXIST: &[&str] = &["scene", "bfs", "sim", "render", "player", "live"];
 
 // ---------------------------------------------------------------------------------------
 // The checks on src/

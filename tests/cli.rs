@@ -1393,7 +1393,7 @@ fn help_command_and_version_flags() {
 /// Every subcommand `forge --help` must list.
 const SUBCOMMANDS: &[&str] = &[
     "simulate", "info", "scenes", "bench", "render", "still", "gpus", "run", "demo", "sweep",
-    "concat",
+    "concat", "view",
 ];
 
 /// Options that take a value and have no default: they are off, required, or override the
@@ -1406,6 +1406,7 @@ const NO_DEFAULT: &[(&str, &[&str])] = &[
     ("run", &["--steps", "--agents", "--seed", "--png"]),
     ("sweep", &["--vary", "--output", "--plot", "--shard"]),
     ("concat", &["--output"]),
+    ("view", &["--steps", "--agents", "--seed"]),
 ];
 
 /// Concrete defaults each subcommand's help must show for the flag (besides the shared ones).

@@ -359,3 +359,64 @@ pub struct ConcatArgs {
     #[arg(short, long)]
     pub quiet: bool,
 }
+
+// ---------------------------------------------------------------------------------------------
+// forge view
+
+#[derive(clap::Args, Debug)]
+#[command(
+    after_help = "Keys: space play/pause, ← → one frame back/on, Home End first/last \
+frame, + − faster/slower (×0.05 to ×8), r reverse, l loop, s save the look, f follow (2D), 0 fit \
+(2D) or the recording's camera (3D), q or Esc quit. Mouse over the picture: 2D drag pans, wheel \
+zooms about the cursor; 3D drag orbits, right drag pans, wheel dollies, W A S D Q E with the \
+right button held fly. The timeline below the picture scrubs.\n\
+The look saved (s) is every setting, the camera included: `forge render FILE --look \
+NAME.look.json` (or `forge still FILE --frame K --look NAME.look.json`) draws what the window \
+showed. Needs a display (X11 or Wayland); without one, forge still and forge render draw the \
+same images."
+)]
+pub struct ViewArgs {
+    /// A recording (.bfs, ours or BoidForge's BFS1) to play, or a scene to simulate while it
+    /// is shown: a scene file (JSON) or the name of a built-in scene (see `forge scenes`).
+    pub input: String,
+    /// A scene: also record its frames to this file, byte for byte what `forge simulate`
+    /// writes [default: none]. Closed early, the recording keeps its complete frames under its
+    /// temporary name.
+    #[arg(long, value_name = "FILE.bfs")]
+    pub record: Option<PathBuf>,
+    #[command(flatten)]
+    pub overrides: Overrides,
+    /// A scene: solver threads [default: all cores]. The frames do not depend on it.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// A scene: which solver runs the step [default: auto].
+    #[arg(long, value_enum, default_value = "auto")]
+    pub backend: Backend,
+    /// A recording: draw K−1 frames between each pair of recorded ones, as `forge render
+    /// --interpolate K` does [default: 1, none drawn between].
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub interpolate: Option<u64>,
+    /// Where `s` writes the look [default: NAME.look.json beside the recording NAME.bfs;
+    /// SCENE_NAME.look.json here for a scene].
+    #[arg(long, value_name = "FILE.json")]
+    pub save_look: Option<PathBuf>,
+    /// Start paused [default: playing].
+    #[arg(long)]
+    pub paused: bool,
+    /// Play again from the start at the end (l toggles it) [default: stop at the end].
+    #[arg(long = "loop")]
+    pub looping: bool,
+    /// Quit after this many seconds, printing the frames shown per second [default: never].
+    #[arg(long, value_name = "SECONDS")]
+    pub quit_after: Option<f64>,
+    /// A recording: show N frames, one per window frame as fast as the window goes (the clock
+    /// and the speed aside, looping at the end), then quit, printing frames per second, the
+    /// size, the agents and the GPU [default: off].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub bench_frames: Option<u64>,
+    /// Overwrite a look file that was there before the player started, and the --record file.
+    #[arg(long)]
+    pub force: bool,
+    #[command(flatten)]
+    pub look: LookArgs,
+}

@@ -7,6 +7,7 @@ mod export;
 mod info;
 mod render;
 mod simulate;
+mod view;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -58,6 +59,9 @@ pub enum Command {
     /// Join the chunks of `forge render --chunk I/N` into one MP4 by stream copy, after
     /// checking they are every chunk of one recording and settings, once each.
     Concat(ConcatArgs),
+    /// Watch a recording (or a scene as it is simulated) in a window: play, scrub, pan, zoom,
+    /// tune every setting of the look live, and save it for `forge render --look`.
+    View(ViewArgs),
 }
 
 /// The command line, parsed; `--help`, `--version` and usage errors end the process here
@@ -78,6 +82,7 @@ impl Cli {
                 | Command::Run(_)
                 | Command::Demo(_)
                 | Command::Bench(_)
+                | Command::View(_)
         )
     }
 }
@@ -96,6 +101,7 @@ pub fn main(cli: Cli) -> ExitCode {
             | Command::Sweep(_)
             | Command::Export(_)
             | Command::Concat(_)
+            | Command::View(_)
     ) {
         // These commands poll for SIGINT/SIGTERM and stop cleanly; the others just end.
         crate::signal::install();
@@ -178,5 +184,6 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Sweep(a) => crate::sweep::run(a),
         Command::Export(a) => export::export_cmd(a),
         Command::Concat(a) => concat::concat_cmd(a),
+        Command::View(a) => view::view_cmd(a),
     }
 }

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 pub use values::{
     name_of, names_of, CameraMode, ColorBy, ColorMode, Colormap, Fit, Overlay, Overlays, Rgb,
-    Shape, Size, Span, Style, Vec3,
+    Shape, Size, Span, Style, Vec2, Vec3,
 };
 
 /// Every look setting, each optional. Its doc comments are the flags' help.
@@ -159,6 +159,14 @@ pub struct Look {
     )]
     #[serde(rename = "box")]
     pub world_box: Option<bool>,
+    /// 2D (and the 3D top camera): the world point at the middle of the frame, world units;
+    /// with --follow the flock's centre of mass takes its place [default: the world's centre].
+    #[arg(long, value_name = "X,Y", allow_hyphen_values = true)]
+    pub center: Option<Vec2>,
+    /// 2D (and the 3D top camera): magnification over the view --fit gives: 2 shows half as
+    /// much of the world, 0.5 twice as much (0.01..=1000) [default: 1].
+    #[arg(long)]
+    pub zoom: Option<f32>,
 }
 
 /// The settings that apply to 3D recordings only.
@@ -317,6 +325,12 @@ impl Look {
             "between 1 and 170 degrees",
         );
         within("fog", self.fog, &|x| (0.0..=1.0).contains(&x), "in [0, 1]");
+        within(
+            "zoom",
+            self.zoom,
+            &|x| (0.01..=1000.0).contains(&x),
+            "in 0.01..=1000",
+        );
         if let Some(Span([a, b])) = self.range {
             if !(a.is_finite() && b.is_finite() && a < b) {
                 bad("range", format!("must be A..B with A < B, got {a}..{b}"));
@@ -327,6 +341,11 @@ impl Look {
                 if !p.iter().all(|x| x.is_finite()) {
                     bad(field, "must be three finite numbers X,Y,Z".into());
                 }
+            }
+        }
+        if let Some(Vec2(p)) = self.center {
+            if !p.iter().all(|x| x.is_finite()) {
+                bad("center", "must be two finite numbers X,Y".into());
             }
         }
         if dim.is_some_and(|d| d != 3) {

@@ -263,6 +263,26 @@ impl FromStr for Vec3 {
     }
 }
 
+/// A point in the plane, world units: `X,Y` on the command line, `[x, y]` in JSON.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Vec2(pub [f32; 2]);
+
+impl FromStr for Vec2 {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Vec2, String> {
+        let (x, y) = s
+            .split_once(',')
+            .ok_or_else(|| format!("expected X,Y, got {s:?}"))?;
+        let num = |t: &str| {
+            t.trim()
+                .parse::<f32>()
+                .map_err(|_| format!("bad number {:?} in {s:?}", t.trim()))
+        };
+        Ok(Vec2([num(x)?, num(y)?]))
+    }
+}
+
 /// An sRGB colour, `#rrggbb` everywhere.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "String", into = "String")]
@@ -351,6 +371,8 @@ mod tests {
         assert_eq!("640x360".parse::<Size>().unwrap(), Size([640, 360]));
         assert_eq!("0.5..2".parse::<Span>().unwrap(), Span([0.5, 2.0]));
         assert_eq!("1,-2,3.5".parse::<Vec3>().unwrap(), Vec3([1.0, -2.0, 3.5]));
+        assert_eq!("-1.5, 2".parse::<Vec2>().unwrap(), Vec2([-1.5, 2.0]));
+        assert!("1,2,3".parse::<Vec2>().is_err());
         let c: Rgb = "#0b0D1a".parse().unwrap();
         assert_eq!(c, Rgb([0x0b, 0x0d, 0x1a]));
         assert_eq!(serde_json::to_string(&c).unwrap(), "\"#0b0d1a\"");

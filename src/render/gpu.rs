@@ -9,7 +9,9 @@ use anyhow::{bail, Context, Result};
 pub const GPU_PACKAGES: &str =
     "mesa-vulkan-drivers libvulkan1 libegl1 libegl-mesa0 libgl1-mesa-dri";
 
-/// A device and its queue, plus what was chosen, for the one-line report.
+/// A device and its queue, plus what was chosen, for the one-line report. A clone shares the
+/// device (and its errors).
+#[derive(Clone)]
 pub struct Gpu {
     pub device: wgpu::Device,
     pub queue: wgpu::Queue,
@@ -29,7 +31,18 @@ pub struct AdapterSummary {
 }
 
 fn instance() -> wgpu::Instance {
-    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle_from_env();
+    with_backends(wgpu::InstanceDescriptor::new_without_display_handle_from_env())
+}
+
+/// An instance whose adapters can also present to windows of `display` (GL through EGL needs
+/// the display it will present on; Vulkan does not).
+pub fn instance_for_display(display: Box<dyn wgpu::wgt::WgpuHasDisplayHandle>) -> wgpu::Instance {
+    with_backends(wgpu::InstanceDescriptor::new_with_display_handle_from_env(
+        display,
+    ))
+}
+
+fn with_backends(mut desc: wgpu::InstanceDescriptor) -> wgpu::Instance {
     // Vulkan first (real GPUs, lavapipe); GL through EGL as the fallback. `WGPU_BACKEND`
     // (read by `from_env`) narrows this.
     if std::env::var_os("WGPU_BACKEND").is_none() {
@@ -139,6 +152,40 @@ pub fn no_adapter_message() -> String {
     )
 }
 
+/// The best of `all` (sorted best first), or the one `choice` names: an index from `forge
+/// gpus`, or a part of its name, case-insensitive.
+fn pick(all: Vec<wgpu::Adapter>, choice: Option<&str>) -> Result<wgpu::Adapter> {
+    if all.is_empty() {
+        bail!(no_adapter_message());
+    }
+    Ok(match choice {
+        None => all.into_iter().next().expect("not empty"),
+        Some(c) => {
+            let names: Vec<String> = all.iter().map(|a| a.get_info().name).collect();
+            let pick = match c.parse::<usize>() {
+                Ok(i) => all.into_iter().nth(i),
+                Err(_) => {
+                    let c = c.to_lowercase();
+                    all.into_iter()
+                        .find(|a| a.get_info().name.to_lowercase().contains(&c))
+                }
+            };
+            match pick {
+                Some(a) => a,
+                None => bail!(
+                    "--adapter: no adapter {c:?} (present: {})",
+                    names
+                        .iter()
+                        .enumerate()
+                        .map(|(i, n)| format!("{i}: {n}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            }
+        }
+    })
+}
+
 impl Gpu {
     /// The best adapter, or the one `choice` names (an index from `forge gpus`, or a part of
     /// its name, case-insensitive).
@@ -146,36 +193,32 @@ impl Gpu {
         if let Some(p) = backend_env_problem() {
             bail!(p);
         }
-        let all = adapters();
-        if all.is_empty() {
-            bail!(no_adapter_message());
+        Gpu::open(&pick(adapters(), choice)?)
+    }
+
+    /// The best adapter of `instance` that can present to `surface`, or the one `choice`
+    /// names among those, opened; with the adapter (it holds the surface's capabilities).
+    pub fn for_surface(
+        instance: &wgpu::Instance,
+        surface: &wgpu::Surface<'_>,
+        choice: Option<&str>,
+    ) -> Result<(Gpu, wgpu::Adapter)> {
+        if let Some(p) = backend_env_problem() {
+            bail!(p);
         }
-        let adapter = match choice {
-            None => all.into_iter().next().expect("not empty"),
-            Some(c) => {
-                let names: Vec<String> = all.iter().map(|a| a.get_info().name).collect();
-                let pick = match c.parse::<usize>() {
-                    Ok(i) => all.into_iter().nth(i),
-                    Err(_) => {
-                        let c = c.to_lowercase();
-                        all.into_iter()
-                            .find(|a| a.get_info().name.to_lowercase().contains(&c))
-                    }
-                };
-                match pick {
-                    Some(a) => a,
-                    None => bail!(
-                        "--adapter: no adapter {c:?} (present: {})",
-                        names
-                            .iter()
-                            .enumerate()
-                            .map(|(i, n)| format!("{i}: {n}"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                }
-            }
-        };
+        let mut all = pollster::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
+        let present = all.len();
+        all.retain(|a| a.is_surface_supported(surface));
+        if all.is_empty() && present > 0 {
+            bail!("none of the {present} GPU adapters here can present to a window");
+        }
+        all.sort_by_key(|a| rank(&a.get_info()));
+        let adapter = pick(all, choice)?;
+        Ok((Gpu::open(&adapter)?, adapter))
+    }
+
+    /// Opens `adapter`'s device; its errors are taken by [`Gpu::check`] instead of panicking.
+    fn open(adapter: &wgpu::Adapter) -> Result<Gpu> {
         let info = adapter.get_info();
         let limits = adapter.limits();
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {

@@ -26,6 +26,7 @@ pub mod gpu;
 pub mod limits;
 pub mod overlay;
 pub mod pipeline;
+pub mod present;
 pub mod readback;
 mod settings;
 pub mod tonemap;
@@ -152,6 +153,11 @@ pub struct Renderer {
     range: [f32; 2],
     /// Drawing a warm-up frame ([`Renderer::warm`]): trails only, nothing shown.
     warming: bool,
+    /// Drawing for a window ([`Renderer::show`]): the display image stays on the GPU, nothing
+    /// is converted or read back.
+    showing: bool,
+    /// Where the last frame was seen from (see `present.rs`).
+    seen: present::Seen,
 }
 
 impl Renderer {
@@ -257,6 +263,8 @@ impl Renderer {
             follow3: None,
             range,
             warming: false,
+            showing: false,
+            seen: present::Seen::default(),
         })
     }
 
@@ -335,6 +343,7 @@ impl Renderer {
         } else {
             self.view(frame, n)
         };
+        self.seen = present::Seen::of(cam3.as_ref(), view);
         self.upload(frame, n);
         let mut encoder = self
             .gpu
@@ -379,11 +388,15 @@ impl Renderer {
             );
             o.run(&mut encoder, &self.ldr_view);
         }
-        self.read_out(&mut encoder, frame);
+        if !self.showing {
+            self.read_out(&mut encoder, frame);
+        }
         let submission = self.gpu.queue.submit([encoder.finish()]);
         self.gpu
             .check(|| format!("rendering frame {}", frame.index))?;
-        self.readback.submitted(submission);
+        if !self.showing {
+            self.readback.submitted(submission);
+        }
         self.drawn += 1;
         Ok(())
     }

@@ -85,6 +85,11 @@ pub struct Settings {
     pub overlay: super::overlay::Overlays,
     /// 3D recordings only: how they are looked at (`None` for 2D).
     pub view3: Option<View3>,
+    /// 2D (and the top camera): the world point at the middle of the frame (`None`: the
+    /// world's centre); the follow camera's eased centre of mass takes its place.
+    pub center: Option<[f32; 2]>,
+    /// 2D (and the top camera): magnification over the fitted view (1 = as `fit` frames it).
+    pub zoom: f32,
 }
 
 /// How a 3D recording is shown (resolved and validated).

@@ -108,9 +108,9 @@ impl Renderer {
         let scale = match self.look.fit {
             Fit::Letterbox | Fit::Tile => sx.min(sy),
             Fit::Cover => sx.max(sy),
-        };
+        } * self.look.zoom;
         let size = [w / scale, h / scale];
-        let mut centre = [ww / 2.0, wh / 2.0];
+        let mut centre = self.look.center.unwrap_or([ww / 2.0, wh / 2.0]);
         if self.look.follow {
             if let Some(target) = centre_of_mass(frame, n, &self.world) {
                 // Ease towards the centre of mass so the camera does not jitter.

@@ -287,6 +287,7 @@ pub fn resolve(layers: &Layers, r: &mut Reader, path: &Path) -> Result<Resolved>
     look.title = title;
     let view3 = view3(&look, &h, &world, &origin)?;
     fill_view3(&mut look, view3.as_ref());
+    fill_flat_view(&mut look);
     Measure { world: &world }.run(&mut look, r, path, &mut measured)?;
     let settings = settings_of(&look, overlay, view3);
     Ok(Resolved {
@@ -382,6 +383,13 @@ fn fill_view3(l: &mut Look, v: Option<&View3>) {
     l.fov = v.filter(|v| v.mode != CameraMode::Top).map(|v| v.fov);
     l.fog = v.map(|v| v.fog);
     l.world_box = v.map(|v| v.world_box);
+}
+
+/// The 2D view's centre and zoom: for 2D and the 3D top camera only.
+fn fill_flat_view(l: &mut Look) {
+    let flat = l.camera.is_none_or(|m| m == CameraMode::Top);
+    l.center = l.center.filter(|_| flat);
+    l.zoom = flat.then(|| l.zoom.unwrap_or(1.0));
 }
 
 /// What is measured over the whole recording.
@@ -502,6 +510,8 @@ fn settings_of(l: &Look, overlay: Overlays, view3: Option<View3>) -> Settings {
         shutter: l.motion_blur.expect("resolved"),
         overlay,
         view3,
+        center: l.center.map(|c| c.0),
+        zoom: l.zoom.unwrap_or(1.0),
     }
 }
 

@@ -1,0 +1,338 @@
+//! A scene simulated while it is watched (`forge view SCENE`): the solver runs on a thread and
+//! hands each recorded frame to the player as it comes (and, with `--record`, to the same
+//! background writer `forge simulate` uses, so the file is byte for byte the one `forge
+//! simulate` writes). Frames go through a channel of one: a player that stops taking them
+//! (paused) stops the solver after at most one frame more. The player depends on this module,
+//! never on the solver: it receives frames, it never steps the physics.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TryRecvError};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use anyhow::{anyhow, Context, Result};
+
+use crate::bfs::{self, Frame, Header};
+use crate::output::{self, OutputFile};
+use crate::record::Recorder;
+use crate::scene::Scene;
+use crate::sim::backend::{self, AnySolver, Backend};
+use crate::sim::cpu::unpermute;
+use crate::sim::{init, FrameOut, Params, State};
+
+/// A scene to simulate while it is watched.
+pub struct LiveScene {
+    /// The scene, its command-line overrides applied.
+    pub scene: Scene,
+    /// The files it reads, `(path, what)`, which `record` must not be.
+    pub inputs: Vec<(PathBuf, &'static str)>,
+    /// `--record FILE.bfs`.
+    pub record: Option<PathBuf>,
+    pub force: bool,
+    pub threads: usize,
+    pub backend: Backend,
+}
+
+/// What the solver thread says.
+pub enum Msg {
+    Frame(Frame),
+    /// The run is over: all its steps done, or stopped at a divergence (said in words).
+    Ended(Option<String>),
+}
+
+/// How the solver thread ended.
+struct Outcome {
+    frames: u64,
+    steps: u64,
+    /// Every step of the scene was simulated.
+    complete: bool,
+}
+
+/// A running simulation.
+pub struct Live {
+    rx: Option<Receiver<Msg>>,
+    recycle: SyncSender<Frame>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<Result<Outcome>>>,
+    out: Option<OutputFile>,
+    _claim: Option<output::Claim>,
+    pub header: Header,
+    /// Frames the run records in all.
+    pub total: u64,
+}
+
+impl Live {
+    /// Checks and claims the recording's output, builds the initial state, starts the solver.
+    pub fn start(mut s: LiveScene) -> Result<Live> {
+        let inputs: Vec<(&Path, &str)> = s.inputs.iter().map(|(p, w)| (p.as_path(), *w)).collect();
+        let claim = match &s.record {
+            Some(p) => Some(output::claim(&[(p, "--record")], &inputs, s.force)?),
+            None => None,
+        };
+        let chosen = backend::choose(s.backend, true, &Params::from_scene(&s.scene, 0))?;
+        let state = init::initial_state(&s.scene)?;
+        s.scene.agents = state.n as u32;
+        let header = Header::for_scene(&s.scene);
+        let (out, file) = match &s.record {
+            Some(p) => {
+                let (out, file) = OutputFile::create(p, s.force, "--record")?;
+                (Some(out), Some(file))
+            }
+            None => (None, None),
+        };
+        let total = s.scene.steps / u64::from(s.scene.record_every.max(1)) + 1;
+        let (tx, rx) = sync_channel::<Msg>(1);
+        let (recycle, free) = sync_channel::<Frame>(4);
+        let stop = Arc::new(AtomicBool::new(false));
+        let run = Run {
+            scene: s.scene,
+            header: header.clone(),
+            threads: s.threads,
+            stop: stop.clone(),
+        };
+        let thread = std::thread::Builder::new()
+            .name("forge view solver".into())
+            .spawn(move || run.simulate(chosen, state, file, tx, free))
+            .context("cannot start the solver thread")?;
+        Ok(Live {
+            rx: Some(rx),
+            recycle,
+            stop,
+            thread: Some(thread),
+            out,
+            _claim: claim,
+            header,
+            total,
+        })
+    }
+
+    /// The next message, if one is ready; `Err` when the solver thread failed.
+    pub fn try_next(&mut self) -> Result<Option<Msg>> {
+        let Some(rx) = &self.rx else {
+            return Ok(None);
+        };
+        match rx.try_recv() {
+            Ok(m) => Ok(Some(m)),
+            Err(TryRecvError::Empty) => Ok(None),
+            Err(TryRecvError::Disconnected) => {
+                self.finish()?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// The next message, waiting for it (the first frame comes after the warm-up).
+    pub fn next_blocking(&mut self) -> Result<Msg> {
+        let got = self.rx.as_ref().and_then(|rx| rx.recv().ok());
+        match got {
+            Some(m) => Ok(m),
+            None => {
+                self.rx = None;
+                self.finish()?;
+                Err(anyhow!("the solver stopped before its first frame"))
+            }
+        }
+    }
+
+    /// A frame the player is done with, for the solver to fill again.
+    pub fn give_back(&self, f: Frame) {
+        let _ = self.recycle.try_send(f);
+    }
+
+    /// Waits for the solver thread and settles the recording: under its name when every step
+    /// was simulated, else (the window closed first) its complete frames kept under the
+    /// temporary name. Returns the recording's path when it is complete.
+    pub fn finish(&mut self) -> Result<Option<PathBuf>> {
+        self.stop.store(true, Ordering::Relaxed);
+        // A solver waiting to hand over a frame gives up when the channel closes.
+        self.rx = None;
+        let Some(t) = self.thread.take() else {
+            return Ok(None);
+        };
+        let outcome = t
+            .join()
+            .map_err(|_| anyhow!("the solver thread panicked"))?;
+        let out = self.out.take();
+        let o = match outcome {
+            Ok(o) => o,
+            Err(e) => {
+                if let Some(out) = out {
+                    keep(out, 0);
+                }
+                return Err(e);
+            }
+        };
+        match out {
+            Some(out) if o.complete => {
+                let path = out.path.clone();
+                out.commit()?;
+                Ok(Some(path))
+            }
+            Some(out) => {
+                keep(out, o.frames);
+                eprintln!("note: the simulation stopped at step {}", o.steps);
+                Ok(None)
+            }
+            None => Ok(None),
+        }
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        if let Err(e) = self.finish() {
+            eprintln!("error: {e:#}");
+        }
+    }
+}
+
+/// Keeps an unfinished recording's complete frames under its temporary name, and says so.
+fn keep(out: OutputFile, frames: u64) {
+    if frames == 0 {
+        out.abandon();
+        return;
+    }
+    if let Some(p) = out.keep() {
+        eprintln!(
+            "note: the recording was not finished: its {frames} complete frame{} {} kept in {}",
+            if frames == 1 { "" } else { "s" },
+            if frames == 1 { "is" } else { "are" },
+            p.display()
+        );
+    }
+}
+
+/// The solver thread's part.
+struct Run {
+    scene: Scene,
+    header: Header,
+    threads: usize,
+    stop: Arc<AtomicBool>,
+}
+
+impl Run {
+    /// The loop of `forge simulate`: the warm-up, then every step, a frame at the warm-up's end
+    /// and every `record_every` steps after it, each to the recording (if any) and the player.
+    fn simulate(
+        self,
+        chosen: backend::Chosen,
+        state: State,
+        file: Option<std::fs::File>,
+        tx: SyncSender<Msg>,
+        free: Receiver<Frame>,
+    ) -> Result<Outcome> {
+        let scene = &self.scene;
+        let (dim, n) = (scene.dim, state.n);
+        let rec = match file {
+            Some(f) => Some(Recorder::start(bfs::Writer::new(f, &self.header)?, dim, n)?),
+            None => None,
+        };
+        let params = Params::from_scene(scene, n);
+        let mut solver = AnySolver::new(&chosen, params, state, self.threads, scene.search)?;
+        let mut out = Tee {
+            rec,
+            tx: &tx,
+            free: &free,
+            dim,
+            n,
+            sent: 0,
+            gone: false,
+        };
+        let every = u64::from(scene.record_every);
+        let (first, last) = (scene.warmup, scene.warmup + scene.steps);
+        let mut started = false;
+        let mut diverged = None;
+        loop {
+            if solver.step == first && !started {
+                solver.record(&mut out)?;
+                started = true;
+            }
+            if solver.step >= last || out.gone || self.stop.load(Ordering::Relaxed) {
+                break;
+            }
+            if let Err(d) = solver.step() {
+                diverged = Some(d);
+                break;
+            }
+            if solver.step > first && (solver.step - first) % every == 0 {
+                solver.record(&mut out)?;
+            }
+        }
+        let late = solver.finish(&mut out)?;
+        let diverged = diverged.or(late);
+        let complete = solver.step >= last || diverged.is_some();
+        let frames = match out.rec.take() {
+            Some(r) => r.finish()?,
+            None => out.sent,
+        };
+        if complete && !out.gone {
+            let _ = tx.send(Msg::Ended(diverged.map(|d| d.to_string())));
+        }
+        Ok(Outcome {
+            frames,
+            steps: solver.step,
+            complete,
+        })
+    }
+}
+
+/// Frames to the recorder and to the player.
+struct Tee<'a> {
+    rec: Option<Recorder>,
+    tx: &'a SyncSender<Msg>,
+    free: &'a Receiver<Frame>,
+    dim: usize,
+    n: usize,
+    sent: u64,
+    /// The player has gone: frames are still recorded, none sent.
+    gone: bool,
+}
+
+impl Tee<'_> {
+    fn blank(&self, step: u64) -> Frame {
+        let mut f = self.free.try_recv().unwrap_or_default();
+        f.pos.resize(self.dim * self.n, 0.0);
+        f.vel.resize(self.dim * self.n, 0.0);
+        f.step = step;
+        f.index = self.sent;
+        f
+    }
+
+    fn send(&mut self, f: Frame) {
+        if !self.gone && self.tx.send(Msg::Frame(f)).is_err() {
+            self.gone = true;
+        }
+        self.sent += 1;
+    }
+}
+
+impl FrameOut for Tee<'_> {
+    type Error = bfs::BfsError;
+
+    fn frame_with<F>(&mut self, step: u64, fill: F) -> Result<(), bfs::BfsError>
+    where
+        F: FnOnce(&mut [f32], &mut [f32]),
+    {
+        let mut f = self.blank(step);
+        fill(&mut f.pos, &mut f.vel);
+        if let Some(r) = &mut self.rec {
+            r.record_with(step, |p, v| {
+                p.copy_from_slice(&f.pos);
+                v.copy_from_slice(&f.vel);
+            })?;
+        }
+        self.send(f);
+        Ok(())
+    }
+
+    fn frame_slots(&mut self, step: u64, state: &State, ids: &[u32]) -> Result<(), bfs::BfsError> {
+        let mut f = self.blank(step);
+        unpermute(state, ids, &mut f.pos, &mut f.vel);
+        if let Some(r) = &mut self.rec {
+            r.record(step, state, ids)?;
+        }
+        self.send(f);
+        Ok(())
+    }
+}

@@ -1,0 +1,493 @@
+//! `forge view` in a real window: an Xvfb server per test, the player driven with real X input
+//! (xdotool: space, arrows, the timeline, drags, the wheel, `s`), and the window's pixels
+//! captured by the X server (xwd). Checked: playback advances and pauses; steps and the
+//! timeline land on the frame the HUD names (the window's title carries the HUD's frame and
+//! state); after `s`, `forge still FILE --frame K --look NAME.look.json` is the window's image
+//! within one code value, 2D and 3D, the camera moves included; a live run waits while paused
+//! and records what `forge simulate` writes; and without a display, one line says why.
+//!
+//! The window tests need Xvfb, xdotool and xwd (apt-get install xvfb xdotool x11-apps) and a
+//! GPU or Mesa's software driver; they skip without them, or fail where
+//! `FORGE_REQUIRE_WINDOW=1` (set by scripts/test.sh once it has installed them).
+
+mod common;
+#[path = "view/x11.rs"]
+mod x11;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::child::{self, Env};
+use common::*;
+use x11::{Image, Window, Xvfb};
+
+/// How long the player may take to open, settle a frame or save (a software GPU on a shared
+/// machine is slow; these are limits, not expectations).
+const SLOW: Duration = Duration::from_secs(180);
+
+/// The image the tests ask for (small: the software rasteriser is the slow part).
+const W: u32 = 480;
+const H: u32 = 270;
+const SIZE: &str = "480x270";
+
+/// An X display for a window test, or `None` (skipped) where the tools or a GPU are missing.
+fn display(test: &str) -> Option<Xvfb> {
+    if let Some((prog, pkg)) = x11::missing_tool() {
+        skip_unless_required(
+            "FORGE_REQUIRE_WINDOW",
+            &format!("{test}: {prog} is not installed (apt-get install {pkg})"),
+        );
+        return None;
+    }
+    if !have_gpu(test) {
+        return None;
+    }
+    Some(Xvfb::start())
+}
+
+/// A player under test: stopped if the test fails, its messages then shown.
+struct Player(Option<std::process::Child>);
+
+impl Player {
+    fn child(&mut self) -> &mut std::process::Child {
+        self.0.as_mut().expect("running")
+    }
+}
+
+impl Drop for Player {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.0.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+            let mut err = String::new();
+            if let Some(mut e) = c.stderr.take() {
+                let _ = std::io::Read::read_to_string(&mut e, &mut err);
+            }
+            if std::thread::panicking() {
+                skip(&format!("forge view said:\n{err}"));
+            }
+        }
+    }
+}
+
+/// The player on display `x`, in `dir`.
+fn player(x: &Xvfb, dir: &Path, args: &[&str]) -> Player {
+    let set = [
+        ("DISPLAY", x.display.as_str()),
+        ("WINIT_X11_SCALE_FACTOR", "1"),
+    ];
+    Player(Some(child::start(
+        dir,
+        args,
+        &Env {
+            set: &set,
+            remove: &["WAYLAND_DISPLAY", "WAYLAND_SOCKET"],
+        },
+    )))
+}
+
+/// The frame number in a title `forge view: NAME: frame K of N, STATE`.
+fn frame_of(title: &str) -> u64 {
+    let rest = title
+        .split("frame ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no frame in the title {title:?}"));
+    rest.split(' ').next().unwrap().parse().unwrap()
+}
+
+fn paused(t: &str) -> bool {
+    t.ends_with(", paused")
+}
+
+/// Quits the player with `q` and checks it ends cleanly.
+fn quit(win: &Window, mut p: Player) -> String {
+    win.keys(&["q"]);
+    let (code, err) = child::finish(p.0.take().expect("running"), SLOW);
+    assert_eq!(code, Some(0), "forge view did not end cleanly:\n{err}");
+    err
+}
+
+/// Waits until the player has taken every input sent so far and settled: paused, and the
+/// same frame and picture twice, a while apart. Returns the frame.
+fn settled(dir: &Path, win: &Window) -> u64 {
+    let t0 = Instant::now();
+    loop {
+        let k = frame_of(&win.wait_title("a settled frame", SLOW, paused));
+        let a = win.capture(dir, "settle-a.xwd").corner(W, H);
+        std::thread::sleep(Duration::from_millis(700));
+        let b = win.capture(dir, "settle-b.xwd").corner(W, H);
+        let t = win.title();
+        if paused(&t) && frame_of(&t) == k && a == b {
+            return k;
+        }
+        assert!(
+            t0.elapsed() < SLOW,
+            "the player never settled; last title {t:?}"
+        );
+    }
+}
+
+/// Saves the look (`s`) and checks the window against `forge still` of the frame shown with
+/// that look: the same pixels within one code value, and not an empty picture.
+fn hand_off(dir: &Path, win: &Window, rec: &str, look: &str) -> u64 {
+    let k = settled(dir, win);
+    let _ = std::fs::remove_file(dir.join(look));
+    win.keys(&["s"]);
+    let t0 = Instant::now();
+    while !dir.join(look).is_file() {
+        assert!(t0.elapsed() < SLOW, "s wrote no {look}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(frame_of(&win.title()), k, "the frame changed while saving");
+    let shown = win.capture(dir, "window.xwd").corner(W, H);
+    let still = format!("still-{k}.png");
+    succeeds(
+        dir,
+        &[
+            "still",
+            rec,
+            "--frame",
+            &k.to_string(),
+            "--look",
+            look,
+            "-o",
+            &still,
+            "--force",
+            "-q",
+        ],
+    );
+    let drawn = Image::from_png(&dir.join(&still));
+    assert_eq!((drawn.width, drawn.height), (W, H), "the saved look's size");
+    let (worst, differ) = shown.difference(&drawn);
+    assert!(
+        worst <= 1,
+        "frame {k}: the window and forge still differ by up to {worst} code values in {differ} samples"
+    );
+    assert!(
+        shown.lit() > 200,
+        "frame {k}: the window shows (almost) nothing"
+    );
+    k
+}
+
+fn record_2d(dir: &Path) {
+    succeeds(
+        dir,
+        &[
+            "simulate",
+            "schooling",
+            "--agents",
+            "400",
+            "--steps",
+            "150",
+            "-o",
+            "run.bfs",
+            "-q",
+        ],
+    );
+}
+
+#[test]
+fn playback_advances_pauses_and_steps_frame_by_frame() {
+    let d = tmp();
+    let Some(x) = display("playback_advances_pauses_and_steps_frame_by_frame") else {
+        return;
+    };
+    record_2d(d.path());
+    let mut p = player(&x, d.path(), &["view", "run.bfs", "--size", SIZE]);
+    let win = x.window("forge view", SLOW, p.child());
+    let first = frame_of(&win.wait_title("playing", SLOW, |t| t.ends_with(", playing")));
+    win.wait_title("playback moving on", SLOW, |t| frame_of(t) >= first + 5);
+    win.keys(&["space"]);
+    let k = frame_of(&win.wait_title("paused", SLOW, paused));
+    let a = win.capture(d.path(), "a.xwd").corner(W, H);
+    std::thread::sleep(Duration::from_millis(1500));
+    let b = win.capture(d.path(), "b.xwd").corner(W, H);
+    assert_eq!(frame_of(&win.title()), k, "paused, the frame moved on");
+    assert_eq!(a.difference(&b).1, 0, "paused, the picture changed");
+    win.keys(&["Right", "Right", "Right"]);
+    let t = win.wait_title("three frames on", SLOW, |t| {
+        paused(t) && frame_of(t) == k + 3
+    });
+    let c = win.capture(d.path(), "c.xwd").corner(W, H);
+    assert!(
+        c.difference(&b).1 > 0,
+        "three frames on, the same picture ({t})"
+    );
+    win.keys(&["Left"]);
+    win.wait_title("a frame back", SLOW, |t| paused(t) && frame_of(t) == k + 2);
+    win.keys(&["End"]);
+    win.wait_title("the last frame", SLOW, |t| paused(t) && frame_of(t) == 150);
+    win.keys(&["Home"]);
+    win.wait_title("the first frame", SLOW, |t| paused(t) && frame_of(t) == 0);
+    quit(&win, p);
+}
+
+#[test]
+fn the_window_is_what_still_draws_after_scrub_pan_and_zoom() {
+    let d = tmp();
+    let Some(x) = display("the_window_is_what_still_draws_after_scrub_pan_and_zoom") else {
+        return;
+    };
+    record_2d(d.path());
+    let mut p = player(
+        &x,
+        d.path(),
+        &["view", "run.bfs", "--size", SIZE, "--paused"],
+    );
+    let win = x.window("forge view", SLOW, p.child());
+    win.wait_title("the first frame, settled", SLOW, paused);
+    // The timeline runs along the bar below the picture, a panel margin in from each side.
+    let margin = 8;
+    let at = margin + (W - 2 * margin) * 3 / 4;
+    win.click([at, H + 11], 1);
+    let t = win.wait_title("the scrubbed-to frame", SLOW, |t| {
+        paused(t) && frame_of(t) > 0
+    });
+    let k = frame_of(&t);
+    assert!(
+        k.abs_diff(150 * 3 / 4) <= 5,
+        "a click three quarters along the timeline showed frame {k} of 0..=150"
+    );
+    assert_eq!(hand_off(d.path(), &win, "run.bfs", "run.look.json"), k);
+    // The camera: a drag pans, the wheel zooms about the cursor; both are in the saved look.
+    win.drag([200, 150], [260, 120], 1);
+    win.wheel([300, 100], true);
+    assert_eq!(hand_off(d.path(), &win, "run.bfs", "run.look.json"), k);
+    let look: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.path().join("run.look.json")).unwrap())
+            .unwrap();
+    assert!(look["zoom"].as_f64().unwrap() > 1.0, "{look}");
+    let c = look["center"].as_array().expect("a centre after a pan");
+    assert!((c[0].as_f64().unwrap() - 800.0).abs() > 1.0, "{look}");
+    quit(&win, p);
+}
+
+#[test]
+fn a_3d_camera_orbited_and_dollied_is_handed_to_still() {
+    let d = tmp();
+    let Some(x) = display("a_3d_camera_orbited_and_dollied_is_handed_to_still") else {
+        return;
+    };
+    succeeds(
+        d.path(),
+        &[
+            "simulate", "shoal3d", "--agents", "600", "--steps", "40", "-o", "s3.bfs", "-q",
+        ],
+    );
+    let mut p = player(
+        &x,
+        d.path(),
+        &["view", "s3.bfs", "--size", SIZE, "--paused"],
+    );
+    let win = x.window("forge view", SLOW, p.child());
+    win.wait_title("the first frame, settled", SLOW, paused);
+    win.keys(&["Right", "Right"]);
+    win.wait_title("frame 2", SLOW, |t| paused(t) && frame_of(t) == 2);
+    win.drag([240, 135], [300, 110], 1);
+    win.wheel([240, 135], true);
+    win.drag([240, 135], [250, 140], 3);
+    hand_off(d.path(), &win, "s3.bfs", "s3.look.json");
+    let look = std::fs::read_to_string(d.path().join("s3.look.json")).unwrap();
+    has(&look, "\"camera\": \"fixed\"");
+    has(&look, "\"eye\"");
+    quit(&win, p);
+}
+
+#[test]
+fn a_live_run_waits_while_paused_and_records_what_simulate_writes() {
+    let d = tmp();
+    let Some(x) = display("a_live_run_waits_while_paused_and_records_what_simulate_writes") else {
+        return;
+    };
+    let scene = ["schooling", "--agents", "300", "--steps", "90"];
+    let mut args = vec!["view"];
+    args.extend_from_slice(&scene);
+    args.extend_from_slice(&["--record", "live.bfs", "--size", "320x180"]);
+    let mut p = player(&x, d.path(), &args);
+    let pid = p.child().id();
+    let win = x.window("forge view", SLOW, p.child());
+    win.wait_title("frames coming live", SLOW, |t| {
+        t.ends_with(", live") && frame_of(t) > 2
+    });
+    win.keys(&["space"]);
+    let k = frame_of(&win.wait_title("paused", SLOW, |t| !t.ends_with(", live")));
+    let cpu = || proc_cpu_ticks(pid);
+    let before = cpu();
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(frame_of(&win.title()), k, "paused, frames kept coming");
+    let used = cpu() - before;
+    // 100 ticks a second: a quarter of a second in two, where a running solver takes all of it.
+    assert!(
+        used < 25,
+        "paused, forge view used {used} ticks of CPU in 2 s"
+    );
+    win.keys(&["Right"]);
+    win.wait_title("one frame on", SLOW, |t| frame_of(t) == k + 1);
+    win.keys(&["space"]);
+    win.wait_title("the run's end", SLOW, |t| paused(t) && frame_of(t) == 90);
+    quit(&win, p);
+    let mut sim = vec!["simulate"];
+    sim.extend_from_slice(&scene);
+    sim.extend_from_slice(&["-o", "sim.bfs", "-q"]);
+    succeeds(d.path(), &sim);
+    let (a, b) = (
+        std::fs::read(d.path().join("live.bfs")).unwrap(),
+        std::fs::read(d.path().join("sim.bfs")).unwrap(),
+    );
+    assert!(a == b, "--record wrote other bytes than forge simulate");
+}
+
+/// User and system CPU time of process `pid`, in clock ticks.
+fn proc_cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("/proc/PID/stat");
+    let after = &stat[stat.rfind(')').unwrap() + 2..];
+    let f: Vec<&str> = after.split(' ').collect();
+    f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap()
+}
+
+#[test]
+fn without_a_display_one_line_names_the_cause_and_what_works_instead() {
+    let d = tmp();
+    record_2d(d.path());
+    let no_display = Env {
+        set: &[],
+        remove: &["DISPLAY", "WAYLAND_DISPLAY", "WAYLAND_SOCKET"],
+    };
+    let r = child::run_within(d.path(), &["view", "run.bfs"], &no_display, SLOW);
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert_eq!(lines.len(), 1, "one line:\n{}", r.stderr);
+    for word in ["DISPLAY", "WAYLAND_DISPLAY", "forge still", "forge render"] {
+        has(lines[0], word);
+    }
+    // A display named but not there: the same one line, naming it.
+    let gone = (400..500)
+        .find(|n| !Path::new(&format!("/tmp/.X11-unix/X{n}")).exists())
+        .unwrap();
+    let name = format!(":{gone}");
+    let set = [("DISPLAY", name.as_str())];
+    let env = Env {
+        set: &set,
+        remove: &["WAYLAND_DISPLAY", "WAYLAND_SOCKET"],
+    };
+    let r = child::run_within(d.path(), &["view", "run.bfs"], &env, SLOW);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert_eq!(r.stderr.lines().count(), 1, "one line:\n{}", r.stderr);
+    has(&r.stderr, &format!("DISPLAY={name}"));
+    has(&r.stderr, "forge still");
+    // A live scene fails the same way before simulating anything.
+    let r = child::run_within(
+        d.path(),
+        &["view", "schooling", "--record", "x.bfs"],
+        &no_display,
+        SLOW,
+    );
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    has(&r.stderr, "needs a display");
+    assert!(!d.path().join("x.bfs").exists());
+}
+
+#[test]
+fn bench_frames_shows_n_frames_as_fast_as_it_can_and_says_how_fast() {
+    let d = tmp();
+    // A scene has no frames to race through: said before any window opens.
+    let err = fails(d.path(), &["view", "schooling", "--bench-frames", "5"]);
+    has(&err, "--bench-frames");
+    has(&err, "recording");
+    let Some(x) = display("bench_frames_shows_n_frames_as_fast_as_it_can_and_says_how_fast") else {
+        return;
+    };
+    // 30 frames recorded, 40 shown: it loops at the end.
+    succeeds(
+        d.path(),
+        &[
+            "simulate",
+            "schooling",
+            "--agents",
+            "300",
+            "--steps",
+            "29",
+            "-o",
+            "b.bfs",
+            "-q",
+        ],
+    );
+    let env = Env {
+        set: &[("DISPLAY", x.display.as_str())],
+        remove: &["WAYLAND_DISPLAY", "WAYLAND_SOCKET"],
+    };
+    let args = ["view", "b.bfs", "--size", "320x180", "--bench-frames", "40"];
+    let r = child::run_within(d.path(), &args, &env, SLOW);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let line = r.stdout.trim();
+    has(line, "forge view: 40 frames shown in ");
+    has(line, "(320x180, 300 agents, ");
+    let fps: f64 = line
+        .split(" s: ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no rate in {line:?}"));
+    assert!(fps > 0.0, "{line}");
+}
+
+#[test]
+fn an_ink_look_graded_and_stacked_is_handed_to_still() {
+    let d = tmp();
+    let Some(x) = display("an_ink_look_graded_and_stacked_is_handed_to_still") else {
+        return;
+    };
+    record_2d(d.path());
+    // Every setting of the style, grading and stacking, from the flags: what the window draws
+    // with them is what still draws with the look it saves.
+    let mut p = player(
+        &x,
+        d.path(),
+        &[
+            "view",
+            "run.bfs",
+            "--size",
+            SIZE,
+            "--paused",
+            "--style",
+            "ink",
+            "--shape",
+            "dart",
+            "--stacking",
+            "0.3",
+            "--color",
+            "fixed:#203040",
+            "--background-top",
+            "#405060",
+            "--contrast",
+            "1.2",
+            "--saturation",
+            "0.8",
+            "--lift",
+            "0.05",
+            "--gamma",
+            "1.1",
+            "--gain",
+            "0.95",
+        ],
+    );
+    let win = x.window("forge view", SLOW, p.child());
+    win.wait_title("the first frame, settled", SLOW, paused);
+    win.keys(&["Right", "Right", "Right", "Right"]);
+    win.wait_title("frame 4", SLOW, |t| paused(t) && frame_of(t) == 4);
+    assert_eq!(hand_off(d.path(), &win, "run.bfs", "run.look.json"), 4);
+    let look = std::fs::read_to_string(d.path().join("run.look.json")).unwrap();
+    for kv in [
+        "\"style\": \"ink\"",
+        "\"shape\": \"dart\"",
+        "\"stacking\": 0.3",
+        "\"color\": \"fixed:#203040\"",
+        "\"background_top\": \"#405060\"",
+        "\"contrast\": 1.2",
+        "\"gamma\": 1.1",
+    ] {
+        has(&look, kv);
+    }
+    quit(&win, p);
+}
