@@ -1600,3 +1600,45 @@ fn a_warm_up_is_simulated_not_recorded() {
     let err = fails(d.path(), &["simulate", "bad.json", "-o", "bad.bfs"]);
     has(&err, "scene.warmup");
 }
+
+/// A scene where a recording goes (a built-in name, with or without `.json`, or a scene
+/// file) fails naming it and the command that makes a recording of it; a missing file that is
+/// no scene gets no such hint. No command reads past the open.
+#[test]
+fn a_scene_given_where_a_recording_goes_says_how_to_make_one() {
+    let d = tmp();
+    write(
+        d.path(),
+        "mine.json",
+        r#"  {"model": "boids", "agents": 10}"#,
+    );
+    for args in [
+        &["render", "murmuration"][..],
+        &["still", "murmuration.json", "--frame", "0", "-o", "x.png"],
+        &["info", "vicsek"],
+        &["export", "cuplan", "-o", "x.npz"],
+    ] {
+        let err = fails(d.path(), args);
+        has(&err, "is a built-in scene, not a recording");
+        has(&err, "`forge run ");
+        no_output(d.path(), "x.png");
+    }
+    for args in [
+        &["render", "mine.json"][..],
+        &["info", "mine.json"],
+        &["still", "mine.json", "--frame", "0", "-o", "x.png"],
+    ] {
+        let err = fails(d.path(), args);
+        has(
+            &err,
+            "mine.json: it is a scene file (JSON), not a recording",
+        );
+        has(&err, "`forge run mine.json`");
+    }
+    let err = fails(d.path(), &["render", "nosuch.bfs"]);
+    has(&err, "cannot open nosuch.bfs");
+    assert!(
+        !err.contains("built-in"),
+        "no hint for a file that is no scene:\n{err}"
+    );
+}

@@ -100,7 +100,7 @@ mod write;
 
 pub use bfs1::{write_bfs1, Bfs1Frame};
 pub use range::{FrameRange, RangeError};
-pub use read::Reader;
+pub use read::{open_recording, Reader};
 pub use write::Writer;
 
 #[cfg(target_endian = "big")]

@@ -433,3 +433,47 @@ impl Reader {
         Ok(())
     }
 }
+
+/// Opens `path` as the recording a command reads (render, still, info, export, view). The
+/// error names the file; where `path` is a scene (a built-in name, or a scene file) rather
+/// than a recording, it says how to make one.
+pub fn open_recording(path: &Path) -> anyhow::Result<Reader> {
+    Reader::open(path).map_err(|e| {
+        let shown = path.display();
+        let what = match &e {
+            BfsError::Io(io) if io.kind() == io::ErrorKind::NotFound => {
+                let name = path.to_string_lossy();
+                let name = name.strip_suffix(".json").unwrap_or(&name);
+                crate::scene::builtin::find(name).map(|b| {
+                    format!(
+                        "cannot open {shown}: no such file; `{0}` is a built-in scene, not a \
+                         recording: `forge run {0}` simulates and renders it (or `forge simulate \
+                         {0}` writes {0}.bfs)",
+                        b.name
+                    )
+                })
+            }
+            BfsError::BadMagic if looks_like_json(path) => Some(format!(
+                "cannot open {shown}: it is a scene file (JSON), not a recording: `forge run \
+                 {shown}` simulates and renders it (or `forge simulate {shown}` writes the \
+                 recording)"
+            )),
+            _ => None,
+        };
+        let context = what.unwrap_or_else(|| format!("cannot open {shown}"));
+        anyhow::Error::new(e).context(context)
+    })
+}
+
+/// Whether the file's first byte that is not white space opens a JSON object.
+fn looks_like_json(path: &Path) -> bool {
+    let mut head = [0u8; 256];
+    let Ok(mut f) = crate::sys::open_regular(path) else {
+        return false;
+    };
+    let n = read_up_to(&mut f, &mut head).unwrap_or(0);
+    head[..n]
+        .iter()
+        .find(|b| !b.is_ascii_whitespace())
+        .is_some_and(|&b| b == b'{')
+}

@@ -89,8 +89,7 @@ impl Plan {
         .filter_map(|(p, flag)| p.as_deref().map(|p| (p, flag)))
         .collect();
         let claim = output::claim(&outputs, &[(&a.file, "input")], a.force)?;
-        let r = bfs::Reader::open(&a.file)
-            .with_context(|| format!("cannot open {}", a.file.display()))?;
+        let r = bfs::open_recording(&a.file)?;
         let h = r.header().clone();
         let count = r.frame_count();
         let space = Space {

@@ -24,7 +24,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use crate::bfs::{self, FrameRange, Reader};
+use crate::bfs::{self, FrameRange};
 use crate::metrics::Space;
 use crate::output::{self, OutputFile};
 use crate::scene::Boundary;
@@ -142,8 +142,7 @@ pub fn export(job: &Job) -> Result<Report> {
         &[(&job.input, "input")],
         job.force,
     )?;
-    let mut r =
-        Reader::open(&job.input).with_context(|| format!("cannot open {}", job.input.display()))?;
+    let mut r = crate::bfs::open_recording(&job.input)?;
     if !job.quiet {
         for w in r.warnings() {
             eprintln!("warning: {}: {w}", job.input.display());

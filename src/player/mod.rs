@@ -126,7 +126,7 @@ pub fn run(input: Input, o: Options) -> Result<()> {
 
 /// Opens a recording for the player, with the warnings and notes `forge render` prints.
 fn open_recording(path: &std::path::Path) -> Result<Reader> {
-    let r = Reader::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let r = crate::bfs::open_recording(path)?;
     for w in r.warnings() {
         eprintln!("warning: {}: {w}", path.display());
     }

@@ -106,7 +106,7 @@ impl Report {
 }
 
 fn open_input(path: &Path) -> Result<Reader> {
-    let r = Reader::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let r = crate::bfs::open_recording(path)?;
     for w in r.warnings() {
         eprintln!("warning: {}: {w}", path.display());
     }
