@@ -61,22 +61,14 @@ pub fn default_trails(
     fps: u32,
     min_half_life_s: f32,
 ) -> Result<f32> {
-    let dim = r.header().dim as usize;
     let s = px_per_unit(world, width, height, fit);
-    let mut steps = Vec::new();
-    let mut f = Frame::empty();
-    for k in super::ranges::sample_frames(clip, SAMPLE_FRAMES) {
-        r.read_frame_into(k, &mut f)
-            .map_err(|e| anyhow!("frame {k}: {e}"))?;
-        let n = f.agents(dim);
-        for i in (0..n).step_by((n / SAMPLE_AGENTS).max(1)) {
-            let v2: f32 = (0..dim).map(|a| f.vel[a * n + i] * f.vel[a * n + i]).sum();
-            let px = v2.sqrt() * world.frame_dt * s;
-            if px.is_finite() {
-                steps.push(px);
-            }
-        }
-    }
+    // The sampled agents' speeds (the colour range's samples), as pixels a recorded frame.
+    let mut steps: Vec<f32> = super::ranges::speeds_by_frame(r, clip)?
+        .concat()
+        .into_iter()
+        .map(|v| v * world.frame_dt * s)
+        .filter(|px| px.is_finite())
+        .collect();
     steps.sort_by(|a, b| a.total_cmp(b));
     let fps = fps.max(1) as f32;
     let mut frames = min_half_life_s * fps;

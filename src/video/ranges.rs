@@ -1,4 +1,5 @@
-//! Colour-map ranges measured from the recording: speed percentiles, 3D density.
+//! Colour-map ranges measured from the recording: speed and turn percentiles, 3D density,
+//! and the quantity that tells most.
 
 use anyhow::{anyhow, Result};
 
@@ -21,37 +22,29 @@ pub fn sample_frames(clip: std::ops::Range<u64>, k: u64) -> Vec<u64> {
         .collect()
 }
 
+/// The value a fraction `p` of the way up `sorted` (nearest rank).
+fn percentile(sorted: &[f32], p: f64) -> f32 {
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
 /// Speed at the map's ends: 5th and 95th percentiles over frames sampled from `frames`.
 pub fn speed_range(r: &mut Reader, frames: std::ops::Range<u64>) -> Result<[f32; 2]> {
-    let dim = r.header().dim as usize;
-    let picks = sample_frames(frames.clone(), RANGE_SAMPLE_FRAMES);
-    let mut speeds = Vec::new();
-    let mut f = Frame::empty();
-    for k in picks {
-        r.read_frame_into(k, &mut f)
-            .map_err(|e| anyhow!("frame {k}: {e}"))?;
-        let n = f.agents(dim);
-        let step = (n / RANGE_SAMPLE_AGENTS).max(1);
-        for i in (0..n).step_by(step) {
-            let s2: f32 = (0..dim).map(|a| f.vel[a * n + i] * f.vel[a * n + i]).sum();
-            let s = s2.sqrt();
-            if s.is_finite() {
-                speeds.push(s);
-            }
-        }
-    }
+    Ok(speed_span(speeds_by_frame(r, frames)?.concat()))
+}
+
+/// The speed range of the sampled `speeds`, all frames together.
+fn speed_span(mut speeds: Vec<f32>) -> [f32; 2] {
     if speeds.is_empty() {
-        return Ok([0.0, 1.0]);
+        return [0.0, 1.0];
     }
     speeds.sort_by(|a, b| a.total_cmp(b));
-    let pct = |p: f64| speeds[((speeds.len() - 1) as f64 * p).round() as usize];
-    let (lo, hi) = (pct(0.05), pct(0.95));
+    let (lo, hi) = (percentile(&speeds, 0.05), percentile(&speeds, 0.95));
     if hi - lo <= 1e-6 * hi.abs().max(1.0) {
         // One speed (Vicsek): put it mid-map.
         let s = hi.abs().max(1e-6);
-        return Ok([hi - s * 0.5, hi + s * 0.5]);
+        return [hi - s * 0.5, hi + s * 0.5];
     }
-    Ok([lo, hi])
+    [lo, hi]
 }
 
 /// Density at the map's ends for a 3D recording: 0 and the 95th percentile of the agents'
@@ -131,7 +124,7 @@ pub fn density_range_3d(r: &mut Reader, frames: std::ops::Range<u64>) -> Result<
         return Ok([0.0, 1.0]);
     }
     values.sort_by(|a, b| a.total_cmp(b));
-    let hi = values[((values.len() - 1) as f64 * 0.95).round() as usize];
+    let hi = percentile(&values, 0.95);
     Ok([0.0, if hi > 1e-6 { hi } else { 1.0 }])
 }
 
@@ -165,17 +158,18 @@ fn turns_by_frame(r: &mut Reader, frames: std::ops::Range<u64>) -> Result<Vec<Ve
 /// The `relative-heading` range: ± the 95th percentile of the turn over frames sampled from
 /// `frames`, at least ±5°.
 pub fn turn_range(r: &mut Reader, frames: std::ops::Range<u64>) -> Result<[f32; 2]> {
-    let mut all: Vec<f32> = turns_by_frame(r, frames)?
-        .into_iter()
-        .flatten()
-        .map(f32::abs)
-        .collect();
+    Ok(turn_span(&turns_by_frame(r, frames)?))
+}
+
+/// The turn range of the sampled turns `by_frame`.
+fn turn_span(by_frame: &[Vec<f32>]) -> [f32; 2] {
+    let mut all: Vec<f32> = by_frame.iter().flatten().map(|t| t.abs()).collect();
     if all.is_empty() {
-        return Ok([-90.0, 90.0]);
+        return [-90.0, 90.0];
     }
     all.sort_by(|a, b| a.total_cmp(b));
-    let hi = all[((all.len() - 1) as f64 * 0.95).round() as usize].clamp(5.0, 180.0);
-    Ok([-hi, hi])
+    let hi = percentile(&all, 0.95).clamp(5.0, 180.0);
+    [-hi, hi]
 }
 
 /// The share of the colour map a typical frame's agents span between their 5th and 95th
@@ -188,8 +182,8 @@ fn spread(by_frame: &[Vec<f32>], range: [f32; 2]) -> f32 {
         .map(|v| {
             let mut v = v.clone();
             v.sort_by(|a, b| a.total_cmp(b));
-            let pct = |p: f64| v[((v.len() - 1) as f64 * p).round() as usize];
-            ((pct(0.95).min(range[1]) - pct(0.05).max(range[0])) / width).clamp(0.0, 1.0)
+            let (lo, hi) = (percentile(&v, 0.05), percentile(&v, 0.95));
+            ((hi.min(range[1]) - lo.max(range[0])) / width).clamp(0.0, 1.0)
         })
         .collect();
     if spans.is_empty() {
@@ -200,7 +194,10 @@ fn spread(by_frame: &[Vec<f32>], range: [f32; 2]) -> f32 {
 }
 
 /// The speeds of the sampled agents, frame by frame.
-fn speeds_by_frame(r: &mut Reader, frames: std::ops::Range<u64>) -> Result<Vec<Vec<f32>>> {
+pub(super) fn speeds_by_frame(
+    r: &mut Reader,
+    frames: std::ops::Range<u64>,
+) -> Result<Vec<Vec<f32>>> {
     let dim = r.header().dim as usize;
     let mut out = Vec::new();
     let mut f = Frame::empty();
@@ -233,13 +230,14 @@ pub fn most_telling(
     frames: std::ops::Range<u64>,
 ) -> Result<crate::look::ColorMode> {
     use crate::look::ColorMode;
+    // Each quantity read once, its range and its spread from the same samples.
     let speeds = speeds_by_frame(r, frames.clone())?;
-    let speed = spread(&speeds, speed_range(r, frames.clone())?);
+    let speed = spread(&speeds, speed_span(speeds.concat()));
     if speed >= 0.4 {
         return Ok(ColorMode::Speed);
     }
-    let turns = turns_by_frame(r, frames.clone())?;
-    let turn = spread(&turns, turn_range(r, frames)?);
+    let turns = turns_by_frame(r, frames)?;
+    let turn = spread(&turns, turn_span(&turns));
     Ok(if turn > speed {
         ColorMode::RelativeHeading
     } else {
