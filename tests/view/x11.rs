@@ -53,7 +53,15 @@ impl Xvfb {
             }
             let display = format!(":{n}");
             let mut server = Command::new("Xvfb")
-                .args([&display, "-screen", "0", "1600x1000x24", "-nolisten", "tcp"])
+                .args([
+                    &display,
+                    "-screen",
+                    "0",
+                    "1600x1000x24",
+                    "-nolisten",
+                    "tcp",
+                    "-noreset",
+                ])
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .spawn()
