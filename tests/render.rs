@@ -352,16 +352,16 @@ const GOLDEN_CASES: &[(&str, &[&str])] = &[
     ),
 ];
 
-/// 3D goldens, rendered from `synthetic3d` (frame 3 of 4; the orbit turns once in four
-/// frames of 0.05 s, so it is three quarters round).
+/// 3D goldens, rendered from `synthetic3d` (frame 3 of 4; at 2700° a second of 30 fps video
+/// the orbit turns once in four frames, so it is three quarters round).
 const GOLDEN_CASES_3D: &[(&str, &[&str])] = &[
     (
         "orbit_3d",
         &[
             "--camera",
             "orbit",
-            "--orbit-period",
-            "0.2",
+            "--orbit-speed",
+            "2700",
             "--color",
             "heading",
             "--box",
@@ -698,6 +698,49 @@ fn scene_render_section_sets_the_camera() {
         x != z,
         "--camera orbit did not override the scene's fixed camera"
     );
+}
+
+#[test]
+fn orbit_speed_is_degrees_per_second_of_video() {
+    let d = tmp();
+    synthetic3d(&d.path().join("s.bfs"), 300, 4);
+    // Out of range: named, and nothing written.
+    fails_cleanly(
+        d.path(),
+        &["still", "s.bfs", "-o", "o.png", "--orbit-speed", "1e6"],
+        &["--orbit-speed", "36000"],
+        &["o.png"],
+    );
+    if !have_gpu("orbit_speed_is_degrees_per_second_of_video") {
+        return;
+    }
+    let still = |out: &str, extra: &[&str]| {
+        let mut a = vec![
+            "still", "s.bfs", "-o", out, "--frame", "3", "--size", "160x90",
+        ];
+        a.extend_from_slice(&["--bloom", "0", "--trails", "0", "-q"]);
+        a.extend_from_slice(extra);
+        succeeds(d.path(), &a);
+        read_png(&d.path().join(out)).2
+    };
+    // The same degrees a frame (90° a second at 30 fps, 180° at 60) is the same view.
+    let a = still("a.png", &["--orbit-speed", "90", "--fps", "30"]);
+    let b = still("b.png", &["--orbit-speed", "180", "--fps", "60"]);
+    assert!(a == b, "the same degrees per frame gave different views");
+    // Held still, and turning the other way, are other views.
+    let held = still("h.png", &["--orbit-speed", "0", "--fps", "30"]);
+    let back = still("r.png", &["--orbit-speed", "-90", "--fps", "30"]);
+    assert!(
+        held != a && back != a && back != held,
+        "the speed did not move the camera"
+    );
+    // The default, in the resolved look: one turn in 20 s of video.
+    let r = succeeds(
+        d.path(),
+        &["still", "s.bfs", "--frame", "3", "--print-look"],
+    );
+    let look: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(look["orbit_speed"], 18.0, "{}", r.stdout);
 }
 
 #[test]

@@ -132,10 +132,11 @@ pub struct Look {
     /// or --target is given].
     #[arg(long, value_enum)]
     pub camera: Option<CameraMode>,
-    /// 3D, orbit camera: simulated seconds per full turn [default: 20 s of video at --fps,
-    /// whatever the clip's length].
-    #[arg(long, value_name = "SECONDS")]
-    pub orbit_period: Option<f32>,
+    /// 3D, orbit camera: degrees the camera turns per second of video, whatever the clip's
+    /// length; 0 holds it still, a negative speed turns the other way [default: 18, one turn
+    /// in 20 s].
+    #[arg(long, value_name = "DEG_PER_S", allow_negative_numbers = true)]
+    pub orbit_speed: Option<f32>,
     /// 3D, fixed camera: where the eye is, world units [default: where the orbit starts, 25°
     /// above the -y side].
     #[arg(long, value_name = "X,Y,Z", allow_hyphen_values = true)]
@@ -172,7 +173,7 @@ pub struct Look {
 /// The settings that apply to 3D recordings only.
 pub const FIELDS_3D: &[&str] = &[
     "camera",
-    "orbit_period",
+    "orbit_speed",
     "eye",
     "target",
     "fov",
@@ -313,10 +314,10 @@ impl Look {
             "a shutter angle in [0, 360] degrees",
         );
         within(
-            "orbit_period",
-            self.orbit_period,
-            &|x| x > 0.0,
-            "a number of seconds > 0",
+            "orbit_speed",
+            self.orbit_speed,
+            &|x| x.abs() <= 36_000.0,
+            "degrees per second of video, at most 36000 either way",
         );
         within(
             "fov",

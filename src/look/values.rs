@@ -138,8 +138,8 @@ impl Colormap {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CameraMode {
-    /// Circle the flock, framing it (eased, about two thirds of the frame), one turn per
-    /// `orbit_period`.
+    /// Circle the flock, framing it (eased, about two thirds of the frame), turning
+    /// `orbit_speed` degrees per second of video.
     Orbit,
     /// Stand still: from `eye` towards `target`.
     Fixed,

@@ -69,7 +69,7 @@ fn set_fixed(look: &mut Look, eye: [f32; 3], target: [f32; 3]) {
     look.camera = Some(CameraMode::Fixed);
     look.eye = Some(Vec3(eye));
     look.target = Some(Vec3(target));
-    look.orbit_period = None;
+    look.orbit_speed = None;
     look.follow = Some(false);
 }
 

@@ -262,13 +262,13 @@ fn camera3(ui: &mut Ui, look: &mut Look, info: &Info) {
         set_camera(look, info);
     }
     if look.camera == Some(CameraMode::Orbit) {
-        let mut p = look.orbit_period.unwrap_or(60.0);
+        let mut p = look.orbit_speed.unwrap_or(18.0);
         ui.horizontal(|ui| {
-            ui.add(DragValue::new(&mut p).speed(0.1).range(0.1..=1e6));
-            ui.label("orbit period, s");
+            ui.add(DragValue::new(&mut p).speed(0.5).range(-36000.0..=36000.0));
+            ui.label("orbit, °/s of video");
         });
-        if Some(p) != look.orbit_period {
-            look.orbit_period = Some(p);
+        if Some(p) != look.orbit_speed {
+            look.orbit_speed = Some(p);
         }
     }
     if look.camera == Some(CameraMode::Fixed) {
@@ -317,6 +317,6 @@ fn set_camera(look: &mut Look, info: &Info) {
         look.fov = Some(crate::render::camera::DEFAULT_FOV);
     }
     if look.camera != Some(CameraMode::Orbit) {
-        look.orbit_period = None;
+        look.orbit_speed = None;
     }
 }

@@ -168,7 +168,7 @@ fn fit(edit: &mut Look, initial: &Look) {
         edit.camera = initial.camera;
         edit.eye = initial.eye;
         edit.target = initial.target;
-        edit.orbit_period = initial.orbit_period;
+        edit.orbit_speed = initial.orbit_speed;
         edit.fov = initial.fov;
     } else {
         camera::fit(edit);

@@ -105,8 +105,11 @@ pub struct View3 {
     pub fog: f32,
     /// Draw the world box as a faint wireframe.
     pub world_box: bool,
-    /// Orbit camera: simulated seconds per full turn. The phase is the frame's time over
-    /// this, so frame K is seen from the same place whichever frames are rendered.
+    /// Orbit camera: degrees per second of video, as the look gives it.
+    pub orbit_speed: f32,
+    /// Orbit camera: simulated seconds per full turn (negative turns the other way; 0 holds
+    /// still), from the speed and the frame rate. The phase is the frame's time over this, so
+    /// frame K is seen from the same place whichever frames are rendered.
     pub orbit_period: f32,
 }
 

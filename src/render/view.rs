@@ -157,7 +157,7 @@ impl Renderer {
                 // it: about two thirds of the frame), one turn per orbit period. The phase is
                 // the frame's time from its index (output frames are `frame_dt` apart).
                 let t = frame.index as f64 * self.world.frame_dt as f64;
-                let phase = if v.orbit_period > 0.0 {
+                let phase = if v.orbit_period != 0.0 {
                     (t / v.orbit_period as f64).fract() as f32
                 } else {
                     0.0

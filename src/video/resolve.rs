@@ -40,8 +40,8 @@ pub mod defaults {
     pub const VIGNETTE: f32 = 0.25;
     /// Point size when the exposure is set but the point size is not.
     pub const POINT_SIZE: f32 = 1.5;
-    /// The orbit camera turns once in this many seconds of video.
-    pub const ORBIT_VIDEO_S: f32 = 20.0;
+    /// The orbit camera's degrees per second of video: one turn in 20 s.
+    pub const ORBIT_SPEED: f32 = 18.0;
     /// Ink's sky: the horizon's glow at the bottom of the frame, the dusk blue at the top.
     pub const DUSK_HORIZON: Rgb = Rgb([0xe0, 0xa8, 0x82]);
     pub const DUSK_SKY: Rgb = Rgb([0x4a, 0x63, 0x8c]);
@@ -375,9 +375,9 @@ fn fill_colours(
 /// The 3D view's settings as resolved (none for 2D): the camera, and each camera's own.
 fn fill_view3(l: &mut Look, v: Option<&View3>) {
     l.camera = v.map(|v| v.mode);
-    l.orbit_period = v
+    l.orbit_speed = v
         .filter(|v| v.mode == CameraMode::Orbit)
-        .map(|v| v.orbit_period);
+        .map(|v| v.orbit_speed);
     l.eye = v.and_then(|v| v.eye).map(look::Vec3);
     l.target = v.and_then(|v| v.target).map(look::Vec3);
     l.fov = v.filter(|v| v.mode != CameraMode::Top).map(|v| v.fov);
@@ -597,16 +597,21 @@ fn view3(
     if mode == CameraMode::Top {
         eprintln!("note: the recording is 3D: the top camera renders an orthographic projection onto x, y");
     }
-    // One turn in ORBIT_VIDEO_S of video at the frame rate, whatever the clip's length.
-    let orbit_period = m
-        .orbit_period
-        .unwrap_or(defaults::ORBIT_VIDEO_S * fps as f32 * world.frame_dt);
-    if !(orbit_period.is_finite() && orbit_period > 0.0) {
+    // Degrees per second of video at the frame rate, whatever the clip's length: the
+    // renderer turns by the frame's simulated time, so the speed becomes simulated seconds
+    // per turn (none for 0: the camera holds still).
+    let orbit_speed = m.orbit_speed.unwrap_or(defaults::ORBIT_SPEED);
+    if !(orbit_speed.is_finite() && orbit_speed.abs() <= 36_000.0) {
         return Err(anyhow!(
-            "{}: must be a number of seconds > 0, got {orbit_period}",
-            origin("orbit_period")
+            "{}: must be degrees per second of video, at most 36000 either way, got {orbit_speed}",
+            origin("orbit_speed")
         ));
     }
+    let orbit_period = if orbit_speed == 0.0 {
+        0.0
+    } else {
+        360.0 / orbit_speed * fps as f32 * world.frame_dt
+    };
     Ok(Some(View3 {
         mode,
         eye,
@@ -614,6 +619,7 @@ fn view3(
         fov,
         fog: m.fog.unwrap_or(0.0),
         world_box: m.world_box.unwrap_or(false),
+        orbit_speed,
         orbit_period,
     }))
 }
