@@ -743,6 +743,91 @@ fn orbit_speed_is_degrees_per_second_of_video() {
     assert_eq!(look["orbit_speed"], 18.0, "{}", r.stdout);
 }
 
+/// A 3D recording of `n` agents that stand still (a ball of radius 20 in the middle of a
+/// 200x200x120 box), pointing every way at speed 1.
+fn still_ball(path: &Path, n: usize, frames: usize) {
+    let header = synthetic_header("murmuration3d", n, [200.0, 200.0, 120.0], None);
+    let mut w = bfs::Writer::new(fs::File::create(path).unwrap(), &header).unwrap();
+    let mut pos = vec![0f32; 3 * n];
+    let mut vel = vec![0f32; 3 * n];
+    for i in 0..n {
+        let k = i as f32 + 0.5;
+        let z = 1.0 - 2.0 * k / n as f32;
+        let r = (1.0 - z * z).max(0.0).sqrt();
+        let t = k * 2.399_963;
+        let d = [r * t.cos(), r * t.sin(), z];
+        let c = [100.0, 100.0, 60.0];
+        for a in 0..3 {
+            pos[a * n + i] = c[a] + 20.0 * d[a] * (k / n as f32).cbrt();
+            vel[a * n + i] = d[a];
+        }
+    }
+    for f in 0..frames {
+        w.write_frame(f as u64 * 10, &pos, &vel).unwrap();
+    }
+    w.finalize().unwrap();
+}
+
+#[test]
+fn trails_fade_while_the_camera_moves_and_stay_on_the_agents() {
+    if !have_gpu("trails_fade_while_the_camera_moves_and_stay_on_the_agents") {
+        return;
+    }
+    let d = tmp();
+    still_ball(&d.path().join("b.bfs"), 400, 12);
+    // Which pixels are lit at frame 11 (black background, no bloom, no fog).
+    let lit = |out: &str, extra: &[&str]| -> Vec<bool> {
+        let mut a = vec![
+            "still", "b.bfs", "-o", out, "--frame", "11", "--size", "320x180",
+        ];
+        a.extend_from_slice(&["--background", "#000000", "--bloom", "0", "-q"]);
+        a.extend_from_slice(extra);
+        succeeds(d.path(), &a);
+        let (w, h, px) = read_png(&d.path().join(out));
+        let ch = px.len() / (w * h) as usize;
+        px.chunks(ch)
+            .map(|p| p[..3].iter().any(|&c| c > 24))
+            .collect()
+    };
+    let count = |m: &[bool]| m.iter().filter(|&&b| b).count();
+    // Pixels lit with trails that are dark without: light left where no agent is.
+    let ghosts =
+        |bare: &[bool], kept: &[bool]| bare.iter().zip(kept).filter(|&(&b, &k)| k && !b).count();
+    // The agents stand still: seen by a still camera, trails only brighten them.
+    let fixed = [
+        "--camera",
+        "fixed",
+        "--eye",
+        "100,-150,120",
+        "--target",
+        "100,100,60",
+    ];
+    let bare = lit("f0.png", &[&fixed[..], &["--trails", "0"]].concat());
+    let kept = lit("f9.png", &[&fixed[..], &["--trails", "0.9"]].concat());
+    assert!(
+        ghosts(&bare, &kept) * 10 < count(&bare),
+        "a still camera's trails of still agents spread: {} px lit, {} ghosts",
+        count(&bare),
+        ghosts(&bare, &kept)
+    );
+    // A camera turning fast (12° a frame): the light kept from the frames before would lie
+    // along arcs the agents never drew; it fades instead, and the exposure knows it (the
+    // ball is as bright as without trails).
+    let turning = ["--camera", "orbit", "--orbit-speed", "360", "--fps", "30"];
+    let bare = lit("o0.png", &[&turning[..], &["--trails", "0"]].concat());
+    let kept = lit("o9.png", &[&turning[..], &["--trails", "0.9"]].concat());
+    let (lit0, lit9, ghost) = (count(&bare), count(&kept), ghosts(&bare, &kept));
+    assert!(lit0 > 500, "the ball is hardly seen: {lit0} px");
+    assert!(
+        ghost * 7 < lit0,
+        "an orbiting camera smears the trails: {lit0} px lit without, {ghost} more with trails 0.9"
+    );
+    assert!(
+        lit9 * 10 > lit0 * 8,
+        "trails faded by the camera darkened the ball: {lit0} px lit without, {lit9} with"
+    );
+}
+
 #[test]
 fn same_input_same_frames() {
     if !have_gpu("same_input_same_frames") {

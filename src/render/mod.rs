@@ -31,6 +31,7 @@ pub mod readback;
 mod settings;
 pub mod tonemap;
 mod view;
+pub use view::orbit_trails;
 pub mod yuv;
 
 use anyhow::{bail, Context, Result};
@@ -149,6 +150,12 @@ pub struct Renderer {
     centre: Option<[f32; 2]>,
     /// Follow camera (3D): eased centre and radius.
     follow3: Option<([f32; 3], f32)>,
+    /// 3D: the last frame's view-projection, to see how far the camera moved since.
+    last_view_proj: Option<camera::Mat4>,
+    /// Trails: the fraction of light kept out of this frame, and out of the one before (the
+    /// trails fade faster while the 3D camera moves; see [`Renderer::camera3`]).
+    fade_now: f32,
+    fade_before: f32,
     /// Colour range actually used (resolved by the caller for speed).
     range: [f32; 2],
     /// Drawing a warm-up frame ([`Renderer::warm`]): trails only, nothing shown.
@@ -261,6 +268,9 @@ impl Renderer {
             drawn: 0,
             centre: None,
             follow3: None,
+            last_view_proj: None,
+            fade_now: 0.0,
+            fade_before: 0.0,
             range,
             warming: false,
             showing: false,
@@ -459,8 +469,9 @@ impl Renderer {
         let carry = self.drawn > 0 && self.look.trails > 0.0;
         if !carry || self.unfaded {
             let hdr = &self.hdr_views[self.cur];
+            // A warm-up frame's light, faded as the tone map would have faded it.
             self.fade
-                .run(encoder, hdr, carry.then_some(self.look.trails));
+                .run(encoder, hdr, carry.then_some(self.fade_before));
         }
     }
 
@@ -517,7 +528,7 @@ impl Renderer {
                     0.0
                 },
                 linear: (self.output == Output::Linear) as u32,
-                fade: self.look.trails,
+                fade: self.fade_now,
             },
         );
         if trails {

@@ -62,6 +62,7 @@ impl Renderer {
         self.unfaded = false;
         self.centre = None;
         self.follow3 = None;
+        self.last_view_proj = None;
     }
 
     /// Waits until the GPU has done everything submitted so far.

@@ -14,6 +14,20 @@ const FOLLOW_RADIUS_EASE: f32 = 0.05;
 const FOLLOW_RADIUS_RMS: f32 = 2.0;
 /// Agents sampled per frame for the follow camera's radius.
 const FOLLOW_SAMPLE_AGENTS: usize = 50_000;
+/// 3D trails: the light they keep fades by e for every this many pixels the camera's move
+/// shifts the flock across the frame (so the camera smears it a couple of pixels at most).
+/// The flock's near side is taken [`FLOCK_FILL`] of the frame's half-height from its centre.
+const FLOCK_FILL: f32 = 2.0 / 3.0;
+const CAMERA_SMEAR_PX: f32 = 3.0;
+
+/// The trails an orbit camera turning `speed` degrees a second of video at `fps` keeps, in a
+/// frame `height` pixels high: the flock's near side, [`FLOCK_FILL`] of the half-height from
+/// its centre, moves across the frame by the angle turned each frame.
+pub fn orbit_trails(trails: f32, speed: f32, fps: u32, height: u32) -> f32 {
+    let turn = (speed / fps.max(1) as f32).abs().to_radians();
+    let moved = turn * FLOCK_FILL * height as f32 / 2.0;
+    trails.min((-moved / CAMERA_SMEAR_PX).exp())
+}
 
 /// Centre of mass of x, y (circular mean per axis in a periodic world); `None` if no agent
 /// has finite coordinates.
@@ -143,6 +157,8 @@ impl Renderer {
     /// 3D through a perspective camera: the camera for this frame, as the 3D fields of the
     /// agents pass's parameters. `None` for 2D and for the `top` camera.
     pub(super) fn camera3(&mut self, frame: &Frame, n: usize) -> Option<AgentParams> {
+        self.fade_before = self.fade_now;
+        self.fade_now = self.look.trails;
         let v = self.look.view3.clone()?;
         if v.mode == CameraMode::Top {
             return None;
@@ -192,6 +208,14 @@ impl Renderer {
         let ref_dist = camera::distance(cam.eye, centre).max(1e-6);
         let (near, far) = camera::planes(cam.eye, centre, radius);
         let m = camera::view_proj(&cam, aspect, near, far);
+        // Trails stay attached to the agents when the camera moves: light kept from the
+        // frames before sits where the camera saw it then, so the trails fade faster the
+        // farther the flock moved across the frame since the last frame (what the camera
+        // smears stays within a couple of pixels).
+        if let Some(last) = self.last_view_proj.replace(m) {
+            let moved = self.camera_motion_px(&last, &m, centre, radius * FLOCK_FILL);
+            self.fade_now = self.look.trails.min((-moved / CAMERA_SMEAR_PX).exp());
+        }
         Some(AgentParams {
             view_proj: camera::columns(&m),
             eye: cam.eye,
@@ -206,6 +230,36 @@ impl Renderer {
             near,
             ..Default::default()
         })
+    }
+
+    /// How far, in pixels, the camera's move from `last` to `now` shifts the flock across the
+    /// frame: the most any of its centre and the six points `reach` from it along the axes
+    /// moves (points behind either eye left out).
+    fn camera_motion_px(
+        &self,
+        last: &camera::Mat4,
+        now: &camera::Mat4,
+        c: [f32; 3],
+        reach: f32,
+    ) -> f32 {
+        let half = [self.look.width as f32 / 2.0, self.look.height as f32 / 2.0];
+        let screen = |m: &camera::Mat4, p: [f32; 3]| {
+            let q = camera::transform(m, p);
+            (q[3] > 1e-6).then(|| [q[0] / q[3] * half[0], q[1] / q[3] * half[1]])
+        };
+        let mut points = vec![c];
+        for a in 0..3 {
+            for s in [-1.0, 1.0] {
+                let mut p = c;
+                p[a] += s * reach;
+                points.push(p);
+            }
+        }
+        points
+            .into_iter()
+            .filter_map(|p| Some((screen(last, p)?, screen(now, p)?)))
+            .map(|(a, b)| (a[0] - b[0]).hypot(a[1] - b[1]))
+            .fold(0.0, f32::max)
     }
 
     /// Follow camera: the eased centre of mass and framed radius.

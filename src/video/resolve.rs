@@ -398,6 +398,19 @@ struct Measure<'a> {
 }
 
 impl Measure<'_> {
+    /// The trails as the exposure sees them: an orbiting camera fades them as it turns (see
+    /// [`crate::render::orbit_trails`]).
+    fn kept_trails(&self, l: &Look, height: u32) -> f32 {
+        let trails = l.trails.expect("resolved");
+        let placed = l.eye.is_some() || l.target.is_some();
+        let orbit = l.camera.map_or(!placed, |c| c == CameraMode::Orbit);
+        if self.world.dim != 3 || !orbit {
+            return trails;
+        }
+        let speed = l.orbit_speed.unwrap_or(defaults::ORBIT_SPEED);
+        crate::render::orbit_trails(trails, speed, l.fps.expect("resolved"), height)
+    }
+
     /// Exposure and sprite size (as a pair: a layer that sets the exposure was tuned with the
     /// default sprite), then the colour range, from frames sampled over the whole recording.
     fn run(
@@ -436,7 +449,7 @@ impl Measure<'_> {
                         width: w,
                         height: h,
                         fit: l.fit.expect("resolved"),
-                        trails: l.trails.expect("resolved"),
+                        trails: self.kept_trails(l, h),
                         fps: l.fps.expect("resolved"),
                         stacking: l.stacking.expect("resolved"),
                         ink: l.style == Some(Style::Ink),
