@@ -380,8 +380,15 @@ pub enum LoadError {
     },
     #[error("{} is {what}, not a scene file (and no built-in scene has that name; built-in: {})", path.display(), builtin::names().join(", "))]
     NotAFile { path: PathBuf, what: &'static str },
-    #[error("no scene file {arg} and no built-in scene named {name:?} (built-in: {})", builtin::names().join(", "))]
+    #[error("no scene file {arg} and no built-in scene named {name:?}{} (built-in: {})", did_you_mean(name), builtin::names().join(", "))]
     NotFound { arg: String, name: String },
+}
+
+/// `; did you mean "murmuration"?` when `name` is close to a built-in scene's name.
+fn did_you_mean(name: &str) -> String {
+    builtin::closest(name)
+        .map(|n| format!("; did you mean {n:?}?"))
+        .unwrap_or_default()
 }
 
 fn list(errors: &[SceneError]) -> String {
