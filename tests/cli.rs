@@ -1789,3 +1789,81 @@ fn a_scene_given_where_a_recording_goes_says_how_to_make_one() {
         "no hint for a file that is no scene:\n{err}"
     );
 }
+
+/// A value of the wrong type is named in the user's words, never Rust's (`i64`, `f64`).
+#[test]
+fn wrong_types_in_plain_words() {
+    let d = tmp();
+    for (field, value, words) in [
+        (
+            "agents",
+            "1.5",
+            "invalid type: the number `1.5`, expected a whole number",
+        ),
+        (
+            "agents",
+            "\"many\"",
+            "invalid type: string \"many\", expected a whole number",
+        ),
+        ("seed", "-1", "expected a whole number, 0 or more"),
+        (
+            "dt",
+            "\"x\"",
+            "invalid type: string \"x\", expected a number",
+        ),
+    ] {
+        let s = write(
+            d.path(),
+            "t.json",
+            &format!("{{\"preset\": \"vicsek1995\", \"{field}\": {value}}}"),
+        );
+        let err = fails(d.path(), &["simulate", s.to_str().unwrap(), "-o", "t.bfs"]);
+        has(&err, &format!("scene.{field}: "));
+        has(&err, words);
+        for rust in ["i64", "u64", "u32", "f64", "f32", "floating point"] {
+            assert!(!err.contains(rust), "{err}");
+        }
+    }
+}
+
+/// `forge render --help` groups its flags under headings and ends with examples, each of which
+/// names only flags the command has.
+#[test]
+fn render_help_is_grouped_with_examples() {
+    let d = tmp();
+    for args in [&["render", "--help"][..], &["render", "-h"]] {
+        let help = succeeds(d.path(), args).stdout;
+        for heading in [
+            "Options:",
+            "Video:",
+            "Frame:",
+            "Colour:",
+            "Agents and light:",
+            "Background and grading:",
+            "Overlays:",
+            "2D view:",
+            "3D camera:",
+            "Look file and GPU:",
+            "Examples:",
+        ] {
+            assert!(
+                help.lines()
+                    .any(|l| l.trim_end() == heading || l.starts_with(heading)),
+                "{args:?}: no {heading}\n{help}"
+            );
+        }
+        let flags: Vec<String> = help_options(&help).into_iter().map(|o| o.long).collect();
+        let examples = help.split("Examples:").nth(1).unwrap();
+        for line in examples
+            .lines()
+            .filter(|l| l.trim_start().starts_with("forge render"))
+        {
+            for word in line.split_whitespace().filter(|w| w.starts_with("--")) {
+                assert!(
+                    flags.iter().any(|f| f == word),
+                    "example flag {word} unknown"
+                );
+            }
+        }
+    }
+}

@@ -513,6 +513,8 @@ pub fn parse(src: &Source) -> Result<Scene, Vec<SceneError>> {
         if let Some(i) = msg.rfind(" at line ") {
             msg.truncate(i);
         }
+        // "expected i64" is Rust's word, not the user's.
+        let msg = crate::units::types_in_words(&msg);
         // A key of 300 KB is named by its start, not printed whole.
         let (path, msg) = (shorten_names(&path), shorten_names(&msg));
         let line = if inner.line() > 0 {
