@@ -704,7 +704,10 @@ fn the_actions_render_step_renders_scenes_and_recordings() {
         &[("FORGE", "printf [%s]"), ("SCENE", "s.bfs"), ("ARGS", "")],
         false,
     );
-    assert_eq!(out.trim(), "[render][s.bfs][--size][1280x720][-o][flock.mp4][--force]");
+    assert_eq!(
+        out.trim(),
+        "[render][s.bfs][--size][1280x720][-o][flock.mp4][--force]"
+    );
     if !have_gpu(test) || !have_ffmpeg(test) {
         return;
     }
