@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates docs/scenes.jpg: one frame of every built-in scene (its own render section,
+# Regenerates docs/src/images/scenes.jpg: one frame of every built-in scene (its own render section,
 # else the measured default look), 640x360 each, four to a row, in `forge scenes` order.
 # Usage: scripts/contact-sheet.sh [STEPS]   (default 300 steps per scene; FORGE=path/to/forge)
 set -euo pipefail
@@ -26,5 +26,5 @@ for ((k = 0; k < n; k++)); do
     layout+="$(( (k % 4) * 640 ))_$(( (k / 4) * 360 ))|"
 done
 ffmpeg -v error -y "${inputs[@]}" \
-    -filter_complex "xstack=inputs=$n:layout=${layout%|}:fill=black" -q:v 3 docs/scenes.jpg
-echo "docs/scenes.jpg: $n scenes ($scenes), ${rows} rows, $STEPS steps each"
+    -filter_complex "xstack=inputs=$n:layout=${layout%|}:fill=black" -q:v 3 docs/src/images/scenes.jpg
+echo "docs/src/images/scenes.jpg: $n scenes ($scenes), ${rows} rows, $STEPS steps each"

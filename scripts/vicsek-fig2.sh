@@ -3,18 +3,18 @@
 #   (a) order parameter v_a against noise η for N = 40, 100, 400, 4000 at density ρ = 4
 #       (L = 3.16, 5, 10, 31.6);
 #   (b) v_a against density ρ at η = 2 in a box of side L = 20 (N = ρ·400, from 40 to 4000).
-# Writes docs/vicsek-fig2a.{csv,png} and docs/vicsek-fig2b.{csv,png} and prints the wall times.
+# Writes docs/src/images/vicsek-fig2a.{csv,png} and docs/src/images/vicsek-fig2b.{csv,png} and prints the wall times.
 #
 # The defaults are the paper's 2500 + 1500 steps with 2 seeds: about three minutes on two
 # cores. More seeds: SEEDS=5 scripts/vicsek-fig2.sh
-# Other knobs: OUT (folder, default docs), JOBS (default: all cores), FORGE (the binary).
+# Other knobs: OUT (folder, default docs/src/images), JOBS (default: all cores), FORGE (the binary).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 EQUILIBRATE="${EQUILIBRATE:-2500}"
 MEASURE="${MEASURE:-1500}"
 SEEDS="${SEEDS:-2}"
-OUT="${OUT:-docs}"
+OUT="${OUT:-docs/src/images}"
 JOBS_FLAG=()
 if [[ -n "${JOBS:-}" ]]; then JOBS_FLAG=(--jobs "$JOBS"); fi
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Vectorial-noise Vicsek (Grégoire & Chaté, PRL 92, 025702, 2004) against the angular noise of
 # Vicsek 1995, and the giant number fluctuations of ordered flocks (Toner & Tu; Chaté et al.,
-# PRE 77, 046113, 2008). Writes, in OUT (default docs):
+# PRE 77, 046113, 2008). Writes, in OUT (default docs/src/images):
 #   vicsek-noise-kinds.{csv,png}  forge sweep: v_a against η for both kinds (N = 400, ρ = 4);
 #   gnf-ordered.{csv,png}         forge info --gnf: ΔN against <N> in an ordered flock
 #                                 (vectorial η = 0.3; α ≈ 0.8);
@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-OUT="${OUT:-docs}"
+OUT="${OUT:-docs/src/images}"
 if [[ -z "${FORGE:-}" ]]; then
     cargo build --release --quiet
     FORGE=target/release/forge

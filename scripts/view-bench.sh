@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The frames per second forge view shows in its window (the README's "Watching and tuning"):
+# The frames per second forge view shows in its window (docs/src/rendering.md, "Watching and tuning"):
 # 1280x720, 2D, the schooling scene with trails and bloom, at 2000 and 100000 agents, each
 # through `forge view FILE --bench-frames N` (N frames, one per window frame, as fast as the
 # window goes; the rate printed). Without a display it starts Xvfb (apt-get install xvfb).

@@ -3,7 +3,7 @@
 # preset at BoidForge's default density (2000 agents in 1920x1080, the world grown with N),
 # N = 500, 2000, 5000, 20000, the same seeded uniform start, STEPS steps, one frame recorded at
 # the end (so the figure is the solver's). Prints ms/step per N as a Markdown table; run
-# BoidForge's own benchmark beside it (README, "Performance") to put the two side by side.
+# BoidForge's own benchmark beside it (docs/src/performance.md) to put the two side by side.
 #
 #   scripts/vs-boidforge.sh [STEPS] [THREADS]     # defaults: 2000 steps, all cores
 #   FORGE_SIMD=off scripts/vs-boidforge.sh        # the scalar candidate loop (same bytes)

@@ -25,3 +25,44 @@ pub fn bytes(b: u64) -> String {
         format!("{:.1} KiB", b as f64 / 1024.0)
     }
 }
+
+/// A parser's message in the user's words, not Rust's: "invalid type: floating point `1.5`,
+/// expected i64" becomes "invalid type: the number `1.5`, expected a whole number".
+pub fn types_in_words(msg: &str) -> String {
+    const WORDS: &[(&str, &str)] = &[
+        ("floating point `", "the number `"),
+        ("expected i8", "expected a whole number"),
+        ("expected i16", "expected a whole number"),
+        ("expected i32", "expected a whole number"),
+        ("expected i64", "expected a whole number"),
+        ("expected isize", "expected a whole number"),
+        ("expected u8", "expected a whole number, 0 or more"),
+        ("expected u16", "expected a whole number, 0 or more"),
+        ("expected u32", "expected a whole number, 0 or more"),
+        ("expected u64", "expected a whole number, 0 or more"),
+        ("expected usize", "expected a whole number, 0 or more"),
+        ("expected f32", "expected a number"),
+        ("expected f64", "expected a number"),
+    ];
+    let mut out = msg.to_string();
+    for (rust, words) in WORDS {
+        let mut from = 0;
+        while let Some(i) = out[from..].find(rust).map(|i| i + from) {
+            let end = i + rust.len();
+            // A whole word only: "expected u8" is not the start of "expected u8x4".
+            let word_end = rust.ends_with(|c: char| c.is_alphanumeric());
+            if word_end
+                && out[end..]
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_alphanumeric() || c == '_')
+            {
+                from = end;
+                continue;
+            }
+            out.replace_range(i..end, words);
+            from = i + words.len();
+        }
+    }
+    out
+}

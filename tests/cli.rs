@@ -168,8 +168,8 @@ fn topological_neighbours_are_stored_and_run_on_the_cpu() {
             d.path(),
             &["simulate", s.to_str().unwrap(), "-o", "n.bfs", "--force"],
         );
-        let note = "note: using the CPU backend (topological neighbours (scene.boids.neighbours) run on the CPU only";
-        assert_eq!(r.stderr.contains(note), stored, "{}", r.stderr);
+        // `auto` is the CPU until the CUDA backend is verified: a note would change nothing.
+        assert!(!r.stderr.contains("note:"), "{}", r.stderr);
         let v = info_json(d.path(), "n.bfs");
         let b = &v["scene_json"]["boids"];
         assert_eq!(b.get("neighbours").is_some(), stored, "{b}");
@@ -1384,10 +1384,157 @@ fn help_command_and_version_flags() {
     let r = run(d.path(), &["help", "nosuchcommand"]);
     failed(&r, &["help", "nosuchcommand"]);
     has(&r.stderr, "nosuchcommand");
-    // The version is the crate's, on stdout, the same for both spellings.
-    let want = format!("forge {}\n", env!("CARGO_PKG_VERSION"));
-    assert_eq!(succeeds(d.path(), &["--version"]).stdout, want);
-    assert_eq!(succeeds(d.path(), &["-V"]).stdout, want);
+    // The version is the crate's (and the commit's, see below), on stdout, the same for both
+    // spellings.
+    let version = succeeds(d.path(), &["--version"]).stdout;
+    assert!(
+        version.starts_with(&format!("forge {}", env!("CARGO_PKG_VERSION"))),
+        "{version}"
+    );
+    assert_eq!(succeeds(d.path(), &["-V"]).stdout, version);
+}
+
+/// `--version` names the commit the binary was built from, where it was built in a git
+/// repository (as here, when git is installed).
+#[test]
+fn version_names_the_commit() {
+    let head = std::process::Command::new("git")
+        .args(["log", "-1", "--format=%h", "--abbrev=12"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output();
+    let Some(head) = head
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    else {
+        skip("version_names_the_commit: no git repository here");
+        return;
+    };
+    let d = tmp();
+    let version = succeeds(d.path(), &["--version"]).stdout;
+    let want = format!("forge {} (commit {head}, ", env!("CARGO_PKG_VERSION"));
+    assert!(version.starts_with(&want), "{version:?}, want {want:?}...");
+}
+
+/// `forge completions SHELL` prints a script each shell accepts, naming every command;
+/// `forge man [COMMAND]` prints roff pages.
+#[test]
+fn completions_and_man_pages() {
+    let d = tmp();
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let out = succeeds(d.path(), &["completions", shell]).stdout;
+        for sub in SUBCOMMANDS {
+            assert!(out.contains(sub), "{shell}: no {sub}");
+        }
+        assert!(out.contains("point-size"), "{shell}: no render flag");
+    }
+    // bash and zsh parse their scripts (`-n`: read, do not run), where installed.
+    for (shell, exe) in [("bash", "bash"), ("zsh", "zsh")] {
+        let script = write(
+            d.path(),
+            &format!("forge.{shell}"),
+            &succeeds(d.path(), &["completions", shell]).stdout,
+        );
+        match std::process::Command::new(exe)
+            .arg("-n")
+            .arg(&script)
+            .output()
+        {
+            Ok(o) => assert!(
+                o.status.success(),
+                "{exe} -n: {}",
+                String::from_utf8_lossy(&o.stderr)
+            ),
+            Err(_) => skip(&format!("completions_and_man_pages: {exe} not installed")),
+        }
+    }
+    let r = run(d.path(), &["completions", "tcsh"]);
+    failed(&r, &["completions", "tcsh"]);
+    has(&r.stderr, "tcsh");
+
+    let page = succeeds(d.path(), &["man"]).stdout;
+    assert!(page.contains(".TH forge 1"), "{page}");
+    for sub in SUBCOMMANDS {
+        assert!(
+            page.contains(&format!("forge\\-{sub}")),
+            "forge.1 lists no {sub}"
+        );
+        let p = succeeds(d.path(), &["man", sub]).stdout;
+        assert!(p.contains(&format!(".TH forge-{sub} 1")), "{sub}: {p}");
+    }
+    let render = succeeds(d.path(), &["man", "render"]).stdout;
+    assert!(
+        render.contains("point\\-size"),
+        "render's page has its flags"
+    );
+    let err = fails(d.path(), &["man", "rendr"]);
+    has(&err, "no command \"rendr\"");
+    has(&err, "render");
+}
+
+/// A misspelt built-in scene gets the name it most likely meant; a name like none gets the list.
+#[test]
+fn misspelt_scene_gets_a_suggestion() {
+    let d = tmp();
+    for (typo, meant) in [
+        ("murmuratoin", "murmuration"),
+        ("vicsek-band", "vicsek-bands"),
+        ("Turbulence", "turbulence"),
+        ("shoal3", "shoal3d"),
+    ] {
+        let err = fails(d.path(), &["simulate", typo]);
+        has(&err, &format!("did you mean \"{meant}\"?"));
+        has(&err, "built-in: turbulence");
+    }
+    let err = fails(d.path(), &["simulate", "qqqq"]);
+    assert!(!err.contains("did you mean"), "{err}");
+    has(&err, "built-in: turbulence");
+}
+
+/// On a machine without CUDA (or while the CUDA backend is unverified), `--backend auto` is the
+/// CPU and says nothing about it: a note would change nothing.
+#[test]
+fn no_cuda_note_when_it_changes_nothing() {
+    let d = tmp();
+    let r = succeeds(
+        d.path(),
+        &[
+            "simulate", "vicsek", "--agents", "50", "--steps", "2", "-o", "v.bfs",
+        ],
+    );
+    assert!(!r.stderr.contains("note:"), "{}", r.stderr);
+    assert!(!r.stderr.contains("CUDA"), "{}", r.stderr);
+}
+
+/// `--help`, `--version`, usage errors and the quick commands leave no private runtime folder
+/// behind when `XDG_RUNTIME_DIR` is unset (forge makes one only for commands that may open a
+/// GPU, and removes it on the way out).
+#[test]
+fn no_runtime_folder_left_behind() {
+    let d = tmp();
+    let scratch = tmp();
+    let cases: &[&[&str]] = &[
+        &["--help"],
+        &["--version"],
+        &["render", "--help"],
+        &["render", "--bogus"],
+        &["render"],
+        &["still", "nosuch.bfs", "--frame", "0", "-o", "x.png"],
+        &["nosuchcommand"],
+        &["simulate", "vicsek", "--agents", "x"],
+        &["scenes"],
+        &["completions", "bash"],
+        &["man"],
+        &["gpus"],
+    ];
+    for args in cases {
+        let mut c = forge(d.path());
+        c.env_remove("XDG_RUNTIME_DIR")
+            .env("TMPDIR", scratch.path());
+        let _ = run_command(c.args(*args));
+        let left = listing(scratch.path());
+        assert!(left.is_empty(), "forge {args:?} left {left:?} in TMPDIR");
+    }
 }
 
 /// Every subcommand `forge --help` must list.
@@ -1641,4 +1788,82 @@ fn a_scene_given_where_a_recording_goes_says_how_to_make_one() {
         !err.contains("built-in"),
         "no hint for a file that is no scene:\n{err}"
     );
+}
+
+/// A value of the wrong type is named in the user's words, never Rust's (`i64`, `f64`).
+#[test]
+fn wrong_types_in_plain_words() {
+    let d = tmp();
+    for (field, value, words) in [
+        (
+            "agents",
+            "1.5",
+            "invalid type: the number `1.5`, expected a whole number",
+        ),
+        (
+            "agents",
+            "\"many\"",
+            "invalid type: string \"many\", expected a whole number",
+        ),
+        ("seed", "-1", "expected a whole number, 0 or more"),
+        (
+            "dt",
+            "\"x\"",
+            "invalid type: string \"x\", expected a number",
+        ),
+    ] {
+        let s = write(
+            d.path(),
+            "t.json",
+            &format!("{{\"preset\": \"vicsek1995\", \"{field}\": {value}}}"),
+        );
+        let err = fails(d.path(), &["simulate", s.to_str().unwrap(), "-o", "t.bfs"]);
+        has(&err, &format!("scene.{field}: "));
+        has(&err, words);
+        for rust in ["i64", "u64", "u32", "f64", "f32", "floating point"] {
+            assert!(!err.contains(rust), "{err}");
+        }
+    }
+}
+
+/// `forge render --help` groups its flags under headings and ends with examples, each of which
+/// names only flags the command has.
+#[test]
+fn render_help_is_grouped_with_examples() {
+    let d = tmp();
+    for args in [&["render", "--help"][..], &["render", "-h"]] {
+        let help = succeeds(d.path(), args).stdout;
+        for heading in [
+            "Options:",
+            "Video:",
+            "Frame:",
+            "Colour:",
+            "Agents and light:",
+            "Background and grading:",
+            "Overlays:",
+            "2D view:",
+            "3D camera:",
+            "Look file and GPU:",
+            "Examples:",
+        ] {
+            assert!(
+                help.lines()
+                    .any(|l| l.trim_end() == heading || l.starts_with(heading)),
+                "{args:?}: no {heading}\n{help}"
+            );
+        }
+        let flags: Vec<String> = help_options(&help).into_iter().map(|o| o.long).collect();
+        let examples = help.split("Examples:").nth(1).unwrap();
+        for line in examples
+            .lines()
+            .filter(|l| l.trim_start().starts_with("forge render"))
+        {
+            for word in line.split_whitespace().filter(|w| w.starts_with("--")) {
+                assert!(
+                    flags.iter().any(|f| f == word),
+                    "example flag {word} unknown"
+                );
+            }
+        }
+    }
 }

@@ -675,6 +675,39 @@ fn the_actions_render_step_renders_scenes_and_recordings() {
             format!("run murmuration {flags} -o flock.mp4 --force")
         );
     }
+    // ARGS is split as a shell splits words: a quoted value stays one argument, and nothing
+    // in it is expanded or run (printf shows each argument in brackets).
+    let out = bash(
+        dir,
+        &[step],
+        &[
+            ("FORGE", "printf [%s]"),
+            ("SCENE", "murmuration"),
+            ("SIZE", "320x180"),
+            (
+                "ARGS",
+                r#"--title "My flock" --agents  500 --title 'a b' --title $(touch\ ran) x\ y"#,
+            ),
+        ],
+        false,
+    );
+    assert_eq!(
+        out.trim(),
+        "[run][murmuration][--size][320x180][--title][My flock][--agents][500][--title][a b]\
+         [--title][$(touch ran)][x y][-o][flock.mp4][--force]"
+    );
+    assert!(!dir.join("ran").exists(), "ARGS ran a command");
+    // No ARGS: no empty argument either.
+    let out = bash(
+        dir,
+        &[step],
+        &[("FORGE", "printf [%s]"), ("SCENE", "s.bfs"), ("ARGS", "")],
+        false,
+    );
+    assert_eq!(
+        out.trim(),
+        "[render][s.bfs][--size][1280x720][-o][flock.mp4][--force]"
+    );
     if !have_gpu(test) || !have_ffmpeg(test) {
         return;
     }

@@ -1,6 +1,6 @@
 //! `forge export` through the real binary, read back by real NumPy: every array of the `.npz`
 //! against forge's own reader (sha-256 of the bytes of every float, so the round trip is
-//! exact), with `--frames` and `--every`, in 2D and 3D; the README's two `numpy.load` lines
+//! exact), with `--frames` and `--every`, in 2D and 3D; the guide's (docs/src/data-out.md) two `numpy.load` lines
 //! and its `numpy.memmap` recipe run as written; CSV rows and values; BoidForge files whose
 //! agent count changes; bad inputs; SIGINT and SIGTERM; and an export running under a memory
 //! limit (`ulimit -d`) well below the size of its recording.
@@ -95,16 +95,16 @@ out["scene_text"] = str(d["scene"])
 print(json.dumps(out))
 "#;
 
-/// A fenced `python` block of the README that contains `needle`.
+/// A fenced `python` block of the guide's Data out chapter that contains `needle`.
 fn readme_python(needle: &str) -> String {
-    let readme = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-        .expect("README.md");
+    let page = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/src/data-out.md");
+    let readme = fs::read_to_string(&page).expect("docs/src/data-out.md");
     readme
         .split("```python\n")
         .skip(1)
         .map(|b| b.split("```").next().unwrap())
         .find(|b| b.contains(needle))
-        .unwrap_or_else(|| panic!("README.md has no ```python block with {needle:?}"))
+        .unwrap_or_else(|| panic!("docs/src/data-out.md has no ```python block with {needle:?}"))
         .to_string()
 }
 
@@ -430,7 +430,7 @@ fn readme_numpy_load_lines_run_as_written() {
     assert_eq!(python_json(&script, &[]), serde_json::json!([13, 30, 3]));
 }
 
-/// The README's memmap recipe, run as written on a forge recording, against the reader.
+/// The guide's memmap recipe (docs/src/data-out.md), run as written on a forge recording, against the reader.
 fn check_memmap_recipe(file: &Path) {
     let snippet = readme_python("np.memmap(path");
     let script = format!(

@@ -10,12 +10,17 @@
 #   SCENE   a built-in scene, a scene JSON file or a .bfs recording (required)
 #   SIZE    WxH (1280x720), or 720p, 1080p, 4k (default: 1280x720)
 #   OUTPUT  the MP4 to write, overwritten if it exists (default: flock.mp4)
-#   ARGS    more forge flags, split at spaces (default: none)
+#   ARGS    more forge flags, split as a shell splits words: quotes keep a value with spaces
+#           whole (--title "My flock"); nothing is expanded or run (default: none)
 set -euo pipefail
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
 : "${SCENE:?SCENE: a built-in scene, a scene JSON file or a .bfs recording}"
 read -r -a forge <<<"${FORGE:-forge}"
-read -r -a args <<<"${ARGS:-}"
+# xargs splits at blanks and honours quotes and backslashes, without expanding anything.
+args=()
+if [ -n "${ARGS:-}" ]; then
+    mapfile -d '' args < <(printf '%s' "$ARGS" | xargs -r printf '%s\0')
+fi
 case ${SIZE:=1280x720} in
     720p | 1080p) size=(--"$SIZE") ;;
     4k | 4K | 2160p) size=(--4k) ;;

@@ -1,4 +1,4 @@
-//! `forge bench`: the solver's speed, printed as Markdown tables (the README quotes them).
+//! `forge bench`: the solver's speed, printed as Markdown tables (the guide's Performance chapter quotes them).
 
 use std::io::Write;
 use std::process::ExitCode;

@@ -123,21 +123,25 @@ pub struct LookArgs {
     #[command(flatten)]
     pub look: Look,
     /// 3840x2160 (--size 3840x2160).
-    #[arg(long = "4k", conflicts_with_all = ["size", "fhd", "hd"])]
+    #[arg(long = "4k", help_heading = "Frame", conflicts_with_all = ["size", "fhd", "hd"])]
     pub uhd: bool,
     /// 1920x1080.
-    #[arg(long = "1080p", conflicts_with_all = ["size", "hd"])]
+    #[arg(long = "1080p", help_heading = "Frame", conflicts_with_all = ["size", "hd"])]
     pub fhd: bool,
     /// 1280x720.
-    #[arg(long = "720p", conflicts_with = "size")]
+    #[arg(long = "720p", help_heading = "Frame", conflicts_with = "size")]
     pub hd: bool,
     /// A look file: JSON with any of the fields of a scene's `render` section (what
     /// --print-look prints). Flags override it; it overrides the recording's section
     /// [default: none].
-    #[arg(long = "look", value_name = "FILE.json")]
+    #[arg(
+        long = "look",
+        value_name = "FILE.json",
+        help_heading = "Look file and GPU"
+    )]
     pub look_file: Option<PathBuf>,
     /// GPU adapter: an index or part of a name from `forge gpus` [default: the best present].
-    #[arg(long)]
+    #[arg(long, help_heading = "Look file and GPU")]
     pub adapter: Option<String>,
 }
 
@@ -165,28 +169,28 @@ impl LookArgs {
 pub struct VideoArgs {
     /// Video codec: h264 (8-bit, .mp4, plays everywhere), h265 or av1 (10-bit, .mp4),
     /// prores (ProRes 422 HQ, 10-bit 4:2:2, .mov, for editing) [default: h264].
-    #[arg(long, value_enum, value_name = "CODEC")]
+    #[arg(long, value_enum, value_name = "CODEC", help_heading = "Video")]
     pub codec: Option<crate::video::codec::Codec>,
     /// A specific FFmpeg encoder (e.g. h264_nvenc, libaom-av1) [default: the codec's:
     /// libx264, libx265, libsvtav1 (else libaom-av1, librav1e), prores_ks].
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", help_heading = "Video")]
     pub encoder: Option<String>,
     /// Constant rate factor: lower is better [default: 18 for libx264 (0..=51), 20 for libx265
     /// (0..=51), 30 for libsvtav1 and libaom-av1 (0..=63); ProRes has none].
-    #[arg(long)]
+    #[arg(long, help_heading = "Video")]
     pub crf: Option<u32>,
     /// Encoder speed [default: veryfast for libx264, medium for libx265 (ultrafast .. placebo), 8 for
     /// libsvtav1 (0..=13), 6 for libaom-av1 (0..=8); lower numbers are slower and better].
-    #[arg(long)]
+    #[arg(long, help_heading = "Video")]
     pub preset: Option<String>,
     /// Draw K−1 frames between each pair of recorded ones (agents on smooth paths through
     /// both positions, velocities as tangents; the shortest way across a wrapping seam): a
     /// recording taken every few steps plays smoothly, K times slower at the same --fps.
     /// Recorded frames come out exactly as they are [default: 1, none drawn between].
-    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..=1000))]
+    #[arg(long, value_name = "K", help_heading = "Video", value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub interpolate: Option<u64>,
     /// Write PNG frames (frame_000000.png, ...) into this folder instead of a video.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", help_heading = "Video")]
     pub png: Option<PathBuf>,
     /// Overwrite the outputs if they exist: the video (or PNG files), and for `run` the --bfs
     /// recording too. Never an input.
@@ -198,12 +202,17 @@ pub struct VideoArgs {
 }
 
 #[derive(clap::Args, Debug)]
-#[command(
-    after_help = "Needs FFmpeg for video (apt-get install ffmpeg) and a GPU or Mesa's software \
+#[command(after_help = "Examples:\n  \
+forge render run.bfs                                  # run.mp4, 1920x1080, the measured look\n  \
+forge render run.bfs --720p --color heading --trails 0.9 -o heading.mp4\n  \
+forge render run.bfs --frames 100..400 --codec prores  # an editor's clip, .mov\n  \
+forge render run.bfs --print-look > look.json          # pin the look, edit it, then:\n  \
+forge render run.bfs --look look.json --exposure 0.8\n  \
+forge render run.bfs --chunk 0/4 -o part-0.mp4         # one of 4 pieces; forge concat joins them\n\n\
+Needs FFmpeg for video (apt-get install ffmpeg) and a GPU or Mesa's software \
 driver (apt-get install mesa-vulkan-drivers libvulkan1 libegl1 libegl-mesa0 libgl1-mesa-dri).\n\
 A recording cut short renders every complete frame (with a warning); a frame that cannot be read \
-stops the render with an error naming it, and no video is left behind."
-)]
+stops the render with an error naming it, and no video is left behind.")]
 pub struct RenderArgs {
     /// A recording (.bfs, ours or BoidForge's BFS1).
     pub file: PathBuf,
@@ -278,7 +287,7 @@ pub struct RunArgs {
     pub look: LookArgs,
 }
 
-/// `forge demo`: the embedded default scene, sized to render in about a minute on a CPU.
+/// `forge demo`: the embedded default scene, sized to render in about 25 s on 2 CPU cores.
 #[derive(clap::Args, Debug)]
 pub struct DemoArgs {
     /// Output video.

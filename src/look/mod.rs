@@ -25,134 +25,158 @@ pub use values::{
 #[serde(deny_unknown_fields)]
 pub struct Look {
     /// Output size in pixels, two even numbers [default: 1920x1080].
-    #[arg(long, value_name = "WxH")]
+    #[arg(help_heading = "Frame", long, value_name = "WxH")]
     pub size: Option<Size>,
     /// Frames per second of the video: one recorded frame per video frame [default: 30].
-    #[arg(long)]
+    #[arg(help_heading = "Frame", long)]
     pub fps: Option<u32>,
     /// Light on dark (glow: agents add their light, with bloom) or dark on light (ink: agents
     /// over a sky, a crowd reads as darkness) [default: glow].
-    #[arg(long, value_enum)]
+    #[arg(help_heading = "Colour", long, value_enum)]
     pub style: Option<Style>,
     /// Colour agents by speed, heading, relative-heading (to the flock's mean direction),
     /// density (computed on the GPU), fixed (the map's brightest end) or fixed:#rrggbb
     /// [default: the quantity that varies most over the recording, of speed, relative-heading
     /// and density].
-    #[arg(long, value_name = "MODE")]
+    #[arg(help_heading = "Colour", long, value_name = "MODE")]
     pub color: Option<ColorBy>,
     /// Colour map [default: inferno from 30% in (its near-black end left out); sinebow for
     /// heading].
-    #[arg(long, value_enum)]
+    #[arg(help_heading = "Colour", long, value_enum)]
     pub colormap: Option<Colormap>,
     /// Where the colour scale starts in a non-cyclic map, 0..=0.9: 0.3 leaves out its darkest
     /// 30% [default: 0.3 for the default map, else 0].
-    #[arg(long, value_name = "FRACTION")]
+    #[arg(help_heading = "Colour", long, value_name = "FRACTION")]
     pub colormap_start: Option<f32>,
     /// Values at the colour map's ends [default: measured over the whole recording; speed: 5th
     /// to 95th percentile; relative-heading: ± the 95th percentile of the turn, degrees;
     /// density: 0 to 4x the mean agents per cell (2D), 0 to the 95th percentile (3D)].
-    #[arg(long, value_name = "A..B", allow_hyphen_values = true)]
+    #[arg(
+        help_heading = "Colour",
+        long,
+        value_name = "A..B",
+        allow_hyphen_values = true
+    )]
     pub range: Option<Span>,
     /// Exposure before tone mapping [default: measured over the whole recording: how much
     /// light the agents pile up on screen].
-    #[arg(long)]
+    #[arg(help_heading = "Agents and light", long)]
     pub exposure: Option<f32>,
     /// Sprite core radius in pixels at 1080p, scaled with the output height [default: with a
     /// measured exposure, 0.15 of the agents' mean spacing on screen (1.4..4.5), else 1.5].
-    #[arg(long)]
+    #[arg(help_heading = "Agents and light", long)]
     pub point_size: Option<f32>,
     /// Agents as round dots or as darts along their velocity [default: dot].
-    #[arg(long, value_enum)]
+    #[arg(help_heading = "Agents and light", long, value_enum)]
     pub shape: Option<Shape>,
     /// Crowds share their light, 0..1: each agent's light is divided by how many others
     /// overlap it on screen (to this power), so a dense flock shows its individuals instead
     /// of a white mass; 0 = plain addition [default: 0.7 in glow, 0.5 in ink].
-    #[arg(long, value_name = "0..1")]
+    #[arg(help_heading = "Agents and light", long, value_name = "0..1")]
     pub stacking: Option<f32>,
     /// Trails: fraction of the previous frame kept, in [0, 1), 0 = off [default: the light
     /// halves in 0.15 s: 0.86 at 30 fps].
-    #[arg(long)]
+    #[arg(help_heading = "Agents and light", long)]
     pub trails: Option<f32>,
     /// Bloom strength, 0 = off [default: 0.5].
-    #[arg(long)]
+    #[arg(help_heading = "Agents and light", long)]
     pub bloom: Option<f32>,
     /// Bloom's size, relative to the default: 2 = the same glow twice as wide, 0.5 = half; the
     /// same fraction of the frame at every size, its light the same (0.25..=4) [default: 1].
-    #[arg(long, value_name = "R")]
+    #[arg(help_heading = "Agents and light", long, value_name = "R")]
     pub bloom_radius: Option<f32>,
     /// Background colour, #rrggbb; with --background-top, the colour at the bottom of the
     /// frame [default: #05050a in glow, a dusk sky in ink].
-    #[arg(long, value_name = "#RRGGBB")]
+    #[arg(help_heading = "Background and grading", long, value_name = "#RRGGBB")]
     pub background: Option<Rgb>,
     /// The background's colour at the top of the frame: a vertical gradient from
     /// --background [default: none in glow (flat), a dusk sky in ink].
-    #[arg(long, value_name = "#RRGGBB")]
+    #[arg(help_heading = "Background and grading", long, value_name = "#RRGGBB")]
     pub background_top: Option<Rgb>,
     /// Grading: contrast around mid grey, 1 = as tone-mapped [default: 1].
-    #[arg(long)]
+    #[arg(help_heading = "Background and grading", long)]
     pub contrast: Option<f32>,
     /// Grading: colour saturation, 0 = grey, 1 = as tone-mapped [default: 1].
-    #[arg(long)]
+    #[arg(help_heading = "Background and grading", long)]
     pub saturation: Option<f32>,
     /// Grading: lift, raises the blacks, -0.5..0.5 [default: 0].
-    #[arg(long, allow_hyphen_values = true)]
+    #[arg(
+        help_heading = "Background and grading",
+        long,
+        allow_hyphen_values = true
+    )]
     pub lift: Option<f32>,
     /// Grading: gamma of the mid-tones, > 1 brighter [default: 1].
-    #[arg(long)]
+    #[arg(help_heading = "Background and grading", long)]
     pub gamma: Option<f32>,
     /// Grading: gain, scales the whites [default: 1].
-    #[arg(long)]
+    #[arg(help_heading = "Background and grading", long)]
     pub gain: Option<f32>,
     /// Vignette strength, 0 = none [default: 0.25].
-    #[arg(long)]
+    #[arg(help_heading = "Background and grading", long)]
     pub vignette: Option<f32>,
     /// Motion blur: the shutter angle in degrees, film's convention (180 = open half of each
     /// frame interval; 0 = off). Each agent is smeared along its velocity over the shutter
     /// time, with its light kept [default: 0].
-    #[arg(long, value_name = "SHUTTER")]
+    #[arg(help_heading = "Agents and light", long, value_name = "SHUTTER")]
     pub motion_blur: Option<f32>,
     /// Overlays drawn over the picture, comma-separated: colorbar (the colour map, its range
     /// and quantity), time (t = … s, step), title, scale (a bar in world units, 2D); or none
     /// [default: none].
-    #[arg(long, value_name = "LIST")]
+    #[arg(help_heading = "Overlays", long, value_name = "LIST")]
     pub overlay: Option<Overlays>,
     /// Title text; on the command line it also shows the title overlay [default: the scene's
     /// name].
-    #[arg(long)]
+    #[arg(help_heading = "Overlays", long)]
     pub title: Option<String>,
     /// How the world fills the frame when their aspects differ [default: letterbox].
-    #[arg(long, value_enum)]
+    #[arg(help_heading = "2D view", long, value_enum)]
     pub fit: Option<Fit>,
     /// 2D: keep the centre of mass in the middle of the frame (eased); for a 3D recording, the
     /// same as --camera follow. `--follow` alone is `--follow=true` [default: false].
-    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
+    #[arg(help_heading = "2D view", long, num_args = 0..=1, require_equals = true, default_missing_value = "true")]
     pub follow: Option<bool>,
     /// 3D: orbit (circle the flock), fixed (from --eye towards --target), follow (track the
     /// centre of mass) or top (orthographic x-y projection) [default: orbit; fixed if --eye
     /// or --target is given].
-    #[arg(long, value_enum)]
+    #[arg(help_heading = "3D camera", long, value_enum)]
     pub camera: Option<CameraMode>,
     /// 3D, orbit camera: degrees the camera turns per second of video, whatever the clip's
     /// length; 0 holds it still, a negative speed turns the other way [default: 18, one turn
     /// in 20 s].
-    #[arg(long, value_name = "DEG_PER_S", allow_negative_numbers = true)]
+    #[arg(
+        help_heading = "3D camera",
+        long,
+        value_name = "DEG_PER_S",
+        allow_negative_numbers = true
+    )]
     pub orbit_speed: Option<f32>,
     /// 3D, fixed camera: where the eye is, world units [default: where the orbit starts, 25°
     /// above the -y side].
-    #[arg(long, value_name = "X,Y,Z", allow_hyphen_values = true)]
+    #[arg(
+        help_heading = "3D camera",
+        long,
+        value_name = "X,Y,Z",
+        allow_hyphen_values = true
+    )]
     pub eye: Option<Vec3>,
     /// 3D, fixed camera: the point looked at, world units [default: the world's centre].
-    #[arg(long, value_name = "X,Y,Z", allow_hyphen_values = true)]
+    #[arg(
+        help_heading = "3D camera",
+        long,
+        value_name = "X,Y,Z",
+        allow_hyphen_values = true
+    )]
     pub target: Option<Vec3>,
     /// 3D: vertical field of view in degrees [default: 45].
-    #[arg(long, value_name = "DEG")]
+    #[arg(help_heading = "3D camera", long, value_name = "DEG")]
     pub fov: Option<f32>,
     /// 3D: fog, 0..1: how far the farthest agents fade towards the background [default: 0].
-    #[arg(long)]
+    #[arg(help_heading = "3D camera", long)]
     pub fog: Option<f32>,
     /// 3D: draw the world box as a faint wireframe. `--box` alone is `--box=true`
     /// [default: false].
-    #[arg(
+    #[arg(help_heading = "3D camera", 
         long = "box",
         num_args = 0..=1,
         require_equals = true,
@@ -162,11 +186,16 @@ pub struct Look {
     pub world_box: Option<bool>,
     /// 2D (and the 3D top camera): the world point at the middle of the frame, world units;
     /// with --follow the flock's centre of mass takes its place [default: the world's centre].
-    #[arg(long, value_name = "X,Y", allow_hyphen_values = true)]
+    #[arg(
+        help_heading = "2D view",
+        long,
+        value_name = "X,Y",
+        allow_hyphen_values = true
+    )]
     pub center: Option<Vec2>,
     /// 2D (and the 3D top camera): magnification over the view --fit gives: 2 shows half as
     /// much of the world, 0.5 twice as much (0.01..=1000) [default: 1].
-    #[arg(long)]
+    #[arg(help_heading = "2D view", long)]
     pub zoom: Option<f32>,
 }
 

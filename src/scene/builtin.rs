@@ -33,3 +33,15 @@ pub fn find(name: &str) -> Option<&'static Builtin> {
 pub fn names() -> Vec<&'static str> {
     BUILTIN.iter().map(|b| b.name).collect()
 }
+
+/// The built-in scene a misspelt `name` most likely meant (Jaro–Winkler similarity above 0.8,
+/// as close as clap's own suggestions), for a "did you mean" in the error.
+pub fn closest(name: &str) -> Option<&'static str> {
+    let name = name.to_lowercase();
+    BUILTIN
+        .iter()
+        .map(|b| (strsim::jaro_winkler(&name, b.name), b.name))
+        .filter(|&(score, _)| score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, n)| n)
+}

@@ -380,8 +380,15 @@ pub enum LoadError {
     },
     #[error("{} is {what}, not a scene file (and no built-in scene has that name; built-in: {})", path.display(), builtin::names().join(", "))]
     NotAFile { path: PathBuf, what: &'static str },
-    #[error("no scene file {arg} and no built-in scene named {name:?} (built-in: {})", builtin::names().join(", "))]
+    #[error("no scene file {arg} and no built-in scene named {name:?}{} (built-in: {})", did_you_mean(name), builtin::names().join(", "))]
     NotFound { arg: String, name: String },
+}
+
+/// `; did you mean "murmuration"?` when `name` is close to a built-in scene's name.
+fn did_you_mean(name: &str) -> String {
+    builtin::closest(name)
+        .map(|n| format!("; did you mean {n:?}?"))
+        .unwrap_or_default()
 }
 
 fn list(errors: &[SceneError]) -> String {
@@ -506,6 +513,8 @@ pub fn parse(src: &Source) -> Result<Scene, Vec<SceneError>> {
         if let Some(i) = msg.rfind(" at line ") {
             msg.truncate(i);
         }
+        // "expected i64" is Rust's word, not the user's.
+        let msg = crate::units::types_in_words(&msg);
         // A key of 300 KB is named by its start, not printed whole.
         let (path, msg) = (shorten_names(&path), shorten_names(&msg));
         let line = if inner.line() > 0 {

@@ -13,7 +13,7 @@ use crate::scene::Search;
 /// `--backend`: which solver runs the step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Backend {
-    /// The CPU, with a one-line note, until the CUDA backend is verified on a GPU; then CUDA
+    /// The CPU until the CUDA backend is verified on a GPU; then CUDA
     /// when a device and NVRTC are present.
     Auto,
     /// Multi-threaded CPU solver.
@@ -60,14 +60,22 @@ pub fn cpu_only(params: &Params) -> Option<&'static str> {
     )
 }
 
+/// Whether `auto` would run CUDA here if the scene allowed it: the backend is verified and a
+/// driver is installed. Only then does falling back to the CPU change what happens, and only
+/// then is it worth a note; on a machine without CUDA, `auto` is simply the CPU.
+fn auto_may_use_cuda() -> bool {
+    CUDA_VERIFIED && super::cuda::driver_present()
+}
+
 /// Resolve `--backend` for a run with `params`: `cuda` fails with the reason; `auto` falls back
-/// to the CPU with a one-line note (unless `quiet`); `cpu` is the CPU.
+/// to the CPU, with a one-line note (unless `quiet`) where CUDA could otherwise have run; `cpu`
+/// is the CPU.
 pub fn choose(backend: Backend, quiet: bool, params: &Params) -> Result<Chosen, CudaRequired> {
     match (backend, cpu_only(params)) {
         (Backend::Cpu, _) => return Ok(Chosen::Cpu),
         (Backend::Cuda, Some(why)) => return Err(CudaRequired(CudaError::Unsupported(why))),
         (Backend::Auto, Some(why)) => {
-            if !quiet {
+            if !quiet && auto_may_use_cuda() {
                 eprintln!("note: using the CPU backend ({why})");
             }
             return Ok(Chosen::Cpu);
@@ -76,12 +84,8 @@ pub fn choose(backend: Backend, quiet: bool, params: &Params) -> Result<Chosen, 
     }
     match backend {
         Backend::Cpu => return Ok(Chosen::Cpu),
-        Backend::Auto if !CUDA_VERIFIED => {
-            if !quiet {
-                eprintln!("note: using the CPU backend (the CUDA backend is not yet verified on a GPU: --backend cuda tries it)");
-            }
-            return Ok(Chosen::Cpu);
-        }
+        // Until the CUDA backend is verified, `auto` is the CPU: nothing to say.
+        Backend::Auto if !CUDA_VERIFIED => return Ok(Chosen::Cpu),
         Backend::Auto | Backend::Cuda => {}
     }
     match open_device() {
@@ -93,7 +97,7 @@ pub fn choose(backend: Backend, quiet: bool, params: &Params) -> Result<Chosen, 
         }
         Err(e) if backend == Backend::Cuda => Err(CudaRequired(e)),
         Err(e) => {
-            if !quiet {
+            if !quiet && super::cuda::driver_present() {
                 eprintln!("note: using the CPU backend ({})", one_line(&e));
             }
             Ok(Chosen::Cpu)

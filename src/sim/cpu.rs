@@ -21,14 +21,14 @@ use super::{filled, AllocError, Diverged, FrameOut, Params, State};
 use crate::scene::{Model, Search};
 
 /// Up to this many agents `--search auto` compares every pair: the grid's sort costs more
-/// than it saves. Measured with `forge bench --only crossover` (see README).
+/// than it saves. Measured with `forge bench --only crossover` (docs/src/performance.md).
 pub const BRUTE_MAX: usize = 24;
 /// Below this many agents one thread does the light per-agent passes (grid build, gather,
 /// un-permute): fan-out costs more than they do.
 pub const PARALLEL_MIN: usize = 6000;
 /// Below this many candidate pairs one thread does a step's neighbour pass, whatever the
 /// agent count: the work, not N, decides (a dense flock of 2000 has more pairs than a sparse
-/// one of 20 000). Measured with `forge bench --only threads` (see README).
+/// one of 20 000). Measured with `forge bench --only threads` (docs/src/performance.md).
 pub const PARALLEL_MIN_PAIRS: usize = 60_000;
 /// Most threads a solver (or a sweep) starts. Far beyond any machine's cores — more threads
 /// than cores only wait on each other, and the output never depends on the count — and far

@@ -356,14 +356,20 @@ impl HelpOption {
     }
 }
 
-/// The options listed under `Options:` in a clap `--help` text (short or long form).
+/// The options listed under `Options:` and the other headings of options (`Video:`,
+/// `Colour:`, ...) in a clap `--help` text (short or long form).
 pub fn help_options(help: &str) -> Vec<HelpOption> {
     let mut out: Vec<HelpOption> = Vec::new();
     let mut in_options = false;
     for line in help.lines() {
         if !line.starts_with(' ') && !line.is_empty() {
-            // A section title ("Options:", "Arguments:") or text after the options.
-            in_options = line.trim_end() == "Options:";
+            // A section title ("Options:", "Video:", "Arguments:") or text after the options.
+            let title = line.trim_end();
+            in_options = title.ends_with(':')
+                && title.len() <= 30
+                && title.starts_with(|c: char| c.is_uppercase() || c.is_ascii_digit())
+                && !["Arguments:", "Commands:", "Examples:"].contains(&title)
+                && !title.starts_with("Usage:");
             continue;
         }
         if !in_options {

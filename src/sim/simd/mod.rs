@@ -53,7 +53,7 @@ impl Isa {
     /// The scalar loop: every CPU runs it.
     pub const SCALAR: Isa = Isa(Kind::Scalar);
 
-    /// The name the README and `forge bench` print.
+    /// The name the guide and `forge bench` print.
     pub fn name(self) -> &'static str {
         match self.0 {
             Kind::Scalar => "scalar",
