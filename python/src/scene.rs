@@ -143,7 +143,8 @@ impl PyScene {
         self.scene.world[..self.scene.dim].to_vec()
     }
 
-    /// The resolved scene as a dict (what a recording's header stores).
+    /// The resolved scene as a dict: what a recording's header stores (every default filled
+    /// in, the world as a list), not a scene file's fields — `Scene(s.to_dict())` is refused.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         loads(py, &self.scene.to_json())
     }
