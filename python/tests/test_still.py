@@ -65,3 +65,35 @@ def test_render_video(tmp_path, cli_recording):
     assert info.returncode == 0
     with pytest.raises(ff.ForgeError, match="clip.mp4"):
         ff.render(cli_recording, out, frames=(0, 2), **LOOK)
+
+
+@pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg missing")
+def test_ctrl_c_during_render_leaves_no_output(tmp_path, small_scene):
+    import signal
+    import subprocess
+    import textwrap
+    import time
+
+    from conftest import PYTHON
+
+    rec = tmp_path / "long.bfs"
+    ff.simulate(dict(small_scene, agents=300), rec, steps=3000, threads=2)
+    out = tmp_path / "long.mp4"
+    script = textwrap.dedent(f"""
+        import sys, forge_flocks as ff
+        print("ready", flush=True)
+        try:
+            ff.render({str(rec)!r}, {str(out)!r}, size=[320, 180])
+        except KeyboardInterrupt as e:
+            print("interrupted:", e, flush=True)
+            sys.exit(0)
+        sys.exit(3)
+    """)
+    p = subprocess.Popen([PYTHON, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "ready"
+    time.sleep(3)
+    p.send_signal(signal.SIGINT)
+    msg, _ = p.communicate(timeout=60)
+    assert p.returncode == 0, msg
+    assert "interrupted by SIGINT" in msg
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["long.bfs"]
