@@ -21,7 +21,10 @@ import time
 
 import numpy as np
 
-import forge_flocks as ff
+# This folder holds the package's sources (without the native module): import the installed one.
+_here = os.path.dirname(os.path.abspath(__file__))
+sys.path = [p for p in sys.path if os.path.abspath(p or ".") != _here]
+import forge_flocks as ff  # noqa: E402
 
 
 def scene(n, steps):
