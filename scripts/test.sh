@@ -69,6 +69,11 @@ fi
 
 cargo test --release
 
+# The Python package (python/): its wheel built by maturin into a venv under target/, then its
+# pytest suite against the forge binary just built. Required where pip reaches PyPI (else a
+# warning; FORGE_REQUIRE_PYTHON=1 makes that an error).
+scripts/py-test.sh
+
 # A real scheduler: a one-node Slurm runs render chunks and sweep shards through job arrays and
 # joins them (about 30 s). Runs where Slurm is installed and we are root.
 if [ "$(id -u)" = 0 ] && command -v slurmctld >/dev/null && command -v munged >/dev/null; then

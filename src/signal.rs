@@ -40,8 +40,28 @@ pub fn install() {
     });
 }
 
-/// The signal received (SIGINT or SIGTERM), if any.
+/// A stop asked for by the program that hosts the library (the Python package, which keeps
+/// its own SIGINT handler and turns Ctrl-C into `KeyboardInterrupt`): the signal's number, 0
+/// for none.
+static HOST_STOP: AtomicUsize = AtomicUsize::new(0);
+
+/// Asks the work loops to stop as if `signal` had been received, without any handler
+/// installed: [`caught`] returns it until [`clear_host_stop`].
+pub fn host_stop(signal: i32) {
+    HOST_STOP.store(signal.max(1) as usize, Ordering::Relaxed);
+}
+
+/// Ends a stop asked for by [`host_stop`], so the next piece of work runs.
+pub fn clear_host_stop() {
+    HOST_STOP.store(0, Ordering::Relaxed);
+}
+
+/// The signal received (SIGINT or SIGTERM), if any, or the stop the host asked for.
 pub fn caught() -> Option<i32> {
+    match HOST_STOP.load(Ordering::Relaxed) {
+        0 => {}
+        s => return Some(s as i32),
+    }
     let f = FLAGS.get()?;
     if !f.any.load(Ordering::Relaxed) {
         return None;

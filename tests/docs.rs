@@ -200,6 +200,9 @@ fn every_shell_and_python_block_runs() {
                         b.text.clone(),
                     ],
                 ),
+                // The Python package's own blocks run in its venv, by
+                // python/tests/test_readme.py (scripts/py-test.sh).
+                "python" | "py" if b.text.contains("forge_flocks") => continue,
                 "python" | "py" if numpy => ("python3", vec!["-c".into(), b.text.clone()]),
                 _ => continue,
             };

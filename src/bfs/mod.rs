@@ -100,7 +100,7 @@ mod write;
 
 pub use bfs1::{write_bfs1, Bfs1Frame};
 pub use range::{FrameRange, RangeError};
-pub use read::{open_recording, Reader};
+pub use read::{open_recording, FrameSpan, Reader};
 pub use write::Writer;
 
 #[cfg(target_endian = "big")]
@@ -449,5 +449,43 @@ mod tests {
             le_u32(&b, 12) as u64 + frame_size(3, 2).unwrap()
         );
         assert_eq!(header(3, 2).recording_size(1), b.len() as u64);
+    }
+
+    #[test]
+    fn locate_frame_points_at_the_arrays_and_checks_the_checksum() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.bfs");
+        let file = std::fs::File::create(&path).unwrap();
+        let mut w = Writer::new(file, &header(2, 3)).unwrap();
+        for k in 0..3u64 {
+            let pos: Vec<f32> = (0..6).map(|i| (10 * k + i) as f32).collect();
+            let vel: Vec<f32> = (0..6).map(|i| -((10 * k + i) as f32)).collect();
+            w.write_frame(3 * k, &pos, &vel).unwrap();
+        }
+        w.finalize().unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let mut r = Reader::open(&path).unwrap();
+        let span = r.locate_frame(2, true).unwrap();
+        assert_eq!((span.index, span.step, span.agents), (2, 6, 3));
+        assert_eq!(span.payload_at % 8, 0);
+        let at = span.payload_at as usize;
+        let f = r.read_frame(2).unwrap();
+        assert_eq!(&bytes[at..at + 24], bytemuck::cast_slice::<f32, u8>(&f.pos));
+        assert_eq!(&bytes[at + 24..at + 48], bytemuck::cast_slice::<f32, u8>(&f.vel));
+        assert!(matches!(
+            r.locate_frame(3, false),
+            Err(BfsError::FrameOutOfRange { frame: 3, count: 3 })
+        ));
+        // One payload byte flipped: the checksum finds it; without `verify` only the tag and
+        // index are checked.
+        let mut bad = bytes.clone();
+        bad[at + 5] ^= 0x40;
+        std::fs::write(&path, &bad).unwrap();
+        let mut r = Reader::open(&path).unwrap();
+        assert!(matches!(
+            r.locate_frame(2, true),
+            Err(BfsError::CorruptFrame { frame: 2 })
+        ));
+        assert!(r.locate_frame(2, false).is_ok());
     }
 }

@@ -434,6 +434,91 @@ impl Reader {
     }
 }
 
+/// Where frame `k`'s arrays lie in the file, for a reader that maps the file instead of
+/// reading it (the Python package's zero-copy frames): positions at `payload_at`, `dim ×
+/// agents` little-endian `f32`, component-major, then the velocities, same layout. The offset
+/// is a multiple of 8 in both formats, so the arrays are aligned in a mapping.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FrameSpan {
+    pub index: u64,
+    pub step: u64,
+    pub agents: u64,
+    pub payload_at: u64,
+}
+
+impl Reader {
+    /// Frame `k`'s place in the file, after the checks that need no copy of its arrays: the
+    /// tag and index of a forge frame (and, with `verify`, its checksum, streamed through a
+    /// small buffer), the header of a BFS1 frame (which has no checksum).
+    pub fn locate_frame(&mut self, k: u64, verify: bool) -> Result<FrameSpan, BfsError> {
+        if k >= self.count {
+            return Err(BfsError::FrameOutOfRange {
+                frame: k,
+                count: self.count,
+            });
+        }
+        match &self.layout {
+            Layout::Forge {
+                header_len,
+                frame_size,
+            } => {
+                let at = header_len + k * frame_size;
+                self.file.seek(SeekFrom::Start(at))?;
+                let mut prefix = [0u8; FRAME_PREFIX as usize];
+                read_frame_bytes(&mut self.file, &mut prefix, k)?;
+                if prefix[0..4] != FRAME_TAG {
+                    return Err(BfsError::CorruptFrame { frame: k });
+                }
+                let index = le_u64(&prefix, 8);
+                if verify {
+                    let mut h = crc32fast::Hasher::new();
+                    h.update(&prefix[8..]);
+                    let mut buf = vec![0u8; 1 << 20];
+                    let mut left = frame_size - FRAME_PREFIX;
+                    while left > 0 {
+                        let take = left.min(buf.len() as u64) as usize;
+                        read_frame_bytes(&mut self.file, &mut buf[..take], k)?;
+                        h.update(&buf[..take]);
+                        left -= take as u64;
+                    }
+                    if h.finalize() != le_u32(&prefix, 4) {
+                        return Err(BfsError::CorruptFrame { frame: k });
+                    }
+                }
+                if index != k {
+                    return Err(BfsError::FrameIndex {
+                        frame: k,
+                        found: index,
+                    });
+                }
+                Ok(FrameSpan {
+                    index: k,
+                    step: le_u64(&prefix, 16),
+                    agents: u64::from(self.header.agents),
+                    payload_at: at + FRAME_PREFIX,
+                })
+            }
+            Layout::Bfs1 { runs, max_n } => {
+                let r = &runs[runs.partition_point(|r| r.first <= k) - 1];
+                let at = r.at + (k - r.first) * (8 + 16 * r.n);
+                self.file.seek(SeekFrom::Start(at))?;
+                let mut fh = [0u8; 8];
+                read_frame_bytes(&mut self.file, &mut fh, k)?;
+                let (timestep, n) = (le_i32(&fh, 0), le_i32(&fh, 4));
+                if timestep < 0 || n < 0 || n as u64 > *max_n || n as u64 != r.n {
+                    return Err(BfsError::CorruptFrame { frame: k });
+                }
+                Ok(FrameSpan {
+                    index: k,
+                    step: timestep as u64,
+                    agents: n as u64,
+                    payload_at: at + 8,
+                })
+            }
+        }
+    }
+}
+
 /// Opens `path` as the recording a command reads (render, still, info, export, view). The
 /// error names the file; where `path` is a scene (a built-in name, or a scene file) rather
 /// than a recording, it says how to make one.

@@ -6,7 +6,7 @@ mod concat;
 mod export;
 mod info;
 mod render;
-mod simulate;
+pub mod simulate;
 mod view;
 
 use std::io::Write;

@@ -1,0 +1,232 @@
+"""forge in Python: flocking simulations (boids 2D/3D, Vicsek) stepped, recorded, read and
+rendered by forge's own code, with the CLI's guarantees.
+
+- :class:`Scene` — a built-in scene's name, a scene file or a dict, validated by forge
+  (:class:`SceneError` names the JSON path at fault).
+- :class:`Simulation` — forge's solver stepped from Python (the GIL released, Ctrl-C honoured);
+  positions and velocities as read-only ``float32`` arrays of shape ``(N, dim)``.
+- :func:`simulate` / :meth:`Simulation.record` — ``forge simulate``'s recording, byte for byte.
+- :class:`Recording` — a ``.bfs`` file (forge's or BoidForge's BFS1): frames as NumPy views of
+  the memory-mapped file, no copy.
+- :func:`still` / :func:`render` — ``forge still`` / ``forge render`` with the keys of a scene's
+  ``render`` section as keyword arguments.
+
+The native module is ``forge_flocks._forge``; this file adds the memory-mapped frames and the
+Python protocols (``len``, indexing, slicing, iteration, ``_repr_png_``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
+
+import numpy as np
+
+from ._forge import (
+    FORGE_VERSION,
+    ForgeError,
+    LookError,
+    RecordingError,
+    Scene,
+    SceneError,
+    Simulation,
+    encode_png,
+)
+from ._forge import Reader as _Reader
+from ._forge import render as _render
+from ._forge import simulate as _simulate
+from ._forge import still as _still
+
+__all__ = [
+    "Scene",
+    "Simulation",
+    "Recording",
+    "Frame",
+    "Image",
+    "simulate",
+    "still",
+    "render",
+    "SceneError",
+    "RecordingError",
+    "LookError",
+    "ForgeError",
+]
+
+__version__ = FORGE_VERSION
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def simulate(
+    scene: Union[str, "os.PathLike[str]", dict, Scene],
+    output: PathLike,
+    steps: Optional[int] = None,
+    seed: Optional[int] = None,
+    every: Optional[int] = None,
+    threads: Optional[int] = None,
+    backend: str = "auto",
+    force: bool = False,
+) -> None:
+    """Write ``forge simulate``'s recording of ``scene`` to ``output`` (the same bytes: forge's
+    own code runs it). ``steps`` and ``seed`` are the CLI's ``--steps`` and ``--seed``; ``every``
+    sets the scene's ``record_every``. The output appears under its name only when complete;
+    Ctrl-C raises ``KeyboardInterrupt`` and, as the CLI does, keeps the complete frames under
+    the temporary ``.partial`` name the message gives."""
+    _simulate(scene, os.fspath(output), steps, seed, every, threads, backend, force)
+
+
+class Frame:
+    """One recorded frame: ``index``, ``step``, ``time`` and the arrays ``positions`` and
+    ``velocities`` (``float32``, shape ``(N, dim)``, read-only views of the memory-mapped file:
+    strided, since the file stores them component-major)."""
+
+    __slots__ = ("index", "step", "time", "positions", "velocities", "_rec")
+
+    def __init__(self, rec: "Recording", index: int, step: int, pos: np.ndarray, vel: np.ndarray):
+        self._rec = rec
+        self.index = index
+        self.step = step
+        self.time = step * rec.header["dt"]
+        self.positions = pos
+        self.velocities = vel
+
+    def metrics(self) -> Dict[str, float]:
+        """forge's order parameters of this frame (polarization, mean_speed, nn_distance,
+        pairwise_distance)."""
+        return self._rec._reader.frame_metrics(self.index)
+
+    def __repr__(self) -> str:
+        n, dim = self.positions.shape
+        return f"Frame({self.index}, step {self.step}, {n} agents, {dim}D)"
+
+
+class Recording:
+    """A recording (``.bfs``, forge's or BoidForge's BFS1), opened and checked by forge's reader.
+
+    ``len(rec)`` is the number of complete frames; ``rec[k]`` (negative ``k`` from the end) is a
+    :class:`Frame` whose arrays are views of the memory-mapped file; ``rec[a:b:c]`` a list of
+    them; iterating yields every frame. Each frame is checked as it is taken: its tag and index,
+    and with ``verify=True`` (the default) its CRC-32 — which reads the frame once; with
+    ``verify=False`` taking a frame reads only its 24-byte prefix. A damaged file or frame
+    raises :class:`RecordingError`.
+    """
+
+    def __init__(self, path: PathLike, verify: bool = True):
+        self.path = os.fspath(path)
+        self.verify = bool(verify)
+        self._reader = _Reader(self.path)
+        self.header: Dict[str, Any] = self._reader.header()
+        self._map: Optional[np.memmap] = None
+
+    def __len__(self) -> int:
+        return len(self._reader)
+
+    @property
+    def scene(self) -> Optional[dict]:
+        """The scene the recording was made from, as a dict (``None`` for BFS1, which stores
+        none)."""
+        if self.header["format"] != "forge":
+            return None
+        return json.loads(self.header["scene_json"])
+
+    @property
+    def dim(self) -> int:
+        return self.header["dim"]
+
+    @property
+    def warnings(self) -> List[str]:
+        """What the reader found odd but readable (an unfinished recording, …)."""
+        return list(self.header["warnings"])
+
+    def metrics(self) -> Dict[str, np.ndarray]:
+        """forge's metrics of every frame (``forge info --metrics``), as columns: frame, step,
+        polarization, mean_speed, nn_distance, pairwise_distance."""
+        return self._reader.metrics()
+
+    def _mapping(self) -> np.memmap:
+        if self._map is None:
+            self._map = np.memmap(self.path, dtype=np.uint8, mode="r")
+        return self._map
+
+    def _frame(self, k: int) -> Frame:
+        at, step, n = self._reader.locate(k, self.verify)
+        dim = self.dim
+        m = self._mapping()
+        size = 4 * dim * n
+        if at + 2 * size > m.shape[0]:
+            # The file shrank since it was opened.
+            raise RecordingError(f"{self.path}: frame {k} is past the end of the file")
+        pos = np.ndarray((dim, n), dtype="<f4", buffer=m, offset=at).T
+        vel = np.ndarray((dim, n), dtype="<f4", buffer=m, offset=at + size).T
+        return Frame(self, k, step, pos, vel)
+
+    def __getitem__(self, key: Union[int, slice]) -> Union[Frame, List[Frame]]:
+        count = len(self)
+        if isinstance(key, slice):
+            return [self._frame(k) for k in range(*key.indices(count))]
+        try:
+            k = key.__index__()
+        except AttributeError:
+            raise TypeError(f"Recording indices must be integers or slices, not {type(key).__name__}") from None
+        if k < 0:
+            k += count
+        if not 0 <= k < count:
+            raise IndexError(f"frame {key} is out of range: {self.path} has frames 0..{count}")
+        return self._frame(k)
+
+    def __iter__(self) -> Iterator[Frame]:
+        for k in range(len(self)):
+            yield self._frame(k)
+
+    def __repr__(self) -> str:
+        h = self.header
+        return (
+            f"Recording({self.path!r}: {len(self)} frames of {h['agents']} agents, "
+            f"{h['dim']}D {h['model']}, {h['format']})"
+        )
+
+
+class Image(np.ndarray):
+    """An ``(H, W, 3)`` ``uint8`` array that Jupyter shows inline (``_repr_png_``)."""
+
+    def _repr_png_(self) -> Optional[bytes]:
+        a = np.asarray(self)
+        if a.ndim != 3 or a.shape[2] != 3 or a.dtype != np.uint8:
+            return None
+        return encode_png(np.ascontiguousarray(a))
+
+
+def _recording_path(recording: Union[PathLike, Recording]) -> str:
+    if isinstance(recording, Recording):
+        return recording.path
+    return os.fspath(recording)
+
+
+def still(recording: Union[PathLike, Recording], frame: int = 0, **look: Any) -> Image:
+    """Frame ``frame`` of ``recording`` (negative from the end) rendered as ``forge still`` renders
+    it, as an ``(H, W, 3)`` ``uint8`` array (an :class:`Image`, shown inline in Jupyter). The
+    keyword arguments are the keys of a scene's ``render`` section (``size=[320, 180]``,
+    ``color="heading"``, …); an unknown key raises :class:`LookError` naming it."""
+    path = _recording_path(recording)
+    if frame < 0:
+        rec = recording if isinstance(recording, Recording) else Recording(path, verify=False)
+        frame += len(rec)
+        if frame < 0:
+            raise IndexError(f"frame {frame - len(rec)} is out of range: {path} has {len(rec)} frames")
+    a = _still(path, frame, look or None)
+    return a.view(Image)
+
+
+def render(
+    recording: Union[PathLike, Recording],
+    output: PathLike,
+    frames: Optional[Tuple[Optional[int], Optional[int]]] = None,
+    force: bool = False,
+    **look: Any,
+) -> Tuple[int, int, int]:
+    """Render ``recording`` to the video ``output`` as ``forge render`` does (H.264 MP4 through
+    FFmpeg), the look from the keys of a scene's ``render`` section; ``frames=(a, b)`` the
+    recorded frames ``a..b``. Returns ``(frames, width, height)``. Ctrl-C raises
+    ``KeyboardInterrupt`` and leaves no output."""
+    return _render(_recording_path(recording), os.fspath(output), frames, force, look or None)

@@ -1,0 +1,158 @@
+//! The native half of `Recording`: forge's reader (`bfs::Reader`, forge and BoidForge BFS1
+//! files) opens and checks the file and says where each frame's arrays lie; the Python half
+//! maps the file and views them there, without a copy.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use numpy::IntoPyArray;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use forge::bfs::{self, Reader, SourceFormat};
+use forge::metrics::{self, Space};
+use forge::scene::Boundary;
+
+use crate::errors::bfs_err;
+
+#[pyclass(module = "forge_flocks._forge", name = "Reader")]
+pub struct PyReader {
+    path: PathBuf,
+    reader: Mutex<Reader>,
+}
+
+impl PyReader {
+    fn with<T>(&self, py: Python<'_>, f: impl FnOnce(&mut Reader) -> T + Send) -> T
+    where
+        T: Send,
+    {
+        py.detach(|| {
+            let mut r = self.reader.lock().unwrap_or_else(|p| p.into_inner());
+            f(&mut r)
+        })
+    }
+
+    fn err(&self, e: bfs::BfsError) -> PyErr {
+        let msg = format!("{}: {e}", self.path.display());
+        bfs_err(&e, msg)
+    }
+}
+
+#[pymethods]
+impl PyReader {
+    /// Opens `path` with forge's reader (header checks, complete frames counted).
+    #[new]
+    fn new(py: Python<'_>, path: PathBuf) -> PyResult<PyReader> {
+        let p = path.clone();
+        let reader = py.detach(move || bfs::open_recording(&p)).map_err(|e| {
+            // open_recording's message names the file (and says so when it is a scene).
+            let msg = format!("{e:#}");
+            match e.downcast_ref::<bfs::BfsError>() {
+                Some(b) => bfs_err(b, msg),
+                None => crate::errors::RecordingError::new_err(msg),
+            }
+        })?;
+        Ok(PyReader {
+            path,
+            reader: Mutex::new(reader),
+        })
+    }
+
+    fn __len__(&self, py: Python<'_>) -> usize {
+        self.with(py, |r| r.frame_count() as usize)
+    }
+
+    /// The header as a dict.
+    fn header<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let (h, count, warnings) =
+            self.with(py, |r| (r.header().clone(), r.frame_count(), r.warnings().to_vec()));
+        let d = PyDict::new(py);
+        d.set_item(
+            "format",
+            match h.source {
+                SourceFormat::Forge => "forge",
+                SourceFormat::Bfs1 => "bfs1",
+            },
+        )?;
+        d.set_item("version", h.version)?;
+        d.set_item("dim", h.dim)?;
+        d.set_item("agents", h.agents)?;
+        d.set_item("dt", h.dt)?;
+        d.set_item("seed", h.seed)?;
+        d.set_item("record_every", h.record_every)?;
+        d.set_item("world", h.world_size[..h.dim as usize].to_vec())?;
+        d.set_item("world_inferred", h.world_inferred)?;
+        d.set_item("model", h.model.name())?;
+        d.set_item("boundary", h.boundary.name())?;
+        d.set_item("scene_name", h.scene_name)?;
+        d.set_item("scene_json", h.scene_json)?;
+        d.set_item("frames", count)?;
+        d.set_item("warnings", warnings)?;
+        Ok(d)
+    }
+
+    /// `(payload_at, step, agents)` of frame `k` after the reader's checks (tag, index, and
+    /// with `verify` the checksum).
+    fn locate(&self, py: Python<'_>, k: u64, verify: bool) -> PyResult<(u64, u64, u64)> {
+        let span = self
+            .with(py, |r| r.locate_frame(k, verify))
+            .map_err(|e| self.err(e))?;
+        Ok((span.payload_at, span.step, span.agents))
+    }
+
+    /// forge's metrics of every frame (`forge info --metrics`), as columns of NumPy arrays.
+    fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let cols = self
+            .with(py, |r| -> Result<_, bfs::BfsError> {
+                let h = r.header().clone();
+                let space = Space {
+                    dim: h.dim as usize,
+                    world: h.world_size,
+                    wrap: h.boundary == Boundary::Wrap,
+                };
+                let count = r.frame_count();
+                let (mut step, mut pol, mut speed, mut nn, mut pair) =
+                    (vec![], vec![], vec![], vec![], vec![]);
+                let mut f = bfs::Frame::empty();
+                for k in 0..count {
+                    r.read_frame_into(k, &mut f)?;
+                    let n = f.agents(space.dim);
+                    let m = metrics::frame_metrics(&space, n, &f.pos, &f.vel);
+                    step.push(f.step);
+                    pol.push(m.polarization);
+                    speed.push(m.mean_speed);
+                    nn.push(m.nn_distance);
+                    pair.push(m.pairwise_distance);
+                }
+                Ok((step, pol, speed, nn, pair))
+            })
+            .map_err(|e| self.err(e))?;
+        let d = PyDict::new(py);
+        let frames: Vec<u64> = (0..cols.0.len() as u64).collect();
+        d.set_item("frame", frames.into_pyarray(py))?;
+        d.set_item("step", cols.0.into_pyarray(py))?;
+        d.set_item("polarization", cols.1.into_pyarray(py))?;
+        d.set_item("mean_speed", cols.2.into_pyarray(py))?;
+        d.set_item("nn_distance", cols.3.into_pyarray(py))?;
+        d.set_item("pairwise_distance", cols.4.into_pyarray(py))?;
+        Ok(d)
+    }
+
+    /// forge's metrics of frame `k`.
+    fn frame_metrics<'py>(&self, py: Python<'py>, k: u64) -> PyResult<Bound<'py, PyDict>> {
+        let (step, m) = self
+            .with(py, |r| -> Result<_, bfs::BfsError> {
+                let h = r.header().clone();
+                let space = Space {
+                    dim: h.dim as usize,
+                    world: h.world_size,
+                    wrap: h.boundary == Boundary::Wrap,
+                };
+                let f = r.read_frame(k)?;
+                let n = f.agents(space.dim);
+                Ok((f.step, metrics::frame_metrics(&space, n, &f.pos, &f.vel)))
+            })
+            .map_err(|e| self.err(e))?;
+        crate::simulation::metrics_dict(py, step, &m)
+    }
+}

@@ -1,0 +1,410 @@
+//! `Simulation`: forge's solver (`AnySolver`, CPU or CUDA) stepped from Python, and
+//! `simulate`: a recording made by `forge simulate`'s own code (`cli::simulate::record`).
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use numpy::ndarray::Array2;
+use numpy::IntoPyArray;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use forge::cli::{Overrides, SimulateArgs};
+use forge::metrics::{self, Space};
+use forge::scene::{Boundary, Scene, Search};
+use forge::sim::backend::{self, AnySolver, Backend};
+use forge::sim::frames::FrameOut;
+use forge::sim::{init, Params, State};
+
+use crate::errors::{arg_err, to_py, ForgeError};
+use crate::scene::PyScene;
+
+/// How often a long `step(n)` looks for Ctrl-C.
+const SIGNAL_POLL: Duration = Duration::from_millis(20);
+
+pub fn parse_backend(s: &str) -> PyResult<Backend> {
+    match s {
+        "auto" => Ok(Backend::Auto),
+        "cpu" => Ok(Backend::Cpu),
+        "cuda" => Ok(Backend::Cuda),
+        _ => Err(arg_err(format!(
+            "backend: expected \"auto\", \"cpu\" or \"cuda\", got {s:?}"
+        ))),
+    }
+}
+
+/// `threads` checked as `--threads` is (the message names `threads`).
+fn check_threads(threads: Option<usize>) -> PyResult<()> {
+    if threads == Some(0) {
+        return Err(arg_err("threads: must be at least 1".into()));
+    }
+    forge::sim::cpu::check_threads("threads", threads).map_err(|e| arg_err(format!("{e:#}")))
+}
+
+/// The current state in agent order (component-major, as a frame stores it).
+struct Snapshot {
+    pos: Vec<f32>,
+    vel: Vec<f32>,
+}
+
+impl FrameOut for Snapshot {
+    type Error = std::convert::Infallible;
+
+    fn frame_with<F>(&mut self, _step: u64, fill: F) -> Result<(), Self::Error>
+    where
+        F: FnOnce(&mut [f32], &mut [f32]),
+    {
+        fill(&mut self.pos, &mut self.vel);
+        Ok(())
+    }
+
+    fn frame_slots(&mut self, _step: u64, state: &State, ids: &[u32]) -> Result<(), Self::Error> {
+        forge::sim::cpu::unpermute(state, ids, &mut self.pos, &mut self.vel);
+        Ok(())
+    }
+}
+
+struct Inner {
+    solver: AnySolver,
+}
+
+/// The arrays of step `.0`, once asked for.
+type Cached = Option<(u64, Py<PyAny>, Py<PyAny>)>;
+
+/// A running simulation of a scene.
+#[pyclass(module = "forge_flocks", name = "Simulation")]
+pub struct PySimulation {
+    scene: Py<PyScene>,
+    seeded: Scene,
+    threads: Option<usize>,
+    backend: Backend,
+    /// Locked only with the GIL released (a thread stepping holds it while it runs).
+    inner: Mutex<Inner>,
+    /// Locked only with the GIL held, never across a release.
+    cached: Mutex<Cached>,
+}
+
+impl PySimulation {
+    /// `f` on the solver, the GIL released.
+    fn with<T: Send>(&self, py: Python<'_>, f: impl FnOnce(&mut Inner) -> T + Send) -> T {
+        py.detach(|| {
+            let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+            f(&mut g)
+        })
+    }
+
+    fn space(&self) -> Space {
+        Space {
+            dim: self.seeded.dim,
+            world: self.seeded.world,
+            wrap: self.seeded.boundary == Boundary::Wrap,
+        }
+    }
+
+    fn snapshot(inner: &mut Inner, dim: usize) -> PyResult<Snapshot> {
+        let n = inner.solver.slots().0.n;
+        let mut s = Snapshot {
+            pos: vec![0.0; dim * n],
+            vel: vec![0.0; dim * n],
+        };
+        inner
+            .solver
+            .record(&mut s)
+            .map_err(|e| ForgeError::new_err(format!("{e:#}")))?;
+        if let Some(d) = inner
+            .solver
+            .finish(&mut s)
+            .map_err(|e| ForgeError::new_err(format!("{e:#}")))?
+        {
+            return Err(ForgeError::new_err(format!("{d}")));
+        }
+        Ok(s)
+    }
+
+    /// The state as (N, dim) read-only views of (dim, N) arrays (the solver's component-major
+    /// layout, in agent order), made once per step.
+    fn arrays(&self, py: Python<'_>) -> PyResult<(Py<PyAny>, Py<PyAny>)> {
+        let dim = self.seeded.dim;
+        let step = self.with(py, |g| g.solver.step);
+        if let Some((s, p, v)) = &*self.cached.lock().unwrap_or_else(|p| p.into_inner()) {
+            if *s == step {
+                return Ok((p.clone_ref(py), v.clone_ref(py)));
+            }
+        }
+        let (step, snap) = self.with(py, |g| (g.solver.step, Self::snapshot(g, dim)));
+        let snap = snap?;
+        let n = snap.pos.len() / dim;
+        let view = |data: Vec<f32>| -> PyResult<Py<PyAny>> {
+            let a = Array2::from_shape_vec((dim, n), data).expect("dim × n values");
+            let base = a.into_pyarray(py);
+            base.getattr("flags")?.setattr("writeable", false)?;
+            let t = base.getattr("T")?;
+            t.getattr("flags")?.setattr("writeable", false)?;
+            Ok(t.unbind())
+        };
+        let (p, v) = (view(snap.pos)?, view(snap.vel)?);
+        *self.cached.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some((step, p.clone_ref(py), v.clone_ref(py)));
+        Ok((p, v))
+    }
+}
+
+#[pymethods]
+impl PySimulation {
+    /// `Simulation(scene, seed=None, threads=None, backend="auto")`: the scene's initial state
+    /// (step 0, before any warm-up), in forge's solver. `threads` (CPU) does not change the
+    /// result; `seed` replaces the scene's.
+    #[new]
+    #[pyo3(signature = (scene, seed=None, threads=None, backend="auto"))]
+    fn new(
+        py: Python<'_>,
+        scene: &Bound<'_, PyAny>,
+        seed: Option<u64>,
+        threads: Option<usize>,
+        backend: &str,
+    ) -> PyResult<PySimulation> {
+        let sc = PyScene::from_any(py, scene)?;
+        let backend = parse_backend(backend)?;
+        check_threads(threads)?;
+        let mut seeded = sc.scene.clone();
+        if let Some(s) = seed {
+            seeded.seed = s;
+        }
+        let scene_obj = Py::new(py, sc)?;
+        let s2 = seeded.clone();
+        let (solver, seeded) = py
+            .detach(move || -> anyhow::Result<(AnySolver, Scene)> {
+                let mut scene = s2;
+                let chosen = backend::choose(backend, true, &Params::from_scene(&scene, 0))?;
+                let state = init::initial_state(&scene)?;
+                scene.agents = state.n as u32;
+                let params = Params::from_scene(&scene, state.n);
+                let search = scene.search;
+                let solver =
+                    AnySolver::new(&chosen, params, state, threads.unwrap_or(0), search)?;
+                Ok((solver, scene))
+            })
+            .map_err(to_py)?;
+        Ok(PySimulation {
+            scene: scene_obj,
+            seeded,
+            threads,
+            backend,
+            inner: Mutex::new(Inner { solver }),
+            cached: Mutex::new(None),
+        })
+    }
+
+    /// Advances `n` steps with the GIL released; Ctrl-C stops it between two steps
+    /// (`KeyboardInterrupt`, the state that of the last step done).
+    #[pyo3(signature = (n=1))]
+    fn step(&self, py: Python<'_>, n: u64) -> PyResult<()> {
+        let r: PyResult<()> = py.detach(|| {
+            let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+            let mut polled = Instant::now();
+            for _ in 0..n {
+                if let Err(d) = g.solver.step() {
+                    return Err(ForgeError::new_err(format!("{d}")));
+                }
+                if polled.elapsed() >= SIGNAL_POLL {
+                    Python::attach(|py| py.check_signals())?;
+                    polled = Instant::now();
+                }
+            }
+            Ok(())
+        });
+        r
+    }
+
+    /// Steps done so far.
+    #[getter]
+    fn step_index(&self, py: Python<'_>) -> u64 {
+        self.with(py, |g| g.solver.step)
+    }
+
+    /// Simulated time: `step_index × dt`.
+    #[getter]
+    fn time(&self, py: Python<'_>) -> f64 {
+        self.with(py, |g| g.solver.step) as f64 * f64::from(self.seeded.dt)
+    }
+
+    /// Agent count.
+    #[getter]
+    fn n(&self) -> u32 {
+        self.seeded.agents
+    }
+
+    #[getter]
+    fn dim(&self) -> usize {
+        self.seeded.dim
+    }
+
+    /// The scene as given (before `seed`).
+    #[getter]
+    fn scene(&self, py: Python<'_>) -> Py<PyScene> {
+        self.scene.clone_ref(py)
+    }
+
+    /// The seed the simulation runs with.
+    #[getter]
+    fn seed(&self) -> u64 {
+        self.seeded.seed
+    }
+
+    /// `True` where the CUDA backend steps it.
+    #[getter]
+    fn is_cuda(&self, py: Python<'_>) -> bool {
+        self.with(py, |g| g.solver.is_cuda())
+    }
+
+    /// Positions, `float32`, shape `(N, dim)`, read-only: a snapshot of this step.
+    #[getter]
+    fn positions(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        Ok(self.arrays(py)?.0)
+    }
+
+    /// Velocities, `float32`, shape `(N, dim)`, read-only: a snapshot of this step.
+    #[getter]
+    fn velocities(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        Ok(self.arrays(py)?.1)
+    }
+
+    /// forge's order parameters of this step (`forge info`'s): polarization, mean_speed,
+    /// nn_distance, pairwise_distance.
+    fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let dim = self.seeded.dim;
+        let space = self.space();
+        let (step, m) = self.with(py, |g| -> PyResult<(u64, metrics::Metrics)> {
+            let s = Self::snapshot(g, dim)?;
+            let m = metrics::frame_metrics(&space, s.pos.len() / dim, &s.pos, &s.vel);
+            Ok((g.solver.step, m))
+        })?;
+        metrics_dict(py, step, &m)
+    }
+
+    /// Writes `forge simulate`'s recording of this simulation's scene and seed to `path`: the
+    /// same bytes (forge's own code runs it, from step 0 with the scene's warm-up, on its own
+    /// solver; this object's state is neither read nor advanced). See `forge_flocks.simulate`.
+    #[pyo3(signature = (path, steps=None, every=None, force=false))]
+    fn record(
+        &self,
+        py: Python<'_>,
+        path: PathBuf,
+        steps: Option<u64>,
+        every: Option<u32>,
+        force: bool,
+    ) -> PyResult<()> {
+        let sc = self.scene.get();
+        simulate_scene(
+            py,
+            &sc.scene,
+            sc.arg.clone(),
+            path,
+            steps,
+            Some(self.seeded.seed),
+            every,
+            self.threads,
+            self.backend,
+            force,
+        )
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        format!(
+            "Simulation({:?}, {} agents, {}D, seed {}, step {})",
+            self.seeded.name,
+            self.seeded.agents,
+            self.seeded.dim,
+            self.seeded.seed,
+            self.with(py, |g| g.solver.step)
+        )
+    }
+}
+
+pub fn metrics_dict<'py>(py: Python<'py>, step: u64, m: &metrics::Metrics) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("step", step)?;
+    d.set_item("polarization", m.polarization)?;
+    d.set_item("mean_speed", m.mean_speed)?;
+    d.set_item("nn_distance", m.nn_distance)?;
+    d.set_item("pairwise_distance", m.pairwise_distance)?;
+    Ok(d)
+}
+
+/// `forge simulate SCENE -o PATH [--steps] [--seed] [--threads] [--backend] [--force]`, with
+/// `every` as the scene's `record_every`.
+#[allow(clippy::too_many_arguments)]
+pub fn simulate_scene(
+    py: Python<'_>,
+    scene: &Scene,
+    arg: Option<String>,
+    path: PathBuf,
+    steps: Option<u64>,
+    seed: Option<u64>,
+    every: Option<u32>,
+    threads: Option<usize>,
+    backend: Backend,
+    force: bool,
+) -> PyResult<()> {
+    check_threads(threads)?;
+    let mut scene = scene.clone();
+    if let Some(k) = every {
+        if k == 0 {
+            return Err(arg_err("every: must be >= 1, got 0".into()));
+        }
+        scene.record_every = k;
+    }
+    let args = SimulateArgs {
+        // The scene's inputs (its file) are checked against the output, as the CLI does.
+        scene: arg.unwrap_or_else(|| scene.name.clone()),
+        output: Some(path.clone()),
+        overrides: Overrides {
+            steps,
+            agents: None,
+            seed,
+        },
+        threads,
+        search: None::<Search>,
+        backend,
+        force,
+        quiet: true,
+    };
+    // The overrides checked here, before any work, as the argument errors they are
+    // (`ValueError`); forge's message names the flag, here the keyword.
+    args.overrides
+        .apply(&mut scene.clone())
+        .map_err(|e| arg_err(format!("{e:#}").trim_start_matches("--").to_string()))?;
+    let code = crate::work::run(py, move || {
+        forge::cli::simulate::record(scene, &path, &args, forge::cli::simulate::Unfinished::Keep)
+    })?;
+    if code != std::process::ExitCode::SUCCESS {
+        // The only failure reported by exit code: the run diverged (forge printed it; the
+        // recording keeps the good frames).
+        return Err(ForgeError::new_err(
+            "the simulation diverged (see the message above); the recording keeps the good frames",
+        ));
+    }
+    Ok(())
+}
+
+/// `simulate(scene, output, steps=None, seed=None, every=None, threads=None, backend="auto",
+/// force=False)`: `forge simulate`'s recording, by its own code.
+#[pyfunction]
+#[pyo3(signature = (scene, output, steps=None, seed=None, every=None, threads=None, backend="auto", force=false))]
+#[allow(clippy::too_many_arguments)]
+pub fn simulate(
+    py: Python<'_>,
+    scene: &Bound<'_, PyAny>,
+    output: PathBuf,
+    steps: Option<u64>,
+    seed: Option<u64>,
+    every: Option<u32>,
+    threads: Option<usize>,
+    backend: &str,
+    force: bool,
+) -> PyResult<()> {
+    let sc = PyScene::from_any(py, scene)?;
+    let backend = parse_backend(backend)?;
+    simulate_scene(py, &sc.scene, sc.arg, output, steps, seed, every, threads, backend, force)
+}

@@ -1,0 +1,88 @@
+"""Recording from Python writes forge simulate's bytes; the CLI's output rules hold."""
+
+import hashlib
+import json
+import signal
+import subprocess
+import textwrap
+import time
+
+import pytest
+
+import forge_flocks as ff
+from conftest import PYTHON, ROOT, forge
+
+
+def sha(p):
+    return hashlib.sha256(p.read_bytes()).hexdigest()
+
+
+def test_record_is_byte_identical_to_the_cli(tmp_path, small_file, cli_recording):
+    out = tmp_path / "py.bfs"
+    ff.Simulation(small_file, seed=7).record(out, steps=20)
+    assert out.read_bytes() == cli_recording.read_bytes()
+
+
+def test_builtin_scene_byte_identical(tmp_path):
+    cli, py = tmp_path / "cli.bfs", tmp_path / "py.bfs"
+    forge("simulate", "vicsek", "--seed", 5, "--steps", 15, "--agents", 1000, "-o", cli, "-q")
+    # --agents has no Python keyword: the built-in's file (scenes/vicsek.json, embedded in the
+    # binary) with 1000 agents, as a dict.
+    scene = json.loads((ROOT / "scenes" / "vicsek.json").read_text())
+    scene["agents"] = 1000
+    ff.simulate(scene, py, steps=15, seed=5, threads=1)
+    assert ff.Recording(py).scene == ff.Recording(cli).scene
+    assert sha(py) == sha(cli)
+
+
+def test_every_is_the_scenes_record_every(tmp_path, small_scene):
+    f = tmp_path / "every.json"
+    f.write_text(json.dumps(dict(small_scene, record_every=4)))
+    cli, py = tmp_path / "cli.bfs", tmp_path / "py.bfs"
+    forge("simulate", f, "--steps", 16, "-o", cli, "-q")
+    ff.simulate(small_scene, py, steps=16, every=4)
+    assert sha(py) == sha(cli)
+    assert len(ff.Recording(py)) == 5
+
+
+def test_existing_output_needs_force(tmp_path, small_scene):
+    out = tmp_path / "x.bfs"
+    out.write_bytes(b"keep me")
+    with pytest.raises(ff.ForgeError, match="x.bfs"):
+        ff.simulate(small_scene, out, steps=2)
+    assert out.read_bytes() == b"keep me"
+    ff.simulate(small_scene, out, steps=2, force=True)
+    assert len(ff.Recording(out)) == 3
+
+
+def test_bad_arguments(tmp_path, small_scene):
+    with pytest.raises(ValueError, match="every"):
+        ff.simulate(small_scene, tmp_path / "a.bfs", every=0)
+    with pytest.raises(ValueError, match="^steps: must be at most"):
+        ff.simulate(small_scene, tmp_path / "a.bfs", steps=1 << 50)
+    assert not (tmp_path / "a.bfs").exists()
+
+
+def test_ctrl_c_keeps_complete_frames_not_the_final_name(tmp_path, small_scene):
+    out = tmp_path / "long.bfs"
+    script = textwrap.dedent(f"""
+        import sys, forge_flocks as ff
+        print("ready", flush=True)
+        try:
+            ff.simulate({small_scene!r}, {str(out)!r}, steps=10**7, threads=1)
+        except KeyboardInterrupt as e:
+            print(e, flush=True)
+            sys.exit(0)
+        sys.exit(3)
+    """)
+    p = subprocess.Popen([PYTHON, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "ready"
+    time.sleep(1.5)
+    p.send_signal(signal.SIGINT)
+    msg, _ = p.communicate(timeout=30)
+    assert p.returncode == 0, msg
+    assert "interrupted by SIGINT" in msg
+    assert not out.exists()
+    kept = list(tmp_path.glob("long.*.partial"))
+    assert len(kept) == 1 and str(kept[0]) in msg
+    assert len(ff.Recording(kept[0])) > 0

@@ -1,0 +1,114 @@
+"""Simulation: forge's solver from Python; arrays, determinism, metrics, errors, Ctrl-C."""
+
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+import forge_flocks as ff
+from conftest import PYTHON
+
+
+def test_arrays_dtype_shape_read_only(small_scene):
+    sim = ff.Simulation(small_scene, seed=7, threads=1)
+    for a in (sim.positions, sim.velocities):
+        assert a.dtype == np.float32
+        assert a.shape == (1500, 2)
+        assert not a.flags.writeable
+        with pytest.raises(ValueError):
+            a[0, 0] = 1.0
+        # The base (the solver's component-major layout) is read-only too.
+        with pytest.raises(ValueError):
+            a.base[0, 0] = 1.0
+    assert sim.step_index == 0 and sim.time == 0.0
+
+
+def test_step_advances(small_scene):
+    sim = ff.Simulation(small_scene, seed=7, threads=2)
+    p0 = sim.positions.copy()
+    sim.step()
+    sim.step(4)
+    assert sim.step_index == 5
+    assert sim.time == pytest.approx(5 * 0.05)
+    assert not np.array_equal(p0, sim.positions)
+    assert np.all(np.isfinite(sim.positions))
+
+
+def test_threads_do_not_change_the_result(small_scene):
+    a = ff.Simulation(small_scene, seed=11, threads=1)
+    b = ff.Simulation(small_scene, seed=11, threads=2)
+    a.step(10)
+    b.step(10)
+    assert np.array_equal(a.positions, b.positions)
+    assert np.array_equal(a.velocities, b.velocities)
+
+
+def test_same_state_as_the_clis_recording(small_scene, cli_recording):
+    # cli_recording: seed 7, warm-up 5, 20 steps, a frame every step: frame k is step 5 + k.
+    rec = ff.Recording(cli_recording)
+    sim = ff.Simulation(small_scene, seed=7)
+    sim.step(5)
+    assert np.array_equal(sim.positions, rec[0].positions)
+    sim.step(12)
+    f = rec[12]
+    assert f.step == 17 == sim.step_index
+    assert np.array_equal(sim.positions, f.positions)
+    assert np.array_equal(sim.velocities, f.velocities)
+    m, mr = sim.metrics(), f.metrics()
+    assert m == mr
+    assert set(m) >= {"polarization", "mean_speed", "nn_distance", "pairwise_distance"}
+    assert 0.0 <= m["polarization"] <= 1.0
+
+
+def test_seed_changes_the_state(small_scene):
+    a = ff.Simulation(small_scene, seed=1)
+    b = ff.Simulation(small_scene, seed=2)
+    assert a.seed == 1 and not np.array_equal(a.positions, b.positions)
+
+
+def test_argument_errors(small_scene):
+    with pytest.raises(ValueError, match="backend"):
+        ff.Simulation(small_scene, backend="gpu")
+    with pytest.raises(ValueError, match="threads"):
+        ff.Simulation(small_scene, threads=0)
+    with pytest.raises(ff.SceneError):
+        ff.Simulation(dict(small_scene, dim=4))
+
+
+def test_cuda_missing_is_an_error_not_a_crash(small_scene):
+    try:
+        sim = ff.Simulation(small_scene, backend="cuda")
+    except ff.ForgeError as e:
+        assert "CUDA" in str(e) or "cuda" in str(e)
+    else:
+        assert sim.is_cuda
+
+
+def test_ctrl_c_interrupts_a_long_step(small_scene, tmp_path):
+    script = textwrap.dedent(f"""
+        import sys, time, forge_flocks as ff
+        sim = ff.Simulation({small_scene!r}, threads=1)
+        print("ready", flush=True)
+        t = time.monotonic()
+        try:
+            sim.step(10**9)
+        except KeyboardInterrupt:
+            print("interrupted", sim.step_index, time.monotonic() - t, flush=True)
+            sys.exit(0)
+        sys.exit(3)
+    """)
+    p = subprocess.Popen([PYTHON, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "ready"
+    time.sleep(0.5)
+    sent = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    out, _ = p.communicate(timeout=20)
+    took = time.monotonic() - sent
+    assert p.returncode == 0, out
+    word, steps, _ = out.split()
+    assert word == "interrupted" and int(steps) > 0
+    assert took < 5, took

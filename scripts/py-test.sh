@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The Python package (python/, forge-flocks): a venv under the target folder, maturin, pytest and
+# NumPy from PyPI, the abi3 wheel built by maturin and installed, then its pytest suite against
+# the real `forge` binary (built by `cargo test --release` / `cargo build --release`).
+#
+# The wheel is built into the same target folder with the same release profile, so every
+# dependency `cargo build --release` compiled is reused (pyo3 and numpy are built once).
+# Where PyPI is out of reach the suite is skipped with a warning, unless FORGE_REQUIRE_PYTHON=1;
+# once the set-up has succeeded, a failure to build or a failing test fails the run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+TARGET="${CARGO_TARGET_DIR:-target}"
+case "$TARGET" in /*) ;; *) TARGET="$PWD/$TARGET" ;; esac
+VENV="$TARGET/py-venv"
+export XDG_RUNTIME_DIR="${XDG_RUNTIME_DIR:-/tmp}"
+
+skip() {
+    if [ "${FORGE_REQUIRE_PYTHON:-0}" = 1 ]; then
+        echo "error: $1 (FORGE_REQUIRE_PYTHON=1)" >&2
+        exit 1
+    fi
+    echo "warning: $1: the Python package's tests are skipped" >&2
+    exit 0
+}
+
+if ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    { DEBIAN_FRONTEND=noninteractive apt-get install -y python3-venv ||
+        { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y python3-venv; }; } \
+        >/dev/null 2>&1 || true
+fi
+if [ ! -x "$VENV/bin/python" ]; then
+    python3 -m venv "$VENV" >/dev/null 2>&1 || { rm -rf "$VENV"; skip "python3 -m venv failed (apt-get install python3-venv)"; }
+fi
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check 'maturin>=1.9,<2' pytest numpy \
+    >/dev/null 2>&1 || skip "pip cannot install maturin, pytest and numpy (is PyPI reachable?)"
+# The notebook test's kernel and plots; without them that one test is skipped, and says so.
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check nbclient nbformat ipykernel matplotlib \
+    >/dev/null 2>&1 ||
+    echo "warning: pip cannot install nbclient, ipykernel and matplotlib: the notebook test is skipped" >&2
+
+rm -rf "$TARGET/wheels/forge_flocks-"*.whl
+(cd python && "$VENV/bin/maturin" build --release --quiet --interpreter "$VENV/bin/python" \
+    --out "$TARGET/wheels")
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps \
+    "$TARGET/wheels/"forge_flocks-*.whl
+FORGE_BIN="$TARGET/release/forge" "$VENV/bin/python" -m pytest -q -rs python/tests "$@"
