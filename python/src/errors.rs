@@ -1,9 +1,9 @@
 //! The package's exceptions, and forge's errors turned into them. Every message is forge's own
 //! (the whole cause chain, as the CLI prints it).
 
+use pyo3::create_exception;
 use pyo3::exceptions::{PyFileNotFoundError, PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::create_exception;
 
 use forge::bfs::BfsError;
 use forge::scene::LoadError;

@@ -64,8 +64,9 @@ impl PyReader {
 
     /// The header as a dict.
     fn header<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let (h, count, warnings) =
-            self.with(py, |r| (r.header().clone(), r.frame_count(), r.warnings().to_vec()));
+        let (h, count, warnings) = self.with(py, |r| {
+            (r.header().clone(), r.frame_count(), r.warnings().to_vec())
+        });
         let d = PyDict::new(py);
         d.set_item(
             "format",

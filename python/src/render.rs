@@ -41,7 +41,10 @@ fn look_of(py: Python<'_>, look: Option<&Bound<'_, PyDict>>) -> PyResult<Look> {
         }
     })?;
     if let Some(p) = look.problems(None).into_iter().next() {
-        return Err(LookError::new_err(format!("look: {}: {}", p.field, p.message)));
+        return Err(LookError::new_err(format!(
+            "look: {}: {}",
+            p.field, p.message
+        )));
     }
     Ok(look)
 }
@@ -57,7 +60,8 @@ pub fn still<'py>(
     look: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyArray3<u8>>> {
     let look = look_of(py, look)?;
-    let dir = tempfile::tempdir().map_err(|e| ForgeError::new_err(format!("a temporary folder: {e}")))?;
+    let dir =
+        tempfile::tempdir().map_err(|e| ForgeError::new_err(format!("a temporary folder: {e}")))?;
     let out = dir.path().join("still.png");
     let job = Job {
         input: recording,
@@ -91,7 +95,10 @@ pub fn still<'py>(
 
 /// An `(H, W, 3)` `uint8` array as PNG bytes (for `_repr_png_`).
 #[pyfunction]
-pub fn encode_png(py: Python<'_>, image: PyReadonlyArray3<'_, u8>) -> PyResult<Py<pyo3::types::PyBytes>> {
+pub fn encode_png(
+    py: Python<'_>,
+    image: PyReadonlyArray3<'_, u8>,
+) -> PyResult<Py<pyo3::types::PyBytes>> {
     let a = image.as_array();
     let (h, w, c) = a.dim();
     if c != 3 {

@@ -41,9 +41,8 @@ impl PyScene {
             });
         }
         if source.is_instance_of::<PyDict>() {
-            let text = dumps(py, source).map_err(|e| {
-                SceneError::new_err(format!("scene (a dict): not JSON: {e}"))
-            })?;
+            let text = dumps(py, source)
+                .map_err(|e| SceneError::new_err(format!("scene (a dict): not JSON: {e}")))?;
             let parsed = scene::parse(&scene::Source {
                 text: &text,
                 dir: Path::new("."),

@@ -181,8 +181,7 @@ impl PySimulation {
                 scene.agents = state.n as u32;
                 let params = Params::from_scene(&scene, state.n);
                 let search = scene.search;
-                let solver =
-                    AnySolver::new(&chosen, params, state, threads.unwrap_or(0), search)?;
+                let solver = AnySolver::new(&chosen, params, state, threads.unwrap_or(0), search)?;
                 Ok((solver, scene))
             })
             .map_err(to_py)?;
@@ -322,7 +321,11 @@ impl PySimulation {
     }
 }
 
-pub fn metrics_dict<'py>(py: Python<'py>, step: u64, m: &metrics::Metrics) -> PyResult<Bound<'py, PyDict>> {
+pub fn metrics_dict<'py>(
+    py: Python<'py>,
+    step: u64,
+    m: &metrics::Metrics,
+) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("step", step)?;
     d.set_item("polarization", m.polarization)?;
@@ -406,5 +409,7 @@ pub fn simulate(
 ) -> PyResult<()> {
     let sc = PyScene::from_any(py, scene)?;
     let backend = parse_backend(backend)?;
-    simulate_scene(py, &sc.scene, sc.arg, output, steps, seed, every, threads, backend, force)
+    simulate_scene(
+        py, &sc.scene, sc.arg, output, steps, seed, every, threads, backend, force,
+    )
 }

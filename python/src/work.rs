@@ -43,7 +43,11 @@ where
     signal::clear_host_stop();
     let result = match joined {
         Ok(r) => r,
-        Err(_) => return Err(ForgeError::new_err("internal error: forge's worker thread panicked")),
+        Err(_) => {
+            return Err(ForgeError::new_err(
+                "internal error: forge's worker thread panicked",
+            ))
+        }
     };
     match (result, interrupt) {
         // Stopped by the interrupt: forge's own words on what it kept.

@@ -471,7 +471,10 @@ mod tests {
         let at = span.payload_at as usize;
         let f = r.read_frame(2).unwrap();
         assert_eq!(&bytes[at..at + 24], bytemuck::cast_slice::<f32, u8>(&f.pos));
-        assert_eq!(&bytes[at + 24..at + 48], bytemuck::cast_slice::<f32, u8>(&f.vel));
+        assert_eq!(
+            &bytes[at + 24..at + 48],
+            bytemuck::cast_slice::<f32, u8>(&f.vel)
+        );
         assert!(matches!(
             r.locate_frame(3, false),
             Err(BfsError::FrameOutOfRange { frame: 3, count: 3 })
