@@ -11,7 +11,6 @@ use pyo3::types::PyDict;
 
 use forge::bfs::{self, Reader, SourceFormat};
 use forge::metrics::{self, Space};
-use forge::scene::Boundary;
 
 use crate::errors::bfs_err;
 
@@ -105,12 +104,7 @@ impl PyReader {
     fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let cols = self
             .with(py, |r| -> Result<_, bfs::BfsError> {
-                let h = r.header().clone();
-                let space = Space {
-                    dim: h.dim as usize,
-                    world: h.world_size,
-                    wrap: h.boundary == Boundary::Wrap,
-                };
+                let space = Space::of(r.header());
                 let count = r.frame_count();
                 let (mut step, mut pol, mut speed, mut nn, mut pair) =
                     (vec![], vec![], vec![], vec![], vec![]);
@@ -143,12 +137,7 @@ impl PyReader {
     fn frame_metrics<'py>(&self, py: Python<'py>, k: u64) -> PyResult<Bound<'py, PyDict>> {
         let (step, m) = self
             .with(py, |r| -> Result<_, bfs::BfsError> {
-                let h = r.header().clone();
-                let space = Space {
-                    dim: h.dim as usize,
-                    world: h.world_size,
-                    wrap: h.boundary == Boundary::Wrap,
-                };
+                let space = Space::of(r.header());
                 let f = r.read_frame(k)?;
                 let n = f.agents(space.dim);
                 Ok((f.step, metrics::frame_metrics(&space, n, &f.pos, &f.vel)))

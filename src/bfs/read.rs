@@ -368,17 +368,7 @@ impl Reader {
                     // A frame this large is checked (checksum, index) by streaming it once
                     // before its arrays are allocated: a header that lies over a sparse file
                     // costs a read of zeros, not gigabytes of memory.
-                    let mut h = crc32fast::Hasher::new();
-                    h.update(&prefix[8..]);
-                    let mut buf = vec![0u8; 1 << 20];
-                    let mut left = 8 * values as u64;
-                    while left > 0 {
-                        let take = left.min(buf.len() as u64) as usize;
-                        read_frame_bytes(&mut self.file, &mut buf[..take], k)?;
-                        h.update(&buf[..take]);
-                        left -= take as u64;
-                    }
-                    if h.finalize() != crc {
+                    if streamed_crc(&mut self.file, &prefix[8..], 8 * values as u64, k)? != crc {
                         return Err(BfsError::CorruptFrame { frame: k });
                     }
                     if index != k {
@@ -408,18 +398,7 @@ impl Reader {
                 f.step = step;
             }
             Layout::Bfs1 { runs, max_n } => {
-                // k < count: some run starts at or before it.
-                let r = &runs[runs.partition_point(|r| r.first <= k) - 1];
-                let at = r.at + (k - r.first) * (8 + 16 * r.n);
-                self.file.seek(SeekFrom::Start(at))?;
-                let mut fh = [0u8; 8];
-                read_frame_bytes(&mut self.file, &mut fh, k)?;
-                let timestep = le_i32(&fh, 0);
-                let n = le_i32(&fh, 4);
-                // Checked at open; checked again in case the file changed since.
-                if timestep < 0 || n < 0 || n as u64 > *max_n || n as u64 != r.n {
-                    return Err(BfsError::CorruptFrame { frame: k });
-                }
+                let (_, timestep, n) = bfs1_frame_header(&mut self.file, runs, *max_n, k)?;
                 let n = n as usize;
                 reserve_frame(f, 2 * n, k, n as u64, 2)?;
                 f.pos.resize(2 * n, 0.0);
@@ -427,7 +406,7 @@ impl Reader {
                 read_frame_bytes(&mut self.file, bytemuck::cast_slice_mut(&mut f.pos), k)?;
                 read_frame_bytes(&mut self.file, bytemuck::cast_slice_mut(&mut f.vel), k)?;
                 f.index = k;
-                f.step = timestep as u64;
+                f.step = timestep;
             }
         }
         Ok(())
@@ -471,17 +450,9 @@ impl Reader {
                 }
                 let index = le_u64(&prefix, 8);
                 if verify {
-                    let mut h = crc32fast::Hasher::new();
-                    h.update(&prefix[8..]);
-                    let mut buf = vec![0u8; 1 << 20];
-                    let mut left = frame_size - FRAME_PREFIX;
-                    while left > 0 {
-                        let take = left.min(buf.len() as u64) as usize;
-                        read_frame_bytes(&mut self.file, &mut buf[..take], k)?;
-                        h.update(&buf[..take]);
-                        left -= take as u64;
-                    }
-                    if h.finalize() != le_u32(&prefix, 4) {
+                    let payload = frame_size - FRAME_PREFIX;
+                    if streamed_crc(&mut self.file, &prefix[8..], payload, k)? != le_u32(&prefix, 4)
+                    {
                         return Err(BfsError::CorruptFrame { frame: k });
                     }
                 }
@@ -499,24 +470,54 @@ impl Reader {
                 })
             }
             Layout::Bfs1 { runs, max_n } => {
-                let r = &runs[runs.partition_point(|r| r.first <= k) - 1];
-                let at = r.at + (k - r.first) * (8 + 16 * r.n);
-                self.file.seek(SeekFrom::Start(at))?;
-                let mut fh = [0u8; 8];
-                read_frame_bytes(&mut self.file, &mut fh, k)?;
-                let (timestep, n) = (le_i32(&fh, 0), le_i32(&fh, 4));
-                if timestep < 0 || n < 0 || n as u64 > *max_n || n as u64 != r.n {
-                    return Err(BfsError::CorruptFrame { frame: k });
-                }
+                let (at, timestep, n) = bfs1_frame_header(&mut self.file, runs, *max_n, k)?;
                 Ok(FrameSpan {
                     index: k,
-                    step: timestep as u64,
-                    agents: n as u64,
+                    step: timestep,
+                    agents: n,
                     payload_at: at + 8,
                 })
             }
         }
     }
+}
+
+/// The CRC-32 of `seed` followed by the next `len` bytes of `file` (frame `k`'s), streamed
+/// through a small buffer.
+fn streamed_crc(file: &mut File, seed: &[u8], len: u64, k: u64) -> Result<u32, BfsError> {
+    let mut h = crc32fast::Hasher::new();
+    h.update(seed);
+    let mut buf = vec![0u8; (1 << 20).min(len as usize)];
+    let mut left = len;
+    while left > 0 {
+        let take = left.min(buf.len() as u64) as usize;
+        read_frame_bytes(file, &mut buf[..take], k)?;
+        h.update(&buf[..take]);
+        left -= take as u64;
+    }
+    Ok(h.finalize())
+}
+
+/// BFS1 frame `k` (< the frame count): where it starts, its timestep and agent count, read
+/// and checked (at open too; again in case the file changed since). The file is left at its
+/// arrays.
+fn bfs1_frame_header(
+    file: &mut File,
+    runs: &[Bfs1Run],
+    max_n: u64,
+    k: u64,
+) -> Result<(u64, u64, u64), BfsError> {
+    // k < count: some run starts at or before it.
+    let r = &runs[runs.partition_point(|r| r.first <= k) - 1];
+    let at = r.at + (k - r.first) * (8 + 16 * r.n);
+    file.seek(SeekFrom::Start(at))?;
+    let mut fh = [0u8; 8];
+    read_frame_bytes(file, &mut fh, k)?;
+    let (timestep, n) = (le_i32(&fh, 0), le_i32(&fh, 4));
+    if timestep < 0 || n < 0 || n as u64 > max_n || n as u64 != r.n {
+        return Err(BfsError::CorruptFrame { frame: k });
+    }
+    Ok((at, timestep as u64, n as u64))
 }
 
 /// Opens `path` as the recording a command reads (render, still, info, export, view). The

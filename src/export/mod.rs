@@ -24,10 +24,8 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use crate::bfs::{self, FrameRange};
-use crate::metrics::Space;
+use crate::bfs::FrameRange;
 use crate::output::{self, OutputFile};
-use crate::scene::Boundary;
 
 /// Largest CSV written, in rows (one per agent per frame): about 0.5 to 1 GB of text. Above
 /// it, `.npz` is the format (a tenth of the size, and loads in one call).
@@ -116,15 +114,6 @@ impl Selection {
     /// The frame numbers exported, in order.
     pub fn frames(&self) -> impl Iterator<Item = u64> {
         self.range.clone().step_by(self.every as usize)
-    }
-}
-
-/// The geometry `forge info --metrics` measures a recording's frames in.
-pub(crate) fn space(h: &bfs::Header) -> Space {
-    Space {
-        dim: h.dim as usize,
-        world: h.world_size,
-        wrap: h.boundary == Boundary::Wrap,
     }
 }
 

@@ -166,7 +166,7 @@ pub(super) fn write(
 ) -> Result<(u64, File)> {
     let h = r.header().clone();
     let dim = usize::from(h.dim);
-    let space = super::space(&h);
+    let space = crate::metrics::Space::of(&h);
     // The first exported frame sets the agent count (BFS1 may vary it; forge never does).
     let n = r
         .read_frame(sel.range.start)

@@ -36,6 +36,15 @@ pub struct Space {
 }
 
 impl Space {
+    /// The geometry of a recording's frames, from its header.
+    pub fn of(h: &crate::bfs::Header) -> Space {
+        Space {
+            dim: h.dim as usize,
+            world: h.world_size,
+            wrap: h.boundary == crate::scene::Boundary::Wrap,
+        }
+    }
+
     #[inline]
     fn delta(&self, d: f64, k: usize) -> f64 {
         if self.wrap {

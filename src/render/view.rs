@@ -25,7 +25,11 @@ const CAMERA_SMEAR_PX: f32 = 3.0;
 /// its centre, moves across the frame by the angle turned each frame.
 pub fn orbit_trails(trails: f32, speed: f32, fps: u32, height: u32) -> f32 {
     let turn = (speed / fps.max(1) as f32).abs().to_radians();
-    let moved = turn * FLOCK_FILL * height as f32 / 2.0;
+    camera_kept_trails(trails, turn * FLOCK_FILL * height as f32 / 2.0)
+}
+
+/// The trails kept out of a frame whose camera move shifted the flock `moved` pixels.
+fn camera_kept_trails(trails: f32, moved: f32) -> f32 {
     trails.min((-moved / CAMERA_SMEAR_PX).exp())
 }
 
@@ -214,7 +218,7 @@ impl Renderer {
         // smears stays within a couple of pixels).
         if let Some(last) = self.last_view_proj.replace(m) {
             let moved = self.camera_motion_px(&last, &m, centre, radius * FLOCK_FILL);
-            self.fade_now = self.look.trails.min((-moved / CAMERA_SMEAR_PX).exp());
+            self.fade_now = camera_kept_trails(self.look.trails, moved);
         }
         Some(AgentParams {
             view_proj: camera::columns(&m),
