@@ -170,6 +170,22 @@ fn hand_off(dir: &Path, win: &Window, rec: &str, look: &str) -> u64 {
     k
 }
 
+/// The panel beside the picture shows its labels: light text on egui's dark grey, glyphs
+/// neither missing (no font atlas) nor solid blocks (the atlas not sampled: about twice the
+/// light pixels of real text, 1.6% of the region).
+fn panel_has_its_labels(window: &Image) {
+    let panel = window.region(W + 8, 0, 280, H);
+    let px = panel.rgb.chunks(3);
+    let n = px.len();
+    let light = px.clone().filter(|p| p.iter().all(|&v| v > 140)).count();
+    let grey = px.filter(|p| p.iter().all(|&v| (20..=60).contains(&v))).count();
+    assert!(
+        light > n / 200 && light < n / 40,
+        "the panel's text: {light} light pixels of {n}"
+    );
+    assert!(grey > n / 2, "the panel's background: {grey} grey pixels of {n}");
+}
+
 fn record_2d(dir: &Path) {
     succeeds(
         dir,
@@ -200,7 +216,9 @@ fn playback_advances_pauses_and_steps_frame_by_frame() {
     win.wait_title("playback moving on", SLOW, |t| frame_of(t) >= first + 5);
     win.keys(&["space"]);
     let k = frame_of(&win.wait_title("paused", SLOW, paused));
-    let a = win.capture(d.path(), "a.xwd").corner(W, H);
+    let whole = win.capture(d.path(), "a.xwd");
+    panel_has_its_labels(&whole);
+    let a = whole.corner(W, H);
     std::thread::sleep(Duration::from_millis(1500));
     let b = win.capture(d.path(), "b.xwd").corner(W, H);
     assert_eq!(frame_of(&win.title()), k, "paused, the frame moved on");
@@ -420,7 +438,8 @@ fn bench_frames_shows_n_frames_as_fast_as_it_can_and_says_how_fast() {
     let args = ["view", "b.bfs", "--size", "320x180", "--bench-frames", "40"];
     let r = child::run_within(d.path(), &args, &env, SLOW);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
-    let line = r.stdout.trim();
+    let mut lines = r.stdout.lines();
+    let line = lines.next().unwrap_or_default();
     has(line, "forge view: 40 frames shown in ");
     has(line, "(320x180, 300 agents, ");
     let fps: f64 = line
@@ -430,6 +449,17 @@ fn bench_frames_shows_n_frames_as_fast_as_it_can_and_says_how_fast() {
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| panic!("no rate in {line:?}"));
     assert!(fps > 0.0, "{line}");
+    // Where the time went, each part in milliseconds a window frame.
+    let parts = lines.next().unwrap_or_default();
+    for part in ["scene ", "panel and bar (egui) ", "into the window and presented "] {
+        let ms: f64 = parts
+            .split(part)
+            .nth(1)
+            .and_then(|s| s.split(" ms").next())
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("no {part:?} in {parts:?}"));
+        assert!(ms > 0.0, "{parts}");
+    }
 }
 
 #[test]

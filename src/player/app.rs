@@ -20,7 +20,7 @@ use super::play::{self, Feed, LiveFeed, State};
 use super::save::Saver;
 use super::screen::Screen;
 use super::tune::Tuning;
-use super::window::{Window, BAR_PT, PANEL_PT};
+use super::window::{PaintTimes, Window, BAR_PT, PANEL_PT};
 use super::{first_frame_recording, open_recording, Input, Options};
 use crate::bfs::Reader;
 use crate::live::Live;
@@ -115,6 +115,16 @@ struct View {
     shown_total: u64,
     first_show: Option<Instant>,
     last_shown: Option<u64>,
+    /// `--bench-frames`: where the time went (the scene drawn, the panel, the window).
+    times: Option<Times>,
+}
+
+/// `--bench-frames`' breakdown: each part waited for on the GPU before the next begins.
+#[derive(Default)]
+struct Times {
+    frames: u32,
+    scene: std::time::Duration,
+    paint: PaintTimes,
 }
 
 pub struct App {
@@ -191,6 +201,7 @@ impl App {
             shown_total: 0,
             first_show: None,
             last_shown: None,
+            times: self.o.bench_frames.map(|_| Times::default()),
         })
     }
 
@@ -208,6 +219,7 @@ impl App {
         let wall = (now - v.last_tick).as_secs_f64();
         v.last_tick = now;
         let mut ended = None;
+        let scene_t0 = Instant::now();
         match &mut src.feed {
             Feed::File(frames) => {
                 v.st.clock.len = frames.len();
@@ -219,6 +231,11 @@ impl App {
                 play::update_file(&mut v.st, frames)?;
             }
             Feed::Live(l) => ended = play::update_live(&mut v.st, l, wall)?,
+        }
+        if let Some(t) = &mut v.times {
+            v.st.screen.renderer().wait()?;
+            t.scene += scene_t0.elapsed();
+            t.frames += 1;
         }
         if let Some(path) = ended {
             play::to_file(src, &path)?;
@@ -299,25 +316,31 @@ fn paint(v: &mut View, src: &Source) -> Result<()> {
     let (clock, hud, message) = (&v.st.clock, &v.st.hud, &v.st.message);
     let gpu = v.st.screen.gpu().clone();
     let view = v.st.screen.renderer().display_view().clone();
-    let again = v.window.paint(&gpu, &view, image, |ui| {
-        egui::Panel::right("look")
-            .exact_size(PANEL_PT)
-            .resizable(false)
-            .show(ui, |ui| {
-                let info = super::panel::Info {
-                    dim,
-                    world,
-                    seen,
-                    save_path: &save_path,
-                    message,
-                };
-                super::panel::show(ui, &mut edit, &info, &mut out);
-            });
-        egui::Panel::bottom("bar")
-            .exact_size(BAR_PT)
-            .resizable(false)
-            .show(ui, |ui| bar::show(ui, clock, live, hud, &mut out));
-    })?;
+    let again = v.window.paint(
+        &gpu,
+        &view,
+        image,
+        |ui| {
+            egui::Panel::right("look")
+                .exact_size(PANEL_PT)
+                .resizable(false)
+                .show(ui, |ui| {
+                    let info = super::panel::Info {
+                        dim,
+                        world,
+                        seen,
+                        save_path: &save_path,
+                        message,
+                    };
+                    super::panel::show(ui, &mut edit, &info, &mut out);
+                });
+            egui::Panel::bottom("bar")
+                .exact_size(BAR_PT)
+                .resizable(false)
+                .show(ui, |ui| bar::show(ui, clock, live, hud, &mut out));
+        },
+        v.times.as_mut().map(|t| &mut t.paint),
+    )?;
     if edit != v.st.edit {
         out.push(Action::Look(Box::new(edit)));
     }
@@ -420,6 +443,15 @@ fn report_bench(v: &View, n: u64) {
         s.height,
         v.st.hud.agents,
     );
+    if let Some(t) = &v.times {
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3 / f64::from(t.frames.max(1));
+        println!(
+            "forge view: per window frame, each part waited for: scene {:.1} ms, panel and bar (egui) {:.1} ms, into the window and presented {:.1} ms",
+            ms(t.scene),
+            ms(t.paint.panel),
+            ms(t.paint.window),
+        );
+    }
 }
 
 /// `--quit-after`'s line: frames shown and the rate.

@@ -1,15 +1,17 @@
 //! The window: a winit window, the wgpu surface it presents, and egui (input through
-//! egui-winit, drawing through egui-wgpu). Each frame the renderer's display image goes to the
+//! egui-winit, drawing through [`PanelPainter`]). Each frame the renderer's display image goes to the
 //! window's top-left corner 1:1 ([`Blit`]) and egui draws its panel to the right of it and its
 //! bar below it, never over it.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 use winit::dpi::PhysicalSize;
 use winit::event_loop::ActiveEventLoop;
 
 use super::blit::Blit;
+use super::panel_paint::PanelPainter;
 use super::NoDisplay;
 use crate::render::gpu::{self, Gpu};
 
@@ -20,6 +22,15 @@ pub const BAR_PT: f32 = 104.0;
 /// The smallest image the window keeps.
 const MIN_IMAGE: u32 = 64;
 
+/// Where a window frame's time went after the scene was drawn (`--bench-frames`' breakdown).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PaintTimes {
+    /// egui: the panel and bar laid out and tessellated (CPU).
+    pub panel: Duration,
+    /// The image and egui's shapes drawn into the window and presented, the GPU waited for.
+    pub window: Duration,
+}
+
 pub struct Window {
     pub window: Arc<winit::window::Window>,
     surface: wgpu::Surface<'static>,
@@ -27,7 +38,7 @@ pub struct Window {
     blit: Blit,
     pub egui: egui::Context,
     egui_in: egui_winit::State,
-    egui_out: egui_wgpu::Renderer,
+    panel: PanelPainter,
 }
 
 /// The surface formats that store what they are given (the display image's values as they
@@ -107,8 +118,7 @@ impl Window {
             None,
             Some(gpu.max_size() as usize),
         );
-        let egui_out =
-            egui_wgpu::Renderer::new(&gpu.device, format, egui_wgpu::RendererOptions::default());
+        let panel = PanelPainter::new(&gpu.device, format);
         Ok((
             Window {
                 window,
@@ -117,7 +127,7 @@ impl Window {
                 blit,
                 egui,
                 egui_in,
-                egui_out,
+                panel,
             },
             gpu,
         ))
@@ -152,14 +162,17 @@ impl Window {
     }
 
     /// One frame: egui's pass (`ui` builds the panel and the bar), then the image and egui's
-    /// shapes into the window. Returns whether egui asks to be drawn again soon.
+    /// shapes into the window. Returns whether egui asks to be drawn again soon. With `times`,
+    /// the GPU is waited for after presenting and the two halves' times are added to it.
     pub fn paint(
         &mut self,
         gpu: &Gpu,
         image: &wgpu::TextureView,
         image_size: [u32; 2],
         ui: impl FnMut(&mut egui::Ui),
+        times: Option<&mut PaintTimes>,
     ) -> Result<bool> {
+        let t0 = Instant::now();
         let raw = self.egui_in.take_egui_input(&self.window);
         let out = self.egui.run_ui(raw, ui);
         self.egui_in
@@ -169,16 +182,13 @@ impl Window {
             .get(&egui::ViewportId::ROOT)
             .is_some_and(|v| v.repaint_delay.is_zero());
         let prims = self.egui.tessellate(out.shapes, out.pixels_per_point);
+        let t1 = Instant::now();
         for (id, deltas) in &out.textures_delta.set {
             for delta in deltas {
-                self.egui_out
-                    .update_texture(&gpu.device, &gpu.queue, *id, delta);
+                self.panel.set_texture(&gpu.device, &gpu.queue, *id, delta);
             }
         }
-        let screen = egui_wgpu::ScreenDescriptor {
-            size_in_pixels: [self.config.width, self.config.height],
-            pixels_per_point: out.pixels_per_point,
-        };
+        let size = [self.config.width, self.config.height];
         let frame = match self.surface.get_current_texture() {
             wgpu::CurrentSurfaceTexture::Success(f)
             | wgpu::CurrentSurfaceTexture::Suboptimal(f) => f,
@@ -200,9 +210,8 @@ impl Window {
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("window encoder"),
             });
-        let extra =
-            self.egui_out
-                .update_buffers(&gpu.device, &gpu.queue, &mut encoder, &prims, &screen);
+        self.panel
+            .prepare(&gpu.device, &gpu.queue, &prims, size, out.pixels_per_point);
         {
             let pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
                 label: Some("window pass"),
@@ -225,14 +234,20 @@ impl Window {
             if fits {
                 self.blit.draw(&gpu.device, &mut pass, image, image_size);
             }
-            self.egui_out.render(&mut pass, &prims, &screen);
+            self.panel.draw(&mut pass, size);
         }
-        gpu.queue
-            .submit(extra.into_iter().chain([encoder.finish()]));
+        gpu.queue.submit([encoder.finish()]);
         self.window.pre_present_notify();
         gpu.queue.present(frame);
         for id in &out.textures_delta.free {
-            self.egui_out.free_texture(id);
+            self.panel.free_texture(id);
+        }
+        if let Some(t) = times {
+            gpu.device
+                .poll(wgpu::PollType::wait_indefinitely())
+                .map_err(|e| anyhow!("waiting for the GPU: {e}"))?;
+            t.panel += t1 - t0;
+            t.window += t1.elapsed();
         }
         gpu.check(|| "drawing the window".into())
             .context("the window")?;

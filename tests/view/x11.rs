@@ -289,13 +289,18 @@ impl Image {
 
     /// The `w`×`h` pixels at the top-left corner.
     pub fn corner(&self, w: u32, h: u32) -> Image {
+        self.region(0, 0, w, h)
+    }
+
+    /// The `w`×`h` pixels from (`x`, `y`) right and down.
+    pub fn region(&self, x: u32, y: u32, w: u32, h: u32) -> Image {
         assert!(
-            w <= self.width && h <= self.height,
-            "{self:?} holds no {w}x{h} corner"
+            x + w <= self.width && y + h <= self.height,
+            "{self:?} holds no {w}x{h} at ({x}, {y})"
         );
         let mut rgb = Vec::with_capacity(w as usize * h as usize * 3);
-        for y in 0..h as usize {
-            let at = y * self.width as usize * 3;
+        for row in y as usize..(y + h) as usize {
+            let at = (row * self.width as usize + x as usize) * 3;
             rgb.extend_from_slice(&self.rgb[at..at + w as usize * 3]);
         }
         Image {
