@@ -3,7 +3,8 @@
 //! captured by the X server (xwd). Checked: playback advances and pauses; steps and the
 //! timeline land on the frame the HUD names (the window's title carries the HUD's frame and
 //! state); after `s`, `forge still FILE --frame K --look NAME.look.json` is the window's image
-//! within one code value, 2D and 3D, the camera moves included; a live run waits while paused
+//! within one code value, 2D and 3D, the camera moves included, and a frame drawn between
+//! recorded ones (`--interpolate`) is `forge render --interpolate`'s; a live run waits while paused
 //! and records what `forge simulate` writes; and without a display, one line says why.
 //!
 //! The window tests need Xvfb, xdotool and xwd (apt-get install xvfb xdotool x11-apps) and a
@@ -127,9 +128,9 @@ fn settled(dir: &Path, win: &Window) -> u64 {
     }
 }
 
-/// Saves the look (`s`) and checks the window against `forge still` of the frame shown with
-/// that look: the same pixels within one code value, and not an empty picture.
-fn hand_off(dir: &Path, win: &Window, rec: &str, look: &str) -> u64 {
+/// Saves the look (`s`) once the player has settled; returns the frame shown and the window's
+/// picture.
+fn save_look(dir: &Path, win: &Window, look: &str) -> (u64, Image) {
     let k = settled(dir, win);
     let _ = std::fs::remove_file(dir.join(look));
     win.keys(&["s"]);
@@ -139,7 +140,28 @@ fn hand_off(dir: &Path, win: &Window, rec: &str, look: &str) -> u64 {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert_eq!(frame_of(&win.title()), k, "the frame changed while saving");
-    let shown = win.capture(dir, "window.xwd").corner(W, H);
+    (k, win.capture(dir, "window.xwd").corner(W, H))
+}
+
+/// The window's picture of frame `k` and the one forge drew offline: the same pixels within
+/// one code value, and not an empty picture.
+fn same_picture(k: u64, shown: &Image, drawn: &Image) {
+    assert_eq!((drawn.width, drawn.height), (W, H), "the saved look's size");
+    let (worst, differ) = shown.difference(drawn);
+    assert!(
+        worst <= 1,
+        "frame {k}: the window and forge differ by up to {worst} code values in {differ} samples"
+    );
+    assert!(
+        shown.lit() > 200,
+        "frame {k}: the window shows (almost) nothing"
+    );
+}
+
+/// Saves the look (`s`) and checks the window against `forge still` of the frame shown with
+/// that look.
+fn hand_off(dir: &Path, win: &Window, rec: &str, look: &str) -> u64 {
+    let (k, shown) = save_look(dir, win, look);
     let still = format!("still-{k}.png");
     succeeds(
         dir,
@@ -156,17 +178,7 @@ fn hand_off(dir: &Path, win: &Window, rec: &str, look: &str) -> u64 {
             "-q",
         ],
     );
-    let drawn = Image::from_png(&dir.join(&still));
-    assert_eq!((drawn.width, drawn.height), (W, H), "the saved look's size");
-    let (worst, differ) = shown.difference(&drawn);
-    assert!(
-        worst <= 1,
-        "frame {k}: the window and forge still differ by up to {worst} code values in {differ} samples"
-    );
-    assert!(
-        shown.lit() > 200,
-        "frame {k}: the window shows (almost) nothing"
-    );
+    same_picture(k, &shown, &Image::from_png(&dir.join(&still)));
     k
 }
 
@@ -178,12 +190,17 @@ fn panel_has_its_labels(window: &Image) {
     let px = panel.rgb.chunks(3);
     let n = px.len();
     let light = px.clone().filter(|p| p.iter().all(|&v| v > 140)).count();
-    let grey = px.filter(|p| p.iter().all(|&v| (20..=60).contains(&v))).count();
+    let grey = px
+        .filter(|p| p.iter().all(|&v| (20..=60).contains(&v)))
+        .count();
     assert!(
         light > n / 200 && light < n / 40,
         "the panel's text: {light} light pixels of {n}"
     );
-    assert!(grey > n / 2, "the panel's background: {grey} grey pixels of {n}");
+    assert!(
+        grey > n / 2,
+        "the panel's background: {grey} grey pixels of {n}"
+    );
 }
 
 fn record_2d(dir: &Path) {
@@ -278,6 +295,72 @@ fn the_window_is_what_still_draws_after_scrub_pan_and_zoom() {
     assert!(look["zoom"].as_f64().unwrap() > 1.0, "{look}");
     let c = look["center"].as_array().expect("a centre after a pan");
     assert!((c[0].as_f64().unwrap() - 800.0).abs() > 1.0, "{look}");
+    quit(&win, p);
+}
+
+#[test]
+fn frames_drawn_between_recorded_ones_are_what_render_interpolate_draws() {
+    let d = tmp();
+    let Some(x) = display("frames_drawn_between_recorded_ones_are_what_render_interpolate_draws")
+    else {
+        return;
+    };
+    let args = [
+        "simulate",
+        "schooling",
+        "--agents",
+        "400",
+        "--steps",
+        "6",
+        "-o",
+        "run.bfs",
+        "-q",
+    ];
+    succeeds(d.path(), &args);
+    let mut p = player(
+        &x,
+        d.path(),
+        &[
+            "view",
+            "run.bfs",
+            "--size",
+            SIZE,
+            "--paused",
+            "--interpolate",
+            "4",
+        ],
+    );
+    let win = x.window("forge view", SLOW, p.child());
+    // 7 recorded frames, 4 output frames to each interval: 25 in all.
+    let t = win.wait_title("the first frame, settled", SLOW, paused);
+    has(&t, "frame 0 of 25");
+    win.keys(&["Right", "Right", "Right", "Right", "Right", "Right"]);
+    win.wait_title("frame 6", SLOW, |t| paused(t) && frame_of(t) == 6);
+    let (k, shown) = save_look(d.path(), &win, "run.look.json");
+    assert_eq!(k, 6);
+    succeeds(
+        d.path(),
+        &[
+            "render",
+            "run.bfs",
+            "--interpolate",
+            "4",
+            "--look",
+            "run.look.json",
+            "--png",
+            "frames",
+            "-q",
+        ],
+    );
+    let frame = |k: u64| Image::from_png(&d.path().join(format!("frames/frame_{k:06}.png")));
+    same_picture(k, &shown, &frame(k));
+    // Halfway between recorded frames 1 and 2: neither of them.
+    for recorded in [4, 8] {
+        assert!(
+            shown.difference(&frame(recorded)).0 > 1,
+            "output frame 6 is output frame {recorded}"
+        );
+    }
     quit(&win, p);
 }
 
@@ -451,7 +534,11 @@ fn bench_frames_shows_n_frames_as_fast_as_it_can_and_says_how_fast() {
     assert!(fps > 0.0, "{line}");
     // Where the time went, each part in milliseconds a window frame.
     let parts = lines.next().unwrap_or_default();
-    for part in ["scene ", "panel and bar (egui) ", "into the window and presented "] {
+    for part in [
+        "scene ",
+        "panel and bar (egui) ",
+        "into the window and presented ",
+    ] {
         let ms: f64 = parts
             .split(part)
             .nth(1)
