@@ -735,6 +735,21 @@ fn the_actions_render_step_renders_scenes_and_recordings() {
          [--title][$(touch ran)][x y][-o][flock.mp4][--force]"
     );
     assert!(!dir.join("ran").exists(), "ARGS ran a command");
+    // An unmatched quote is the user's mistake, named; forge is not run with half the flags.
+    let out = Command::new(step)
+        .current_dir(dir)
+        .env("FORGE", "touch ran")
+        .env("SCENE", "murmuration")
+        .env("ARGS", r#"--title "My flock"#)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("ARGS") && stderr.contains("unmatched quote"),
+        "{stderr}"
+    );
+    assert!(!dir.join("ran").exists(), "forge ran with a broken ARGS");
     // No ARGS: no empty argument either.
     let out = bash(
         dir,
