@@ -7,7 +7,8 @@
 //! page per command; its `.sha256` is checked by `sha256sum -c` and against our own SHA-256;
 //! packing the same binary twice gives the same bytes; the packed binary runs. The install step
 //! takes the release of a version tag, or the latest for a branch, refuses a tarball that does
-//! not match its checksum, and installs nothing (so the action builds) where there is no release.
+//! not match its checksum, and installs nothing (so the action builds) where there is no release
+//! or the action is pinned to a commit.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -358,6 +359,14 @@ fn the_actions_install_step_takes_a_released_forge_and_checks_it() {
     assert_eq!(r.output, "installed=false\n");
     has(&r.stdout, "no release v0.0.1 of someone/forge");
     has(&r.stdout, "building it from the action's source instead");
+    let pinned = format!(
+        "/home/runner/work/_actions/someone/forge/{}",
+        "0123abcd".repeat(5)
+    );
+    let r = install(dir, &pinned, &releases);
+    assert_eq!(r.output, "installed=false\n", "{}{}", r.stdout, r.stderr);
+    has(&r.stdout, "pinned to commit 0123abcd");
+    assert_eq!(r.calls, "", "gh was asked for a pinned commit");
     let r = install(dir, "/home/runner/work/myrepo/myrepo", &releases);
     assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
     assert_eq!(r.output, "installed=false\n");

@@ -1,7 +1,8 @@
 #!/bin/bash
 # The install step of the reusable action (action.yml): forge from a release of the action's own
 # repository, for the runner's architecture, its checksum verified, into DEST. Which release:
-# the action's ref when it is a version tag (uses: OWNER/forge@v0.1.0), else the latest one.
+# the action's ref when it is a version tag (uses: OWNER/forge@v0.1.0), else (a branch) the
+# latest one; a ref that is a commit hash is built from its source.
 # Where there is none (no release yet, a local `uses: ./`, no `gh`), it installs nothing and
 # says so: the action then builds forge from its source with cargo.
 #
@@ -50,6 +51,10 @@ tag=
 case $ref in
     v[0-9]*) tag=$ref ;;
 esac
+# A commit pinned by its hash is that source, which no release binary is said to be.
+if [[ $ref =~ ^[0-9a-f]{40}$ ]]; then
+    build "the action is pinned to commit $ref"
+fi
 command -v gh >/dev/null || build "gh (the GitHub CLI) is not installed on this runner"
 
 tmp=$(mktemp -d)
