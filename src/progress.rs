@@ -15,5 +15,6 @@ pub fn bar(len: u64, quiet: bool, unit: &str) -> indicatif::ProgressBar {
         .expect("valid template")
         .progress_chars("█▉▊▋▌▍▎▏ "),
     );
-    bar
+    // Cleared on every way out, an error's included, so a message is not printed after it.
+    bar.with_finish(indicatif::ProgressFinish::AndClear)
 }

@@ -971,6 +971,66 @@ fn info_not_a_bfs() {
     has(&err, "notes.txt");
 }
 
+/// `forge ARGS` in `dir` under a pseudo-terminal (util-linux `script`), stdout and stderr both
+/// on it: what a user at a terminal sees. `None` where `script` is missing.
+fn at_a_terminal(dir: &Path, args: &[&str]) -> Option<(bool, String)> {
+    let ok = std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        skip("util-linux script is not installed: no pseudo-terminal to show a progress bar on");
+        return None;
+    }
+    let mut line = format!("'{}'", forge_bin().display());
+    for a in args {
+        line.push_str(&format!(" '{a}'"));
+    }
+    let out = std::process::Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .current_dir(dir)
+        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+        .env("TERM", "xterm")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    Some((
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    ))
+}
+
+#[test]
+fn info_metrics_shows_progress_at_a_terminal_only() {
+    let d = tmp();
+    let p = d.path();
+    succeeds(
+        p,
+        &[
+            "simulate", "vicsek", "--agents", "200", "--steps", "150", "-o", "v.bfs", "-q",
+        ],
+    );
+    let args = ["info", "v.bfs", "--metrics", "m.csv", "--force"];
+    let Some((ok, seen)) = at_a_terminal(p, &args) else {
+        return;
+    };
+    assert!(ok, "{seen}");
+    has(&seen, "/151 frames");
+    assert_eq!(
+        fs::read_to_string(p.join("m.csv")).unwrap().lines().count(),
+        152
+    );
+    // --quiet: no bar; not a terminal: no bar either, and nothing else on stderr.
+    let (ok, seen) = at_a_terminal(p, &[&args[..], &["--quiet"]].concat()).unwrap();
+    assert!(ok && !seen.contains("/151 frames"), "{seen}");
+    let r = succeeds(p, &args);
+    assert_eq!(r.stderr, "");
+    assert_eq!(
+        fs::read_to_string(p.join("m.csv")).unwrap().lines().count(),
+        152
+    );
+}
+
 #[test]
 fn info_empty_file() {
     let d = tmp();

@@ -285,6 +285,9 @@ fn the_shell_scripts_pass_shellcheck() {
     );
     let mut scripts = files(&repo().join("deploy/slurm"), &[".sh", ".sbatch"]);
     scripts.push(repo().join("deploy/github/render.sh"));
+    scripts.push(repo().join("deploy/github/install.sh"));
+    scripts.push(repo().join("scripts/release.sh"));
+    scripts.push(repo().join("tests/deploy-support/gh"));
     scripts.push(repo().join("scripts/slurm-check.sh"));
     scripts.push(repo().join("tests/deploy-support/sbatch"));
     let (clean, text) = output(Command::new("shellcheck").args(&scripts));
@@ -364,6 +367,41 @@ fn the_workflows_and_the_action_agree_with_forge() {
     installs_renderer_packages("action.yml", &strings(&action));
     let render = strings(&action["runs"]["steps"]);
     assert!(render.contains("deploy/github/render.sh"), "{render}");
+    // The action installs a released binary, else builds with a cache.
+    assert!(render.contains("deploy/github/install.sh"), "{render}");
+    assert!(render.contains("actions/cache@"), "{render}");
+
+    // The release builds, on tags, every target the action's install step asks for, through
+    // scripts/release.sh, and publishes the image from deploy/Dockerfile.
+    let path = repo().join(".github/workflows/release.yml");
+    let release = one(yaml(test, &path).unwrap(), &path);
+    // YAML 1.1 (PyYAML) reads the key `on` as true.
+    let on = release.get("on").unwrap_or(&release["true"]);
+    assert_eq!(on["push"]["tags"], serde_json::json!(["v*"]), "{on}");
+    let binaries = &release["jobs"]["binaries"];
+    let targets: Vec<&str> = binaries["strategy"]["matrix"]["include"]
+        .as_array()
+        .expect("the binaries job's matrix.include")
+        .iter()
+        .map(|t| t["target"].as_str().unwrap())
+        .collect();
+    let install = fs::read_to_string(repo().join("deploy/github/install.sh")).unwrap();
+    for t in ["x86_64-unknown-linux-gnu", "aarch64-unknown-linux-gnu"] {
+        assert!(
+            targets.contains(&t),
+            "release.yml does not build {t}: {targets:?}"
+        );
+        assert!(install.contains(t), "install.sh does not ask for {t}");
+    }
+    assert!(
+        strings(binaries).contains("scripts/release.sh"),
+        "{binaries}"
+    );
+    let image = strings(&release["jobs"]["image"]);
+    assert!(
+        image.contains("-f deploy/Dockerfile") && image.contains("ghcr.io/"),
+        "{image}"
+    );
 }
 
 /// The Kubernetes manifests by file name (without `.yaml`).
@@ -697,6 +735,21 @@ fn the_actions_render_step_renders_scenes_and_recordings() {
          [--title][$(touch ran)][x y][-o][flock.mp4][--force]"
     );
     assert!(!dir.join("ran").exists(), "ARGS ran a command");
+    // An unmatched quote is the user's mistake, named; forge is not run with half the flags.
+    let out = Command::new(step)
+        .current_dir(dir)
+        .env("FORGE", "touch ran")
+        .env("SCENE", "murmuration")
+        .env("ARGS", r#"--title "My flock"#)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("ARGS") && stderr.contains("unmatched quote"),
+        "{stderr}"
+    );
+    assert!(!dir.join("ran").exists(), "forge ran with a broken ARGS");
     // No ARGS: no empty argument either.
     let out = bash(
         dir,

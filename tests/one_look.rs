@@ -213,3 +213,35 @@ fn a_look_file_with_a_bad_field_is_refused_naming_file_and_field() {
     );
     has(&err, "none.json");
 }
+
+#[test]
+fn a_look_files_wrong_types_are_named_in_the_users_words() {
+    let d = tmp();
+    let p = d.path();
+    recording(p, "vicsek");
+    for (text, says) in [
+        (
+            "{\n  \"exposure\": \"x\"\n}",
+            "--look bad.look.json: exposure: invalid type: string \"x\", expected a number (line 2)",
+        ),
+        (r#"{"bloom": true}"#, "bloom: invalid type: boolean `true`, expected a number"),
+        (r#"{"trails": [1]}"#, "trails: invalid type: sequence, expected a number"),
+        (
+            r#"{"fps": 1.5}"#,
+            "fps: invalid type: the number `1.5`, expected a whole number, 0 or more",
+        ),
+        (r#"{"size": [-1, 2]}"#, "size[0]: invalid value: integer `-1`, expected a whole number, 0 or more"),
+        ("{\"exposure\": 1}\n\nx", "--look bad.look.json: trailing characters (line 3)"),
+    ] {
+        write(p, "bad.look.json", text);
+        let err = fails_cleanly(
+            p,
+            &["render", "vicsek.bfs", "--look", "bad.look.json", "-o", "x.mp4"],
+            &[says],
+            &["x.mp4"],
+        );
+        for rust in ["f32", "u32", "i64", "floating point", "column"] {
+            assert!(!err.contains(rust), "{text}: {rust} in\n{err}");
+        }
+    }
+}

@@ -19,7 +19,13 @@ read -r -a forge <<<"${FORGE:-forge}"
 # xargs splits at blanks and honours quotes and backslashes, without expanding anything.
 args=()
 if [ -n "${ARGS:-}" ]; then
-    mapfile -d '' args < <(printf '%s' "$ARGS" | xargs -r printf '%s\0')
+    split=$(mktemp)
+    trap 'rm -f "$split"' EXIT
+    if ! printf '%s' "$ARGS" | xargs -r printf '%s\0' >"$split" 2>/dev/null; then
+        echo "error: ARGS (the action's args): an unmatched quote in: $ARGS" >&2
+        exit 2
+    fi
+    mapfile -d '' args <"$split"
 fi
 case ${SIZE:=1280x720} in
     720p | 1080p) size=(--"$SIZE") ;;

@@ -110,6 +110,9 @@ pub struct InfoArgs {
     /// Overwrite the metrics CSV or plot, or the GNF CSV or plot, if it exists.
     #[arg(long)]
     pub force: bool,
+    /// No progress bar.
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -189,6 +189,8 @@ impl Plan {
         let mut gnf: Option<Gnf> = None;
         let mut frame = bfs::Frame::empty();
         let dt = self.h.dt as f64;
+        // Every frame of a long recording (`--metrics`, `--plot`) takes minutes.
+        let bar = crate::progress::bar(picks.len() as u64, self.a.quiet, "frames");
         for &k in &picks {
             crate::signal::check()?;
             self.r
@@ -213,7 +215,9 @@ impl Plan {
             }
             all.push(m);
             times.push(t);
+            bar.inc(1);
         }
+        bar.finish_and_clear();
         self.write_plots(&times, &all, gnf.as_ref())?;
         if let Some(c) = csv {
             c.finish()?;

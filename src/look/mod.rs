@@ -397,7 +397,8 @@ impl Look {
     }
 
     /// A look file: JSON with the fields of a scene's `render` section; an error names the
-    /// file and the field at fault.
+    /// file, the field at fault and the line, in serde's words (`expected f32`: the caller puts
+    /// them in the user's, with `units::types_in_words`, which this leaf cannot import).
     pub fn read_file(path: &Path) -> Result<Look, String> {
         let text =
             std::fs::read_to_string(path).map_err(|e| format!("--look {}: {e}", path.display()))?;
@@ -417,8 +418,14 @@ impl Look {
                 inner.line()
             )
         })?;
-        de.end()
-            .map_err(|e| format!("--look {}: {e}", path.display()))?;
+        de.end().map_err(|e| {
+            format!(
+                "--look {}: {} (line {})",
+                path.display(),
+                strip_position(&e.to_string()),
+                e.line()
+            )
+        })?;
         Ok(look)
     }
 }

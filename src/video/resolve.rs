@@ -639,6 +639,7 @@ fn view3(
 
 /// A look file's layer, read and named.
 pub fn read_look_file(path: &Path) -> Result<(PathBuf, Look)> {
-    let look = Look::read_file(path).map_err(|e| anyhow!(e))?;
+    // "expected f32" is Rust's word, not the user's.
+    let look = Look::read_file(path).map_err(|e| anyhow!(crate::units::types_in_words(&e)))?;
     Ok((path.to_path_buf(), look))
 }
