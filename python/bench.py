@@ -1,4 +1,4 @@
-"""The Python package's overhead against the CLI (issue 25's targets), rerunnable:
+"""The Python package's overhead against the CLI, rerunnable:
 
     python python/bench.py [--forge target/release/forge] [--steps 200] [--big 1000000]
 
