@@ -1290,3 +1290,73 @@ fn broken_recordings() {
         assert_eq!(video_frames(&p.join(&out)), frames, "{file}");
     }
 }
+
+/// `--png DIR`: every frame whole under its own number (the frames are compressed by several
+/// threads at once), each the picture `forge still` draws of that frame; a frame that cannot be
+/// written fails the render naming its file, and leaves no temporary file behind.
+#[test]
+fn png_frames_are_each_their_own_frame_and_a_failed_write_names_its_file() {
+    if !have_gpu("png_frames_are_each_their_own_frame") {
+        return;
+    }
+    let d = tmp();
+    let p = d.path();
+    let args = [
+        "simulate",
+        "schooling",
+        "--agents",
+        "300",
+        "--steps",
+        "24",
+        "-o",
+        "s.bfs",
+        "-q",
+    ];
+    succeeds(p, &args);
+    succeeds(
+        p,
+        &[
+            "render", "s.bfs", "--size", "320x180", "--png", "frames", "-q",
+        ],
+    );
+    let names: Vec<String> = (0..25).map(|k| format!("frame_{k:06}.png")).collect();
+    assert_eq!(listing(&p.join("frames")), names);
+    for k in [0u64, 7, 24] {
+        let still = format!("still{k}.png");
+        succeeds(
+            p,
+            &[
+                "still",
+                "s.bfs",
+                "--frame",
+                &k.to_string(),
+                "--size",
+                "320x180",
+                "-o",
+                &still,
+                "-q",
+            ],
+        );
+        let frame = p.join(format!("frames/frame_{k:06}.png"));
+        assert_eq!(
+            max_difference(&frame, &p.join(&still)),
+            (0, 0),
+            "frame {k} of the folder is not forge still's frame {k}"
+        );
+    }
+    // Frame 7's name taken by a folder: the render fails naming it; the others are written.
+    fs::create_dir_all(p.join("taken/frame_000007.png")).unwrap();
+    let err = fails(
+        p,
+        &[
+            "render", "s.bfs", "--size", "320x180", "--png", "taken", "--force", "-q",
+        ],
+    );
+    has(&err, "frame_000007.png");
+    let left = listing(&p.join("taken"));
+    assert!(
+        left.iter().all(|n| names.contains(n)),
+        "temporary files left behind: {left:?}"
+    );
+    assert!(p.join("taken/frame_000006.png").is_file());
+}

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::{bail, Context, Result};
 
-use super::png::{write_exr, write_png, write_png16, write_png_atomic};
+use super::png::{write_exr, write_png, write_png16, write_png_atomic, Pack};
 use crate::render::Output;
 
 /// Takes the rendered frames, in order, in the pixel format the renderer was built for.
@@ -18,35 +18,121 @@ pub trait FrameSink {
 }
 
 /// One PNG per frame, `frame_NNNNNN.png` numbered by the recording's frame, each written
-/// atomically.
+/// atomically. Frames are compressed and written by a few threads of their own (PNG's deflate
+/// is the slow part, and frames are independent), at most [`PNG_QUEUED`] a thread waiting;
+/// [`FrameSink::finish`] waits for them all and reports the first frame that failed.
 pub struct PngDir {
     dir: PathBuf,
     next: u64,
-    width: u32,
-    height: u32,
-    force: bool,
+    jobs: Option<std::sync::mpsc::SyncSender<(u64, Vec<u8>)>>,
+    workers: Vec<std::thread::JoinHandle<()>>,
+    shared: Arc<PngShared>,
+}
+
+/// Frames waiting for a PNG thread, per thread.
+const PNG_QUEUED: usize = 2;
+
+/// What the PNG threads share with the render loop.
+struct PngShared {
+    /// The lowest frame that failed, and why.
+    failed: Mutex<Option<(u64, anyhow::Error)>>,
+    /// Frame buffers written out, kept for the next frames.
+    spare: Mutex<Vec<Vec<u8>>>,
 }
 
 impl PngDir {
     pub fn new(dir: &Path, first: u64, width: u32, height: u32, force: bool) -> PngDir {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+        let (tx, rx) = std::sync::mpsc::sync_channel::<(u64, Vec<u8>)>(threads * PNG_QUEUED);
+        let rx = Arc::new(Mutex::new(rx));
+        let shared = Arc::new(PngShared {
+            failed: Mutex::new(None),
+            spare: Mutex::new(Vec::new()),
+        });
+        let workers = (0..threads)
+            .map(|_| {
+                let (rx, shared, dir) = (rx.clone(), shared.clone(), dir.to_path_buf());
+                std::thread::spawn(move || loop {
+                    let job = rx.lock().unwrap_or_else(|p| p.into_inner()).recv();
+                    let Ok((k, px)) = job else { return };
+                    let p = dir.join(format!("frame_{k:06}.png"));
+                    if let Err(e) = write_png_atomic(&p, width, height, &px, force, Pack::Fast) {
+                        let mut f = shared.failed.lock().unwrap_or_else(|p| p.into_inner());
+                        if f.as_ref().is_none_or(|(at, _)| k < *at) {
+                            *f = Some((k, e));
+                        }
+                    }
+                    shared
+                        .spare
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push(px);
+                })
+            })
+            .collect();
         PngDir {
             dir: dir.to_path_buf(),
             next: first,
-            width,
-            height,
-            force,
+            jobs: Some(tx),
+            workers,
+            shared,
+        }
+    }
+
+    /// The first failure so far, taken.
+    fn failure(&self) -> Option<anyhow::Error> {
+        let mut f = self.shared.failed.lock().unwrap_or_else(|p| p.into_inner());
+        f.take().map(|(_, e)| e)
+    }
+
+    /// Waits for every frame handed over to be written.
+    fn join(&mut self) {
+        self.jobs = None;
+        for w in self.workers.drain(..) {
+            let _ = w.join();
         }
     }
 }
 
 impl FrameSink for PngDir {
     fn frame(&mut self, bytes: &[u8]) -> Result<()> {
-        let p = self.dir.join(format!("frame_{:06}.png", self.next));
+        if let Some(e) = self.failure() {
+            return Err(e);
+        }
+        let mut px = self
+            .shared
+            .spare
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .pop()
+            .unwrap_or_default();
+        px.clear();
+        px.extend_from_slice(bytes);
+        let k = self.next;
         self.next += 1;
-        write_png_atomic(&p, self.width, self.height, bytes, self.force)
-    }
-    fn finish(self: Box<Self>) -> Result<()> {
+        let sent = self.jobs.as_ref().map(|tx| tx.send((k, px)));
+        if !matches!(sent, Some(Ok(()))) {
+            bail!(
+                "--png {}: the threads writing frames have stopped",
+                self.dir.display()
+            );
+        }
         Ok(())
+    }
+    fn finish(mut self: Box<Self>) -> Result<()> {
+        self.join();
+        match self.failure() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for PngDir {
+    /// A render that stops early still waits for the frames already handed over: each is then
+    /// whole under its name, or not there at all.
+    fn drop(&mut self) {
+        self.join();
     }
 }
 
@@ -142,7 +228,7 @@ impl FrameSink for Still {
     fn finish(self: Box<Self>) -> Result<()> {
         let (p, w, h, px) = (&self.path, self.width, self.height, &self.last);
         match self.format {
-            StillFormat::Png => write_png(p, w, h, px),
+            StillFormat::Png => write_png(p, w, h, px, Pack::Small),
             StillFormat::Png16 => write_png16(p, w, h, px),
             StillFormat::Exr => write_exr(p, w, h, px),
         }
