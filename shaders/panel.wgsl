@@ -5,13 +5,13 @@
 // decoded first (`fs_panel_decode`). No branch on a uniform: Mesa's lavapipe runs a shader
 // that samples a texture under one per pixel rather than per block, many times slower.
 
-struct Screen {
-    // The window's size in points.
-    size: vec2f,
+// Keep in sync with `PanelParams` in src/player/panel_paint.rs.
+struct Params {
+    size: vec2f, // the window's size in points
     _pad: vec2f,
 };
 
-@group(0) @binding(0) var<uniform> screen: Screen;
+@group(0) @binding(0) var<uniform> p: Params;
 @group(1) @binding(0) var tex: texture_2d<f32>;
 @group(1) @binding(1) var tex_sampler: sampler;
 
@@ -24,7 +24,7 @@ struct Out {
 @vertex
 fn vs_panel(@location(0) pos: vec2f, @location(1) uv: vec2f, @location(2) color: u32) -> Out {
     var o: Out;
-    o.pos = vec4f(2.0 * pos.x / screen.size.x - 1.0, 1.0 - 2.0 * pos.y / screen.size.y, 0.0, 1.0);
+    o.pos = vec4f(2.0 * pos.x / p.size.x - 1.0, 1.0 - 2.0 * pos.y / p.size.y, 0.0, 1.0);
     o.uv = uv;
     o.color = unpack4x8unorm(color);
     return o;

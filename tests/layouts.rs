@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use forge::player::panel_paint;
 use forge::render::{agents, bloom, density, tonemap, yuv};
 
 /// (field name, offset, size) of a Rust struct's fields.
@@ -164,6 +165,7 @@ fn uniform_structs_match_their_wgsl_field_by_field() {
             world_rect,
         ),
     );
+    same_layout("panel.wgsl", rust_layout!(panel_paint::PanelParams, size));
     same_layout(
         "yuv.wgsl",
         rust_layout!(yuv::YuvParams, width, height, frame, bits, chroma_rows),
@@ -177,6 +179,7 @@ fn every_wgsl_uniform_is_checked() {
         "agents.wgsl",
         "bloom.wgsl",
         "density.wgsl",
+        "panel.wgsl",
         "tonemap.wgsl",
         "yuv.wgsl",
     ];

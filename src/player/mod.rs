@@ -22,7 +22,7 @@ pub mod clock;
 mod frames;
 mod input;
 mod panel;
-mod panel_paint;
+pub mod panel_paint;
 mod play;
 mod save;
 mod screen;

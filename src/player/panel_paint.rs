@@ -12,7 +12,16 @@ use std::mem::{offset_of, size_of};
 use egui::epaint::{ClippedPrimitive, ImageData, ImageDelta, Primitive, TextureId, Vertex};
 use egui::{TextureFilter, TextureOptions, TextureWrapMode};
 
-use crate::render::{layout_entry, uniform_buffer};
+use crate::render::{layout_entry, sampled_texture, uniform_buffer};
+
+/// Keep in sync with `Params` in shaders/panel.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct PanelParams {
+    /// The window's size in points.
+    pub size: [f32; 2],
+    pub _pad: [f32; 2],
+}
 
 /// A texture of egui's, bound with its sampler.
 struct Texture {
@@ -163,7 +172,7 @@ impl PanelPainter {
             multiview_mask: None,
             cache: None,
         });
-        let screen = uniform_buffer(device, "panel screen", 16);
+        let screen = uniform_buffer(device, "panel screen", size_of::<PanelParams>());
         let screen_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
             label: Some("panel screen"),
             layout: &screen_layout,
@@ -204,20 +213,13 @@ impl PanelPainter {
                 z: 0,
             },
             None => {
-                let texture = device.create_texture(&wgpu::TextureDescriptor {
-                    label: Some("panel texture"),
-                    size: wgpu::Extent3d {
-                        width: w,
-                        height: h,
-                        depth_or_array_layers: 1,
-                    },
-                    mip_level_count: 1,
-                    sample_count: 1,
-                    dimension: wgpu::TextureDimension::D2,
-                    format: wgpu::TextureFormat::Rgba8Unorm,
-                    usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
-                    view_formats: &[],
-                });
+                let texture = sampled_texture(
+                    device,
+                    "panel texture",
+                    w,
+                    h,
+                    wgpu::TextureFormat::Rgba8Unorm,
+                );
                 let group = self.bind(device, &texture, delta.options);
                 self.textures.insert(
                     id,
@@ -312,8 +314,11 @@ impl PanelPainter {
         size: [u32; 2],
         ppp: f32,
     ) {
-        let screen = [size[0] as f32 / ppp, size[1] as f32 / ppp, 0.0, 0.0];
-        queue.write_buffer(&self.screen, 0, bytemuck::cast_slice(&screen));
+        let params = PanelParams {
+            size: [size[0] as f32 / ppp, size[1] as f32 / ppp],
+            _pad: [0.0; 2],
+        };
+        queue.write_buffer(&self.screen, 0, bytemuck::bytes_of(&params));
         self.draws.clear();
         let mut vertices: Vec<Vertex> = Vec::new();
         let mut indices: Vec<u32> = Vec::new();

@@ -40,16 +40,13 @@ pub fn texture(device: &wgpu::Device, queue: &wgpu::Queue, lut: &[u8]) -> wgpu::
         height: 1,
         depth_or_array_layers: 1,
     };
-    let tex = device.create_texture(&wgpu::TextureDescriptor {
-        label: Some("colour map"),
-        size,
-        mip_level_count: 1,
-        sample_count: 1,
-        dimension: wgpu::TextureDimension::D2,
-        format: wgpu::TextureFormat::Rgba8UnormSrgb,
-        usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
-        view_formats: &[],
-    });
+    let tex = super::sampled_texture(
+        device,
+        "colour map",
+        LUT_SIZE as u32,
+        1,
+        wgpu::TextureFormat::Rgba8UnormSrgb,
+    );
     queue.write_texture(
         wgpu::TexelCopyTextureInfo {
             texture: &tex,

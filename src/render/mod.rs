@@ -66,7 +66,8 @@ const BOX_LEVEL: f32 = 0.16;
 
 pub(crate) use pipeline::{
     begin_overwrite, begin_pass, bind_in_order, dispatch_2d, fullscreen_pipeline,
-    fullscreen_pipeline_to, layout_entry, uniform_buffer, uniform_textures_sampler,
+    fullscreen_pipeline_to, layout_entry, sampled_texture, uniform_buffer,
+    uniform_textures_sampler,
 };
 pub use settings::{
     ColorMode, Fit, Grade, Output, Settings, Shape, Style, View3, World, YuvFormat,

@@ -290,20 +290,13 @@ impl OverlayPass {
         height: u32,
         format: wgpu::TextureFormat,
     ) -> OverlayPass {
-        let texture = device.create_texture(&wgpu::TextureDescriptor {
-            label: Some("overlay"),
-            size: wgpu::Extent3d {
-                width,
-                height,
-                depth_or_array_layers: 1,
-            },
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            format: wgpu::TextureFormat::Rgba8Unorm,
-            usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
-            view_formats: &[],
-        });
+        let texture = super::sampled_texture(
+            device,
+            "overlay",
+            width,
+            height,
+            wgpu::TextureFormat::Rgba8Unorm,
+        );
         let view = texture.create_view(&Default::default());
         let module = device.create_shader_module(wgpu::include_wgsl!("../../shaders/overlay.wgsl"));
         let bgl = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
