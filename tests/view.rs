@@ -532,8 +532,9 @@ fn bench_frames_shows_n_frames_as_fast_as_it_can_and_says_how_fast() {
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| panic!("no rate in {line:?}"));
     assert!(fps > 0.0, "{line}");
-    // Where the time went, each part in milliseconds a window frame.
+    // Where the time went, each part in milliseconds a window frame, over 10 more frames.
     let parts = lines.next().unwrap_or_default();
+    has(parts, "over 10 more with each part waited for");
     for part in [
         "scene ",
         "panel and bar (egui) ",

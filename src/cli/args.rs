@@ -423,7 +423,9 @@ pub struct ViewArgs {
     pub quit_after: Option<f64>,
     /// A recording: show N frames, one per window frame as fast as the window goes (the clock
     /// and the speed aside, looping at the end), then quit, printing frames per second, the
-    /// size, the agents and the GPU [default: off].
+    /// size, the agents and the GPU; then where a window frame's time goes (the scene, the
+    /// panel, the window), over N/4 more frames (10 to 100) with each part waited for
+    /// [default: off].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub bench_frames: Option<u64>,
     /// Overwrite a look file that was there before the player started, and the --record file.

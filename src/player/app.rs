@@ -115,8 +115,16 @@ struct View {
     shown_total: u64,
     first_show: Option<Instant>,
     last_shown: Option<u64>,
-    /// `--bench-frames`: where the time went (the scene drawn, the panel, the window).
+    /// `--bench-frames`: the seconds the N frames took, once shown.
+    bench_secs: Option<f64>,
+    /// `--bench-frames`, after the N frames: where the time went (the scene drawn, the panel,
+    /// the window), over a few more frames with each part waited for.
     times: Option<Times>,
+}
+
+/// `--bench-frames N`: the frames after the N timed ones whose parts are timed.
+fn parts_frames(n: u64) -> u32 {
+    (n / 4).clamp(10, 100) as u32
 }
 
 /// `--bench-frames`' breakdown: each part waited for on the GPU before the next begins.
@@ -201,7 +209,8 @@ impl App {
             shown_total: 0,
             first_show: None,
             last_shown: None,
-            times: self.o.bench_frames.map(|_| Times::default()),
+            bench_secs: None,
+            times: None,
         })
     }
 
@@ -396,9 +405,17 @@ impl ApplicationHandler for App {
                 return;
             }
         }
-        if let (Some(n), Some(v)) = (self.o.bench_frames, &self.view) {
-            // The first frame shown starts the time: N more are timed.
-            if v.shown_total > n {
+        if let (Some(n), Some(v)) = (self.o.bench_frames, &mut self.view) {
+            // The first frame shown starts the time: N more are timed as the window plays
+            // them; then a few more with each part waited for, to say where the time goes.
+            if v.bench_secs.is_none() && v.shown_total > n {
+                v.bench_secs = Some(v.first_show.map_or(0.0, |t| t.elapsed().as_secs_f64()));
+                v.times = Some(Times::default());
+            }
+            if v.times
+                .as_ref()
+                .is_some_and(|t| t.frames >= parts_frames(n))
+            {
                 report_bench(v, n);
                 el.exit();
                 return;
@@ -430,10 +447,7 @@ fn bench_tick(st: &mut State) {
 
 /// `--bench-frames`' line: how fast N frames were shown, and what they were.
 fn report_bench(v: &View, n: u64) {
-    let secs = v
-        .first_show
-        .map(|t| t.elapsed().as_secs_f64())
-        .unwrap_or(0.0);
+    let secs = v.bench_secs.unwrap_or(0.0);
     let s = v.st.screen.settings();
     let gpu = &v.st.screen.gpu().info.name;
     println!(
@@ -446,7 +460,8 @@ fn report_bench(v: &View, n: u64) {
     if let Some(t) = &v.times {
         let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3 / f64::from(t.frames.max(1));
         println!(
-            "forge view: per window frame, each part waited for: scene {:.1} ms, panel and bar (egui) {:.1} ms, into the window and presented {:.1} ms",
+            "forge view: per window frame, over {} more with each part waited for: scene {:.1} ms, panel and bar (egui) {:.1} ms, into the window and presented {:.1} ms",
+            t.frames,
             ms(t.scene),
             ms(t.paint.panel),
             ms(t.paint.window),
