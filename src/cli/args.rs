@@ -290,7 +290,7 @@ pub struct RunArgs {
     pub look: LookArgs,
 }
 
-/// `forge demo`: the embedded default scene, sized to render in about 25 s on 2 CPU cores.
+/// `forge demo`: the embedded default scene, sized to render in under a minute on 2 CPU cores.
 #[derive(clap::Args, Debug)]
 pub struct DemoArgs {
     /// Output video.
