@@ -140,16 +140,7 @@ fn the_release_script_packs_the_built_binary_with_its_checksum() {
     );
     assert_eq!(code, Some(0), "{stderr}");
     let root = unpacked.join(&top);
-    let (code, version, stderr) = output(
-        Command::new(root.join("forge"))
-            .arg("--version")
-            .env("XDG_RUNTIME_DIR", std::env::temp_dir()),
-    );
-    assert_eq!(code, Some(0), "{stderr}");
-    assert!(
-        version.starts_with(&format!("forge {VERSION}")),
-        "{version}"
-    );
+    prints_our_version(&root.join("forge"));
     let built = fs::metadata(forge_bin()).unwrap().len();
     let shipped = fs::metadata(root.join("forge")).unwrap().len();
     assert!(
@@ -310,16 +301,7 @@ fn the_actions_install_step_takes_a_released_forge_and_checks_it() {
         r.calls
     );
     has(&r.stdout, &format!("installed forge-{VERSION}-{}", host()));
-    let (code, version, stderr) = output(
-        Command::new(&installed)
-            .arg("--version")
-            .env("XDG_RUNTIME_DIR", std::env::temp_dir()),
-    );
-    assert_eq!(code, Some(0), "{stderr}");
-    assert!(
-        version.starts_with(&format!("forge {VERSION}")),
-        "{version}"
-    );
+    prints_our_version(&installed);
     fs::remove_file(&installed).unwrap();
 
     // A branch: the latest release (gh with no tag).
@@ -372,4 +354,18 @@ fn the_actions_install_step_takes_a_released_forge_and_checks_it() {
     assert_eq!(r.output, "installed=false\n");
     assert_eq!(r.calls, "", "gh was asked for a local action");
     assert!(!installed.exists());
+}
+
+/// `BINARY --version` runs and names this version.
+fn prints_our_version(binary: &Path) {
+    let (code, version, stderr) = output(
+        Command::new(binary)
+            .arg("--version")
+            .env("XDG_RUNTIME_DIR", std::env::temp_dir()),
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        version.starts_with(&format!("forge {VERSION}")),
+        "{version}"
+    );
 }

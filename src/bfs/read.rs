@@ -340,12 +340,7 @@ impl Reader {
 
     /// Reads frame `k` into `f`, reusing its buffers.
     pub fn read_frame_into(&mut self, k: u64, f: &mut Frame) -> Result<(), BfsError> {
-        if k >= self.count {
-            return Err(BfsError::FrameOutOfRange {
-                frame: k,
-                count: self.count,
-            });
-        }
+        self.in_range(k)?;
         match &self.layout {
             Layout::Forge {
                 header_len,
@@ -354,12 +349,7 @@ impl Reader {
                 // k < count and count * frame_size fits in the file: no overflow.
                 let at = header_len + k * frame_size;
                 let values = usize::from(self.header.dim) * self.header.agents as usize;
-                self.file.seek(SeekFrom::Start(at))?;
-                let mut prefix = [0u8; FRAME_PREFIX as usize];
-                read_frame_bytes(&mut self.file, &mut prefix, k)?;
-                if prefix[0..4] != FRAME_TAG {
-                    return Err(BfsError::CorruptFrame { frame: k });
-                }
+                let prefix = forge_prefix(&mut self.file, at, k)?;
                 let crc = le_u32(&prefix, 4);
                 let index = le_u64(&prefix, 8);
                 let agents = u64::from(self.header.agents);
@@ -371,12 +361,7 @@ impl Reader {
                     if streamed_crc(&mut self.file, &prefix[8..], 8 * values as u64, k)? != crc {
                         return Err(BfsError::CorruptFrame { frame: k });
                     }
-                    if index != k {
-                        return Err(BfsError::FrameIndex {
-                            frame: k,
-                            found: index,
-                        });
-                    }
+                    same_index(index, k)?;
                     self.file.seek(SeekFrom::Start(at + FRAME_PREFIX))?;
                 }
                 reserve_frame(f, values, k, agents, self.header.dim)?;
@@ -388,12 +373,7 @@ impl Reader {
                 if frame_crc(index, step, &f.pos, &f.vel) != crc {
                     return Err(BfsError::CorruptFrame { frame: k });
                 }
-                if index != k {
-                    return Err(BfsError::FrameIndex {
-                        frame: k,
-                        found: index,
-                    });
-                }
+                same_index(index, k)?;
                 f.index = k;
                 f.step = step;
             }
@@ -430,24 +410,14 @@ impl Reader {
     /// tag and index of a forge frame (and, with `verify`, its checksum, streamed through a
     /// small buffer), the header of a BFS1 frame (which has no checksum).
     pub fn locate_frame(&mut self, k: u64, verify: bool) -> Result<FrameSpan, BfsError> {
-        if k >= self.count {
-            return Err(BfsError::FrameOutOfRange {
-                frame: k,
-                count: self.count,
-            });
-        }
+        self.in_range(k)?;
         match &self.layout {
             Layout::Forge {
                 header_len,
                 frame_size,
             } => {
                 let at = header_len + k * frame_size;
-                self.file.seek(SeekFrom::Start(at))?;
-                let mut prefix = [0u8; FRAME_PREFIX as usize];
-                read_frame_bytes(&mut self.file, &mut prefix, k)?;
-                if prefix[0..4] != FRAME_TAG {
-                    return Err(BfsError::CorruptFrame { frame: k });
-                }
+                let prefix = forge_prefix(&mut self.file, at, k)?;
                 let index = le_u64(&prefix, 8);
                 if verify {
                     let payload = frame_size - FRAME_PREFIX;
@@ -456,12 +426,7 @@ impl Reader {
                         return Err(BfsError::CorruptFrame { frame: k });
                     }
                 }
-                if index != k {
-                    return Err(BfsError::FrameIndex {
-                        frame: k,
-                        found: index,
-                    });
-                }
+                same_index(index, k)?;
                 Ok(FrameSpan {
                     index: k,
                     step: le_u64(&prefix, 16),
@@ -480,6 +445,42 @@ impl Reader {
             }
         }
     }
+}
+
+impl Reader {
+    /// Frame `k` is one of the file's.
+    fn in_range(&self, k: u64) -> Result<(), BfsError> {
+        if k >= self.count {
+            return Err(BfsError::FrameOutOfRange {
+                frame: k,
+                count: self.count,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The 24-byte prefix of the forge frame `k` at `at` (tag, checksum, index, step), its tag
+/// checked. The file is left at the frame's arrays.
+fn forge_prefix(file: &mut File, at: u64, k: u64) -> Result<[u8; FRAME_PREFIX as usize], BfsError> {
+    file.seek(SeekFrom::Start(at))?;
+    let mut prefix = [0u8; FRAME_PREFIX as usize];
+    read_frame_bytes(file, &mut prefix, k)?;
+    if prefix[0..4] != FRAME_TAG {
+        return Err(BfsError::CorruptFrame { frame: k });
+    }
+    Ok(prefix)
+}
+
+/// A forge frame's stored index is its place in the file.
+fn same_index(index: u64, k: u64) -> Result<(), BfsError> {
+    if index != k {
+        return Err(BfsError::FrameIndex {
+            frame: k,
+            found: index,
+        });
+    }
+    Ok(())
 }
 
 /// The CRC-32 of `seed` followed by the next `len` bytes of `file` (frame `k`'s), streamed

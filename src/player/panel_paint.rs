@@ -48,6 +48,9 @@ pub struct PanelPainter {
     vertices: Option<wgpu::Buffer>,
     indices: Option<wgpu::Buffer>,
     draws: Vec<Draw>,
+    /// This frame's meshes, end to end (kept between frames for their capacity).
+    vertex_data: Vec<Vertex>,
+    index_data: Vec<u32>,
 }
 
 fn filter(f: TextureFilter) -> wgpu::FilterMode {
@@ -190,6 +193,8 @@ impl PanelPainter {
             vertices: None,
             indices: None,
             draws: Vec::new(),
+            vertex_data: Vec::new(),
+            index_data: Vec::new(),
         }
     }
 
@@ -220,7 +225,7 @@ impl PanelPainter {
                     h,
                     wgpu::TextureFormat::Rgba8Unorm,
                 );
-                let group = self.bind(device, &texture, delta.options);
+                let group = Self::bind_with(device, &self.texture_layout, &texture, delta.options);
                 self.textures.insert(
                     id,
                     Texture {
@@ -258,15 +263,6 @@ impl PanelPainter {
                 depth_or_array_layers: 1,
             },
         );
-    }
-
-    fn bind(
-        &self,
-        device: &wgpu::Device,
-        texture: &wgpu::Texture,
-        o: TextureOptions,
-    ) -> wgpu::BindGroup {
-        Self::bind_with(device, &self.texture_layout, texture, o)
     }
 
     fn bind_with(
@@ -320,8 +316,9 @@ impl PanelPainter {
         };
         queue.write_buffer(&self.screen, 0, bytemuck::bytes_of(&params));
         self.draws.clear();
-        let mut vertices: Vec<Vertex> = Vec::new();
-        let mut indices: Vec<u32> = Vec::new();
+        let (vertices, indices) = (&mut self.vertex_data, &mut self.index_data);
+        vertices.clear();
+        indices.clear();
         for p in prims {
             let Primitive::Mesh(mesh) = &p.primitive else {
                 continue; // the player paints no callbacks
@@ -359,8 +356,8 @@ impl PanelPainter {
             wgpu::BufferUsages::INDEX,
             "panel indices",
         );
-        queue.write_buffer(&v, 0, bytemuck::cast_slice(&vertices));
-        queue.write_buffer(&i, 0, bytemuck::cast_slice(&indices));
+        queue.write_buffer(&v, 0, bytemuck::cast_slice(&self.vertex_data));
+        queue.write_buffer(&i, 0, bytemuck::cast_slice(&self.index_data));
     }
 
     /// Draws the meshes [`PanelPainter::prepare`] uploaded.
