@@ -118,38 +118,69 @@ fn fs_tonemap_trails(in: VsOut) -> WithTrails {
     return out;
 }
 
+// Which parts of the shading this pipeline runs: pipeline constants, set from the frame's
+// parameters (`TonemapVariant` in src/render/tonemap.rs), so that a part a look does not use
+// costs nothing. (A branch on the uniforms instead would make lavapipe leak a compiled shader
+// per draw; see tests/long_render.rs. Computing every part and choosing with `select()` cost
+// ~45 ms of CPU a 720p frame on lavapipe.) With a part off, its uniform holds the value that
+// makes it the identity: `bloom` 0, `vignette` 0, `dither` 0, the grade neutral.
+override INK: bool = false;    // dark agents over the background (ink); else light added (glow)
+override LINEAR: bool = false; // scene-linear light out (EXR): no tone curve, no sRGB encoding
+override BLOOM: bool = true;   // the bloom texture added (p.bloom > 0)
+override VIGNETTE: bool = true; // p.vignette > 0
+override GRADE: bool = true;   // saturation, lift, gamma, gain or contrast not neutral
+override DITHER: bool = true;  // p.dither > 0 (an 8-bit store)
+
 // The display colour of the pixel at `in` whose HDR light (rgb) and energy (a) are `hdr_in`.
 fn shade(in: VsOut, hdr_in: vec4f) -> vec4f {
     let px = vec2i(in.clip.xy);
-    // No branch on `p.bloom` (see agents.wgsl: a branch on a uniform alone made lavapipe
-    // leak ~0.3 MB a frame here). Without bloom the bound texture is finite and `p.bloom`
-    // is 0, so the sum is exact.
-    let c = hdr_in.rgb
-        + p.bloom * textureSampleLevel(bloom_tex, linear_sampler, in.uv, 0.0).rgb;
+    var c = hdr_in.rgb;
+    if BLOOM {
+        c = hdr_in.rgb + p.bloom * textureSampleLevel(bloom_tex, linear_sampler, in.uv, 0.0).rgb;
+    }
     let light = c * p.exposure;
     // The background: a vertical gradient (uv.y runs 0 at the top to 1 at the bottom), a
     // shade darker outside the world (a letterboxed world's bars: its edge shows, quietly).
     let inside = all(in.uv >= p.world_rect.xy) && all(in.uv <= p.world_rect.zw);
     let sky = mix(p.background_top.rgb, p.background.rgb, in.uv.y)
         * select(p.bars, 1.0, inside);
-    // Glow: the light screened over the sky.
-    let glow = sky + (vec3f(1.0) - sky) * tone(light);
-    // Ink: opacity from the energy, colour the agents' mean; `select`, not a branch on the
-    // uniform (see above).
-    let energy = max(hdr_in.a, 0.0);
-    let opacity = 1.0 - exp(-energy * p.exposure);
-    let ink_colour = c / max(energy, 1e-6);
-    let inked = mix(sky, ink_colour, opacity);
-    var rgb = select(glow, inked, p.ink != 0u);
-    let luma = dot(rgb, vec3f(0.2126, 0.7152, 0.0722));
-    rgb = mix(vec3f(luma), rgb, p.saturation);
-    let d = (in.uv - 0.5) * vec2f(p.aspect, 1.0);
-    let v = 1.0 - p.vignette * smoothstep(0.35, 1.1, length(d) * 1.2);
+    var rgb: vec3f;
+    if INK {
+        // Ink: opacity from the energy, colour the agents' mean.
+        let energy = max(hdr_in.a, 0.0);
+        let opacity = 1.0 - exp(-energy * p.exposure);
+        let ink_colour = c / max(energy, 1e-6);
+        rgb = mix(sky, ink_colour, opacity);
+    } else {
+        // Glow: the light screened over the sky.
+        rgb = sky + (vec3f(1.0) - sky) * tone(light);
+    }
+    var v = 1.0;
+    if VIGNETTE {
+        let d = (in.uv - 0.5) * vec2f(p.aspect, 1.0);
+        v = 1.0 - p.vignette * smoothstep(0.35, 1.1, length(d) * 1.2);
+    }
+    if LINEAR {
+        // Linear light adds to the background (a screen blend needs light bounded by 1); ink
+        // is the inked sky.
+        var scene = sky + light;
+        if INK {
+            scene = rgb;
+        }
+        return vec4f(scene * v, 1.0);
+    }
+    if GRADE {
+        let luma = dot(rgb, vec3f(0.2126, 0.7152, 0.0722));
+        rgb = mix(vec3f(luma), rgb, p.saturation);
+    }
     rgb *= v;
-    let encoded = grade(srgb_encode(clamp(rgb, vec3f(0.0), vec3f(1.0))));
-    let display = clamp(encoded, vec3f(0.0), vec3f(1.0)) + p.dither * tpdf(px, p.frame) / 255.0;
-    // Linear light adds to the background (a screen blend needs light bounded by 1); ink
-    // is the inked sky.
-    let scene = select(sky + light, inked, p.ink != 0u) * v;
-    return vec4f(select(display, scene, p.linear != 0u), 1.0);
+    var encoded = srgb_encode(clamp(rgb, vec3f(0.0), vec3f(1.0)));
+    if GRADE {
+        encoded = grade(encoded);
+    }
+    var display = clamp(encoded, vec3f(0.0), vec3f(1.0));
+    if DITHER {
+        display += p.dither * tpdf(px, p.frame) / 255.0;
+    }
+    return vec4f(display, 1.0);
 }

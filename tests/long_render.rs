@@ -519,6 +519,100 @@ fn bench_render_reports_the_peak_memory_of_a_long_render() {
     has(&err, "--only");
 }
 
+#[test]
+fn bench_render_times_each_pass_of_a_built_in_scene() {
+    if !have_gpu("bench_render_times_each_pass_of_a_built_in_scene") {
+        return;
+    }
+    let d = tmp();
+    let r = succeeds(
+        d.path(),
+        &[
+            "bench",
+            "render",
+            "--only",
+            "passes",
+            "--render-scenes",
+            "murmuration,shoal3d",
+            "--passes-size",
+            "160x90",
+            "--passes-steps",
+            "6",
+        ],
+    );
+    let header = r
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("| scene |"))
+        .unwrap_or_else(|| panic!("no passes table in:\n{}", r.stdout));
+    let names: Vec<&str> = header.split('|').map(str::trim).collect();
+    for pass in [
+        "upload",
+        "agents",
+        "bloom",
+        "tone map",
+        "overlay",
+        "yuv",
+        "read-back",
+        "sink",
+    ] {
+        assert!(names.contains(&pass), "no {pass} column in {header}");
+    }
+    for scene in ["murmuration", "shoal3d"] {
+        let row = r
+            .stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("| {scene} |")))
+            .unwrap_or_else(|| panic!("no {scene} row in:\n{}", r.stdout));
+        let cells: Vec<&str> = row
+            .split('|')
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .collect();
+        assert_eq!(cells.len(), names.len() - 2, "{row}");
+        assert_eq!(cells[1], "7", "the recording's 7 frames: {row}");
+        // Eight passes and their sum, each "wall / cpu" in ms a frame.
+        let pair = |c: &str| -> (f64, f64) {
+            let (w, c2) = c
+                .split_once(" / ")
+                .unwrap_or_else(|| panic!("{c:?} in {row}"));
+            (w.parse().unwrap(), c2.parse().unwrap())
+        };
+        let passes: Vec<(f64, f64)> = cells[4..12].iter().map(|c| pair(c)).collect();
+        let sum = pair(cells[12]);
+        let wall: f64 = passes.iter().map(|p| p.0).sum();
+        assert!(
+            (wall - sum.0).abs() <= 0.5,
+            "the sum is the passes' sum: {row}"
+        );
+        assert!(passes.iter().all(|p| p.0 >= 0.0 && p.1 >= 0.0), "{row}");
+        // Drawing 2000 sprites takes time on any adapter.
+        assert!(passes[1].0 > 0.0, "the agents pass took no time: {row}");
+        for fps in &cells[13..] {
+            let f: f64 = fps.parse().unwrap_or_else(|_| panic!("{fps:?} in {row}"));
+            assert!(f > 0.0, "{row}");
+        }
+    }
+    let err = fails(
+        d.path(),
+        &[
+            "bench",
+            "render",
+            "--only",
+            "passes",
+            "--render-scenes",
+            "murmurat",
+        ],
+    );
+    has(&err, "--render-scenes");
+    has(&err, "murmurat");
+    let err = fails(
+        d.path(),
+        &["bench", "render", "--only", "passes", "--passes-steps", "0"],
+    );
+    has(&err, "--passes-steps");
+}
+
 // ---------------------------------------------------------------------------------------
 // Sizes past the adapter's limits
 // ---------------------------------------------------------------------------------------

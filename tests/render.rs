@@ -436,6 +436,78 @@ fn golden_images_3d() {
     check_goldens(d.path(), "g3.bfs", GOLDEN_CASES_3D);
 }
 
+/// The tone map runs only the parts a look uses (its pipeline constants): a part at its
+/// identity value gives the image the part left out gives, to within one 8-bit code (the grade
+/// and the saturation mix round at the last bit), for glow and ink, with and without bloom.
+#[test]
+fn a_tone_map_part_at_its_identity_matches_the_part_left_out() {
+    if !have_gpu("a_tone_map_part_at_its_identity_matches_the_part_left_out") {
+        return;
+    }
+    let d = tmp();
+    synthetic(&d.path().join("t.bfs"), 1500, 4);
+    let still = |name: &str, flags: &[&str]| {
+        let out = format!("{name}.png");
+        let mut args = vec![
+            "still",
+            "t.bfs",
+            "--frame",
+            "3",
+            "--size",
+            "320x180",
+            "-q",
+            "-o",
+            &out,
+            "--exposure",
+            "1",
+            "--point-size",
+            "1.5",
+            "--trails",
+            "0",
+        ];
+        args.extend_from_slice(flags);
+        succeeds(d.path(), &args);
+        d.path().join(out)
+    };
+    for style in ["glow", "ink"] {
+        for bloom in ["0", "0.5"] {
+            let base = ["--style", style, "--bloom", bloom];
+            let plain = still(
+                &format!("{style}-{bloom}-plain"),
+                &[&base[..], &["--vignette", "0"]].concat(),
+            );
+            for (part, flags) in [
+                ("vignette", &["--vignette", "0.00001"][..]),
+                ("grade", &["--vignette", "0", "--contrast", "1.00001"][..]),
+                (
+                    "saturation",
+                    &["--vignette", "0", "--saturation", "0.99999"][..],
+                ),
+            ] {
+                let on = still(
+                    &format!("{style}-{bloom}-{part}"),
+                    &[&base[..], flags].concat(),
+                );
+                let (worst, _) = max_difference(&plain, &on);
+                assert!(
+                    worst <= 1,
+                    "{style}, bloom {bloom}: {part} at its identity differs from it left out by {worst} codes"
+                );
+            }
+            // And each part does act: a strong vignette darkens the corners.
+            let strong = still(
+                &format!("{style}-{bloom}-strong"),
+                &[&base[..], &["--vignette", "0.9"]].concat(),
+            );
+            let (worst, _) = max_difference(&plain, &strong);
+            assert!(
+                worst > 10,
+                "{style}, bloom {bloom}: --vignette 0.9 changed the image by only {worst} codes"
+            );
+        }
+    }
+}
+
 fn check_goldens(dir: &Path, input: &str, cases: &[(&str, &[&str])]) {
     let d = dir;
     let update = std::env::var("FORGE_UPDATE_GOLDEN").is_ok_and(|v| v == "1");

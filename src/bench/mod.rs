@@ -46,9 +46,19 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 0.5)]
     pub seconds: f64,
     /// Which tables: all, scaling, crossover, threads, boidforge, record, memory (`bench
-    /// render`: all, fps, memory). `FORGE_SIMD=off` measures the scalar candidate loop.
+    /// render`: all, fps, passes, memory). `FORGE_SIMD=off` measures the scalar candidate loop.
     #[arg(long, value_delimiter = ',', default_value = "all")]
     pub only: Vec<String>,
+    /// Renderer, passes table: built-in scenes simulated (2000 agents) and rendered with their
+    /// own looks, each pass timed.
+    #[arg(long, value_delimiter = ',', default_value = "murmuration,shoal3d")]
+    pub render_scenes: Vec<String>,
+    /// Renderer, passes table: the size rendered.
+    #[arg(long, default_value = "1280x720")]
+    pub passes_size: String,
+    /// Renderer, passes table: the steps simulated (the recording has one frame more).
+    #[arg(long, default_value_t = 300)]
+    pub passes_steps: u64,
     /// Renderer, memory row: the long render's size.
     #[arg(long, default_value = "640x360")]
     pub memory_size: String,

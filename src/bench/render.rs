@@ -135,6 +135,13 @@ fn memory_row(t: &Tables, dir: &Path, out: &mut impl Write) -> Result<()> {
     Ok(())
 }
 
+/// The passes table's recordings and size.
+pub(super) struct Passes {
+    scenes: Vec<String>,
+    size: [u32; 2],
+    steps: u64,
+}
+
 /// `forge bench render`, resolved from its flags.
 pub(super) enum Plan {
     /// `--render-memory-probe PATH` (internal): the memory row's child.
@@ -149,8 +156,9 @@ pub(super) enum Plan {
 /// The tables of `forge bench render`: every size and agent count checked, against the
 /// adapter's limits too, before any row runs.
 pub(super) struct Tables {
-    /// `--only`: the frames/s table, the memory row.
+    /// `--only`: the frames/s table, the passes table (of these scenes), the memory row.
     fps: bool,
+    passes: Option<Passes>,
     memory: bool,
     sizes: Vec<[u32; 2]>,
     dims: Vec<usize>,
@@ -176,8 +184,8 @@ impl Plan {
             });
         }
         for o in &a.only {
-            if !["all", "fps", "memory"].contains(&o.as_str()) {
-                bail!("--only: unknown table {o:?} for `bench render` (all, fps, memory)");
+            if !["all", "fps", "passes", "memory"].contains(&o.as_str()) {
+                bail!("--only: unknown table {o:?} for `bench render` (all, fps, passes, memory)");
             }
         }
         let all = a.only.iter().any(|o| o == "all");
@@ -200,11 +208,26 @@ impl Plan {
                 scene::MAX_AGENTS
             );
         }
+        if want("passes") {
+            if a.passes_steps == 0 {
+                bail!("--passes-steps: at least 1, got 0");
+            }
+            for name in &a.render_scenes {
+                if scene::builtin::find(name).is_none() {
+                    bail!("--render-scenes: no built-in scene {name:?} (forge scenes lists them)");
+                }
+            }
+        }
         if want("memory") && a.memory_frames < 10 {
             bail!("--memory-frames: at least 10, got {}", a.memory_frames);
         }
         let t = Tables {
             fps: want("fps"),
+            passes: want("passes").then_some(Passes {
+                scenes: a.render_scenes,
+                size: parse_size("--passes-size", &a.passes_size)?,
+                steps: a.passes_steps,
+            }),
             memory: want("memory"),
             sizes,
             dims: a.render_dims,
@@ -244,6 +267,9 @@ impl Tables {
                 }
             }
         }
+        if let Some(p) = &self.passes {
+            rows.push(("--passes-size", p.size, PASSES_AGENTS, 3));
+        }
         if self.memory {
             rows.push(("--memory-size", self.memory_size, MEMORY_AGENTS, 2));
         }
@@ -268,6 +294,9 @@ impl Tables {
         writeln!(out, "forge bench render — {}\n", self.adapter)?;
         if self.fps {
             self.fps_table(dir.path(), &mut out)?;
+        }
+        if let Some(p) = &self.passes {
+            passes_table(p, dir.path(), &mut out)?;
         }
         if self.memory {
             memory_row(&self, dir.path(), &mut out)?;
@@ -301,6 +330,105 @@ impl Tables {
         writeln!(out)?;
         Ok(())
     }
+}
+
+/// Agents in the passes table's recordings.
+const PASSES_AGENTS: u64 = 2000;
+
+/// Where a frame's time goes, on recordings of built-in scenes (`forge simulate NAME --agents
+/// 2000 --steps 300`) rendered (720p) with their own looks: the look measured over the
+/// recording, the start-up, each pass waited for on its own (see `render::laps`), and the
+/// whole `forge render` command's frames/s at x264 veryfast (forge's default) and medium.
+fn passes_table(passes: &Passes, dir: &Path, out: &mut impl Write) -> Result<()> {
+    use crate::render::laps::Pass;
+    use crate::video::{Destination, Job, Plan};
+    let exe = std::env::current_exe()?;
+    let run = |args: &[&str]| -> Result<f64> {
+        let t0 = Instant::now();
+        let o = std::process::Command::new(&exe).args(args).output()?;
+        if !o.status.success() {
+            bail!(
+                "forge {} failed: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&o.stderr).trim()
+            );
+        }
+        Ok(t0.elapsed().as_secs_f64())
+    };
+    let [w, h] = passes.size;
+    writeln!(
+        out,
+        "Built-in scenes, {PASSES_AGENTS} agents, {} steps, at {w}x{h} with their own looks; \
+         each pass waited for on its own: wall ms / CPU ms (every thread) a frame.\n",
+        passes.steps
+    )?;
+    write!(out, "| scene | frames | look s | start-up s |")?;
+    for p in Pass::ALL {
+        write!(out, " {} |", p.name())?;
+    }
+    writeln!(
+        out,
+        " sum | whole command fps (veryfast) | whole command fps (medium) |"
+    )?;
+    writeln!(
+        out,
+        "|---|---:|---:|---:|{}---:|---:|---:|",
+        "---:|".repeat(Pass::ALL.len())
+    )?;
+    let size_text = format!("{w}x{h}");
+    for name in &passes.scenes {
+        let bfs = dir.join(format!("{name}.bfs"));
+        let bfs_s = bfs.to_string_lossy().into_owned();
+        let (agents, steps) = (PASSES_AGENTS.to_string(), passes.steps.to_string());
+        run(&[
+            "simulate", name, "--agents", &agents, "--steps", &steps, "-o", &bfs_s, "-q", "--force",
+        ])?;
+        let mp4 = dir.join("passes.mp4");
+        let job = Job {
+            input: bfs.clone(),
+            look: crate::video::Layers::flags(crate::look::Look {
+                size: Some(crate::look::Size(passes.size)),
+                ..Default::default()
+            }),
+            frames: crate::bfs::FrameRange::default(),
+            dest: Destination::Mp4 {
+                path: mp4.clone(),
+                encoding: Default::default(),
+            },
+            force: true,
+            quiet: true,
+            adapter: None,
+            interpolate: 1,
+            chunk: None,
+        };
+        let t0 = Instant::now();
+        let plan = Plan::resolve(&job)?;
+        let look_secs = t0.elapsed().as_secs_f64();
+        let r = plan.time_passes().run()?;
+        let laps = r.laps.expect("timed");
+        write!(
+            out,
+            "| {name} | {} | {look_secs:.2} | {:.2} |",
+            r.frames, r.start_secs
+        )?;
+        for p in Pass::ALL {
+            write!(out, " {:.1} / {:.1} |", laps.ms(p), laps.cpu_ms(p))?;
+        }
+        let mp4_s = mp4.to_string_lossy().into_owned();
+        let whole = |preset: &str| -> Result<f64> {
+            let secs = run(&[
+                "render", &bfs_s, "--size", &size_text, "--preset", preset, "-o", &mp4_s, "-q",
+                "--force",
+            ])?;
+            Ok(r.frames as f64 / secs)
+        };
+        let (fast, medium) = (whole("veryfast")?, whole("medium")?);
+        let (wall, cpu) = laps.total_ms();
+        writeln!(out, " {wall:.1} / {cpu:.1} | {fast:.1} | {medium:.1} |")?;
+        out.flush()?;
+    }
+    writeln!(out)?;
+    Ok(())
 }
 
 /// One row of the frames/s table: the first frames of the recording at `path` (`n` agents in

@@ -23,6 +23,7 @@ pub mod density;
 mod draw;
 pub mod fade;
 pub mod gpu;
+pub mod laps;
 pub mod limits;
 pub mod overlay;
 pub mod pipeline;
@@ -43,6 +44,7 @@ use camera::CameraMode;
 use density::DensityPass;
 use fade::FadePass;
 use gpu::Gpu;
+use laps::{Laps, Pass};
 use overlay::{FrameInfo, OverlayPass};
 use readback::Readback;
 use tonemap::{TonemapParams, TonemapPass};
@@ -66,8 +68,8 @@ const BOX_LEVEL: f32 = 0.16;
 
 pub(crate) use pipeline::{
     begin_overwrite, begin_pass, bind_in_order, dispatch_2d, fullscreen_pipeline,
-    fullscreen_pipeline_to, layout_entry, sampled_texture, uniform_buffer,
-    uniform_textures_sampler,
+    fullscreen_pipeline_to, fullscreen_pipeline_with, layout_entry, sampled_texture,
+    uniform_buffer, uniform_textures_sampler,
 };
 pub use settings::{
     ColorMode, Fit, Grade, Output, Settings, Shape, Style, View3, World, YuvFormat,
@@ -166,6 +168,8 @@ pub struct Renderer {
     showing: bool,
     /// Where the last frame was seen from (see `present.rs`).
     seen: present::Seen,
+    /// Each pass's wall time, when timing them ([`Renderer::time_passes`]).
+    laps: Option<Laps>,
 }
 
 impl Renderer {
@@ -276,6 +280,7 @@ impl Renderer {
             warming: false,
             showing: false,
             seen: present::Seen::default(),
+            laps: None,
         })
     }
 
@@ -355,6 +360,9 @@ impl Renderer {
             self.view(frame, n)
         };
         self.seen = present::Seen::of(cam3.as_ref(), view);
+        if let Some(l) = &mut self.laps {
+            l.start();
+        }
         self.upload(frame, n);
         let mut encoder = self
             .gpu
@@ -368,8 +376,10 @@ impl Renderer {
         } else {
             0.0
         };
+        self.lap(&mut encoder, Pass::Upload);
         self.start_hdr(&mut encoder);
         let with_box = self.draw_agents(&mut encoder, n32, cam3, view, range, mean_heading);
+        self.lap(&mut encoder, Pass::Agents);
         if self.warming {
             // Only the HDR target (the trails) carries over to the next frame, unfaded.
             self.gpu.queue.submit([encoder.finish()]);
@@ -399,10 +409,16 @@ impl Renderer {
             );
             o.run(&mut encoder, &self.ldr_view);
         }
+        self.lap(&mut encoder, Pass::Overlay);
         if !self.showing {
             self.read_out(&mut encoder, frame);
         }
         let submission = self.gpu.queue.submit([encoder.finish()]);
+        if let Some(l) = &mut self.laps {
+            let _ = self.gpu.device.poll(wgpu::PollType::wait_indefinitely());
+            l.lap(Pass::Convert);
+            l.frames += 1;
+        }
         self.gpu
             .check(|| format!("rendering frame {}", frame.index))?;
         if !self.showing {
@@ -482,6 +498,7 @@ impl Renderer {
         if let Some(b) = &self.bloom {
             b.run(encoder, self.cur);
         }
+        self.lap(encoder, Pass::Bloom);
         let next = 1 - self.cur;
         let trails = self.look.trails > 0.0;
         let bg = self.look.background.map(srgb_to_linear);
@@ -493,6 +510,7 @@ impl Renderer {
         let g = self.look.grade;
         let (w, h) = (self.look.width as f32, self.look.height as f32);
         self.tonemap.run(
+            &self.gpu.device,
             &self.gpu.queue,
             encoder,
             &self.ldr_view,
@@ -532,10 +550,41 @@ impl Renderer {
                 fade: self.fade_now,
             },
         );
+        self.lap(encoder, Pass::ToneMap);
         if trails {
             self.cur = next;
             self.unfaded = false;
         }
+    }
+
+    /// Times every pass from now on: each is submitted on its own and waited for (slower
+    /// than a normal render, which overlaps them); [`Renderer::laps`] holds the times.
+    pub fn time_passes(&mut self) {
+        self.laps = Some(Laps::default());
+    }
+
+    /// Each pass's wall time so far, when timing them.
+    pub fn laps(&self) -> Option<&Laps> {
+        self.laps.as_ref()
+    }
+
+    /// When timing passes: the work recorded in `encoder` since the last lap submitted and
+    /// waited for, its time added to `pass`'s; `encoder` starts afresh.
+    fn lap(&mut self, encoder: &mut wgpu::CommandEncoder, pass: Pass) {
+        let Some(l) = &mut self.laps else {
+            return;
+        };
+        let fresh = self
+            .gpu
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("frame encoder"),
+            });
+        self.gpu
+            .queue
+            .submit([std::mem::replace(encoder, fresh).finish()]);
+        let _ = self.gpu.device.poll(wgpu::PollType::wait_indefinitely());
+        l.lap(pass);
     }
 
     /// The display image into the next staging buffer: as Y'CbCr planes (video) or as it is.
@@ -577,6 +626,9 @@ impl Renderer {
         let padded = self.padded_row as usize;
         let yuv = self.yuv.as_ref().map(|y| *y.params());
         let output = self.output;
+        if let Some(l) = &mut self.laps {
+            l.start();
+        }
         self.readback
             .take_oldest(&self.gpu.device, |bytes| match yuv {
                 Some(p) => p.unpack(bytes, &mut tight),
@@ -593,7 +645,13 @@ impl Renderer {
                     }
                 }
             })?;
+        if let Some(l) = &mut self.laps {
+            l.lap(Pass::ReadBack);
+        }
         let r = sink(&tight);
+        if let Some(l) = &mut self.laps {
+            l.lap(Pass::Sink);
+        }
         self.tight = tight;
         r
     }

@@ -203,9 +203,23 @@ pub(crate) fn fullscreen_pipeline_to(
         bind_group_layouts: if bgl.is_some() { &groups } else { &[] },
         immediate_size: 0,
     });
+    fullscreen_pipeline_with(device, label, &layout, module, fs_entry, targets, &[])
+}
+
+/// A full-screen pipeline with its layout given and the fragment shader's pipeline constants
+/// (`override` declarations) set to `constants`.
+pub(crate) fn fullscreen_pipeline_with(
+    device: &wgpu::Device,
+    label: &str,
+    layout: &wgpu::PipelineLayout,
+    module: &wgpu::ShaderModule,
+    fs_entry: &str,
+    targets: &[Option<wgpu::ColorTargetState>],
+    constants: &[(&str, f64)],
+) -> wgpu::RenderPipeline {
     device.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
         label: Some(label),
-        layout: Some(&layout),
+        layout: Some(layout),
         vertex: wgpu::VertexState {
             module,
             entry_point: Some("vs_fullscreen"),
@@ -218,7 +232,10 @@ pub(crate) fn fullscreen_pipeline_to(
         fragment: Some(wgpu::FragmentState {
             module,
             entry_point: Some(fs_entry),
-            compilation_options: Default::default(),
+            compilation_options: wgpu::PipelineCompilationOptions {
+                constants,
+                ..Default::default()
+            },
             targets,
         }),
         multiview_mask: None,

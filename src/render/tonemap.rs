@@ -2,7 +2,7 @@
 //! (shaders/tonemap.wgsl). With trails the pass also writes the faded HDR image into the
 //! other of the two HDR targets, which the next frame draws on.
 
-use super::{fullscreen_pipeline, fullscreen_pipeline_to, layout_entry, HDR_FORMAT};
+use super::{fullscreen_pipeline_with, layout_entry, HDR_FORMAT};
 
 /// Keep in sync with `Params` in shaders/tonemap.wgsl.
 #[repr(C)]
@@ -38,10 +38,58 @@ pub struct TonemapParams {
     pub world_rect: [f32; 4],
 }
 
+impl TonemapParams {
+    /// Which parts of the shading these parameters use: the pipeline built for them.
+    pub fn variant(&self) -> TonemapVariant {
+        let neutral = self.contrast == 1.0
+            && self.saturation == 1.0
+            && self.lift == 0.0
+            && self.gamma == 1.0
+            && self.gain == 1.0;
+        TonemapVariant {
+            ink: self.ink != 0,
+            linear: self.linear != 0,
+            bloom: self.bloom != 0.0,
+            vignette: self.vignette != 0.0,
+            grade: !neutral,
+            dither: self.dither != 0.0,
+        }
+    }
+}
+
+/// The parts of the tone map a pipeline runs (the shader's pipeline constants): a part a look
+/// leaves out costs nothing, and no shader branches on a uniform.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TonemapVariant {
+    pub ink: bool,
+    pub linear: bool,
+    pub bloom: bool,
+    pub vignette: bool,
+    pub grade: bool,
+    pub dither: bool,
+}
+
+impl TonemapVariant {
+    fn constants(&self) -> [(&'static str, f64); 6] {
+        let b = |v: bool| if v { 1.0 } else { 0.0 };
+        [
+            ("INK", b(self.ink)),
+            ("LINEAR", b(self.linear)),
+            ("BLOOM", b(self.bloom)),
+            ("VIGNETTE", b(self.vignette)),
+            ("GRADE", b(self.grade)),
+            ("DITHER", b(self.dither)),
+        ]
+    }
+}
+
 pub struct TonemapPass {
-    pipeline: wgpu::RenderPipeline,
-    /// Also writes the faded HDR image (trails).
-    with_trails: wgpu::RenderPipeline,
+    module: wgpu::ShaderModule,
+    layout: wgpu::PipelineLayout,
+    format: wgpu::TextureFormat,
+    /// The pipelines built so far, by variant and whether they also write the faded HDR
+    /// image (trails). A look changed in the player builds the new variant once.
+    pipelines: Vec<((TonemapVariant, bool), wgpu::RenderPipeline)>,
     /// [i] reads HDR target i.
     bind_groups: [wgpu::BindGroup; 2],
     params: wgpu::Buffer,
@@ -81,15 +129,32 @@ impl TonemapPass {
                 Some(sampler),
             )
         });
-        let pipeline = fullscreen_pipeline(
-            device,
-            "tonemap",
-            &module,
-            "fs_tonemap",
-            Some(&bgl),
+        let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("tonemap"),
+            bind_group_layouts: &[Some(&bgl)],
+            immediate_size: 0,
+        });
+        TonemapPass {
+            module,
+            layout,
             format,
-            None,
-        );
+            pipelines: Vec::new(),
+            bind_groups,
+            params,
+        }
+    }
+
+    /// The pipeline for `variant`, built the first time it is asked for.
+    fn pipeline(
+        &mut self,
+        device: &wgpu::Device,
+        variant: TonemapVariant,
+        trails: bool,
+    ) -> &wgpu::RenderPipeline {
+        let key = (variant, trails);
+        if let Some(i) = self.pipelines.iter().position(|(k, _)| *k == key) {
+            return &self.pipelines[i].1;
+        }
         let target = |format| {
             Some(wgpu::ColorTargetState {
                 format,
@@ -97,26 +162,32 @@ impl TonemapPass {
                 write_mask: wgpu::ColorWrites::ALL,
             })
         };
-        let with_trails = fullscreen_pipeline_to(
+        let constants = variant.constants();
+        let (entry, label) = if trails {
+            ("fs_tonemap_trails", "tonemap with trails")
+        } else {
+            ("fs_tonemap", "tonemap")
+        };
+        let targets = [target(self.format), target(HDR_FORMAT)];
+        let pipeline = fullscreen_pipeline_with(
             device,
-            "tonemap with trails",
-            &module,
-            "fs_tonemap_trails",
-            Some(&bgl),
-            &[target(format), target(HDR_FORMAT)],
+            label,
+            &self.layout,
+            &self.module,
+            entry,
+            &targets[..if trails { 2 } else { 1 }],
+            &constants,
         );
-        TonemapPass {
-            pipeline,
-            with_trails,
-            bind_groups,
-            params,
-        }
+        self.pipelines.push((key, pipeline));
+        &self.pipelines.last().expect("just pushed").1
     }
 
     /// Tone-maps HDR target `hdr` into `target`; with `next`, also writes the HDR image times
     /// `params.fade` there (an HDR target: the next frame's trails).
+    #[allow(clippy::too_many_arguments)]
     pub fn run(
-        &self,
+        &mut self,
+        device: &wgpu::Device,
         queue: &wgpu::Queue,
         encoder: &mut wgpu::CommandEncoder,
         target: &wgpu::TextureView,
@@ -125,18 +196,57 @@ impl TonemapPass {
         params: &TonemapParams,
     ) {
         queue.write_buffer(&self.params, 0, bytemuck::bytes_of(params));
+        let pipeline = self
+            .pipeline(device, params.variant(), next.is_some())
+            .clone();
         let mut pass = match next {
             Some(n) => super::begin_overwrite(encoder, "tonemap pass", &[target, n]),
             None => super::begin_pass(encoder, "tonemap pass", target, None),
         };
         pass.push_debug_group("tonemap");
-        pass.set_pipeline(if next.is_some() {
-            &self.with_trails
-        } else {
-            &self.pipeline
-        });
+        pass.set_pipeline(&pipeline);
         pass.set_bind_group(0, &self.bind_groups[hdr], &[]);
         pass.draw(0..3, 0..1);
         pass.pop_debug_group();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn neutral() -> TonemapParams {
+        TonemapParams {
+            contrast: 1.0,
+            saturation: 1.0,
+            gamma: 1.0,
+            gain: 1.0,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_part_is_left_out_only_where_its_uniforms_make_it_the_identity() {
+        let v = neutral().variant();
+        assert!(!v.bloom && !v.vignette && !v.dither && !v.grade && !v.ink && !v.linear);
+        let on = |f: fn(&mut TonemapParams)| {
+            let mut p = neutral();
+            f(&mut p);
+            p.variant()
+        };
+        assert!(on(|p| p.bloom = 0.1).bloom);
+        assert!(on(|p| p.vignette = 0.1).vignette);
+        assert!(on(|p| p.dither = 1.0).dither);
+        assert!(on(|p| p.ink = 1).ink);
+        assert!(on(|p| p.linear = 1).linear);
+        for grade in [
+            (|p: &mut TonemapParams| p.contrast = 1.1) as fn(&mut TonemapParams),
+            |p| p.saturation = 0.9,
+            |p| p.lift = 0.02,
+            |p| p.gamma = 1.2,
+            |p| p.gain = 0.9,
+        ] {
+            assert!(on(grade).grade);
+        }
     }
 }

@@ -96,6 +96,8 @@ pub struct Report {
     /// Of which start-up: the GPU opened, every pass built, the encoder started.
     pub start_secs: f64,
     pub adapter: String,
+    /// Each pass's wall time, when the plan timed them ([`Plan::time_passes`]).
+    pub laps: Option<crate::render::laps::Laps>,
 }
 
 impl Report {
@@ -196,6 +198,8 @@ pub struct Plan {
     frames: Frames,
     manifest: Option<chunk::Manifest>,
     out: Option<OutputFile>,
+    /// Time each pass (`forge bench render --only passes`).
+    time_passes: bool,
 }
 
 impl Plan {
@@ -288,7 +292,15 @@ impl Plan {
             frames,
             manifest,
             out,
+            time_passes: false,
         })
+    }
+
+    /// Times each pass of every frame (each waited for: slower than a normal render); the
+    /// report carries the times.
+    pub fn time_passes(mut self) -> Plan {
+        self.time_passes = true;
+        self
     }
 
     /// The resolved look.
@@ -380,6 +392,7 @@ impl Plan {
             mut reader,
             resolved,
             frames: f,
+            time_passes,
             ..
         } = self;
         let header = reader.header().clone();
@@ -394,6 +407,9 @@ impl Plan {
         world.frame_dt /= f.timeline.k as f32;
         let (w, h) = (resolved.settings.width, resolved.settings.height);
         let mut renderer = Renderer::new(gpu, resolved.settings, world, output, header.agents)?;
+        if time_passes {
+            renderer.time_passes();
+        }
         let start_secs = t0.elapsed().as_secs_f64();
         let quiet_bar = job.quiet || matches!(job.dest, Destination::Still { .. });
         let bar = crate::progress::bar(f.shown.end - f.start, quiet_bar, "frames");
@@ -433,6 +449,7 @@ impl Plan {
             secs: t0.elapsed().as_secs_f64(),
             start_secs,
             adapter,
+            laps: renderer.laps().cloned(),
         })
     }
 }
