@@ -1,8 +1,8 @@
 // RGB (sRGB-encoded, as written by the tone-map pass) → planar Y'CbCr, BT.709, limited range,
-// as FFmpeg's rawvideo reads it (yuv420p, yuv420p10le, yuv422p10le). Two full-screen passes
-// draw the planes into integer targets, one code per texel (R8Uint for 8 bits, R16Uint for
-// 10): `fs_luma` the Y plane, `fs_chroma` the U and V planes at once. Chroma is the mean
-// R'G'B' of a 2×2 block (4:2:0) or a 2×1 pair (4:2:2). Fragment passes, not a compute pass:
+// as FFmpeg's rawvideo reads it (yuv420p, yuv420p10le, yuv422p10le). One pass at the chroma
+// planes' size draws every plane into integer targets (8 or 16 bits a code): each fragment
+// reads its block once and writes its luma codes and its two chroma codes. Chroma is the mean
+// R'G'B' of a 2×2 block (4:2:0) or a 2×1 pair (4:2:2). A fragment pass, not a compute pass:
 // lavapipe runs compute invocations several times slower than fragments (a compute pass that
 // only stored its words cost 7 ms a 720p frame).
 
@@ -56,38 +56,67 @@ fn scale() -> f32 {
     return f32(1u << (p.bits - 8u));
 }
 
-@fragment
-fn fs_luma(@builtin(position) pos: vec4f) -> @location(0) vec4u {
-    let px = vec2u(pos.xy);
-    let c = textureLoad(rgb, px, 0).rgb;
+// One code of luma for the pixel `px` whose sRGB colour is `c`.
+fn luma_code(px: vec2u, c: vec3f) -> u32 {
     let i = px.y * p.width + px.x;
-    return vec4u(to_code(scale() * (16.0 + 219.0 * luma(c)) + tpdf(i, 0u)), 0u, 0u, 0u);
+    return to_code(scale() * (16.0 + 219.0 * luma(c)) + tpdf(i, 0u));
 }
 
-struct Chroma {
-    @location(0) u: vec4u,
-    @location(1) v: vec4u,
-}
-
-@fragment
-fn fs_chroma(@builtin(position) pos: vec4f) -> Chroma {
-    let at = vec2u(pos.xy);
-    let x = at.x * 2u;
-    let y = at.y * p.chroma_rows;
-    let a = textureLoad(rgb, vec2u(x, y), 0).rgb;
-    let b = textureLoad(rgb, vec2u(x + 1u, y), 0).rgb;
-    // The row below (not used for 4:2:2, whose last chroma row is the last row).
-    let y1 = min(y + 1u, p.height - 1u);
-    let c = textureLoad(rgb, vec2u(x, y1), 0).rgb;
-    let d = textureLoad(rgb, vec2u(x + 1u, y1), 0).rgb;
-    // `select`, not a branch on the uniform (see tests/long_render.rs).
-    let m = select((a + b + c + d) * 0.25, (a + b) * 0.5, p.chroma_rows == 1u);
+// The chroma codes (U, V) of chroma sample `at` whose mean R'G'B' is `m`.
+fn chroma_codes(at: vec2u, m: vec3f) -> vec2u {
     let yy = luma(m);
     let cb = scale() * (128.0 + 224.0 * (m.b - yy) / 1.8556);
     let cr = scale() * (128.0 + 224.0 * (m.r - yy) / 1.5748);
     let i = at.y * (p.width / 2u) + at.x;
-    var out: Chroma;
-    out.u = vec4u(to_code(cb + tpdf(i, 1u)), 0u, 0u, 0u);
-    out.v = vec4u(to_code(cr + tpdf(i, 2u)), 0u, 0u, 0u);
+    return vec2u(to_code(cb + tpdf(i, 1u)), to_code(cr + tpdf(i, 2u)));
+}
+
+// Every plane in one pass at the chroma planes' size: each fragment reads its 2×2 block once
+// and writes its four luma codes (two targets of two codes a texel: the block's top row and
+// its bottom row, copied into alternate rows of the Y plane) and its two chroma codes.
+struct Planes420 {
+    @location(0) top: vec4u,
+    @location(1) bottom: vec4u,
+    @location(2) u: vec4u,
+    @location(3) v: vec4u,
+}
+
+@fragment
+fn fs_planes420(@builtin(position) pos: vec4f) -> Planes420 {
+    let at = vec2u(pos.xy);
+    let x = at.x * 2u;
+    let y = at.y * 2u;
+    let a = textureLoad(rgb, vec2u(x, y), 0).rgb;
+    let b = textureLoad(rgb, vec2u(x + 1u, y), 0).rgb;
+    let c = textureLoad(rgb, vec2u(x, y + 1u), 0).rgb;
+    let d = textureLoad(rgb, vec2u(x + 1u, y + 1u), 0).rgb;
+    let uv = chroma_codes(at, (a + b + c + d) * 0.25);
+    var out: Planes420;
+    out.top = vec4u(luma_code(vec2u(x, y), a), luma_code(vec2u(x + 1u, y), b), 0u, 0u);
+    out.bottom = vec4u(luma_code(vec2u(x, y + 1u), c), luma_code(vec2u(x + 1u, y + 1u), d), 0u, 0u);
+    out.u = vec4u(uv.x, 0u, 0u, 0u);
+    out.v = vec4u(uv.y, 0u, 0u, 0u);
+    return out;
+}
+
+// 4:2:2: a fragment per horizontal pair, its two luma codes and its two chroma codes.
+struct Planes422 {
+    @location(0) row: vec4u,
+    @location(1) u: vec4u,
+    @location(2) v: vec4u,
+}
+
+@fragment
+fn fs_planes422(@builtin(position) pos: vec4f) -> Planes422 {
+    let at = vec2u(pos.xy);
+    let x = at.x * 2u;
+    let y = at.y;
+    let a = textureLoad(rgb, vec2u(x, y), 0).rgb;
+    let b = textureLoad(rgb, vec2u(x + 1u, y), 0).rgb;
+    let uv = chroma_codes(at, (a + b) * 0.5);
+    var out: Planes422;
+    out.row = vec4u(luma_code(vec2u(x, y), a), luma_code(vec2u(x + 1u, y), b), 0u, 0u);
+    out.u = vec4u(uv.x, 0u, 0u, 0u);
+    out.v = vec4u(uv.y, 0u, 0u, 0u);
     return out;
 }

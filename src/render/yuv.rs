@@ -1,7 +1,9 @@
 //! sRGB image → planar Y'CbCr (BT.709, limited range: 8-bit 4:2:0, 10-bit 4:2:0 or 4:2:2) on
-//! the GPU (shaders/yuv.wgsl): two full-screen passes draw the planes into integer textures,
-//! which are copied into the read-back buffer one after the other, rows padded to the copy
-//! alignment; [`YuvParams::unpack`] strips the padding into the tight frame FFmpeg reads.
+//! the GPU (shaders/yuv.wgsl): one pass at the chroma planes' size draws every plane into
+//! integer textures (luma as rows of code pairs: for 4:2:0 a texture of each block's top rows
+//! and one of its bottom rows, copied into alternate rows of the Y plane), which are copied into
+//! the read-back buffer, rows padded to the copy alignment; [`YuvParams::unpack`] strips the
+//! padding into the tight frame FFmpeg reads.
 
 use super::{begin_overwrite, fullscreen_pipeline_to, layout_entry, YuvFormat};
 
@@ -51,12 +53,22 @@ impl YuvParams {
         }
     }
 
-    /// The texture format of each plane: one code per texel.
+    /// The texture format of the chroma planes: one code per texel.
     fn format(&self) -> wgpu::TextureFormat {
         if self.bits > 8 {
             wgpu::TextureFormat::R16Uint
         } else {
             wgpu::TextureFormat::R8Uint
+        }
+    }
+
+    /// The texture format of the luma rows: two codes (a horizontal pair) per texel, laid out
+    /// in memory as the Y plane lays them out.
+    fn pair_format(&self) -> wgpu::TextureFormat {
+        if self.bits > 8 {
+            wgpu::TextureFormat::Rg16Uint
+        } else {
+            wgpu::TextureFormat::Rg8Uint
         }
     }
 
@@ -113,14 +125,17 @@ impl YuvParams {
 }
 
 pub struct YuvPass {
-    luma: wgpu::RenderPipeline,
-    chroma: wgpu::RenderPipeline,
+    pipeline: wgpu::RenderPipeline,
     bind_group: wgpu::BindGroup,
     params: YuvParams,
     uniform: wgpu::Buffer,
-    /// The Y, U and V planes, one code per texel, and their views.
-    planes: [wgpu::Texture; 3],
-    views: [wgpu::TextureView; 3],
+    /// The luma rows (4:2:0: the blocks' top rows, then their bottom rows; 4:2:2: every row),
+    /// two codes a texel, at the chroma planes' size.
+    luma: Vec<wgpu::Texture>,
+    /// The U and V planes, one code per texel.
+    chroma: [wgpu::Texture; 2],
+    /// The targets in the shader's order: the luma rows, U, V.
+    views: Vec<wgpu::TextureView>,
 }
 
 impl YuvPass {
@@ -148,42 +163,56 @@ impl YuvPass {
             mapped_at_creation: false,
         });
         queue.write_buffer(&uniform, 0, bytemuck::bytes_of(&params));
-        let planes = params.planes().map(|p| {
+        let [_, u, _] = params.planes();
+        let texture = |format| {
             device.create_texture(&wgpu::TextureDescriptor {
                 label: Some("yuv plane"),
                 size: wgpu::Extent3d {
-                    width: p.width.max(1),
-                    height: p.height.max(1),
+                    width: u.width.max(1),
+                    height: u.height.max(1),
                     depth_or_array_layers: 1,
                 },
                 mip_level_count: 1,
                 sample_count: 1,
                 dimension: wgpu::TextureDimension::D2,
-                format: params.format(),
+                format,
                 usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
                 view_formats: &[],
             })
-        });
+        };
+        let rows = params.chroma_rows as usize;
+        let luma: Vec<_> = (0..rows).map(|_| texture(params.pair_format())).collect();
+        let chroma = [texture(params.format()), texture(params.format())];
         let bind_group =
             super::uniform_textures_sampler(device, "yuv bind group", &bgl, &uniform, &[rgb], None);
-        let target = Some(wgpu::ColorTargetState {
-            format: params.format(),
-            blend: None,
-            write_mask: wgpu::ColorWrites::ALL,
-        });
-        let pipeline = |label: &str, entry: &str, targets: &[Option<wgpu::ColorTargetState>]| {
-            fullscreen_pipeline_to(device, label, &module, entry, Some(&bgl), targets)
+        let target = |format| {
+            Some(wgpu::ColorTargetState {
+                format,
+                blend: None,
+                write_mask: wgpu::ColorWrites::ALL,
+            })
         };
+        let mut targets = vec![target(params.pair_format()); rows];
+        targets.extend([target(params.format()), target(params.format())]);
+        let entry = if rows == 2 {
+            "fs_planes420"
+        } else {
+            "fs_planes422"
+        };
+        let pipeline = fullscreen_pipeline_to(device, "yuv", &module, entry, Some(&bgl), &targets);
+        let views = luma
+            .iter()
+            .chain(&chroma)
+            .map(|t| t.create_view(&Default::default()))
+            .collect();
         YuvPass {
-            luma: pipeline("yuv luma", "fs_luma", std::slice::from_ref(&target)),
-            chroma: pipeline("yuv chroma", "fs_chroma", &[target.clone(), target]),
+            pipeline,
             bind_group,
             params,
             uniform,
-            views: planes
-                .each_ref()
-                .map(|t| t.create_view(&Default::default())),
-            planes,
+            luma,
+            chroma,
+            views,
         }
     }
 
@@ -202,17 +231,26 @@ impl YuvPass {
     ) {
         self.params.frame = frame;
         queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&self.params));
-        let [y, u, v] = &self.views;
-        for (label, pipeline, targets) in [
-            ("yuv luma pass", &self.luma, &[y][..]),
-            ("yuv chroma pass", &self.chroma, &[u, v][..]),
-        ] {
-            let mut pass = begin_overwrite(encoder, label, targets);
-            pass.set_pipeline(pipeline);
+        {
+            let targets: Vec<&wgpu::TextureView> = self.views.iter().collect();
+            let mut pass = begin_overwrite(encoder, "yuv pass", &targets);
+            pass.set_pipeline(&self.pipeline);
             pass.set_bind_group(0, &self.bind_group, &[]);
             pass.draw(0..3, 0..1);
         }
-        for (texture, plane) in self.planes.iter().zip(self.params.planes()) {
+        let [y, u, v] = self.params.planes();
+        let rows = self.luma.len() as u32;
+        // Luma row texture r holds the Y plane's rows r, r + rows, r + 2·rows, ...
+        let luma = self.luma.iter().enumerate().map(|(r, t)| {
+            let at = Plane {
+                offset: y.offset + r as u64 * y.pitch as u64,
+                pitch: y.pitch * rows,
+                ..u
+            };
+            (t, at)
+        });
+        let chroma = self.chroma.iter().zip([u, v]);
+        for (texture, plane) in luma.chain(chroma) {
             encoder.copy_texture_to_buffer(
                 wgpu::TexelCopyTextureInfo {
                     texture,
