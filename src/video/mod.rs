@@ -394,6 +394,9 @@ impl Plan {
         world.frame_dt /= f.timeline.k as f32;
         let (w, h) = (resolved.settings.width, resolved.settings.height);
         let mut renderer = Renderer::new(gpu, resolved.settings, world, output, header.agents)?;
+        if let Ok(scene) = crate::scene::Scene::from_stored_json(&header.scene_json) {
+            renderer.set_obstacles(&scene.obstacles);
+        }
         let start_secs = t0.elapsed().as_secs_f64();
         let quiet_bar = job.quiet || matches!(job.dest, Destination::Still { .. });
         let bar = crate::progress::bar(f.shown.end - f.start, quiet_bar, "frames");
