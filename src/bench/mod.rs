@@ -13,6 +13,7 @@ use crate::sim::obstacles::Obstacles;
 use crate::sim::{cpu::CpuSolver, init, Params};
 use crate::units::si;
 
+mod obstacles;
 mod render;
 
 #[derive(clap::Args, Debug)]
@@ -46,7 +47,7 @@ pub struct BenchArgs {
     /// Seconds to spend measuring each row (at least 3 steps are always timed).
     #[arg(long, default_value_t = 0.5)]
     pub seconds: f64,
-    /// Which tables: all, scaling, crossover, threads, boidforge, record, memory (`bench
+    /// Which tables: all, scaling, crossover, threads, boidforge, record, memory, obstacles (`bench
     /// render`: all, fps, memory). `FORGE_SIMD=off` measures the scalar candidate loop.
     #[arg(long, value_delimiter = ',', default_value = "all")]
     pub only: Vec<String>,
@@ -205,8 +206,9 @@ struct Tables {
 }
 
 /// The tables `--only` may name.
-const TABLES: [&str; 7] = [
+const TABLES: [&str; 8] = [
     "all",
+    "obstacles",
     "scaling",
     "crossover",
     "threads",
@@ -231,7 +233,7 @@ impl Plan {
         }
         if let Some(o) = a.only.iter().find(|o| !TABLES.contains(&o.as_str())) {
             bail!(
-                "--only: unknown table {o:?} (all, scaling, crossover, threads, boidforge, record, memory)"
+                "--only: unknown table {o:?} (all, scaling, crossover, threads, boidforge, record, memory, obstacles)"
             );
         }
         let sizes: Vec<u64> = if a.quick {
@@ -318,6 +320,9 @@ impl Tables {
         }
         if self.want("memory") {
             memory_line(&mut out, self.quick)?;
+        }
+        if self.want("obstacles") {
+            obstacles::obstacles_line(&mut out, self.seconds)?;
         }
         Ok(ExitCode::SUCCESS)
     }

@@ -37,10 +37,14 @@ struct Shape {
     e: [f32; 3],
     e2: f32,
     r: f32,
-    /// Bounding sphere centre, and the squared distance from it beyond which a boid can
-    /// neither be inside, nor reach, nor see the shape this step.
+    /// Bounding sphere centre, and the squared distances from it beyond which a boid can
+    /// neither see the shape this step (`near2`), nor be inside it after its move (`touch2`).
     centre: [f32; 3],
     near2: f32,
+    touch2: f32,
+    /// A move shorter than this (squared) cannot pass through the shape's core
+    /// ([`Shape::crossed`]) from outside to outside.
+    cross2: f32,
 }
 
 /// The obstacles of a run and the avoidance settings, ready for the step.
@@ -50,7 +54,19 @@ pub struct Obstacles {
     w_avoid: f32,
     look_ahead: f32,
     clearance: f32,
+    inv_clearance: f32,
+    /// A coarse grid over the world: per cell, bit i set when shape i may be near a boid in
+    /// the cell ([`Shape::near`] is then tested; shapes whose bit is clear are far for every
+    /// point of the cell). Only with at most 64 shapes; a boid outside the world, or with more
+    /// shapes, tests every shape. A pure function of the position: the same shapes are tested
+    /// on every path, so it decides nothing but how fast the answer comes.
+    cells: Vec<u64>,
+    dims: [usize; 3],
+    inv_cell: [f32; 3],
 }
+
+/// Most cells of the coarse grid along an axis.
+const MAX_CELLS: usize = 128;
 
 /// A boid put back on a round surface lands this much further out than the radius, so that
 /// rounding cannot leave it inside (1 + 2⁻¹²).
@@ -71,8 +87,9 @@ impl Obstacles {
         }
         let look_ahead = b.look_ahead.unwrap_or(1.0);
         let clearance = b.clearance.unwrap_or(b.r_sep);
-        // What a boid can cover and see in a step: its look-ahead, its clearance, its move.
+        // What a boid can see in a step (its look-ahead, its clearance, its move), and cover.
         let reach = b.v_max * (look_ahead + s.dt) + clearance;
+        let step = b.v_max * s.dt;
         let v3 = |v: &[f32]| [v[0], v[1], if v.len() > 2 { v[2] } else { 0.0 }];
         let shapes = s
             .obstacles
@@ -95,6 +112,16 @@ impl Obstacles {
                 };
                 // 1% and one unit of slack over the bound: rounding cannot make it too tight.
                 let near = (half + reach) * 1.01 + 1.0;
+                let touch = (half + step) * 1.01 + 1.0;
+                // Through the core from outside: a chord of the r/2 core of a capsule is at
+                // least √3·r long; through the inner half of a box, a quarter of its thinnest
+                // side. Half of that, squared, to keep clear of rounding.
+                let cross = if round {
+                    r * r * 0.75
+                } else {
+                    let thin = (0..s.dim).map(|k| e[k] - a[k]).fold(f32::INFINITY, f32::min);
+                    thin * thin * (0.125 * 0.125)
+                };
                 Shape {
                     round,
                     a,
@@ -103,6 +130,8 @@ impl Obstacles {
                     r,
                     centre,
                     near2: near * near,
+                    touch2: touch * touch,
+                    cross2: cross,
                 }
             })
             .collect();
@@ -111,6 +140,92 @@ impl Obstacles {
             w_avoid: b.w_avoid.unwrap_or(b.max_force),
             look_ahead,
             clearance,
+            inv_clearance: 1.0 / clearance,
+            cells: Vec::new(),
+            dims: [1; 3],
+            inv_cell: [0.0; 3],
+        }
+        .with_cells(s.dim, s.world)
+    }
+
+    /// The coarse grid (see `cells`): cells about half the smallest look-ahead reach wide.
+    fn with_cells(mut self, dim: usize, world: [f32; 3]) -> Obstacles {
+        if self.shapes.len() > 64 || self.shapes.is_empty() {
+            return self;
+        }
+        let reach = self
+            .shapes
+            .iter()
+            .map(|s| s.near2.sqrt())
+            .fold(f32::INFINITY, f32::min);
+        let mut total = 1usize;
+        for k in 0..dim {
+            let n = ((world[k] / (reach * 0.5)).ceil() as usize).clamp(1, MAX_CELLS);
+            self.dims[k] = n;
+            self.inv_cell[k] = n as f32 / world[k];
+            total *= n;
+        }
+        self.cells = vec![0u64; total];
+        for (c, bits) in self.cells.iter_mut().enumerate() {
+            let mut idx = c;
+            let mut lo = [0f64; 3];
+            let mut hi = [0f64; 3];
+            for k in 0..dim {
+                let i = idx % self.dims[k];
+                idx /= self.dims[k];
+                let w = world[k] as f64 / self.dims[k] as f64;
+                // A cell as wide as rounding of the index could make it, and a little more.
+                lo[k] = i as f64 * w - w * 0.01 - 1.0;
+                hi[k] = (i + 1) as f64 * w + w * 0.01 + 1.0;
+            }
+            for (b, s) in self.shapes.iter().enumerate() {
+                let d2: f64 = (0..dim)
+                    .map(|k| {
+                        let x = s.centre[k] as f64;
+                        let q = x.clamp(lo[k], hi[k]);
+                        (x - q) * (x - q)
+                    })
+                    .sum();
+                let near = (s.near2 as f64).sqrt() * 1.01 + 1.0;
+                if d2 < near * near {
+                    *bits |= 1 << b;
+                }
+            }
+        }
+        self
+    }
+
+    /// Bits of the shapes that may be near `x` (every shape: all ones).
+    #[inline(always)]
+    fn candidates<const D: usize>(&self, x: &[f32; D]) -> u64 {
+        if self.cells.is_empty() {
+            return u64::MAX;
+        }
+        let (mut idx, mut stride) = (0usize, 1usize);
+        for k in 0..D {
+            let c = x[k] * self.inv_cell[k];
+            if !(c >= 0.0 && c < self.dims[k] as f32) {
+                return u64::MAX;
+            }
+            idx += (c as usize).min(self.dims[k] - 1) * stride;
+            stride *= self.dims[k];
+        }
+        self.cells[idx]
+    }
+
+    /// Calls `f` on each shape that may be near `x`, in the scene's order.
+    #[inline(always)]
+    fn each_near<const D: usize>(&self, x: &[f32; D], mut f: impl FnMut(&Shape)) {
+        let bits = self.candidates(x);
+        if bits == u64::MAX {
+            self.shapes.iter().for_each(f);
+            return;
+        }
+        let mut m = bits;
+        while m != 0 {
+            let i = m.trailing_zeros() as usize;
+            m &= m - 1;
+            f(&self.shapes[i]);
         }
     }
 
@@ -127,21 +242,21 @@ impl Obstacles {
     pub fn steer<const D: usize>(&self, pos: &[f32; D], vel: &[f32; D], acc: &mut [f32; D]) {
         let f: [f32; D] = std::array::from_fn(|k| vel[k] * self.look_ahead);
         let c = self.clearance;
-        for sh in &self.shapes {
+        self.each_near(pos, |sh| {
             if !sh.near::<D>(pos) {
-                continue;
+                return;
             }
             let (s, y) = if sh.round {
                 sh.closest_on_path::<D>(pos, &f)
             } else {
                 match sh.chord_middle::<D>(pos, &f, c) {
                     Some(sy) => sy,
-                    None => continue,
+                    None => return,
                 }
             };
             let (n, dist) = sh.surface::<D>(&y);
             if dist < c {
-                let mut g = (c - dist) / c;
+                let mut g = (c - dist) * self.inv_clearance;
                 if g > 1.0 {
                     g = 1.0;
                 }
@@ -150,7 +265,7 @@ impl Obstacles {
                     acc[k] = acc[k] + g * n[k];
                 }
             }
-        }
+        });
     }
 
     /// After the move from `old` to `pos` (`moved`: `old + vel·dt` before the world's boundary
@@ -164,15 +279,17 @@ impl Obstacles {
         pos: &mut [f32; D],
         vel: &mut [f32; D],
     ) {
-        let mut touched = false;
-        for sh in &self.shapes {
-            if !sh.near::<D>(pos) {
-                continue;
+        let (mut touched, mut projected) = (false, false);
+        let at = *pos;
+        self.each_near(&at, |sh| {
+            if !sh.touches::<D>(pos) {
+                return;
             }
             touched = true;
             let (n, dist) = sh.surface::<D>(pos);
             if dist < 0.0 {
                 sh.put_out::<D>(pos, &n);
+                projected = true;
                 let vn = dot(vel, &n);
                 if vn < 0.0 {
                     for k in 0..D {
@@ -180,16 +297,26 @@ impl Obstacles {
                     }
                 }
             }
-        }
+        });
         if !touched {
             return;
         }
-        // The boundary left the move alone: the path old → pos is a straight move to test.
-        let straight = (0..D).all(|k| moved[k] == pos[k]);
-        let bad = !in_world(p, pos)
-            || self.shapes.iter().any(|sh| {
-                sh.near::<D>(pos) && (sh.surface::<D>(pos).1 < 0.0 || straight && sh.crossed(old, pos))
-            });
+        // Put out of one shape: still in the world, and in no other? Else, where the boundary
+        // left the move alone, did the straight move old → pos pass through a core?
+        let bad = if projected {
+            !in_world(p, pos) || self.inside(pos)
+        } else if (0..D).all(|k| moved[k] == pos[k]) {
+            let mut m2 = 0.0f32;
+            for k in 0..D {
+                let d = pos[k] - old[k];
+                m2 = m2 + d * d;
+            }
+            self.shapes
+                .iter()
+                .any(|sh| m2 >= sh.cross2 && sh.touches::<D>(pos) && sh.crossed(old, pos))
+        } else {
+            false
+        };
         if bad {
             *pos = *old;
         }
@@ -199,19 +326,32 @@ impl Obstacles {
     pub fn inside<const D: usize>(&self, pos: &[f32; D]) -> bool {
         self.shapes
             .iter()
-            .any(|sh| sh.near::<D>(pos) && sh.surface::<D>(pos).1 < 0.0)
+            .any(|sh| sh.touches::<D>(pos) && sh.surface::<D>(pos).1 < 0.0)
     }
 }
 
 impl Shape {
+    /// Squared distance of `x` from the bounding sphere's centre.
     #[inline(always)]
-    fn near<const D: usize>(&self, x: &[f32; D]) -> bool {
+    fn from_centre2<const D: usize>(&self, x: &[f32; D]) -> f32 {
         let mut d2 = 0.0f32;
         for k in 0..D {
             let d = x[k] - self.centre[k];
             d2 = d2 + d * d;
         }
-        d2 < self.near2
+        d2
+    }
+
+    /// Whether a boid at `x` may see the shape this step.
+    #[inline(always)]
+    fn near<const D: usize>(&self, x: &[f32; D]) -> bool {
+        self.from_centre2(x) < self.near2
+    }
+
+    /// Whether `x` may be inside the shape (or have crossed it in its last move).
+    #[inline(always)]
+    fn touches<const D: usize>(&self, x: &[f32; D]) -> bool {
+        self.from_centre2(x) < self.touch2
     }
 
     /// The outward normal at the surface point nearest `x`, and the signed distance of `x`
