@@ -11,11 +11,12 @@
 //!   (T = `look_ahead`). For each shape, the point of that path nearest the shape (exact for
 //!   circles, spheres and capsules: segment–segment closest points; for boxes, the middle of
 //!   the chord through the box grown by the clearance c) at fraction s ∈ [0, 1] of the path,
-//!   at signed distance δ from the surface, with n the surface's outward normal there:
-//!   `a += w_avoid · clamp((c − δ)/c, 0, 1) · (1 − s) · n`. A path that grazes the surface
-//!   right ahead steers with the full weight, sideways for round shapes (n is normal to the
-//!   path at its closest approach); one that misses by c or more, or meets the shape only at
-//!   the end of the look-ahead, not at all. The term is added before the `max_force` clamp.
+//!   at signed distance δ from the surface: `a += w_avoid · clamp((c − δ)/c, 0, 1) · (1 − s) · n`,
+//!   n sideways for round shapes ([`Shape::sideways`]: from the core point nearest the boid
+//!   towards it, less its part along the path), the outward normal there for boxes. A path that
+//!   hits the shape right ahead steers with the full weight; one that misses by c or more, or
+//!   meets the shape only at the end of the look-ahead, not at all. The term is added before
+//!   the `max_force` clamp.
 //! - **Never inside.** After the move (and the world's boundary), a boid inside a shape
 //!   (strictly: on the surface is outside) is put back on its surface along the normal, and
 //!   the part of its velocity into the shape removed (it slides). If it is then still inside
@@ -246,15 +247,19 @@ impl Obstacles {
             if !sh.near::<D>(pos) {
                 return;
             }
-            let (s, y) = if sh.round {
-                sh.closest_on_path::<D>(pos, &f)
+            let (s, n, dist) = if sh.round {
+                let (s, y) = sh.closest_on_path::<D>(pos, &f);
+                let (_, dist) = sh.surface::<D>(&y);
+                (s, sh.sideways::<D>(pos, &f), dist)
             } else {
                 match sh.chord_middle::<D>(pos, &f, c) {
-                    Some(sy) => sy,
+                    Some((s, y)) => {
+                        let (n, dist) = sh.surface::<D>(&y);
+                        (s, n, dist)
+                    }
                     None => return,
                 }
             };
-            let (n, dist) = sh.surface::<D>(&y);
             if dist < c {
                 let mut g = (c - dist) * self.inv_clearance;
                 if g > 1.0 {
@@ -408,6 +413,61 @@ impl Shape {
         }
         n[axis] = if high { 1.0 } else { -1.0 };
         (n, -best)
+    }
+
+    /// Round shape: which way a boid at `x` on the path `x + f·s` steers around it: from the
+    /// core point nearest `x` towards `x`, less its part along the path (for a circle, exactly
+    /// the direction from the centre to the path's closest approach; for a wall ahead, along
+    /// the wall), unit length; for a path straight at the core, a quarter turn left of the
+    /// path (2D) or the path's perpendicular with the smallest axis (3D).
+    #[inline]
+    fn sideways<const D: usize>(&self, x: &[f32; D], f: &[f32; D]) -> [f32; D] {
+        let t = self.core_t::<D>(x);
+        let mut m = [0f32; D];
+        for k in 0..D {
+            m[k] = x[k] - (self.a[k] + self.e[k] * t);
+        }
+        let ff = dot(f, f);
+        if ff > 0.0 {
+            let along = dot(&m, f) / ff;
+            for k in 0..D {
+                m[k] = m[k] - along * f[k];
+            }
+        }
+        let l2 = dot(&m, &m);
+        let mut n = [0f32; D];
+        if l2 > 0.0 {
+            let l = l2.sqrt();
+            for k in 0..D {
+                n[k] = m[k] / l;
+            }
+            return n;
+        }
+        if ff <= 0.0 {
+            n[0] = 1.0;
+            return n;
+        }
+        if D == 2 {
+            let l = ff.sqrt();
+            n[0] = -f[1] / l;
+            n[1] = f[0] / l;
+            return n;
+        }
+        // 3D: f × (the axis of f's smallest component).
+        let mut ax = 0;
+        for k in 1..D {
+            if f[k].abs() < f[ax].abs() {
+                ax = k;
+            }
+        }
+        let (i, j) = ((ax + 1) % 3, (ax + 2) % 3);
+        // f × e_ax has components i: f[j], j: −f[i] (cyclic), 0 on ax.
+        n[i] = f[j];
+        n[j] = -f[i];
+        let l = (n[i] * n[i] + n[j] * n[j]).sqrt();
+        n[i] = n[i] / l;
+        n[j] = n[j] / l;
+        n
     }
 
     /// Parameter in [0, 1] of the core segment's point nearest `x` (0 for a circle).
