@@ -19,6 +19,7 @@ use crate::record::Recorder;
 use crate::scene::Scene;
 use crate::sim::backend::{self, AnySolver, Backend};
 use crate::sim::cpu::unpermute;
+use crate::sim::obstacles::Obstacles;
 use crate::sim::{init, FrameOut, Params, State};
 
 /// A scene to simulate while it is watched.
@@ -70,7 +71,12 @@ impl Live {
             Some(p) => Some(output::claim(&[(p, "--record")], &inputs, s.force)?),
             None => None,
         };
-        let chosen = backend::choose(s.backend, true, &Params::from_scene(&s.scene, 0))?;
+        let chosen = backend::choose(
+            s.backend,
+            true,
+            &Params::from_scene(&s.scene, 0),
+            &Obstacles::from_scene(&s.scene),
+        )?;
         let state = init::initial_state(&s.scene)?;
         s.scene.agents = state.n as u32;
         let header = Header::for_scene(&s.scene);
@@ -229,7 +235,14 @@ impl Run {
             None => None,
         };
         let params = Params::from_scene(scene, n);
-        let mut solver = AnySolver::new(&chosen, params, state, self.threads, scene.search)?;
+        let mut solver = AnySolver::new(
+            &chosen,
+            params,
+            Obstacles::from_scene(scene),
+            state,
+            self.threads,
+            scene.search,
+        )?;
         let mut out = Tee {
             rec,
             tx: &tx,

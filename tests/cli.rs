@@ -1364,6 +1364,7 @@ fn scenes_lists_all_builtins() {
             "cuplan",
             "murmuration",
             "murmuration3d",
+            "obstacles",
             "plasma",
             "schooling",
             "shoal3d",
@@ -1390,6 +1391,7 @@ fn every_builtin_scene_runs() {
         "cuplan",
         "murmuration3d",
         "shoal3d",
+        "obstacles",
     ] {
         let out = format!("{name}.bfs");
         succeeds(

@@ -208,6 +208,48 @@ fn heading_noise_and_a_field_of_view_bytes_do_not_depend_on_threads_or_search() 
     );
 }
 
+#[test]
+fn obstacle_bytes_do_not_depend_on_threads_or_search() {
+    // Avoidance and the projection out of circles, boxes and segments, with agents packed
+    // against them (clusters centred anywhere, some inside a shape at the start and moved):
+    // 2D wrapping, 3D reflecting, and with topological neighbours.
+    let shapes2 = r#"[{"circle": {"center": [300, 250], "radius": 70}},
+                      {"circle": {"center": [620, 120], "radius": 30}},
+                      {"box": {"min": [700, 300], "max": [800, 480]}},
+                      {"segment": {"from": [100, 50], "to": [200, 400], "radius": 5}}]"#;
+    check_all_variants(
+        "ob2",
+        &format!(
+            r#"{{"model": "boids", "agents": {N}, "steps": 12, "seed": 3,
+               "world": {{"size": [900, 500], "boundary": "wrap"}},
+               "boids": {{"w_sep": 40, "w_avoid": 300, "look_ahead": 0.5}},
+               "obstacles": {shapes2},
+               "init": {{"layout": "clusters", "count": 5, "radius": 60}}}}"#
+        ),
+    );
+    check_all_variants(
+        "ob3",
+        &format!(
+            r#"{{"model": "boids", "dim": 3, "agents": {N}, "steps": 8, "seed": 4,
+               "world": {{"size": [300, 300, 300], "boundary": "reflect"}},
+               "boids": {{"w_sep": 40, "noise": 1}},
+               "obstacles": [{{"sphere": {{"center": [150, 150, 150], "radius": 60}}}},
+                             {{"box": {{"min": [0, 0, 0], "max": [80, 300, 40]}}}},
+                             {{"segment": {{"from": [200, 20, 20], "to": [280, 280, 280], "radius": 6}}}}]}}"#
+        ),
+    );
+    check_all_variants(
+        "obt",
+        &format!(
+            r#"{{"model": "boids", "agents": {N}, "steps": 6, "seed": 5,
+               "world": {{"size": [900, 500], "boundary": "wrap"}},
+               "boids": {{"w_sep": 40, "fov": 200, "neighbours": {{"kind": "topological", "k": 7}}}},
+               "obstacles": {shapes2},
+               "init": {{"layout": "clusters", "count": 5, "radius": 60}}}}"#
+        ),
+    );
+}
+
 /// `FORGE_SIMD=off` really selects the scalar loop (else the comparisons above would compare
 /// AVX2 with itself), and AVX2 runs where the CPU has it.
 #[test]

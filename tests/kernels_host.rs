@@ -411,7 +411,8 @@ fn boids_pairs_case<const D: usize>(l: &Lib, p: &Params, r: &mut Rng) {
         vself.copy_from_slice(&vfix[..D]);
         acc.remove_self(p, &vself);
     }
-    boids_integrate(p, &acc, step, agent, &mut pos, &mut vel);
+    let none = forge::sim::obstacles::Obstacles::none();
+    boids_integrate(p, &none, &acc, step, agent, &mut pos, &mut vel);
     let mut acc_out = [0i64; 11];
     unsafe {
         (l.boids_pairs_integrate)(

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use forge::player::panel_paint;
-use forge::render::{agents, bloom, density, tonemap, yuv};
+use forge::render::{agents, bloom, density, obstacles, tonemap, yuv};
 
 /// (field name, offset, size) of a Rust struct's fields.
 macro_rules! rust_layout {
@@ -167,6 +167,19 @@ fn uniform_structs_match_their_wgsl_field_by_field() {
     );
     same_layout("panel.wgsl", rust_layout!(panel_paint::PanelParams, size));
     same_layout(
+        "obstacles.wgsl",
+        rust_layout!(
+            obstacles::ObstacleParams,
+            view_min,
+            view_size,
+            viewport,
+            line_px,
+            pad0,
+            fill,
+            line,
+        ),
+    );
+    same_layout(
         "yuv.wgsl",
         rust_layout!(yuv::YuvParams, width, height, frame, bits, chroma_rows),
     );
@@ -179,6 +192,7 @@ fn every_wgsl_uniform_is_checked() {
         "agents.wgsl",
         "bloom.wgsl",
         "density.wgsl",
+        "obstacles.wgsl",
         "panel.wgsl",
         "tonemap.wgsl",
         "yuv.wgsl",

@@ -9,9 +9,11 @@ use anyhow::{bail, Result};
 use crate::bfs::Header;
 use crate::record::Recorder;
 use crate::scene::{self, Scene, Search};
+use crate::sim::obstacles::Obstacles;
 use crate::sim::{cpu::CpuSolver, init, Params};
 use crate::units::si;
 
+mod obstacles;
 mod render;
 
 #[derive(clap::Args, Debug)]
@@ -45,8 +47,9 @@ pub struct BenchArgs {
     /// Seconds to spend measuring each row (at least 3 steps are always timed).
     #[arg(long, default_value_t = 0.5)]
     pub seconds: f64,
-    /// Which tables: all, scaling, crossover, threads, boidforge, record, memory (`bench
-    /// render`: all, fps, passes, memory). `FORGE_SIMD=off` measures the scalar candidate loop.
+    /// Which tables: all, scaling, crossover, threads, boidforge, record, memory, obstacles
+    /// (`bench render`: all, fps, passes, memory). `FORGE_SIMD=off` measures the scalar
+    /// candidate loop.
     #[arg(long, value_delimiter = ',', default_value = "all")]
     pub only: Vec<String>,
     /// Renderer, passes table: built-in scenes simulated (2000 agents) and rendered with their
@@ -126,7 +129,7 @@ fn solver_for(s: &Scene, threads: usize, search: Search) -> Result<CpuSolver> {
     let st = init::initial_state(s)?;
     let n = st.n;
     let p = Params::from_scene(s, n);
-    Ok(CpuSolver::new(p, st, threads, search)?)
+    Ok(CpuSolver::new(p, st, threads, search)?.with_obstacles(Obstacles::from_scene(s)))
 }
 
 /// This process's peak resident memory (VmHWM), KiB (Linux).
@@ -214,8 +217,9 @@ struct Tables {
 }
 
 /// The tables `--only` may name.
-const TABLES: [&str; 7] = [
+const TABLES: [&str; 8] = [
     "all",
+    "obstacles",
     "scaling",
     "crossover",
     "threads",
@@ -240,7 +244,7 @@ impl Plan {
         }
         if let Some(o) = a.only.iter().find(|o| !TABLES.contains(&o.as_str())) {
             bail!(
-                "--only: unknown table {o:?} (all, scaling, crossover, threads, boidforge, record, memory)"
+                "--only: unknown table {o:?} (all, scaling, crossover, threads, boidforge, record, memory, obstacles)"
             );
         }
         let sizes: Vec<u64> = if a.quick {
@@ -327,6 +331,9 @@ impl Tables {
         }
         if self.want("memory") {
             memory_line(&mut out, self.quick)?;
+        }
+        if self.want("obstacles") {
+            obstacles::obstacles_line(&mut out, self.seconds)?;
         }
         Ok(ExitCode::SUCCESS)
     }

@@ -56,6 +56,13 @@ impl Overrides {
 #[derive(clap::Args, Debug)]
 pub struct SimulateArgs {
     /// A scene file (JSON) or the name of a built-in scene (see `forge scenes`).
+    ///
+    /// Every field is in the guide's Scenes chapter. Obstacles: `"obstacles": [{"circle":
+    /// {"center": [x, y], "radius": r}}, {"box": {"min": [..], "max": [..]}}, {"segment":
+    /// {"from": [..], "to": [..], "radius": r}}]` (a circle is a sphere in 3D); boids steer
+    /// around them with `boids.w_avoid` (default max_force), looking `boids.look_ahead` time
+    /// units ahead (default 1) for a berth of `boids.clearance` (default r_sep), and never end
+    /// a step inside one. CPU only: `--backend cuda` refuses them.
     pub scene: String,
     /// Output recording [default: SCENE_NAME.bfs in the current folder]. Written as
     /// NAME.XXXXXX.partial and renamed when complete; stopped early (SIGINT, SIGTERM, a full

@@ -14,6 +14,7 @@ use crate::record::Recorder;
 use crate::scene::{self, Scene, Search};
 use crate::signal::{self, Interrupted};
 use crate::sim::backend::{self, AnySolver};
+use crate::sim::obstacles::Obstacles;
 use crate::sim::{init, Params, RecordError};
 use crate::units::{bytes, si};
 
@@ -99,7 +100,12 @@ impl<'a> Plan<'a> {
         let inputs = scene_inputs(&a.scene, &scene);
         let inputs: Vec<(&Path, &str)> = inputs.iter().map(|(p, w)| (p.as_path(), *w)).collect();
         let claim = output::claim(&[(out_path, "output")], &inputs, a.force)?;
-        let backend = backend::choose(a.backend, a.quiet, &Params::from_scene(&scene, 0))?;
+        let backend = backend::choose(
+            a.backend,
+            a.quiet,
+            &Params::from_scene(&scene, 0),
+            &Obstacles::from_scene(&scene),
+        )?;
         let state = init::initial_state(&scene).map_err(|e| {
             // Outside `layout: file` (whose errors name scene.init.*), the only failures are
             // about the agent count (memory): name the field or flag that set it.
@@ -109,7 +115,10 @@ impl<'a> Plan<'a> {
                 "scene.agents"
             };
             let msg = format!("{e:#}");
-            if scene.init.layout == scene::Layout::File || msg.starts_with(what) {
+            if scene.init.layout == scene::Layout::File
+                || msg.starts_with(what)
+                || msg.starts_with("scene.obstacles")
+            {
                 e
             } else {
                 anyhow!("{what}: {msg}")
@@ -182,6 +191,7 @@ impl<'a> Plan<'a> {
         let mut solver = AnySolver::new(
             &self.backend,
             params,
+            Obstacles::from_scene(scene),
             state,
             a.threads.unwrap_or(0),
             scene.search,

@@ -25,6 +25,7 @@ pub mod fade;
 pub mod gpu;
 pub mod laps;
 pub mod limits;
+pub mod obstacles;
 pub mod overlay;
 pub mod pipeline;
 pub mod present;
@@ -146,6 +147,7 @@ pub struct Renderer {
     tonemap: TonemapPass,
     yuv: Option<YuvPass>,
     overlay: Option<OverlayPass>,
+    obstacles: Option<obstacles::ObstaclesPass>,
     readback: Readback,
     padded_row: u32,
     tight: Vec<u8>,
@@ -267,6 +269,7 @@ impl Renderer {
             tonemap,
             yuv,
             overlay,
+            obstacles: None,
             readback,
             padded_row,
             tight: Vec::new(),
@@ -393,6 +396,10 @@ impl Renderer {
             self.world_rect(view)
         };
         self.display(&mut encoder, frame, rect);
+        if let Some(o) = &self.obstacles {
+            let p = self.obstacle_params(view);
+            o.run(&self.gpu.queue, &mut encoder, &self.ldr_view, &p);
+        }
         if with_box {
             self.agents.draw_box(&mut encoder, &self.ldr_view);
         }

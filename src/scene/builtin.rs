@@ -20,7 +20,8 @@ pub const BUILTIN: &[Builtin] = builtin![
     "vicsek-bands",
     "cuplan",
     "murmuration3d",
-    "shoal3d"
+    "shoal3d",
+    "obstacles"
 ];
 
 /// The scene `forge demo` (the README's main command) renders: flocks visible even at 10k agents.

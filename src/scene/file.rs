@@ -25,6 +25,8 @@ pub(super) struct SceneFile {
     pub(super) boids: Option<BoidsFile>,
     pub(super) vicsek: Option<VicsekFile>,
     pub(super) init: Option<InitFile>,
+    /// Shapes boids steer around (src/scene/obstacles.rs): checked there, entry by entry.
+    pub(super) obstacles: Option<Vec<super::obstacles::ObstacleFile>>,
     pub(super) render: Option<Look>,
 }
 
@@ -52,6 +54,11 @@ pub(super) struct BoidsFile {
     pub(super) noise: Option<f64>,
     /// Field of view in degrees, (0, 360]; 360 = all around.
     pub(super) fov: Option<f64>,
+    /// Obstacle avoidance (only with `obstacles`): the steering at a head-on threat, how far
+    /// ahead (time) and how wide a berth (distance).
+    pub(super) w_avoid: Option<f64>,
+    pub(super) look_ahead: Option<f64>,
+    pub(super) clearance: Option<f64>,
 }
 
 /// `boids.neighbours`: which others alignment and cohesion average over.

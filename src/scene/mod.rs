@@ -11,6 +11,7 @@ pub mod builtin;
 mod ctx;
 mod file;
 mod lines;
+pub mod obstacles;
 mod resolve;
 
 use std::fmt;
@@ -21,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use ctx::Ctx;
 use file::SceneFile;
 pub use lines::json_lines;
+pub use obstacles::Obstacle;
 use resolve::resolve;
 
 /// Which rule set moves the agents.
@@ -238,6 +240,18 @@ pub struct BoidsParams {
     /// 360 (the default) is all around, and is left out of a stored scene for the same reason.
     #[serde(default = "fov_all_around", skip_serializing_if = "is_all_around")]
     pub fov: f32,
+    /// Obstacle avoidance, set exactly when the scene has obstacles (left out of a stored
+    /// scene otherwise): the steering acceleration towards the side at a head-on threat just
+    /// ahead (default `max_force`), ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub w_avoid: Option<f32>,
+    /// ... how far ahead a boid looks, in time units: its path `p + v·t`, t ∈ [0,
+    /// look_ahead] (default 1) ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub look_ahead: Option<f32>,
+    /// ... and the berth it keeps, in world units (default `r_sep`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clearance: Option<f32>,
 }
 
 /// [`BoidsParams::fov`] when there is no blind angle.
@@ -313,6 +327,10 @@ pub struct Scene {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub vicsek: Option<VicsekParams>,
     pub init: Init,
+    /// Shapes boids steer around and never end a step inside (boids only). Left out of a
+    /// stored scene when there are none, so that older recordings keep their bytes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub obstacles: Vec<Obstacle>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub render: Option<crate::look::Look>,
 }

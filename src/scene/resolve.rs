@@ -119,6 +119,10 @@ pub(super) fn resolve(f: SceneFile, src: &Source, cx: &mut Ctx) -> Scene {
     let boundary = wf.boundary.unwrap_or(p_boundary);
     let (boids, vicsek) = model_params(&f, model, preset, dt, cx);
     let init = resolve_init(&f, layout, dim, &world, agents, src, cx);
+    let obstacles = super::obstacles::resolve(cx, f.obstacles.as_deref().unwrap_or(&[]), dim);
+    if model != Model::Boids && !obstacles.is_empty() {
+        cx.err("scene.obstacles", "only with model \"boids\"");
+    }
     let render = f.render.clone();
     for p in render.iter().flat_map(|r| r.problems(Some(dim as u8))) {
         cx.err(&format!("scene.render.{}", p.field), p.message);
@@ -142,6 +146,7 @@ pub(super) fn resolve(f: SceneFile, src: &Source, cx: &mut Ctx) -> Scene {
         boids,
         vicsek,
         init,
+        obstacles,
         render,
     }
 }
@@ -292,7 +297,17 @@ fn model_params(
             neighbours: neighbours(cx, b.neighbours.as_ref()),
             noise: heading_noise(cx, b.noise, dt),
             fov: fov(cx, b.fov),
+            w_avoid: None,
+            look_ahead: None,
+            clearance: None,
         };
+        let mut p = p;
+        avoidance(
+            cx,
+            &b,
+            f.obstacles.as_ref().is_some_and(|o| !o.is_empty()),
+            &mut p,
+        );
         if p.v_min >= p.v_max {
             let path = if b.v_min.is_some() {
                 "scene.boids.v_min"
@@ -358,6 +373,48 @@ fn heading_noise(cx: &mut Ctx, v: Option<f64>, dt: f32) -> f32 {
         return 0.0;
     }
     eta
+}
+
+/// `boids.w_avoid`, `boids.look_ahead`, `boids.clearance`: set (given or defaulted) exactly
+/// when the scene has obstacles; given without any, an error (they would do nothing).
+fn avoidance(cx: &mut Ctx, b: &super::file::BoidsFile, obstacles: bool, p: &mut BoidsParams) {
+    let given = [
+        ("w_avoid", b.w_avoid),
+        ("look_ahead", b.look_ahead),
+        ("clearance", b.clearance),
+    ];
+    if !obstacles {
+        for (name, v) in given {
+            if v.is_some() {
+                cx.err(
+                    &format!("scene.boids.{name}"),
+                    "only used with obstacles (scene.obstacles lists none)",
+                );
+            }
+        }
+        return;
+    }
+    p.w_avoid = Some(any_f(
+        cx,
+        "scene.boids.w_avoid",
+        b.w_avoid,
+        p.max_force as f64,
+    ));
+    p.look_ahead = Some(pos_f(cx, "scene.boids.look_ahead", b.look_ahead, 1.0, true));
+    let clearance = pos_f(
+        cx,
+        "scene.boids.clearance",
+        b.clearance,
+        p.r_sep as f64,
+        true,
+    );
+    if clearance <= 0.0 {
+        cx.err(
+            "scene.boids.clearance",
+            "must be > 0 (it defaults to r_sep, which is 0 here)",
+        );
+    }
+    p.clearance = Some(clearance.max(f32::MIN_POSITIVE));
 }
 
 /// `boids.fov`: the field of view in degrees, in (0, 360] (360, the default: all around).

@@ -5,6 +5,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::math::*;
+use super::obstacles::Obstacles;
 use super::simd::{self, Cands, Isa};
 use super::Params;
 
@@ -17,17 +18,20 @@ pub(super) struct Src<'a> {
     pub(super) m: usize,
     /// Which candidate loop runs (the same sums either way).
     pub(super) isa: Isa,
+    /// Boids: the obstacles the integration steers around and settles out of.
+    pub(super) obs: &'a Obstacles,
 }
 
 impl<'a> Src<'a> {
     /// The grid's agents, in its sorted slot order.
-    pub(super) fn sorted(g: &'a super::grid::Grid, isa: Isa) -> Self {
+    pub(super) fn sorted(g: &'a super::grid::Grid, isa: Isa, obs: &'a Obstacles) -> Self {
         Src {
             pos: &g.spos,
             vel: &g.svel,
             vfix: &g.svfix,
             m: g.cell_of.len(),
             isa,
+            obs,
         }
     }
 
@@ -111,7 +115,7 @@ pub(super) fn boids_finish<const D: usize>(
     let m = src.m;
     let mut pi: [f32; D] = std::array::from_fn(|k| src.pos[k * m + me]);
     let mut vi: [f32; D] = std::array::from_fn(|k| src.vel[k * m + me]);
-    boids_integrate(p, acc, step, agent as u64, &mut pi, &mut vi);
+    boids_integrate(p, src.obs, acc, step, agent as u64, &mut pi, &mut vi);
     (pi, vi)
 }
 

@@ -7,6 +7,7 @@ use clap::ValueEnum;
 
 use super::cpu::{CpuError, CpuSolver};
 use super::cuda::{open_device, CudaError, CudaSolver, Device};
+use super::obstacles::Obstacles;
 use super::{Diverged, FrameOut, Params, RecordError, State};
 use crate::scene::Search;
 
@@ -53,7 +54,13 @@ impl std::error::Error for CudaRequired {
 
 /// Why a run with `params` can use the CPU backend only, if it can: what the CUDA kernels do not
 /// implement.
-pub fn cpu_only(params: &Params) -> Option<&'static str> {
+pub fn cpu_only(params: &Params, obstacles: &Obstacles) -> Option<&'static str> {
+    if !obstacles.is_empty() {
+        return Some(
+            "obstacles (scene.obstacles) run on the CPU only: the CUDA kernels do not implement \
+             them",
+        );
+    }
     (params.topo_k > 0).then_some(
         "topological neighbours (scene.boids.neighbours) run on the CPU only: the CUDA kernels \
          implement the metric rules",
@@ -70,8 +77,13 @@ fn auto_may_use_cuda() -> bool {
 /// Resolve `--backend` for a run with `params`: `cuda` fails with the reason; `auto` falls back
 /// to the CPU, with a one-line note (unless `quiet`) where CUDA could otherwise have run; `cpu`
 /// is the CPU.
-pub fn choose(backend: Backend, quiet: bool, params: &Params) -> Result<Chosen, CudaRequired> {
-    match (backend, cpu_only(params)) {
+pub fn choose(
+    backend: Backend,
+    quiet: bool,
+    params: &Params,
+    obstacles: &Obstacles,
+) -> Result<Chosen, CudaRequired> {
+    match (backend, cpu_only(params, obstacles)) {
         (Backend::Cpu, _) => return Ok(Chosen::Cpu),
         (Backend::Cuda, Some(why)) => return Err(CudaRequired(CudaError::Unsupported(why))),
         (Backend::Auto, Some(why)) => {
@@ -144,15 +156,23 @@ enum Inner {
 
 impl AnySolver {
     /// `state` in agent order; `threads == 0` means all cores (CPU only).
+    /// `obstacles`: the scene's (`Obstacles::from_scene`); CUDA refuses any.
     pub fn new(
         chosen: &Chosen,
         params: Params,
+        obstacles: Obstacles,
         state: State,
         threads: usize,
         search: Search,
     ) -> Result<AnySolver, SolverError> {
         let inner = match chosen {
-            Chosen::Cpu => Inner::Cpu(CpuSolver::new(params, state, threads, search)?),
+            Chosen::Cpu => Inner::Cpu(
+                CpuSolver::new(params, state, threads, search)?.with_obstacles(obstacles),
+            ),
+            Chosen::Cuda(_) if !obstacles.is_empty() => {
+                let why = cpu_only(&params, &obstacles).expect("obstacles are CPU only");
+                return Err(SolverError::Cuda(CudaError::Unsupported(why)));
+            }
             Chosen::Cuda(d) => Inner::Cuda(Box::new(CudaSolver::new(d, params, state, search)?)),
         };
         let mut s = AnySolver {

@@ -14,6 +14,7 @@ use super::agent::{
 use super::disjoint::{OutArr, StateOut};
 use super::grid::Grid;
 use super::math::*;
+use super::obstacles::Obstacles;
 use super::pool::Pool;
 use super::simd::{self, Isa};
 use super::topo;
@@ -88,6 +89,8 @@ pub struct CpuSolver {
     /// Steps done so far; the next step computed is number `step`.
     pub step: u64,
     pub search: Search,
+    /// Boids: the obstacles ([`CpuSolver::with_obstacles`]; none by default).
+    obstacles: Obstacles,
 }
 
 /// The CPU solver could not be set up.
@@ -171,7 +174,15 @@ impl CpuSolver {
             isa: simd::isa(),
             step: 0,
             search,
+            obstacles: Obstacles::none(),
         })
+    }
+
+    /// The solver with the scene's obstacles (`Obstacles::from_scene`): boids steer around them
+    /// and never end a step inside one.
+    pub fn with_obstacles(mut self, obstacles: Obstacles) -> CpuSolver {
+        self.obstacles = obstacles;
+        self
     }
 
     /// Threads the last step's neighbour pass ran on (1 when its work was too small to split,
@@ -407,7 +418,7 @@ impl CpuSolver {
                 let mut cur_cell = usize::MAX;
                 let (mut nr, mut seam) = (0, false);
                 let (mut cell_pairs, mut pairs) = (0, 0);
-                let src = Src::sorted(g, isa);
+                let src = Src::sorted(g, isa, &self.obstacles);
                 // Sums for a batch of agents, then their integration: the integration is a
                 // chain of divisions and square roots, and a batch of independent chains
                 // overlaps in the CPU where one chain between two long candidate loops waits.
@@ -448,6 +459,7 @@ impl CpuSolver {
                 vfix: &self.bvfix,
                 m: n,
                 isa,
+                obs: &self.obstacles,
             };
             Self::for_chunks(self.pool_for(self.pairs), n, |r| {
                 let all = [(0u32, n as u32)];
@@ -481,6 +493,7 @@ impl CpuSolver {
                     vfix: &g.svfix,
                     ids: &self.next_ids,
                     m: n,
+                    obs: &self.obstacles,
                 },
                 Some(g),
             ),
@@ -491,6 +504,7 @@ impl CpuSolver {
                     vfix: &self.bvfix,
                     ids: &self.ids,
                     m: n,
+                    obs: &self.obstacles,
                 },
                 None,
             ),
@@ -523,7 +537,7 @@ impl CpuSolver {
                 let mut cur_cell = usize::MAX;
                 let mut nr = 0;
                 let (mut cell_pairs, mut pairs) = (0, 0);
-                let src = Src::sorted(g, isa);
+                let src = Src::sorted(g, isa, &self.obstacles);
                 for t in r {
                     let c = g.scell[t] as usize;
                     if c != cur_cell {
@@ -550,6 +564,7 @@ impl CpuSolver {
                 vfix: &self.bvfix,
                 m: n,
                 isa,
+                obs: &self.obstacles,
             };
             Self::for_chunks(self.pool_for(self.pairs), n, |r| {
                 let all = [(0u32, n as u32)];

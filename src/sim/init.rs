@@ -70,9 +70,68 @@ fn into_world(x: f32, size: f32, wrap: bool) -> f32 {
 /// The initial state of a scene. For `layout: file` this reads the recording, and the scene's
 /// agent count is taken from it (the caller stores it back into the scene).
 pub fn initial_state(scene: &Scene) -> Result<State> {
-    if scene.init.layout == Layout::File {
-        return from_file(scene);
+    let mut st = if scene.init.layout == Layout::File {
+        from_file(scene)?
+    } else {
+        drawn(scene)?
+    };
+    out_of_obstacles(scene, &mut st)?;
+    Ok(st)
+}
+
+/// Tries at a new place for an agent that starts inside an obstacle.
+const PLACE_TRIES: u64 = 64;
+/// Streams of those places (3 per try).
+const S_PLACE: u64 = 1000;
+
+/// Every agent starting inside an obstacle is put somewhere else, uniform in the world (its
+/// own draws, keyed by agent and try), so that no agent ever is inside one
+/// (src/sim/obstacles.rs relies on it). Agents outside every obstacle keep their places.
+fn out_of_obstacles(scene: &Scene, st: &mut State) -> Result<()> {
+    let obs = super::obstacles::Obstacles::from_scene(scene);
+    if obs.is_empty() {
+        return Ok(());
     }
+    let (n, dim, w, seed) = (st.n, scene.dim, scene.world, scene.seed);
+    let at = |st: &State, i: usize| -> [f32; 3] {
+        std::array::from_fn(|k| if k < dim { st.pos[k * n + i] } else { 0.0 })
+    };
+    let inside = |p: &[f32; 3]| {
+        if dim == 2 {
+            obs.inside::<2>(&[p[0], p[1]])
+        } else {
+            obs.inside::<3>(p)
+        }
+    };
+    for i in 0..n {
+        let mut p = at(st, i);
+        let mut t = 0;
+        while inside(&p) {
+            if t == PLACE_TRIES {
+                bail!(
+                    "scene.obstacles: agent {i} found no place outside the obstacles in \
+                     {PLACE_TRIES} tries: they cover (nearly) the whole world"
+                );
+            }
+            for k in 0..dim {
+                // A coordinate in [0, size): valid for every boundary.
+                p[k] = into_world(
+                    u(seed, i as u64, S_PLACE + t * 3 + k as u64) * w[k],
+                    w[k],
+                    true,
+                );
+            }
+            t += 1;
+        }
+        for k in 0..dim {
+            st.pos[k * n + i] = p[k];
+        }
+    }
+    Ok(())
+}
+
+/// The initial state drawn for the scene's layout.
+fn drawn(scene: &Scene) -> Result<State> {
     let dim = scene.dim;
     let n = scene.agents as usize;
     check_memory(n, dim)?;

@@ -5,6 +5,7 @@
 //! order of summation cannot change the result; randomness from a counter-based hash of
 //! (seed, step, agent). `kernels/*.cu` mirror these functions name by name.
 
+use super::obstacles::Obstacles;
 use super::Params;
 
 /// Fixed-point scale of neighbour sums: 32 fractional bits.
@@ -203,11 +204,14 @@ pub fn norm2<const D: usize>(v: &[f32; D]) -> f32 {
     s
 }
 
-/// Steering from the sums, clamped to max_force; semi-implicit Euler; heading noise (when
-/// `p.heading_noise > 0`, keyed by `step` and the agent's id `agent`); speed band; boundary.
+/// Steering from the sums and the obstacles' avoidance ([`Obstacles::steer`]), clamped to
+/// max_force; semi-implicit Euler; heading noise (when `p.heading_noise > 0`, keyed by `step`
+/// and the agent's id `agent`); speed band; boundary; then no boid left inside an obstacle
+/// ([`Obstacles::settle`]).
 #[inline(always)]
 pub fn boids_integrate<const D: usize>(
     p: &Params,
+    obs: &Obstacles,
     acc: &BoidsAcc<D>,
     step: u64,
     agent: u64,
@@ -229,6 +233,9 @@ pub fn boids_integrate<const D: usize>(
         for k in 0..D {
             a[k] = a[k] + p.w_coh * (from_fix(acc.coh[k]) / n);
         }
+    }
+    if !obs.is_empty() {
+        obs.steer(pos, vel, &mut a);
     }
     let a2 = norm2(&a);
     if a2 > p.max_force * p.max_force {
@@ -255,10 +262,22 @@ pub fn boids_integrate<const D: usize>(
             *x = *x * f;
         }
     }
+    if obs.is_empty() {
+        for k in 0..D {
+            pos[k] = pos[k] + vel[k] * p.dt;
+            apply_boundary(&mut pos[k], &mut vel[k], p.world[k], p.boundary);
+        }
+        return;
+    }
+    let old = *pos;
     for k in 0..D {
         pos[k] = pos[k] + vel[k] * p.dt;
+    }
+    let moved = *pos;
+    for k in 0..D {
         apply_boundary(&mut pos[k], &mut vel[k], p.world[k], p.boundary);
     }
+    obs.settle(p, &old, &moved, pos, vel);
 }
 
 /// Random stream of a boid's heading-noise angle (Vicsek's noise draws from stream 0).

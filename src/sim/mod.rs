@@ -12,6 +12,7 @@ pub mod frames;
 pub mod grid;
 pub mod init;
 pub mod math;
+pub mod obstacles;
 pub mod pool;
 pub mod simd;
 mod topo;

@@ -24,6 +24,7 @@ use std::cell::RefCell;
 
 use super::grid::Grid;
 use super::math::*;
+use super::obstacles::Obstacles;
 use super::Params;
 
 /// What the step reads of the other agents (component-major, stride `m`, slot order): positions,
@@ -34,6 +35,8 @@ pub(super) struct Src<'a> {
     pub vfix: &'a [i64],
     pub ids: &'a [u32],
     pub m: usize,
+    /// The obstacles the integration steers around and settles out of.
+    pub obs: &'a Obstacles,
 }
 
 thread_local! {
@@ -176,7 +179,7 @@ pub(super) fn boids_agent<const D: usize>(
     }
     acc.n_ali = heap.len() as u32;
     acc.n_coh = heap.len() as u32;
-    boids_integrate(p, &acc, step, src.ids[me] as u64, &mut pi, &mut vi);
+    boids_integrate(p, src.obs, &acc, step, src.ids[me] as u64, &mut pi, &mut vi);
     (pi, vi)
 }
 

@@ -410,6 +410,9 @@ impl Plan {
         if time_passes {
             renderer.time_passes();
         }
+        if let Ok(scene) = crate::scene::Scene::from_stored_json(&header.scene_json) {
+            renderer.set_obstacles(&scene.obstacles);
+        }
         let start_secs = t0.elapsed().as_secs_f64();
         let quiet_bar = job.quiet || matches!(job.dest, Destination::Still { .. });
         let bar = crate::progress::bar(f.shown.end - f.start, quiet_bar, "frames");

@@ -127,7 +127,9 @@ impl CudaSolver {
         state: State,
         search: Search,
     ) -> Result<Self, CudaError> {
-        if let Some(why) = super::super::backend::cpu_only(&params) {
+        // The scene's obstacles never reach here: `AnySolver::new` refuses them first.
+        let none = super::super::obstacles::Obstacles::none();
+        if let Some(why) = super::super::backend::cpu_only(&params, &none) {
             return Err(CudaError::Unsupported(why));
         }
         let n = state.n;
