@@ -3,7 +3,26 @@
 //! is convex, so each is one closed polygon tessellated once into triangles in world units;
 //! the frame's view (2D) places them. 3D recordings are drawn without them.
 
-use crate::scene::Obstacle;
+/// A shape as the renderer draws it, in the world's x–y plane (the scene's obstacles, turned
+/// into these by the caller: the renderer reads no scene).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Shape {
+    Circle {
+        center: [f32; 2],
+        radius: f32,
+    },
+    /// An axis-aligned box.
+    Box {
+        min: [f32; 2],
+        max: [f32; 2],
+    },
+    /// The points within `radius` of the segment `from`–`to`.
+    Segment {
+        from: [f32; 2],
+        to: [f32; 2],
+        radius: f32,
+    },
+}
 
 use super::{bind_in_order, layout_entry, uniform_buffer};
 
@@ -42,7 +61,7 @@ pub struct ObstaclesPass {
 }
 
 /// The boundary of a shape (x–y), counter-clockwise, with the outward normal at each point.
-fn outline(o: &Obstacle) -> Vec<([f32; 2], [f32; 2])> {
+fn outline(o: &Shape) -> Vec<([f32; 2], [f32; 2])> {
     let arc = |c: [f32; 2], r: f32, from: f32, points: usize, out: &mut Vec<_>| {
         for i in 0..points {
             let a = from + std::f32::consts::PI * 2.0 * i as f32 / ROUND_POINTS as f32;
@@ -52,18 +71,16 @@ fn outline(o: &Obstacle) -> Vec<([f32; 2], [f32; 2])> {
     };
     let mut out = Vec::new();
     match o {
-        Obstacle::Circle { center, radius } => {
-            arc([center[0], center[1]], *radius, 0.0, ROUND_POINTS, &mut out)
-        }
-        Obstacle::Segment { from, to, radius } => {
-            let (a, b) = ([from[0], from[1]], [to[0], to[1]]);
+        Shape::Circle { center, radius } => arc(*center, *radius, 0.0, ROUND_POINTS, &mut out),
+        Shape::Segment { from, to, radius } => {
+            let (a, b) = (*from, *to);
             let heading = (b[1] - a[1]).atan2(b[0] - a[0]);
             let half = std::f32::consts::FRAC_PI_2;
             // Half a circle around each end, from one side of the segment to the other.
             arc(b, *radius, heading - half, ROUND_POINTS / 2 + 1, &mut out);
             arc(a, *radius, heading + half, ROUND_POINTS / 2 + 1, &mut out);
         }
-        Obstacle::Box { min, max } => {
+        Shape::Box { min, max } => {
             let s = std::f32::consts::FRAC_1_SQRT_2;
             out.extend([
                 ([min[0], min[1]], [-s, -s]),
@@ -77,7 +94,7 @@ fn outline(o: &Obstacle) -> Vec<([f32; 2], [f32; 2])> {
 }
 
 /// Triangles of every shape: its fill (a fan) and its outline (a band outside the edge).
-fn tessellate(obstacles: &[Obstacle]) -> Vec<Vertex> {
+fn tessellate(obstacles: &[Shape]) -> Vec<Vertex> {
     let mut v = Vec::new();
     for o in obstacles {
         let ring = outline(o);
@@ -112,7 +129,7 @@ impl ObstaclesPass {
     pub fn new(
         device: &wgpu::Device,
         queue: &wgpu::Queue,
-        obstacles: &[Obstacle],
+        obstacles: &[Shape],
         display: wgpu::TextureFormat,
     ) -> Option<ObstaclesPass> {
         let verts = tessellate(obstacles);
@@ -209,7 +226,7 @@ impl ObstaclesPass {
 impl super::Renderer {
     /// Draws `obstacles` (a recording's scene's) over every frame from now on; 3D recordings
     /// are drawn without them.
-    pub fn set_obstacles(&mut self, obstacles: &[Obstacle]) {
+    pub fn set_obstacles(&mut self, obstacles: &[Shape]) {
         let display = self.output.display_format();
         self.obstacles = ObstaclesPass::new(&self.gpu.device, &self.gpu.queue, obstacles, display)
             .filter(|_| self.world.dim == 2);

@@ -411,7 +411,7 @@ impl Plan {
             renderer.time_passes();
         }
         if let Ok(scene) = crate::scene::Scene::from_stored_json(&header.scene_json) {
-            renderer.set_obstacles(&scene.obstacles);
+            renderer.set_obstacles(&shapes_of(&scene.obstacles));
         }
         let start_secs = t0.elapsed().as_secs_f64();
         let quiet_bar = job.quiet || matches!(job.dest, Destination::Still { .. });
@@ -455,6 +455,31 @@ impl Plan {
             laps: renderer.laps().cloned(),
         })
     }
+}
+
+/// The scene's obstacles as the renderer draws them (their x–y plane).
+fn shapes_of(obstacles: &[crate::scene::Obstacle]) -> Vec<crate::render::obstacles::Shape> {
+    use crate::render::obstacles::Shape;
+    use crate::scene::Obstacle;
+    let xy = |v: &[f32]| [v[0], v[1]];
+    obstacles
+        .iter()
+        .map(|o| match o {
+            Obstacle::Circle { center, radius } => Shape::Circle {
+                center: xy(center),
+                radius: *radius,
+            },
+            Obstacle::Box { min, max } => Shape::Box {
+                min: xy(min),
+                max: xy(max),
+            },
+            Obstacle::Segment { from, to, radius } => Shape::Segment {
+                from: xy(from),
+                to: xy(to),
+                radius: *radius,
+            },
+        })
+        .collect()
 }
 
 /// The frames a follow camera eases over before the first frame drawn.
