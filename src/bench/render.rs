@@ -47,27 +47,39 @@ fn bench_look(size: [u32; 2]) -> crate::video::Layers {
     })
 }
 
-/// The memory row's child: renders frames 0..`frames` of `path` (render-only) at `size` and
-/// prints its peak resident memory in KiB.
-fn render_memory_probe(path: &Path, size: [u32; 2], frames: u64) -> Result<ExitCode> {
-    use crate::video::{self, Destination, Job};
-    video::render(&Job {
-        input: path.to_path_buf(),
-        look: bench_look(size),
+/// A quiet, overwriting render of frames `..end` (all of them: `None`) of `input` with `look`
+/// into `dest`, as every `bench render` row runs one.
+fn bench_job(
+    input: &Path,
+    look: crate::video::Layers,
+    end: Option<u64>,
+    dest: crate::video::Destination,
+) -> crate::video::Job {
+    crate::video::Job {
+        input: input.to_path_buf(),
+        look,
         frames: crate::bfs::FrameRange {
-            start: Some(0),
-            end: Some(frames),
+            start: end.map(|_| 0),
+            end,
         },
-        dest: Destination::Collect {
-            frames: std::sync::Arc::default(),
-            keep: 0,
-        },
+        dest,
         force: true,
         quiet: true,
         adapter: None,
         interpolate: 1,
         chunk: None,
-    })?;
+    }
+}
+
+/// The memory row's child: renders frames 0..`frames` of `path` (render-only) at `size` and
+/// prints its peak resident memory in KiB.
+fn render_memory_probe(path: &Path, size: [u32; 2], frames: u64) -> Result<ExitCode> {
+    use crate::video::{self, Destination};
+    let dest = Destination::Collect {
+        frames: std::sync::Arc::default(),
+        keep: 0,
+    };
+    video::render(&bench_job(path, bench_look(size), Some(frames), dest))?;
     println!("{}", peak_rss_kib().unwrap_or(0));
     Ok(ExitCode::SUCCESS)
 }
@@ -341,7 +353,7 @@ const PASSES_AGENTS: u64 = 2000;
 /// whole `forge render` command's frames/s at x264 veryfast (forge's default) and medium.
 fn passes_table(passes: &Passes, dir: &Path, out: &mut impl Write) -> Result<()> {
     use crate::render::laps::Pass;
-    use crate::video::{Destination, Job, Plan};
+    use crate::video::{Destination, Plan};
     let exe = std::env::current_exe()?;
     let run = |args: &[&str]| -> Result<f64> {
         let t0 = Instant::now();
@@ -384,23 +396,15 @@ fn passes_table(passes: &Passes, dir: &Path, out: &mut impl Write) -> Result<()>
             "simulate", name, "--agents", &agents, "--steps", &steps, "-o", &bfs_s, "-q", "--force",
         ])?;
         let mp4 = dir.join("passes.mp4");
-        let job = Job {
-            input: bfs.clone(),
-            look: crate::video::Layers::flags(crate::look::Look {
-                size: Some(crate::look::Size(passes.size)),
-                ..Default::default()
-            }),
-            frames: crate::bfs::FrameRange::default(),
-            dest: Destination::Mp4 {
-                path: mp4.clone(),
-                encoding: Default::default(),
-            },
-            force: true,
-            quiet: true,
-            adapter: None,
-            interpolate: 1,
-            chunk: None,
+        let look = crate::video::Layers::flags(crate::look::Look {
+            size: Some(crate::look::Size(passes.size)),
+            ..Default::default()
+        });
+        let dest = Destination::Mp4 {
+            path: mp4.clone(),
+            encoding: Default::default(),
         };
+        let job = bench_job(&bfs, look, None, dest);
         let t0 = Instant::now();
         let plan = Plan::resolve(&job)?;
         let look_secs = t0.elapsed().as_secs_f64();
@@ -442,23 +446,10 @@ fn fps_row(
     size: [u32; 2],
 ) -> Result<()> {
     use crate::video::ffmpeg::{Encoding, FfmpegSink};
-    use crate::video::{self, Destination, Job};
+    use crate::video::{self, Destination};
     let frames = render_frames(n, size[0] as u64 * size[1] as u64);
     let look = bench_look(size);
-    let job = |dest| Job {
-        input: path.to_path_buf(),
-        look: look.clone(),
-        frames: crate::bfs::FrameRange {
-            start: Some(0),
-            end: Some(frames),
-        },
-        dest,
-        force: true,
-        quiet: true,
-        adapter: None,
-        interpolate: 1,
-        chunk: None,
-    };
+    let job = |dest| bench_job(path, look.clone(), Some(frames), dest);
     let kept = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let r = video::render(&job(Destination::Collect {
         frames: kept.clone(),

@@ -144,16 +144,12 @@ impl TonemapPass {
         }
     }
 
-    /// The pipeline for `variant`, built the first time it is asked for.
-    fn pipeline(
-        &mut self,
-        device: &wgpu::Device,
-        variant: TonemapVariant,
-        trails: bool,
-    ) -> &wgpu::RenderPipeline {
+    /// The index in `pipelines` of the pipeline for `variant`, built the first time it is
+    /// asked for.
+    fn pipeline(&mut self, device: &wgpu::Device, variant: TonemapVariant, trails: bool) -> usize {
         let key = (variant, trails);
         if let Some(i) = self.pipelines.iter().position(|(k, _)| *k == key) {
-            return &self.pipelines[i].1;
+            return i;
         }
         let target = |format| {
             Some(wgpu::ColorTargetState {
@@ -179,7 +175,7 @@ impl TonemapPass {
             &constants,
         );
         self.pipelines.push((key, pipeline));
-        &self.pipelines.last().expect("just pushed").1
+        self.pipelines.len() - 1
     }
 
     /// Tone-maps HDR target `hdr` into `target`; with `next`, also writes the HDR image times
@@ -196,15 +192,13 @@ impl TonemapPass {
         params: &TonemapParams,
     ) {
         queue.write_buffer(&self.params, 0, bytemuck::bytes_of(params));
-        let pipeline = self
-            .pipeline(device, params.variant(), next.is_some())
-            .clone();
+        let i = self.pipeline(device, params.variant(), next.is_some());
         let mut pass = match next {
             Some(n) => super::begin_overwrite(encoder, "tonemap pass", &[target, n]),
             None => super::begin_pass(encoder, "tonemap pass", target, None),
         };
         pass.push_debug_group("tonemap");
-        pass.set_pipeline(&pipeline);
+        pass.set_pipeline(&self.pipelines[i].1);
         pass.set_bind_group(0, &self.bind_groups[hdr], &[]);
         pass.draw(0..3, 0..1);
         pass.pop_debug_group();
