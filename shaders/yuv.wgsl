@@ -38,12 +38,14 @@ fn pcg(v: u32) -> u32 {
     return (word >> 22u) ^ word;
 }
 
-// Triangular-PDF noise in (-1, 1) code values for sample i of `plane` in this frame: the
-// store then shows fine grain instead of the steps of smooth gradients, with the same mean.
-// One hash gives both uniform halves (16 bits each: ample below one code value).
-fn tpdf(i: u32, plane: u32) -> f32 {
-    let h = pcg(i ^ pcg(plane ^ pcg(p.frame)));
-    return (f32(h & 0xffffu) - f32(h >> 16u)) / 65536.0;
+// Dither in code values for sample `at` of `plane` in this frame (as tonemap.wgsl's
+// `column_dither`): ordered down each column, four levels -0.6, -0.2, 0.2 and 0.6 of a code
+// in the cycle 0, 2, 1, 3 from a phase drawn per column, plane and frame, so a smooth gradient
+// shows fine grain and never one code for more than four rows, with the same mean.
+fn dither(at: vec2u, plane: u32) -> f32 {
+    let phase = pcg(at.x ^ pcg(plane ^ pcg(p.frame)));
+    let k = (at.y + phase) & 3u;
+    return (f32((0xd8u >> (k * 2u)) & 3u) - 1.5) * 0.4;
 }
 
 // One code value at the output's depth, clamped to its range.
@@ -58,8 +60,7 @@ fn scale() -> f32 {
 
 // One code of luma for the pixel `px` whose sRGB colour is `c`.
 fn luma_code(px: vec2u, c: vec3f) -> u32 {
-    let i = px.y * p.width + px.x;
-    return to_code(scale() * (16.0 + 219.0 * luma(c)) + tpdf(i, 0u));
+    return to_code(scale() * (16.0 + 219.0 * luma(c)) + dither(px, 0u));
 }
 
 // The chroma codes (U, V) of chroma sample `at` whose mean R'G'B' is `m`.
@@ -67,8 +68,7 @@ fn chroma_codes(at: vec2u, m: vec3f) -> vec2u {
     let yy = luma(m);
     let cb = scale() * (128.0 + 224.0 * (m.b - yy) / 1.8556);
     let cr = scale() * (128.0 + 224.0 * (m.r - yy) / 1.5748);
-    let i = at.y * (p.width / 2u) + at.x;
-    return vec2u(to_code(cb + tpdf(i, 1u)), to_code(cr + tpdf(i, 2u)));
+    return vec2u(to_code(cb + dither(at, 1u)), to_code(cr + dither(at, 2u)));
 }
 
 // Every plane in one pass at the chroma planes' size: each fragment reads its 2×2 block once

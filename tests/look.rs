@@ -322,11 +322,38 @@ fn dark_gradients_are_dithered_not_banded() {
         banded >= 30,
         "the test's gradient should band when rounded ({banded})"
     );
-    // Dithered, a value still repeats by chance where the true level sits on a step (TPDF
-    // noise keeps 3 in 4 such pixels), but never for half a band.
+    // Across a row the dither's phases are independent, so a value still repeats by chance
+    // where the true level sits on a step, but never for half a band.
     assert!(
         rendered <= 16 && rendered * 2 <= banded,
         "banding: a run of {rendered} equal values along the gradient (rounded: {banded})"
+    );
+    // Down a column the dither is ordered: any four rows hold levels a step apart, so no
+    // value lasts more than four rows, in any channel, wherever the gradient is above black.
+    let mut column_run = 0;
+    let mut column_banded = 0;
+    for x in (0..w).step_by(7) {
+        for c in 0..3 {
+            let mut run = 1;
+            let mut band = 1;
+            for y in 1..h {
+                let (a, b) = (
+                    img.get_pixel(x as u32, y as u32).0[c],
+                    img.get_pixel(x as u32, y as u32 - 1).0[c],
+                );
+                run = if a == b && a > 0 { run + 1 } else { 1 };
+                column_run = column_run.max(run);
+                let (ra, rb) = (expect(x, y).round(), expect(x, y - 1).round());
+                band = if ra == rb && ra > 0.0 { band + 1 } else { 1 };
+                column_banded = column_banded.max(band);
+            }
+        }
+    }
+    println!("down the columns: longest run {column_run} dithered, {column_banded} rounded");
+    assert!(column_banded >= 30, "the columns should band when rounded ({column_banded})");
+    assert!(
+        column_run <= 4,
+        "a run of {column_run} rows of one value down a column (the ordered dither allows 4 at any slope)"
     );
 }
 

@@ -18,7 +18,7 @@ pub struct TonemapParams {
     pub aspect: f32,
     /// Seeds the dither (with the pixel), so a render is reproducible frame by frame.
     pub frame: u32,
-    /// 1.0: TPDF dither for an 8-bit store; 0.0: none.
+    /// 1.0: dither for an 8-bit store (ordered down each column, `column_dither`); 0.0: none.
     pub dither: f32,
     /// 1: scene-linear light out (EXR) instead of tone-mapped sRGB.
     pub linear: u32,
