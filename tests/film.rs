@@ -20,6 +20,20 @@ fn recording(
     boundary: forge::scene::Boundary,
     agents: &[([f32; 2], [f32; 2])],
 ) {
+    let frame = agents.to_vec();
+    recording_frames(dir, name, world, boundary, &[frame.clone(), frame.clone(), frame]);
+}
+
+/// A 2D recording of `world` and `boundary` whose frame k holds `frames[k]` (positions and
+/// velocities, the same agents in the same order in every frame).
+fn recording_frames(
+    dir: &Path,
+    name: &str,
+    world: [f32; 2],
+    boundary: forge::scene::Boundary,
+    frames: &[Vec<([f32; 2], [f32; 2])>],
+) {
+    let agents = &frames[0];
     let mut scene = forge::scene::Scene::load("vicsek").unwrap();
     scene.render = None;
     scene.agents = agents.len() as u32;
@@ -29,13 +43,13 @@ fn recording(
     let file = std::fs::File::create(dir.join(name)).unwrap();
     let mut w = forge::bfs::Writer::new(file, &header).unwrap();
     let n = agents.len();
-    let (mut pos, mut vel) = (vec![0.0f32; 2 * n], vec![0.0f32; 2 * n]);
-    for (i, (p, v)) in agents.iter().enumerate() {
-        (pos[i], pos[n + i]) = (p[0], p[1]);
-        (vel[i], vel[n + i]) = (v[0], v[1]);
-    }
-    for k in 0..3 {
-        w.write_frame(k, &pos, &vel).unwrap();
+    for (k, agents) in frames.iter().enumerate() {
+        let (mut pos, mut vel) = (vec![0.0f32; 2 * n], vec![0.0f32; 2 * n]);
+        for (i, (p, v)) in agents.iter().enumerate() {
+            (pos[i], pos[n + i]) = (p[0], p[1]);
+            (vel[i], vel[n + i]) = (v[0], v[1]);
+        }
+        w.write_frame(k as u64, &pos, &vel).unwrap();
     }
     w.finalize().unwrap();
 }
@@ -520,4 +534,125 @@ fn grading_controls_act_on_the_frame() {
         sd(&flat) < 0.8 * sd(&plain),
         "contrast 0.5 narrows the tones"
     );
+}
+
+/// The resolved look of `bfs` as `forge still --print-look` prints it (no GPU needed).
+fn printed_look(dir: &Path, bfs: &str, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["still", bfs, "--size", "320x180", "--print-look"];
+    all.extend_from_slice(args);
+    serde_json::from_str(&succeeds(dir, &all).stdout).unwrap()
+}
+
+/// A small deterministic generator (the test's own, so the recordings do not depend on a
+/// crate's stream).
+fn lcg(state: &mut u64) -> f32 {
+    *state = state
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    (*state >> 40) as f32 / (1u64 << 24) as f32
+}
+
+/// With no colour named, the default quantity is one that holds steady from frame to frame:
+/// speed or the turn where an agent keeps its value, local density where both are redrawn
+/// every frame (coloured by them, agents would flicker on the spot) — unless the flock fills
+/// its world so evenly that density shows nothing either.
+#[test]
+fn the_default_colour_is_a_quantity_that_holds_steady() {
+    let d = TempDir::new().unwrap();
+    // Enough agents for density's grid (160 cells a side here) to hold several a cell.
+    let n = 6400;
+    let mut seed = 7u64;
+    // A third spread over the world, a third in a square 40 units across, a third in one 20
+    // across (so local density varies), or an even lattice: one agent in the middle of every
+    // other cell of density's grid, each with the same neighbourhood.
+    let clumped: Vec<[f32; 2]> = (0..n)
+        .map(|i| {
+            let (cx, cy, r) = [(50.0, 50.0, 100.0), (30.0, 30.0, 40.0), (70.0, 70.0, 20.0)][i % 3];
+            [cx + r * (lcg(&mut seed) - 0.5), cy + r * (lcg(&mut seed) - 0.5)]
+        })
+        .collect();
+    let even: Vec<[f32; 2]> = (0..n)
+        .map(|i| [0.3125 + 1.25 * (i % 80) as f32, 0.3125 + 1.25 * (i / 80) as f32])
+        .collect();
+    // Each agent's own heading (within ±60° of the flock's) and speed (1..3), drawn once.
+    let kept: Vec<(f32, f32)> = (0..n)
+        .map(|_| ((lcg(&mut seed) - 0.5) * 120.0, 1.0 + 2.0 * lcg(&mut seed)))
+        .collect();
+    let flock = |places: &[[f32; 2]],
+                 redraw_turn: bool,
+                 redraw_speed: bool,
+                 spread_speed: bool,
+                 seed: &mut u64| {
+        (0..20)
+            .map(|_| {
+                (0..n)
+                    .map(|i| {
+                        let turn = if redraw_turn {
+                            (lcg(seed) - 0.5) * 120.0
+                        } else {
+                            kept[i].0
+                        };
+                        let speed = match (spread_speed, redraw_speed) {
+                            (false, _) => 2.0,
+                            (true, false) => kept[i].1,
+                            (true, true) => 1.0 + 2.0 * lcg(seed),
+                        };
+                        let t = turn.to_radians();
+                        (places[i], [speed * t.cos(), speed * t.sin()])
+                    })
+                    .collect()
+            })
+            .collect::<Vec<Vec<_>>>()
+    };
+    let wrap = forge::scene::Boundary::Wrap;
+    let cases = [
+        // (file, where, turn redrawn, speed redrawn, speeds spread, the colour chosen)
+        ("steady-turn.bfs", &clumped, false, false, false, "relative-heading"),
+        ("noisy-turn.bfs", &clumped, true, false, false, "density"),
+        ("steady-speed.bfs", &clumped, true, false, true, "speed"),
+        ("noisy-both.bfs", &clumped, true, true, true, "density"),
+        // Evenly spread, density is flat: the choice falls back to spread, flicker and all.
+        ("noisy-even.bfs", &even, true, true, true, "speed"),
+    ];
+    for (file, places, turn, speed, spread, want) in cases {
+        let frames = flock(places, turn, speed, spread, &mut seed);
+        recording_frames(d.path(), file, [100.0, 100.0], wrap, &frames);
+        let look = printed_look(d.path(), file, &[]);
+        assert_eq!(look["color"], want, "{file}: {look}");
+    }
+    // A colour the user names is kept, however noisy.
+    let look = printed_look(d.path(), "noisy-turn.bfs", &["--color", "relative-heading"]);
+    assert_eq!(look["color"], "relative-heading");
+}
+
+/// Bloom lifts highlights: a flock that fills its world evenly has none, and bloom would only
+/// light its gaps, so the default bloom falls with the share of the world the flock covers
+/// (none where it covers all of it); a sparse flock keeps full bloom, and a bloom the user
+/// names is kept.
+#[test]
+fn the_default_bloom_falls_as_the_flock_fills_its_world() {
+    let d = TempDir::new().unwrap();
+    let still_agent = |p: [f32; 2]| (p, [1.0f32, 0.0]);
+    // A lattice over the whole world, an agent every 2 units (a 100-unit world on 180 px:
+    // 3.6 px apart, far closer than the 21 px squares the cover is counted in).
+    let even: Vec<_> = (0..50 * 50)
+        .map(|i| still_agent([1.0 + 2.0 * (i % 50) as f32, 1.0 + 2.0 * (i / 50) as f32]))
+        .collect();
+    // The same agents in one clump, a tenth of the world across.
+    let clump: Vec<_> = (0..50 * 50)
+        .map(|i| still_agent([45.0 + 0.2 * (i % 50) as f32, 45.0 + 0.2 * (i / 50) as f32]))
+        .collect();
+    let wrap = forge::scene::Boundary::Wrap;
+    recording(d.path(), "even.bfs", [100.0, 100.0], wrap, &even);
+    recording(d.path(), "clump.bfs", [100.0, 100.0], wrap, &clump);
+    let bloom = |bfs: &str, args: &[&str]| -> f64 {
+        printed_look(d.path(), bfs, args)["bloom"].as_f64().unwrap()
+    };
+    let (even_bloom, clump_bloom) = (bloom("even.bfs", &[]), bloom("clump.bfs", &[]));
+    println!("default bloom: {even_bloom} filling the world, {clump_bloom} in a clump");
+    assert!(even_bloom < 0.01, "a flock filling its world: bloom {even_bloom}");
+    assert!((clump_bloom - 0.5).abs() < 1e-6, "a clump: bloom {clump_bloom}");
+    assert_eq!(bloom("even.bfs", &["--bloom", "0.8"]), 0.8);
+    // Ink has no bloom, whatever the cover.
+    assert_eq!(bloom("clump.bfs", &["--style", "ink"]), 0.0);
 }

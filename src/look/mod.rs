@@ -78,7 +78,8 @@ pub struct Look {
     /// halves in 0.15 s: 0.86 at 30 fps].
     #[arg(help_heading = "Agents and light", long)]
     pub trails: Option<f32>,
-    /// Bloom strength, 0 = off [default: 0.5].
+    /// Bloom strength, 0 = off [default: 0.5; in 2D less for a flock that covers more than 85%
+    /// of its world, none from 95%; 0 in ink].
     #[arg(help_heading = "Agents and light", long)]
     pub bloom: Option<f32>,
     /// Bloom's size, relative to the default: 2 = the same glow twice as wide, 0.5 = half; the

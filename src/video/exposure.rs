@@ -96,6 +96,58 @@ fn px_per_unit(world: &World, width: u32, height: u32, fit: Fit) -> f32 {
     }
 }
 
+/// Squares, pixels at 1080p (scaled with the height), in which [`cover`] counts the world's
+/// area that holds agents: about the reach of bloom's first levels.
+const COVER_CELL_PX: f32 = 32.0;
+
+/// The share of the world's area on screen that holds agents, counted in squares of
+/// [`COVER_CELL_PX`] (its x–y projection in 3D), the median over frames sampled from `clip`.
+/// A flock that fills its world evenly (a jammed crystal, a disordered gas) covers nearly all
+/// of it: it has no highlights for bloom to lift, and bloom would only light its gaps.
+pub fn cover(
+    r: &mut Reader,
+    clip: std::ops::Range<u64>,
+    world: &World,
+    (width, height, fit): (u32, u32, Fit),
+) -> Result<f32> {
+    let dim = r.header().dim as usize;
+    let s = px_per_unit(world, width, height, fit);
+    let cell = COVER_CELL_PX * height as f32 / 1080.0 / s.max(1e-12);
+    let [ww, wh] = world.size;
+    let (gw, gh) = (
+        ((ww / cell).ceil() as usize).clamp(1, 4096),
+        ((wh / cell).ceil() as usize).clamp(1, 4096),
+    );
+    let mut grid = vec![false; gw * gh];
+    let mut shares = Vec::new();
+    let mut f = Frame::empty();
+    for k in super::ranges::sample_frames(clip, SAMPLE_FRAMES) {
+        r.read_frame_into(k, &mut f)
+            .map_err(|e| anyhow!("frame {k}: {e}"))?;
+        let n = f.agents(dim);
+        grid.iter_mut().for_each(|c| *c = false);
+        for i in (0..n).step_by((n / SAMPLE_AGENTS).max(1)) {
+            let (x, y) = (f.pos[i] / ww * gw as f32, f.pos[n + i] / wh * gh as f32);
+            if x >= 0.0 && y >= 0.0 && x < gw as f32 && y < gh as f32 {
+                grid[y as usize * gw + x as usize] = true;
+            }
+        }
+        shares.push(grid.iter().filter(|&&c| c).count() as f32 / grid.len() as f32);
+    }
+    if shares.is_empty() {
+        return Ok(0.0);
+    }
+    shares.sort_by(|a, b| a.total_cmp(b));
+    Ok(shares[shares.len() / 2])
+}
+
+/// The default bloom for a flock that covers `cover` of its world: full strength up to 85% of
+/// it, falling to none at 95% (see [`cover`]). Flocks with gaps, bands and clusters keep their
+/// glow; an evenly filled world does not turn into a lit haze.
+pub fn default_bloom(full: f32, cover: f32) -> f32 {
+    full * ((0.95 - cover) / 0.1).clamp(0.0, 1.0)
+}
+
 /// The frame the measurement is for.
 #[derive(Clone, Copy, Debug)]
 pub struct Framing {

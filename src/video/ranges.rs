@@ -128,29 +128,118 @@ pub fn density_range_3d(r: &mut Reader, frames: std::ops::Range<u64>) -> Result<
     Ok([0.0, if hi > 1e-6 { hi } else { 1.0 }])
 }
 
-/// The turn of every sampled agent: its heading minus its frame's mean heading (x–y), in
-/// degrees in (−180, 180], frame by frame.
-fn turns_by_frame(r: &mut Reader, frames: std::ops::Range<u64>) -> Result<Vec<Vec<f32>>> {
-    let dim = r.header().dim as usize;
-    let mut out = Vec::new();
+/// Each sampled agent's local density in a 2D recording, frame by frame, as the density pass
+/// computes it on the GPU (shaders/density.wgsl: counts on `render::density::grid_for`'s grid,
+/// the 5-tap binomial blur along x then y, wrapping in a periodic world; the nearest cell
+/// instead of a bilinear read).
+fn densities_2d(r: &mut Reader, frames: std::ops::Range<u64>) -> Result<Vec<Vec<f32>>> {
+    let h = r.header();
+    let size = [h.world_size[0], h.world_size[1]];
+    let wrap = h.boundary == Boundary::Wrap;
+    let g = crate::render::density::grid_for(size).map(|x| x as usize);
+    let at = |x: isize, y: isize| -> usize {
+        let (nx, ny) = (g[0] as isize, g[1] as isize);
+        let (x, y) = if wrap {
+            (x.rem_euclid(nx), y.rem_euclid(ny))
+        } else {
+            (x.clamp(0, nx - 1), y.clamp(0, ny - 1))
+        };
+        y as usize * g[0] + x as usize
+    };
+    const W: [f32; 5] = [0.0625, 0.25, 0.375, 0.25, 0.0625];
+    let (mut a, mut b) = (vec![0f32; g[0] * g[1]], vec![0f32; g[0] * g[1]]);
     let mut f = Frame::empty();
+    let mut out = Vec::new();
     for k in sample_frames(frames, RANGE_SAMPLE_FRAMES) {
         r.read_frame_into(k, &mut f)
             .map_err(|e| anyhow!("frame {k}: {e}"))?;
-        let n = f.agents(dim);
-        let mean = crate::render::mean_heading(&f, dim, n);
-        let step = (n / RANGE_SAMPLE_AGENTS).max(1);
-        let mut turns = Vec::with_capacity(n / step + 1);
-        for i in (0..n).step_by(step) {
-            let (vx, vy) = (f.vel[i], f.vel[n + i]);
-            if !(vx.is_finite() && vy.is_finite()) || (vx == 0.0 && vy == 0.0) {
-                continue;
+        let n = f.agents(2);
+        let cell = |i: usize| -> Option<(isize, isize)> {
+            let x = (f.pos[i] / size[0] * g[0] as f32).floor();
+            let y = (f.pos[n + i] / size[1] * g[1] as f32).floor();
+            (x >= 0.0 && y >= 0.0 && x < g[0] as f32 && y < g[1] as f32)
+                .then_some((x as isize, y as isize))
+        };
+        a.iter_mut().for_each(|c| *c = 0.0);
+        for i in 0..n {
+            if let Some((x, y)) = cell(i) {
+                a[at(x, y)] += 1.0;
             }
-            let t = vy.atan2(vx) - mean;
-            let t = t - std::f32::consts::TAU * (t / std::f32::consts::TAU).round();
-            turns.push(t.to_degrees());
         }
-        out.push(turns);
+        for (dx, dy) in [(1, 0), (0, 1)] {
+            for y in 0..g[1] as isize {
+                for x in 0..g[0] as isize {
+                    b[at(x, y)] = (0..5)
+                        .map(|t| W[t] * a[at(x + (t as isize - 2) * dx, y + (t as isize - 2) * dy)])
+                        .sum();
+                }
+            }
+            std::mem::swap(&mut a, &mut b);
+        }
+        let step = (n / RANGE_SAMPLE_AGENTS).max(1);
+        out.push(
+            (0..n)
+                .step_by(step)
+                .filter_map(|i| cell(i).map(|(x, y)| a[at(x, y)]))
+                .collect(),
+        );
+    }
+    Ok(out)
+}
+
+/// The turn of every sampled agent: its heading minus its frame's mean heading (x–y), in
+/// degrees in (−180, 180], frame by frame.
+fn turns_by_frame(r: &mut Reader, frames: std::ops::Range<u64>) -> Result<Vec<Vec<f32>>> {
+    let picks = sample_frames(frames, RANGE_SAMPLE_FRAMES);
+    Ok(per_agent(r, &picks, Quantity::Turn)?
+        .into_iter()
+        .map(|v| v.into_iter().filter(|t| t.is_finite()).collect())
+        .collect())
+}
+
+/// A colour quantity measured per agent.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Quantity {
+    Speed,
+    Turn,
+}
+
+/// `q` of the same sampled agents (every `n / RANGE_SAMPLE_AGENTS`-th) in each of `frames`,
+/// NaN where an agent has none (no finite velocity; for the turn, standing still), so that
+/// the i-th value of two frames is one agent's.
+fn per_agent(r: &mut Reader, frames: &[u64], q: Quantity) -> Result<Vec<Vec<f32>>> {
+    let dim = r.header().dim as usize;
+    let mut out = Vec::with_capacity(frames.len());
+    let mut f = Frame::empty();
+    for &k in frames {
+        r.read_frame_into(k, &mut f)
+            .map_err(|e| anyhow!("frame {k}: {e}"))?;
+        let n = f.agents(dim);
+        let step = (n / RANGE_SAMPLE_AGENTS).max(1);
+        let mean = match q {
+            Quantity::Turn => crate::render::mean_heading(&f, dim, n),
+            Quantity::Speed => 0.0,
+        };
+        let values = (0..n)
+            .step_by(step)
+            .map(|i| match q {
+                Quantity::Speed => (0..dim)
+                    .map(|a| f.vel[a * n + i] * f.vel[a * n + i])
+                    .sum::<f32>()
+                    .sqrt(),
+                Quantity::Turn => {
+                    let (vx, vy) = (f.vel[i], f.vel[n + i]);
+                    if !(vx.is_finite() && vy.is_finite()) || (vx == 0.0 && vy == 0.0) {
+                        return f32::NAN;
+                    }
+                    let t = vy.atan2(vx) - mean;
+                    let t = t - std::f32::consts::TAU * (t / std::f32::consts::TAU).round();
+                    t.to_degrees()
+                }
+            })
+            .map(|v| if v.is_finite() { v } else { f32::NAN })
+            .collect();
+        out.push(values);
     }
     Ok(out)
 }
@@ -198,33 +287,87 @@ pub(super) fn speeds_by_frame(
     r: &mut Reader,
     frames: std::ops::Range<u64>,
 ) -> Result<Vec<Vec<f32>>> {
-    let dim = r.header().dim as usize;
-    let mut out = Vec::new();
-    let mut f = Frame::empty();
-    for k in sample_frames(frames, RANGE_SAMPLE_FRAMES) {
-        r.read_frame_into(k, &mut f)
-            .map_err(|e| anyhow!("frame {k}: {e}"))?;
-        let n = f.agents(dim);
-        let step = (n / RANGE_SAMPLE_AGENTS).max(1);
-        let speeds = (0..n)
-            .step_by(step)
-            .map(|i| {
-                (0..dim)
-                    .map(|a| f.vel[a * n + i] * f.vel[a * n + i])
-                    .sum::<f32>()
-                    .sqrt()
-            })
-            .filter(|s| s.is_finite())
-            .collect();
-        out.push(speeds);
-    }
-    Ok(out)
+    let picks = sample_frames(frames, RANGE_SAMPLE_FRAMES);
+    Ok(per_agent(r, &picks, Quantity::Speed)?
+        .into_iter()
+        .map(|v| v.into_iter().filter(|s| s.is_finite()).collect())
+        .collect())
 }
+
+/// How steady `q` is from one recorded frame to the next, as the colour map shows it (values
+/// clamped to `range`): the correlation, over the sampled agents, between each agent's value
+/// in a frame and in the next, the median over pairs of frames sampled from `frames`. 1 where
+/// the agents share one value (nothing flickers); near 0 where the quantity is noise redrawn
+/// every frame, so that an agent's colour would flicker on the spot.
+fn steadiness(
+    r: &mut Reader,
+    frames: std::ops::Range<u64>,
+    q: Quantity,
+    range: [f32; 2],
+) -> Result<f32> {
+    if frames.end < frames.start + 2 {
+        return Ok(1.0);
+    }
+    let firsts = sample_frames(frames.start..frames.end - 1, RANGE_SAMPLE_FRAMES / 2);
+    let picks: Vec<u64> = firsts.iter().flat_map(|&k| [k, k + 1]).collect();
+    let values = per_agent(r, &picks, q)?;
+    let mut by_pair: Vec<f32> = values
+        .chunks(2)
+        .filter_map(|pair| {
+            let (a, b): (Vec<f64>, Vec<f64>) = pair[0]
+                .iter()
+                .zip(&pair[1])
+                .filter(|(a, b)| a.is_finite() && b.is_finite())
+                .map(|(&a, &b)| {
+                    let clamp = |v: f32| v.clamp(range[0], range[1]) as f64;
+                    (clamp(a), clamp(b))
+                })
+                .unzip();
+            correlation(&a, &b)
+        })
+        .collect();
+    if by_pair.is_empty() {
+        return Ok(1.0);
+    }
+    by_pair.sort_by(|a, b| a.total_cmp(b));
+    Ok(by_pair[by_pair.len() / 2])
+}
+
+/// Pearson's correlation of `a` and `b`; 1 where either holds one value (it cannot
+/// flicker), None with fewer than two pairs.
+fn correlation(a: &[f64], b: &[f64]) -> Option<f32> {
+    if a.len() < 2 {
+        return None;
+    }
+    let n = a.len() as f64;
+    let (ma, mb) = (a.iter().sum::<f64>() / n, b.iter().sum::<f64>() / n);
+    let (mut sab, mut saa, mut sbb) = (0.0, 0.0, 0.0);
+    for (x, y) in a.iter().zip(b) {
+        let (dx, dy) = (x - ma, y - mb);
+        sab += dx * dy;
+        saa += dx * dx;
+        sbb += dy * dy;
+    }
+    let tiny = 1e-12 * (ma * ma + mb * mb).max(1e-30) * n;
+    if saa <= tiny || sbb <= tiny {
+        return Some(1.0);
+    }
+    Some((sab / (saa * sbb).sqrt()) as f32)
+}
+
+/// Below this [`steadiness`], a quantity is noise from frame to frame (the Vicsek model's
+/// redrawn headings, a jammed crystal's jitter): coloured by it, agents flicker on the spot.
+const STEADY: f32 = 0.8;
+/// A quantity whose typical frame spans less of the map than this shows one colour.
+const MIN_SPREAD: f32 = 0.05;
 
 /// The colour quantity that carries the most over `frames` when no layer names one: speed
 /// if a typical frame's agents span at least 40% of the map by it, else whichever of speed
-/// and the turn (relative heading) spans more. (A flock at one speed, or one heading, shows
-/// nothing by it.)
+/// and the turn (relative heading) spans more, of those that hold steady from one frame to
+/// the next; where neither does (or neither spans more than a sliver of the map), local
+/// density, a steady, spatial quantity, unless it spans under 40% of the map too (a flock
+/// that fills its world evenly), when the choice is made on spread alone. (A flock at one
+/// speed, or one heading, shows nothing by it; a quantity redrawn every frame shows noise.)
 pub fn most_telling(
     r: &mut Reader,
     frames: std::ops::Range<u64>,
@@ -232,15 +375,40 @@ pub fn most_telling(
     use crate::look::ColorMode;
     // Each quantity read once, its range and its spread from the same samples.
     let speeds = speeds_by_frame(r, frames.clone())?;
-    let speed = spread(&speeds, speed_span(speeds.concat()));
-    if speed >= 0.4 {
+    let speed_range = speed_span(speeds.concat());
+    let speed = spread(&speeds, speed_range);
+    let speed_steady = steadiness(r, frames.clone(), Quantity::Speed, speed_range)? >= STEADY;
+    if speed >= 0.4 && speed_steady {
         return Ok(ColorMode::Speed);
     }
-    let turns = turns_by_frame(r, frames)?;
-    let turn = spread(&turns, turn_span(&turns));
-    Ok(if turn > speed {
-        ColorMode::RelativeHeading
-    } else {
-        ColorMode::Speed
-    })
+    let turns = turns_by_frame(r, frames.clone())?;
+    let turn_range = turn_span(&turns);
+    let turn = spread(&turns, turn_range);
+    let turn_steady = steadiness(r, frames.clone(), Quantity::Turn, turn_range)? >= STEADY;
+    let mut best: Option<(ColorMode, f32)> = None;
+    for (mode, span, steady) in [
+        (ColorMode::Speed, speed, speed_steady),
+        (ColorMode::RelativeHeading, turn, turn_steady),
+    ] {
+        if steady && span >= MIN_SPREAD && best.is_none_or(|(_, b)| span > b) {
+            best = Some((mode, span));
+        }
+    }
+    if let Some((mode, _)) = best {
+        return Ok(mode);
+    }
+    // Neither holds steady: density where it tells something (2D, where its spread can be
+    // measured here; 3D takes it as it is), else the one that spans more, flicker and all.
+    if r.header().dim == 2 {
+        let h = r.header();
+        let range = crate::render::density::range_2d([h.world_size[0], h.world_size[1]], h.agents);
+        if spread(&densities_2d(r, frames)?, range) < 0.4 {
+            return Ok(if speed < 0.4 && turn > speed {
+                ColorMode::RelativeHeading
+            } else {
+                ColorMode::Speed
+            });
+        }
+    }
+    Ok(ColorMode::Density)
 }

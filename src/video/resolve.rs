@@ -27,9 +27,10 @@ pub mod defaults {
     use crate::look::{Rgb, Size};
     pub const SIZE: Size = Size([1920, 1080]);
     pub const FPS: u32 = 30;
-    /// With the default map, the colour scale starts this far into it (a deep magenta), so
-    /// the slowest agents stay clearly visible on the dark background instead of vanishing
-    /// into inferno's near-black low end. A map chosen by a layer is used whole.
+    /// With the default map, speed's colour scale starts this far into it (a deep magenta),
+    /// so the slowest agents stay clearly visible on the dark background instead of vanishing
+    /// into inferno's near-black low end. Density takes the whole map (sparse regions recede,
+    /// clusters glow), and so does a map chosen by a layer.
     pub const COLORMAP_START: f32 = 0.3;
     /// Trails: the light an agent leaves halves in this many seconds, whatever the frame rate.
     /// The shortest default trails of a 3D recording (its camera moves: long trails would
@@ -96,6 +97,9 @@ impl Resolved {
             tag("point_size"),
             l.trails.unwrap_or(0.0),
         );
+        if self.measured.contains(&"bloom") {
+            s.push_str(&format!(", bloom {:.2} (measured)", l.bloom.unwrap_or(0.0)));
+        }
         if let Some(Span([a, b])) = l.range {
             s.push_str(&format!(", range {a:.3}..{b:.3}{}", tag("range")));
         }
@@ -298,9 +302,9 @@ pub fn resolve(layers: &Layers, r: &mut Reader, path: &Path) -> Result<Resolved>
     })
 }
 
-/// The frame and its style: size, rate, how the world fills it, trails, bloom, the
-/// background and the grading (defaults only; nothing here is measured). Ink is dark on a
-/// dusk sky, with no bloom.
+/// The frame and its style: size, rate, how the world fills it, trails, the background and
+/// the grading (defaults only; nothing here is measured). Ink is dark on a dusk sky, with no
+/// bloom; glow's bloom is measured (see [`exposure::cover`]).
 fn fill_frame(l: &mut Look, h: &Header) {
     let ink = l.style == Some(Style::Ink);
     l.style.get_or_insert(Style::Glow);
@@ -313,8 +317,9 @@ fn fill_frame(l: &mut Look, h: &Header) {
             Fit::Letterbox
         });
     l.follow.get_or_insert(false);
-    l.bloom
-        .get_or_insert(if ink { 0.0 } else { defaults::BLOOM });
+    if ink {
+        l.bloom.get_or_insert(0.0);
+    }
     l.bloom_radius.get_or_insert(1.0);
     l.stacking.get_or_insert(if ink { 0.5 } else { 0.7 });
     l.shape.get_or_insert(Shape::Dot);
@@ -335,7 +340,8 @@ fn fill_frame(l: &mut Look, h: &Header) {
 
 /// What agents are coloured by (in glow, the quantity that varies most over the recording;
 /// in ink, one dark colour), the map (per quantity) and where its scale starts (the default
-/// inferno leaves out its darkest 30%; a map a layer chose is used whole).
+/// inferno leaves out its darkest 30% for speed; density, and a map a layer chose, use it
+/// whole).
 fn fill_colours(
     l: &mut Look,
     r: &mut Reader,
@@ -364,7 +370,7 @@ fn fill_colours(
         _ => Colormap::Inferno,
     });
     l.colormap_start
-        .get_or_insert(if !given_map && map == Colormap::Inferno {
+        .get_or_insert(if !given_map && map == Colormap::Inferno && color.mode == ColorMode::Speed {
             defaults::COLORMAP_START
         } else {
             0.0
@@ -434,6 +440,17 @@ impl Measure<'_> {
                 .with_context(|| format!("measuring the look of {}", path.display()))?;
             measured.push("trails");
             l.trails = Some(t);
+        }
+        // 2D only: a 3D flock's x–y projection covers its box whatever the camera sees.
+        if l.bloom.is_none() && self.world.dim == 3 {
+            l.bloom = Some(defaults::BLOOM);
+        }
+        if l.bloom.is_none() {
+            let [w, h] = l.size.expect("resolved").0;
+            let cover = exposure::cover(r, 0..count, self.world, (w, h, l.fit.expect("resolved")))
+                .with_context(|| format!("measuring the look of {}", path.display()))?;
+            measured.push("bloom");
+            l.bloom = Some(exposure::default_bloom(defaults::BLOOM, cover));
         }
         match l.exposure {
             Some(_) => {
