@@ -126,17 +126,44 @@ def density_2d(pos, header):
 
 
 def px_per_frame(header, npz, look):
-    """The agents' median motion on screen, pixels per video frame (2D fit; 3D about 0.6 of
-    it, as the camera frames the box)."""
+    """The agents' median motion on screen, pixels per video frame, between the exported
+    frame and the next: 2D through the --fit scale; 3D through the camera the renderer places
+    (render/camera.rs: the flock's centre and twice its RMS radius filling the narrower field
+    of view, 25 degrees up, the orbit turning orbit_speed degrees a second of video), so that
+    the camera's own motion counts as the agents' motion on screen."""
     d = np.load(npz)
-    speed = np.median(np.linalg.norm(d["vel"][0].astype(np.float64), axis=1))
+    pos, vel = d["pos"].astype(np.float64), d["vel"].astype(np.float64)
     world = header["world"]
     w, h = look["size"]
-    scale = min(w / world[0], h / world[1])
-    if header["dim"] == 3:
-        scale *= 0.6
     frame_dt = header["dt"] * header["record_every"]
-    return speed * frame_dt * scale
+    if header["dim"] != 3 or look.get("camera") == "top" or len(pos) < 2:
+        speed = np.median(np.linalg.norm(vel[0], axis=1))
+        return speed * frame_dt * min(w / world[0], h / world[1])
+    centre = pos[0].mean(axis=0)
+    radius = 2.0 * np.sqrt(np.mean(np.sum((pos[0] - centre) ** 2, axis=1)))
+    half_y = np.radians(look.get("fov", 45.0)) / 2.0
+    aspect = w / h
+    half_x = np.arctan(np.tan(half_y) * aspect)
+    dist = radius / np.sin(min(half_y, half_x))
+    speed = look.get("orbit_speed", 18.0) if look.get("camera") == "orbit" else 0.0
+    k = int(d["frame"][0])
+
+    def pixels(p, frame):
+        az, el = np.radians(-90.0 + speed * frame / look["fps"]), np.radians(25.0)
+        eye = centre + dist * np.array([np.cos(el) * np.cos(az), np.cos(el) * np.sin(az),
+                                        np.sin(el)])
+        f = (centre - eye) / np.linalg.norm(centre - eye)
+        right = np.cross(f, [0.0, 0.0, 1.0])
+        right /= np.linalg.norm(right)
+        up = np.cross(right, f)
+        rel = p - eye
+        z = rel @ f
+        x = w / 2 * (1 + (rel @ right) / (z * np.tan(half_y) * aspect))
+        y = h / 2 * (1 - (rel @ up) / (z * np.tan(half_y)))
+        return np.stack([x, y], axis=1)
+
+    moved = pixels(pos[1], k + 1) - pixels(pos[0], k)
+    return float(np.median(np.linalg.norm(moved, axis=1)))
 
 
 def measure(forge, work, name, scene_arg):
@@ -157,8 +184,8 @@ def measure(forge, work, name, scene_arg):
         "--png", clip, "-q", "--force")
     imgs = frames_of(clip)
     npz = os.path.join(work, name + ".npz")
-    run(forge, "export", bfs, "--frames", f"{k}..{k + 1}", "-o", npz, "--no-metrics", "-q",
-        "--force")
+    run(forge, "export", bfs, "--frames", f"{k}..{min(n, k + 2)}", "-o", npz, "--no-metrics",
+        "-q", "--force")
     still = imgs[min(k - a, len(imgs) - 1)]
     y = luma(still)
     row = {"case": name, "style": look["style"], "color": look["color"]}
