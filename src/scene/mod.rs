@@ -13,6 +13,7 @@ mod file;
 mod lines;
 pub mod obstacles;
 mod resolve;
+pub mod species;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -23,6 +24,7 @@ use ctx::Ctx;
 use file::SceneFile;
 pub use lines::json_lines;
 pub use obstacles::Obstacle;
+pub use species::{Interaction, Interactions, Role, Species};
 use resolve::resolve;
 
 /// Which rule set moves the agents.
@@ -331,6 +333,15 @@ pub struct Scene {
     /// stored scene when there are none, so that older recordings keep their bytes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub obstacles: Vec<Obstacle>,
+    /// The flock's species, agents numbered species by species in this order (boids only).
+    /// Left out of a stored scene when there are none, so that older recordings keep their
+    /// bytes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub species: Vec<Species>,
+    /// With species: `interactions[a][b]`, what an agent of species a does with a neighbour of
+    /// species b (every pair present).
+    #[serde(default, skip_serializing_if = "Interactions::is_empty")]
+    pub interactions: Interactions,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub render: Option<crate::look::Look>,
 }
@@ -581,8 +592,12 @@ pub fn parse(src: &Source) -> Result<Scene, Vec<SceneError>> {
 impl Scene {
     /// The largest interaction radius: the neighbour grid's minimum cell size.
     pub fn interaction_radius(&self) -> f32 {
+        let r = |b: &BoidsParams| b.r_sep.max(b.r_ali).max(b.r_coh);
         match (&self.boids, &self.vicsek) {
-            (Some(b), _) => b.r_sep.max(b.r_ali).max(b.r_coh),
+            (Some(_), _) if !self.species.is_empty() => {
+                self.species.iter().map(|s| r(&s.boids)).fold(0.0, f32::max)
+            }
+            (Some(b), _) => r(b),
             (_, Some(v)) => v.r,
             _ => 0.0,
         }
