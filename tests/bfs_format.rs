@@ -85,6 +85,7 @@ fn header(dim: u8, agents: u32) -> Header {
         frame_count: None,
         source: SourceFormat::Forge,
         world_inferred: false,
+        species: Vec::new(),
     }
 }
 

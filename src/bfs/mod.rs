@@ -108,10 +108,14 @@ compile_error!("forge::bfs writes frames with bytemuck casts and assumes a littl
 
 /// Magic bytes at the start of a forge `.bfs` file.
 pub const MAGIC: [u8; 8] = *b"FORGEBFS";
-/// The version this build writes.
+/// The version this build writes for a recording without species (version 1: byte for byte
+/// what builds before species wrote).
 pub const VERSION: u16 = 1;
+/// The version this build writes for a recording with species: version 1 plus the species id
+/// of every agent after the scene JSON.
+pub const VERSION_SPECIES: u16 = 2;
 /// The versions this build reads.
-pub const SUPPORTED_VERSIONS: &[u16] = &[1];
+pub const SUPPORTED_VERSIONS: &[u16] = &[1, 2];
 /// Largest agent count accepted, checked before any allocation sized by the file.
 pub const MAX_AGENTS: u64 = 1 << 31;
 
@@ -132,7 +136,7 @@ pub(super) const FRAME_COUNT_AT: usize = 52;
 /// Bytes of the fixed part of the forge header (through name_len).
 pub(super) const FIXED_HEADER: usize = 64;
 /// Largest header_len accepted: fixed part, two capped texts, lengths, padding, CRC.
-pub(super) const MAX_HEADER_LEN: u64 = FIXED_HEADER as u64 + 4 + 2 * MAX_TEXT + 16;
+pub(super) const MAX_HEADER_LEN: u64 = FIXED_HEADER as u64 + 4 + 2 * MAX_TEXT + 4 + MAX_AGENTS + 16;
 /// Buffer of the writer; bulk arrays bigger than this bypass it.
 pub(super) const WRITE_BUFFER: usize = 64 << 10;
 /// BoidForge's default world.
@@ -172,6 +176,9 @@ pub struct Header {
     pub source: SourceFormat,
     /// True for BFS1, which stores no world size.
     pub world_inferred: bool,
+    /// The species index of each agent, in agent order (version 2); empty for a recording
+    /// without species (version 1, and BFS1).
+    pub species: Vec<u8>,
 }
 
 /// One recorded frame.
@@ -249,7 +256,7 @@ pub enum BfsError {
     Io(#[from] io::Error),
     #[error("not a .bfs file (unknown magic; expected \"FORGEBFS\" or \"BFS1\")")]
     BadMagic,
-    #[error("unsupported .bfs version {found} (this build reads version 1)")]
+    #[error("unsupported .bfs version {found} (this build reads versions 1 and 2)")]
     UnsupportedVersion { found: u16 },
     #[error("corrupt .bfs header: {0}")]
     CorruptHeader(String),
@@ -389,6 +396,12 @@ impl Header {
             frame_count: None,
             source: SourceFormat::Forge,
             world_inferred: false,
+            species: scene
+                .species
+                .iter()
+                .enumerate()
+                .flat_map(|(i, s)| std::iter::repeat_n(i as u8, s.agents as usize))
+                .collect(),
         }
     }
 }
@@ -415,6 +428,7 @@ mod tests {
             frame_count: None,
             source: SourceFormat::Forge,
             world_inferred: false,
+            species: Vec::new(),
         }
     }
 
