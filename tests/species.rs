@@ -159,6 +159,10 @@ fn the_flock_is_the_sum_of_the_species() {
         let out = simulate(dir.path(), &s, &[]);
         let h = forge::bfs::Reader::open(&out).unwrap().header().clone();
         assert_eq!(h.agents, 32);
+        // Version 2: each agent's species, numbered species by species in the order listed.
+        assert_eq!(h.version, 2);
+        let want: Vec<u8> = [vec![0u8; 30], vec![1u8; 2]].concat();
+        assert_eq!(h.species, want);
         let scene: serde_json::Value = serde_json::from_str(&h.scene_json).unwrap();
         assert_eq!(scene["species"][1]["role"], "predator");
         // The whole matrix is stored, defaults filled.
