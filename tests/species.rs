@@ -398,3 +398,70 @@ fn prey_thin_out_around_a_predator() {
         ignoring.1
     );
 }
+
+#[test]
+fn the_renderer_colours_agents_by_species() {
+    let dir = tmp();
+    let body = r##"{"model": "boids", "steps": 1, "seed": 2, "world": {"size": [320, 180]},
+        "boids": {"r_sep": 0.001, "r_ali": 0.001, "r_coh": 0.001},
+        "species": [
+          {"name": "red", "agents": 12, "render": {"colour": "#ff2020"}},
+          {"name": "blue", "agents": 12, "role": "predator", "render": {"colour": "#2040ff"}}],
+        "render": {"background": "#000000", "bloom": 0, "vignette": 0, "trails": 0}}"##;
+    let s = write(dir.path(), "s.json", body);
+    let out = simulate(dir.path(), &s, &[]);
+    // A recording without species has nothing to colour by: refused, naming the flag.
+    let plain = write(dir.path(), "p.json", r#"{"model": "boids", "agents": 5, "steps": 1}"#);
+    let plain_out = dir.path().join("plain.bfs");
+    succeeds(
+        dir.path(),
+        &["simulate", plain.to_str().unwrap(), "-o", plain_out.to_str().unwrap(), "-q"],
+    );
+    if !have_gpu("the_renderer_colours_agents_by_species") {
+        return;
+    }
+    let err = fails(
+        dir.path(),
+        &["still", plain_out.to_str().unwrap(), "--color", "species", "-o", "p.png"],
+    );
+    has(&err, "--color species: ");
+    has(&err, "has no species");
+    no_output(dir.path(), "p.png");
+    let png = dir.path().join("still.png");
+    succeeds(
+        dir.path(),
+        &[
+            "still",
+            out.to_str().unwrap(),
+            "--frame",
+            "0",
+            "--color",
+            "species",
+            "-o",
+            png.to_str().unwrap(),
+            "--size",
+            "320x180",
+        ],
+    );
+    let (w, h, px) = read_png(&png);
+    let c = px.len() / (w as usize * h as usize);
+    let f = forge::bfs::Reader::open(&out).unwrap().read_frame(0).unwrap();
+    let n = f.agents(2);
+    let (mut right, mut wrong) = (0, 0);
+    for i in 0..n {
+        let (x, y) = (f.pos[i] as usize, f.pos[n + i] as usize);
+        let (x, y) = (x.min(w as usize - 1), (h as usize - 1).saturating_sub(y));
+        let p = &px[(y * w as usize + x) * c..(y * w as usize + x) * c + 3];
+        let red = p[0] as i32 - p[2] as i32;
+        if red.abs() < 20 {
+            continue; // dark, or two sprites over each other
+        }
+        if (red > 0) == (i < 12) {
+            right += 1;
+        } else {
+            wrong += 1;
+        }
+    }
+    eprintln!("{right} agents in their species' colour, {wrong} in the other's");
+    assert!(right >= 16 && wrong <= 2, "{right} right, {wrong} wrong");
+}
