@@ -176,6 +176,29 @@ fn the_flock_is_the_sum_of_the_species() {
 }
 
 #[test]
+fn agents_on_the_command_line_scale_every_species() {
+    let dir = tmp();
+    let s = write(
+        dir.path(),
+        "s.json",
+        &format!(r#"{{"model": "boids", "steps": 1, "species": {TWO}}}"#),
+    );
+    let out = simulate(dir.path(), &s, &["--agents", "320"]);
+    let h = forge::bfs::Reader::open(&out).unwrap().header().clone();
+    let scene: serde_json::Value = serde_json::from_str(&h.scene_json).unwrap();
+    assert_eq!(h.agents, 320);
+    assert_eq!(scene["species"][0]["agents"], 300);
+    assert_eq!(scene["species"][1]["agents"], 20);
+    assert_eq!(h.species.iter().filter(|&&i| i == 1).count(), 20);
+    let err = fails(
+        dir.path(),
+        &["simulate", s.to_str().unwrap(), "--agents", "1", "-o", "x.bfs"],
+    );
+    has(&err, "--agents: at least 2 with 2 species");
+    no_output(dir.path(), "x.bfs");
+}
+
+#[test]
 fn the_cuda_backend_refuses_species_by_name() {
     let dir = tmp();
     let s = write(

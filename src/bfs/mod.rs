@@ -396,14 +396,23 @@ impl Header {
             frame_count: None,
             source: SourceFormat::Forge,
             world_inferred: false,
-            species: scene
-                .species
-                .iter()
-                .enumerate()
-                .flat_map(|(i, s)| std::iter::repeat_n(i as u8, s.agents as usize))
-                .collect(),
+            species: species_ids(scene),
         }
     }
+}
+
+/// Each agent's species index, as `sim::species` numbers them (empty without species).
+fn species_ids(scene: &Scene) -> Vec<u8> {
+    let mut ids: Vec<u8> = scene
+        .species
+        .iter()
+        .enumerate()
+        .flat_map(|(i, s)| std::iter::repeat_n(i as u8, s.agents as usize))
+        .collect();
+    if let Some(&last) = ids.last() {
+        ids.resize(scene.agents as usize, last);
+    }
+    ids
 }
 
 #[cfg(test)]

@@ -603,6 +603,44 @@ impl Scene {
         }
     }
 
+    /// Sets the agent count to `n`; with species, each species' count is scaled to keep its
+    /// share (at least one each, the rounding taken up by the largest), so that they still
+    /// sum to `n`. Fails, changing nothing, when there are fewer agents than species.
+    pub fn set_agents(&mut self, n: u32) -> Result<(), String> {
+        if !self.species.is_empty() {
+            let k = self.species.len();
+            if (n as usize) < k {
+                return Err(format!(
+                    "at least {k} with {k} species (scene.species: one agent each), got {n}"
+                ));
+            }
+            let total: u64 = self.species.iter().map(|s| s.agents as u64).sum();
+            let mut counts: Vec<u64> = self
+                .species
+                .iter()
+                .map(|s| (s.agents as u64 * n as u64 / total.max(1)).max(1))
+                .collect();
+            let largest = (0..k).max_by_key(|&i| (counts[i], std::cmp::Reverse(i))).unwrap_or(0);
+            let sum: u64 = counts.iter().sum();
+            if sum <= n as u64 {
+                counts[largest] += n as u64 - sum;
+            } else {
+                // Every species at least one: take the excess from the largest counts.
+                let mut excess = sum - n as u64;
+                while excess > 0 {
+                    let i = (0..k).max_by_key(|&i| counts[i]).unwrap_or(0);
+                    counts[i] -= 1;
+                    excess -= 1;
+                }
+            }
+            for (s, c) in self.species.iter_mut().zip(counts) {
+                s.agents = c as u32;
+            }
+        }
+        self.agents = n;
+        Ok(())
+    }
+
     /// The resolved scene as JSON text: stored in every recording, enough to reproduce it.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("a resolved scene always serialises")

@@ -61,6 +61,11 @@ impl Species {
         for (a, sp) in s.species.iter().enumerate() {
             out.of_agent
                 .extend(std::iter::repeat_n(a as u8, sp.agents as usize));
+            if a + 1 == count {
+                // Counts that do not sum to the flock (never, from a validated scene and
+                // `Scene::set_agents`): the last species takes the rest, or is cut short.
+                out.of_agent.resize(s.agents as usize, a as u8);
+            }
             let mut one = s.clone();
             one.boids = Some(sp.boids.clone());
             one.species = Vec::new();
