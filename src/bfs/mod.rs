@@ -35,6 +35,11 @@
 //! |        |      | byte before it except the frame_count field                         |
 //! |   C+4  |    4 | zero padding; header_len = C + 8 (a multiple of 8)                  |
 //!
+//! **Version 2** (recordings with species; without, the writer writes version 1): after the
+//! scene JSON, a `u32` count (= `n`) and `n` bytes, each agent's species index in agent order
+//! ([`Header::species`]); then the zero padding to a multiple of 8, the CRC (over these bytes
+//! too) and its padding, as above.
+//!
 //! Then frames, each `frame_size = 24 + 8 * dim * n` bytes, frame `k` at
 //! `header_len + k * frame_size`:
 //!
