@@ -21,7 +21,7 @@ struct Params {
     range: vec2f,      // colour value mapped to the LUT's ends (speed or density)
     radius_px: f32,    // halo radius in pixels
     core: f32,         // core radius as a fraction of the halo radius
-    mode: u32,         // 0 speed, 1 heading, 2 density, 3 fixed, 4 relative heading
+    mode: u32,         // 0 speed, 1 heading, 2 density, 3 fixed, 4 relative heading, 5 species
     copies: u32,       // 1, or 9 in a wrapping world
     intensity: f32,    // brightness of one sprite's core
     halo: f32,         // brightness of the halo relative to the core
@@ -159,8 +159,9 @@ fn vs_main(
 }
 
 // The colour value (0..1 over the map) for `p.mode`: 0 speed, 1 heading (the angle atan2
-// gives), 2 density, 4 heading relative to the flock's mean (degrees over the range), else
-// fixed. Every value is computed and one is selected (no branch).
+// gives), 2 density, 4 heading relative to the flock's mean (degrees over the range), 5 species
+// (the density slot then holds species index / 255, the palette's texel), else fixed. Every
+// value is computed and one is selected (no branch).
 fn by_mode(speed: f32, heading: f32, density: f32) -> f32 {
     let span = max(p.range.y - p.range.x, 1e-20);
     let by_speed = (speed - p.range.x) / span;
@@ -171,7 +172,11 @@ fn by_mode(speed: f32, heading: f32, density: f32) -> f32 {
     let by_turn = (turn_deg - p.range.x) / span;
     return select(
         select(
-            select(select(0.75, by_turn, p.mode == 4u), by_density, p.mode == 2u),
+            select(
+                select(select(0.75, density, p.mode == 5u), by_turn, p.mode == 4u),
+                by_density,
+                p.mode == 2u,
+            ),
             by_heading,
             p.mode == 1u,
         ),

@@ -19,7 +19,7 @@ use crate::record::Recorder;
 use crate::scene::Scene;
 use crate::sim::backend::{self, AnySolver, Backend};
 use crate::sim::cpu::unpermute;
-use crate::sim::obstacles::Obstacles;
+use crate::sim::Rules;
 use crate::sim::{init, FrameOut, Params, State};
 
 /// A scene to simulate while it is watched.
@@ -75,7 +75,7 @@ impl Live {
             s.backend,
             true,
             &Params::from_scene(&s.scene, 0),
-            &Obstacles::from_scene(&s.scene),
+            &Rules::from_scene(&s.scene),
         )?;
         let state = init::initial_state(&s.scene)?;
         s.scene.agents = state.n as u32;
@@ -238,7 +238,7 @@ impl Run {
         let mut solver = AnySolver::new(
             &chosen,
             params,
-            Obstacles::from_scene(scene),
+            Rules::from_scene(scene),
             state,
             self.threads,
             scene.search,

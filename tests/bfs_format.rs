@@ -85,6 +85,7 @@ fn header(dim: u8, agents: u32) -> Header {
         frame_count: None,
         source: SourceFormat::Forge,
         world_inferred: false,
+        species: Vec::new(),
     }
 }
 
@@ -452,6 +453,73 @@ fn header_errors_are_typed_and_named() {
 }
 
 #[test]
+fn species_ids_round_trip_as_version_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rng = Rng(12);
+    for dim in [2u8, 3] {
+        let mut h = header(dim, 5);
+        h.species = vec![0, 0, 1, 2, 1];
+        let frames = make_frames(dim, 5, 3, &mut rng);
+        let bytes = forge_bytes(&h, &frames, true);
+        assert_eq!(u16::from_le_bytes([bytes[8], bytes[9]]), VERSION_SPECIES);
+        let mut r = open_bytes(dir.path(), "s.bfs", &bytes).unwrap();
+        assert_eq!(r.header().version, VERSION_SPECIES);
+        assert_eq!(r.header().species, vec![0, 0, 1, 2, 1]);
+        for (k, f) in frames.iter().enumerate() {
+            assert_frame_eq(&r.read_frame(k as u64).unwrap(), k as u64, f);
+        }
+        // Without species: version 1, and not one byte more than before species existed.
+        h.species.clear();
+        let v1 = forge_bytes(&h, &frames, true);
+        assert_eq!(u16::from_le_bytes([v1[8], v1[9]]), 1);
+        assert!(header_len(&v1) < header_len(&bytes));
+        assert!(open_bytes(dir.path(), "v1.bfs", &v1).unwrap().header().species.is_empty());
+    }
+    // The ids must be one per agent, written and read.
+    let mut h = header(2, 5);
+    h.species = vec![0, 1];
+    assert!(Writer::new(Cursor::new(Vec::new()), &h).is_err());
+    h.species = vec![0; 5];
+    let mut bytes = forge_bytes(&h, &make_frames(2, 5, 1, &mut rng), true);
+    // The count field after the scene JSON says 4: refused by name, after a valid CRC.
+    let json_end = 64 + h.scene_name.len() + 4 + h.scene_json.len();
+    bytes[json_end..json_end + 4].copy_from_slice(&4u32.to_le_bytes());
+    fix_header_crc(&mut bytes);
+    match open_bytes(dir.path(), "bad.bfs", &bytes) {
+        Err(BfsError::CorruptHeader(m)) => assert!(m.contains("species ids for 4 agents"), "{m}"),
+        other => panic!("expected a corrupt header, got {:?}", other.map(|r| r.header().clone())),
+    }
+}
+
+#[test]
+fn a_version_1_recording_written_before_species_still_opens() {
+    // tests/fixtures/v1-cuplan.bfs: `forge simulate cuplan --steps 3 --agents 64` by the build
+    // before species existed. It opens as version 1 with no species, and today's build writes
+    // the very same bytes for the same scene (a scene without species is unchanged).
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/v1-cuplan.bfs");
+    let mut r = Reader::open(&fixture).unwrap();
+    assert_eq!(r.header().version, 1);
+    assert!(r.header().species.is_empty());
+    assert_eq!(r.header().agents, 64);
+    assert_eq!(r.frame_count(), 4);
+    for k in 0..4 {
+        assert_eq!(r.read_frame(k).unwrap().agents(2), 64);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("now.bfs");
+    let st = std::process::Command::new(assert_cmd::cargo::cargo_bin("forge"))
+        .args(["simulate", "cuplan", "--steps", "3", "--agents", "64", "--quiet", "-o"])
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    assert!(
+        std::fs::read(&out).unwrap() == std::fs::read(&fixture).unwrap(),
+        "today's build writes other bytes for the cuplan scene than the version 1 fixture"
+    );
+}
+
+#[test]
 fn writer_checks_its_input() {
     let mut bad = header(4, 3);
     assert!(Writer::new(Cursor::new(Vec::new()), &bad).is_err());
@@ -627,6 +695,10 @@ fn random_forge(rng: &mut Rng) -> Vec<u8> {
     let mut h = header(dim, agents);
     h.scene_name = "n".repeat(rng.below(12) as usize);
     h.scene_json = "{}".repeat(rng.below(20) as usize);
+    // Half of them version 2, with species ids.
+    if rng.below(2) == 0 {
+        h.species = (0..agents).map(|_| rng.below(4) as u8).collect();
+    }
     forge_bytes(&h, &frames, rng.below(3) != 0)
 }
 

@@ -1363,12 +1363,14 @@ fn scenes_lists_all_builtins() {
         [
             "cuplan",
             "murmuration",
+            "murmuration-falcon",
             "murmuration3d",
             "obstacles",
             "plasma",
             "schooling",
             "shoal3d",
             "turbulence",
+            "two-flocks",
             "vicsek",
             "vicsek-bands"
         ],
@@ -1392,6 +1394,8 @@ fn every_builtin_scene_runs() {
         "murmuration3d",
         "shoal3d",
         "obstacles",
+        "murmuration-falcon",
+        "two-flocks",
     ] {
         let out = format!("{name}.bfs");
         succeeds(

@@ -35,6 +35,7 @@ fn header(agents: u32) -> Header {
         frame_count: None,
         source: SourceFormat::Forge,
         world_inferred: false,
+        species: Vec::new(),
     }
 }
 

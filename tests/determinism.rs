@@ -375,3 +375,38 @@ const PINNED_BOIDS_NOISE_FOV_2D: &str =
     "9068d144aa8677171df436972100c2853357645961a9b23895bc51f915faf80d";
 const PINNED_BOIDS_NOISE_FOV_3D: &str =
     "b542b9b34916f991db7836fa479f259c67ae82984829961a82d150da418e31f1";
+
+#[test]
+fn species_bytes_do_not_depend_on_threads_search_or_simd() {
+    // Two flocks and two predators, each species with its own radii, weights, speeds, noise
+    // and field of view, an interaction matrix that is not symmetric, and an obstacle.
+    let species2 = r#"[
+        {"name": "a", "agents": 4000, "boids": {"w_flee": 300, "flee_radius": 60, "fov": 270}},
+        {"name": "b", "agents": 2498, "boids": {"r_ali": 20, "w_coh": 2, "v_max": 120, "noise": 1,
+                                                "w_flee": 200}},
+        {"name": "hawk", "agents": 2, "role": "predator",
+         "boids": {"v_min": 100, "v_max": 220, "chase_radius": 200, "w_chase": 300}}]"#;
+    let inter = r#"{"a": {"b": {"align": true}}, "b": {"a": {"separate": false, "cohere": true}}}"#;
+    check_all_variants(
+        "sp2",
+        &format!(
+            r#"{{"model": "boids", "steps": 8, "seed": 3,
+               "world": {{"size": [900, 500], "boundary": "wrap"}},
+               "boids": {{"w_sep": 40}},
+               "species": {species2}, "interactions": {inter},
+               "obstacles": [{{"circle": {{"center": [450, 250], "radius": 40}}}}],
+               "init": {{"layout": "clusters", "count": 5, "radius": 60}}}}"#
+        ),
+    );
+    check_all_variants(
+        "sp3",
+        &format!(
+            r#"{{"model": "boids", "dim": 3, "agents": {N}, "steps": 6, "seed": 4,
+               "world": {{"size": [300, 300, 300], "boundary": "reflect"}},
+               "boids": {{"w_sep": 40}},
+               "species": [{{"name": "fish", "agents": {}, "boids": {{"noise": 1}}}},
+                           {{"name": "shark", "agents": 3, "role": "predator"}}]}}"#,
+            N - 3
+        ),
+    );
+}

@@ -286,6 +286,7 @@ fn synthetic_header(dim: u8, agents: u32) -> Header {
         frame_count: None,
         source: SourceFormat::Forge,
         world_inferred: false,
+        species: Vec::new(),
     }
 }
 

@@ -35,6 +35,7 @@ fn header(dim: u8, agents: u32, boundary: Boundary) -> Header {
         frame_count: None,
         source: SourceFormat::Forge,
         world_inferred: false,
+        species: Vec::new(),
     }
 }
 

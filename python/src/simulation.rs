@@ -15,7 +15,7 @@ use forge::metrics::{self, Space};
 use forge::scene::{Boundary, Scene, Search};
 use forge::sim::backend::{self, AnySolver, Backend};
 use forge::sim::frames::FrameOut;
-use forge::sim::obstacles::Obstacles;
+use forge::sim::Rules;
 use forge::sim::{init, Params, State};
 
 use crate::errors::{arg_err, to_py, ForgeError};
@@ -177,15 +177,15 @@ impl PySimulation {
         let (solver, seeded) = py
             .detach(move || -> anyhow::Result<(AnySolver, Scene)> {
                 let mut scene = s2;
-                let obstacles = Obstacles::from_scene(&scene);
+                let rules = Rules::from_scene(&scene);
                 let chosen =
-                    backend::choose(backend, true, &Params::from_scene(&scene, 0), &obstacles)?;
+                    backend::choose(backend, true, &Params::from_scene(&scene, 0), &rules)?;
                 let state = init::initial_state(&scene)?;
                 scene.agents = state.n as u32;
                 let params = Params::from_scene(&scene, state.n);
                 let search = scene.search;
                 let threads = threads.unwrap_or(0);
-                let solver = AnySolver::new(&chosen, params, obstacles, state, threads, search)?;
+                let solver = AnySolver::new(&chosen, params, rules, state, threads, search)?;
                 Ok((solver, scene))
             })
             .map_err(to_py)?;

@@ -9,7 +9,7 @@ use anyhow::{bail, Result};
 use crate::bfs::Header;
 use crate::record::Recorder;
 use crate::scene::{self, Scene, Search};
-use crate::sim::obstacles::Obstacles;
+use crate::sim::Rules;
 use crate::sim::{cpu::CpuSolver, init, Params};
 use crate::units::si;
 
@@ -129,7 +129,7 @@ fn solver_for(s: &Scene, threads: usize, search: Search) -> Result<CpuSolver> {
     let st = init::initial_state(s)?;
     let n = st.n;
     let p = Params::from_scene(s, n);
-    Ok(CpuSolver::new(p, st, threads, search)?.with_obstacles(Obstacles::from_scene(s)))
+    Ok(CpuSolver::new(p, st, threads, search)?.with_rules(Rules::from_scene(s)))
 }
 
 /// This process's peak resident memory (VmHWM), KiB (Linux).

@@ -52,6 +52,7 @@ impl Reader {
                 frame_count: h.frame_count,
                 source: SourceFormat::Bfs1,
                 world_inferred: true,
+                species: Vec::new(),
             },
             count,
             warnings,

@@ -35,6 +35,11 @@
 //! |        |      | byte before it except the frame_count field                         |
 //! |   C+4  |    4 | zero padding; header_len = C + 8 (a multiple of 8)                  |
 //!
+//! **Version 2** (recordings with species; without, the writer writes version 1): after the
+//! scene JSON, a `u32` count (= `n`) and `n` bytes, each agent's species index in agent order
+//! ([`Header::species`]); then the zero padding to a multiple of 8, the CRC (over these bytes
+//! too) and its padding, as above.
+//!
 //! Then frames, each `frame_size = 24 + 8 * dim * n` bytes, frame `k` at
 //! `header_len + k * frame_size`:
 //!
@@ -108,10 +113,14 @@ compile_error!("forge::bfs writes frames with bytemuck casts and assumes a littl
 
 /// Magic bytes at the start of a forge `.bfs` file.
 pub const MAGIC: [u8; 8] = *b"FORGEBFS";
-/// The version this build writes.
+/// The version this build writes for a recording without species (version 1: byte for byte
+/// what builds before species wrote).
 pub const VERSION: u16 = 1;
+/// The version this build writes for a recording with species: version 1 plus the species id
+/// of every agent after the scene JSON.
+pub const VERSION_SPECIES: u16 = 2;
 /// The versions this build reads.
-pub const SUPPORTED_VERSIONS: &[u16] = &[1];
+pub const SUPPORTED_VERSIONS: &[u16] = &[1, 2];
 /// Largest agent count accepted, checked before any allocation sized by the file.
 pub const MAX_AGENTS: u64 = 1 << 31;
 
@@ -132,7 +141,7 @@ pub(super) const FRAME_COUNT_AT: usize = 52;
 /// Bytes of the fixed part of the forge header (through name_len).
 pub(super) const FIXED_HEADER: usize = 64;
 /// Largest header_len accepted: fixed part, two capped texts, lengths, padding, CRC.
-pub(super) const MAX_HEADER_LEN: u64 = FIXED_HEADER as u64 + 4 + 2 * MAX_TEXT + 16;
+pub(super) const MAX_HEADER_LEN: u64 = FIXED_HEADER as u64 + 4 + 2 * MAX_TEXT + 4 + MAX_AGENTS + 16;
 /// Buffer of the writer; bulk arrays bigger than this bypass it.
 pub(super) const WRITE_BUFFER: usize = 64 << 10;
 /// BoidForge's default world.
@@ -172,6 +181,9 @@ pub struct Header {
     pub source: SourceFormat,
     /// True for BFS1, which stores no world size.
     pub world_inferred: bool,
+    /// The species index of each agent, in agent order (version 2); empty for a recording
+    /// without species (version 1, and BFS1).
+    pub species: Vec<u8>,
 }
 
 /// One recorded frame.
@@ -249,7 +261,7 @@ pub enum BfsError {
     Io(#[from] io::Error),
     #[error("not a .bfs file (unknown magic; expected \"FORGEBFS\" or \"BFS1\")")]
     BadMagic,
-    #[error("unsupported .bfs version {found} (this build reads version 1)")]
+    #[error("unsupported .bfs version {found} (this build reads versions 1 and 2)")]
     UnsupportedVersion { found: u16 },
     #[error("corrupt .bfs header: {0}")]
     CorruptHeader(String),
@@ -389,8 +401,23 @@ impl Header {
             frame_count: None,
             source: SourceFormat::Forge,
             world_inferred: false,
+            species: species_ids(scene),
         }
     }
+}
+
+/// Each agent's species index, as `sim::species` numbers them (empty without species).
+fn species_ids(scene: &Scene) -> Vec<u8> {
+    let mut ids: Vec<u8> = scene
+        .species
+        .iter()
+        .enumerate()
+        .flat_map(|(i, s)| std::iter::repeat_n(i as u8, s.agents as usize))
+        .collect();
+    if let Some(&last) = ids.last() {
+        ids.resize(scene.agents as usize, last);
+    }
+    ids
 }
 
 #[cfg(test)]
@@ -415,6 +442,7 @@ mod tests {
             frame_count: None,
             source: SourceFormat::Forge,
             world_inferred: false,
+            species: Vec::new(),
         }
     }
 

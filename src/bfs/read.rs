@@ -133,6 +133,8 @@ struct TextSpans {
     name_end: usize,
     json_start: usize,
     json_end: usize,
+    /// Version 2: the species ids (agents of them).
+    species: Option<(usize, usize)>,
 }
 
 /// The name and JSON lengths against `header_len` (`b.len()`), then the CRC and the padding.
@@ -154,7 +156,33 @@ fn text_spans(b: &[u8]) -> Result<TextSpans, BfsError> {
     }
     let json_start = name_end + 4;
     let json_end = json_start + json_len as usize;
-    let crc_at = pad8(json_end);
+    let mut end = json_end;
+    let mut species = None;
+    if le_u16(b, 8) == VERSION_SPECIES {
+        if json_end as u64 + 4 > header_len {
+            return Err(corrupt(format!(
+                "json_len {json_len} leaves no room for the species ids in header_len \
+                 {header_len}"
+            )));
+        }
+        let count = u64::from(le_u32(b, json_end));
+        let agents = u64::from(le_u32(b, 20));
+        if count != agents {
+            return Err(corrupt(format!(
+                "the header holds species ids for {count} agents, but the recording has \
+                 {agents}"
+            )));
+        }
+        if json_end as u64 + 4 + count > header_len {
+            return Err(corrupt(format!(
+                "species ids for {count} agents run past header_len {header_len}"
+            )));
+        }
+        let start = json_end + 4;
+        end = start + count as usize;
+        species = Some((start, end));
+    }
+    let crc_at = pad8(end);
     if (crc_at + 8) as u64 != header_len {
         return Err(corrupt(format!(
             "header_len is {header_len} but name and JSON lengths give {}",
@@ -165,7 +193,7 @@ fn text_spans(b: &[u8]) -> Result<TextSpans, BfsError> {
     if header_crc(&b[..crc_at]) != stored_crc {
         return Err(corrupt("header checksum mismatch"));
     }
-    if b[json_end..crc_at]
+    if b[end..crc_at]
         .iter()
         .chain(&b[crc_at + 4..])
         .any(|&x| x != 0)
@@ -176,6 +204,7 @@ fn text_spans(b: &[u8]) -> Result<TextSpans, BfsError> {
         name_end,
         json_start,
         json_end,
+        species,
     })
 }
 
@@ -229,6 +258,7 @@ fn decode_header(b: &[u8], text: &TextSpans) -> Result<Header, BfsError> {
         frame_count: (raw_count != STREAMING).then_some(raw_count),
         source: SourceFormat::Forge,
         world_inferred: false,
+        species: text.species.map(|(a, z)| b[a..z].to_vec()).unwrap_or_default(),
     })
 }
 

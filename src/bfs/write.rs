@@ -36,6 +36,13 @@ impl<W: Write + Seek> Writer<W> {
                 header.agents
             )));
         }
+        if !header.species.is_empty() && header.species.len() != header.agents as usize {
+            return Err(invalid_input(format!(
+                "species ids for {} agents, but the recording has {}",
+                header.species.len(),
+                header.agents
+            )));
+        }
         if header.record_every == 0 {
             return Err(invalid_input("record_every must be at least 1".into()));
         }
@@ -161,11 +168,17 @@ impl<W: Write + Seek> Drop for Writer<W> {
 pub(super) fn encode_header(h: &Header) -> Vec<u8> {
     let name = h.scene_name.as_bytes();
     let json = h.scene_json.as_bytes();
-    let crc_at = pad8(FIXED_HEADER + name.len() + 4 + json.len());
+    // Version 2 only with species: a recording without keeps version 1's bytes.
+    let (version, species) = if h.species.is_empty() {
+        (VERSION, 0)
+    } else {
+        (VERSION_SPECIES, 4 + h.species.len())
+    };
+    let crc_at = pad8(FIXED_HEADER + name.len() + 4 + json.len() + species);
     let header_len = crc_at + 8;
     let mut b = Vec::with_capacity(header_len);
     b.extend_from_slice(&MAGIC);
-    b.extend_from_slice(&VERSION.to_le_bytes());
+    b.extend_from_slice(&version.to_le_bytes());
     b.extend_from_slice(&0u16.to_le_bytes());
     b.extend_from_slice(&(header_len as u32).to_le_bytes());
     b.extend_from_slice(&[h.dim, h.model.code(), h.boundary.code(), 0]);
@@ -182,6 +195,10 @@ pub(super) fn encode_header(h: &Header) -> Vec<u8> {
     b.extend_from_slice(name);
     b.extend_from_slice(&(json.len() as u32).to_le_bytes());
     b.extend_from_slice(json);
+    if species > 0 {
+        b.extend_from_slice(&(h.species.len() as u32).to_le_bytes());
+        b.extend_from_slice(&h.species);
+    }
     b.resize(crc_at, 0);
     let crc = header_crc(&b);
     b.extend_from_slice(&crc.to_le_bytes());

@@ -41,7 +41,9 @@ impl Overrides {
                     scene.init.path.as_deref().unwrap_or("a file")
                 );
             }
-            scene.agents = n as u32;
+            scene
+                .set_agents(n as u32)
+                .map_err(|e| anyhow::anyhow!("--agents: {e}"))?;
             if let Some(c) = scene.init.count {
                 scene.init.count = Some(c.min(n as u32));
             }

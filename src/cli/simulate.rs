@@ -14,7 +14,7 @@ use crate::record::Recorder;
 use crate::scene::{self, Scene, Search};
 use crate::signal::{self, Interrupted};
 use crate::sim::backend::{self, AnySolver};
-use crate::sim::obstacles::Obstacles;
+use crate::sim::Rules;
 use crate::sim::{init, Params, RecordError};
 use crate::units::{bytes, si};
 
@@ -104,7 +104,7 @@ impl<'a> Plan<'a> {
             a.backend,
             a.quiet,
             &Params::from_scene(&scene, 0),
-            &Obstacles::from_scene(&scene),
+            &Rules::from_scene(&scene),
         )?;
         let state = init::initial_state(&scene).map_err(|e| {
             // Outside `layout: file` (whose errors name scene.init.*), the only failures are
@@ -191,7 +191,7 @@ impl<'a> Plan<'a> {
         let mut solver = AnySolver::new(
             &self.backend,
             params,
-            Obstacles::from_scene(scene),
+            Rules::from_scene(scene),
             state,
             a.threads.unwrap_or(0),
             scene.search,

@@ -22,6 +22,9 @@ pub enum ColorMode {
     Density,
     /// One colour for every agent: the colour map's brightest end, or `fixed:#rrggbb`.
     Fixed,
+    /// Each agent in its species' colour (`render.colour` of `scene.species`; a palette's
+    /// where a species gives none): recordings with species only.
+    Species,
 }
 
 /// What `--color` takes: a colour mode, or `fixed:#rrggbb` for one colour of your own.

@@ -106,6 +106,21 @@ pub fn bake(map: Colormap, floor: f32) -> Vec<u8> {
     out
 }
 
+/// A LUT of one colour per species: texel i is `colours[i]` (the last colour beyond them), so
+/// that an agent's value `i / 255` (its species index) lands on the centre of texel i.
+pub fn palette(colours: &[[u8; 3]]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(LUT_SIZE * 4);
+    for i in 0..LUT_SIZE {
+        let c = colours
+            .get(i)
+            .or(colours.last())
+            .copied()
+            .unwrap_or([255, 255, 255]);
+        out.extend_from_slice(&[c[0], c[1], c[2], 255]);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -31,7 +31,13 @@ impl Renderer {
             range,
             radius_px,
             core: (core_px / radius_px).clamp(0.05, 1.0),
-            mode: super::settings::color_code(self.look.color),
+            // Species without their ids (a renderer never told them): one colour.
+            mode: match self.look.color {
+                super::ColorMode::Species if self.species.is_none() => {
+                    super::settings::color_code(super::ColorMode::Fixed)
+                }
+                c => super::settings::color_code(c),
+            },
             intensity: 1.0,
             halo: 0.35,
             shutter: self.look.shutter / 360.0 * self.world.frame_dt,
@@ -47,10 +53,12 @@ impl Renderer {
             },
             ..p
         };
+        // `--color species`: the species values where the density would be.
         let density_buf = self
             .density
             .as_ref()
             .map(|d| &d.density)
+            .or(self.species.as_ref())
             .unwrap_or(&self.agents_buf);
         // Positions at 0, velocities right after them (the file's frame layout).
         let a = &self.agents_buf;

@@ -141,6 +141,9 @@ pub struct Renderer {
     agents_buf: wgpu::Buffer,
     capacity: u32,
     density: Option<DensityPass>,
+    /// `--color species`: each agent's species index / 255, one f32 per agent
+    /// ([`Renderer::set_species`]).
+    species: Option<wgpu::Buffer>,
     agents: AgentsPass,
     fade: FadePass,
     bloom: Option<BloomPass>,
@@ -196,7 +199,10 @@ impl Renderer {
         let (hdr_views, ldr, ldr_view) = targets(device, w, h, display);
         let hdr_pair = [&hdr_views[0], &hdr_views[1]];
 
-        let lut_bytes = colormap::bake(look.colormap, look.colormap_floor);
+        let lut_bytes = match (&look.palette, look.color) {
+            (Some(p), ColorMode::Species) => colormap::palette(p),
+            _ => colormap::bake(look.colormap, look.colormap_floor),
+        };
         // Overlays go on display images (not on linear light).
         let overlay = (look.overlay.any() && output != Output::Linear).then(|| {
             OverlayPass::new(
@@ -263,6 +269,7 @@ impl Renderer {
             agents_buf,
             capacity,
             density,
+            species: None,
             agents,
             fade,
             bloom,
@@ -457,6 +464,24 @@ impl Renderer {
             ));
         }
         Ok(())
+    }
+
+    /// Each agent's species index (agent order), for `--color species`: the value the palette
+    /// is read at.
+    pub fn set_species(&mut self, ids: &[u8]) {
+        let values: Vec<f32> = ids.iter().map(|&i| i as f32 / 255.0).collect();
+        let buf = self.gpu.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("species values"),
+            size: (values.len().max(1) * 4) as u64,
+            usage: wgpu::BufferUsages::VERTEX | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        if !values.is_empty() {
+            self.gpu
+                .queue
+                .write_buffer(&buf, 0, bytemuck::cast_slice(&values));
+        }
+        self.species = Some(buf);
     }
 
     /// The frame's positions at 0 of the agents' buffer, its velocities right after them

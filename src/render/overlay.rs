@@ -230,7 +230,7 @@ pub fn colorbar_labels(mode: ColorMode, range: [f32; 2]) -> Option<(String, Stri
             short_number(range[1]),
             "density (agents per cell)".into(),
         ),
-        ColorMode::Fixed => return None,
+        ColorMode::Fixed | ColorMode::Species => return None,
     })
 }
 

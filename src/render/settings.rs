@@ -13,6 +13,7 @@ pub(super) fn color_code(c: ColorMode) -> u32 {
         ColorMode::Density => 2,
         ColorMode::Fixed => 3,
         ColorMode::RelativeHeading => 4,
+        ColorMode::Species => 5,
     }
 }
 
@@ -52,6 +53,9 @@ pub struct Settings {
     pub color: ColorMode,
     /// `fixed:#rrggbb`: the colour, sRGB as written (`#rrggbb` / 255).
     pub fixed: Option<[f32; 3]>,
+    /// `--color species`: each species' colour (sRGB bytes), by species index; the colour map
+    /// is then this palette (`colormap::palette`), and each agent's value its species.
+    pub palette: Option<Vec<[u8; 3]>>,
     pub colormap: crate::look::Colormap,
     /// Where the map starts (0..1): the default look leaves out a map's darkest colours.
     pub colormap_floor: f32,

@@ -21,7 +21,9 @@ pub const BUILTIN: &[Builtin] = builtin![
     "cuplan",
     "murmuration3d",
     "shoal3d",
-    "obstacles"
+    "obstacles",
+    "murmuration-falcon",
+    "two-flocks"
 ];
 
 /// The scene `forge demo` (the README's main command) renders: flocks visible even at 10k agents.

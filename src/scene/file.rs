@@ -27,6 +27,9 @@ pub(super) struct SceneFile {
     pub(super) init: Option<InitFile>,
     /// Shapes boids steer around (src/scene/obstacles.rs): checked there, entry by entry.
     pub(super) obstacles: Option<Vec<super::obstacles::ObstacleFile>>,
+    /// The flock's species (src/scene/species.rs) and who does what with whom.
+    pub(super) species: Option<Vec<super::species::SpeciesFile>>,
+    pub(super) interactions: Option<super::species::InteractionsFile>,
     pub(super) render: Option<Look>,
 }
 

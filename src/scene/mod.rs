@@ -13,6 +13,7 @@ mod file;
 mod lines;
 pub mod obstacles;
 mod resolve;
+pub mod species;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -23,6 +24,7 @@ use ctx::Ctx;
 use file::SceneFile;
 pub use lines::json_lines;
 pub use obstacles::Obstacle;
+pub use species::{Interaction, Interactions, Role, Species};
 use resolve::resolve;
 
 /// Which rule set moves the agents.
@@ -331,6 +333,15 @@ pub struct Scene {
     /// stored scene when there are none, so that older recordings keep their bytes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub obstacles: Vec<Obstacle>,
+    /// The flock's species, agents numbered species by species in this order (boids only).
+    /// Left out of a stored scene when there are none, so that older recordings keep their
+    /// bytes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub species: Vec<Species>,
+    /// With species: `interactions[a][b]`, what an agent of species a does with a neighbour of
+    /// species b (every pair present).
+    #[serde(default, skip_serializing_if = "Interactions::is_empty")]
+    pub interactions: Interactions,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub render: Option<crate::look::Look>,
 }
@@ -581,11 +592,53 @@ pub fn parse(src: &Source) -> Result<Scene, Vec<SceneError>> {
 impl Scene {
     /// The largest interaction radius: the neighbour grid's minimum cell size.
     pub fn interaction_radius(&self) -> f32 {
+        let r = |b: &BoidsParams| b.r_sep.max(b.r_ali).max(b.r_coh);
         match (&self.boids, &self.vicsek) {
-            (Some(b), _) => b.r_sep.max(b.r_ali).max(b.r_coh),
+            (Some(_), _) if !self.species.is_empty() => {
+                self.species.iter().map(|s| r(&s.boids)).fold(0.0, f32::max)
+            }
+            (Some(b), _) => r(b),
             (_, Some(v)) => v.r,
             _ => 0.0,
         }
+    }
+
+    /// Sets the agent count to `n`; with species, each species' count is scaled to keep its
+    /// share (at least one each, the rounding taken up by the largest), so that they still
+    /// sum to `n`. Fails, changing nothing, when there are fewer agents than species.
+    pub fn set_agents(&mut self, n: u32) -> Result<(), String> {
+        if !self.species.is_empty() {
+            let k = self.species.len();
+            if (n as usize) < k {
+                return Err(format!(
+                    "at least {k} with {k} species (scene.species: one agent each), got {n}"
+                ));
+            }
+            let total: u64 = self.species.iter().map(|s| s.agents as u64).sum();
+            let mut counts: Vec<u64> = self
+                .species
+                .iter()
+                .map(|s| (s.agents as u64 * n as u64 / total.max(1)).max(1))
+                .collect();
+            let largest = (0..k).max_by_key(|&i| (counts[i], std::cmp::Reverse(i))).unwrap_or(0);
+            let sum: u64 = counts.iter().sum();
+            if sum <= n as u64 {
+                counts[largest] += n as u64 - sum;
+            } else {
+                // Every species at least one: take the excess from the largest counts.
+                let mut excess = sum - n as u64;
+                while excess > 0 {
+                    let i = (0..k).max_by_key(|&i| counts[i]).unwrap_or(0);
+                    counts[i] -= 1;
+                    excess -= 1;
+                }
+            }
+            for (s, c) in self.species.iter_mut().zip(counts) {
+                s.agents = c as u32;
+            }
+        }
+        self.agents = n;
+        Ok(())
     }
 
     /// The resolved scene as JSON text: stored in every recording, enough to reproduce it.

@@ -118,6 +118,12 @@ pub(super) fn resolve(f: SceneFile, src: &Source, cx: &mut Ctx) -> Scene {
     let world = world_size(wf.size.as_deref(), dim, p_world, cx);
     let boundary = wf.boundary.unwrap_or(p_boundary);
     let (boids, vicsek) = model_params(&f, model, preset, dt, cx);
+    let (species, interactions) = resolve_species(&f, boids.as_ref(), dt, cx);
+    let agents = if species.is_empty() {
+        agents
+    } else {
+        species_agents(&f, layout, &species, agents, cx)
+    };
     let init = resolve_init(&f, layout, dim, &world, agents, src, cx);
     let obstacles = super::obstacles::resolve(cx, f.obstacles.as_deref().unwrap_or(&[]), dim);
     if model != Model::Boids && !obstacles.is_empty() {
@@ -147,8 +153,77 @@ pub(super) fn resolve(f: SceneFile, src: &Source, cx: &mut Ctx) -> Scene {
         vicsek,
         init,
         obstacles,
+        species,
+        interactions,
         render,
     }
+}
+
+/// `scene.species` and `scene.interactions` (src/scene/species.rs), checked with the same
+/// number rules as `scene.boids`; species with topological neighbours are refused.
+fn resolve_species(
+    f: &SceneFile,
+    boids: Option<&BoidsParams>,
+    dt: f32,
+    cx: &mut Ctx,
+) -> (Vec<super::Species>, super::Interactions) {
+    if f.species.is_some() && boids.is_some_and(|b| !b.neighbours.is_metric()) {
+        cx.err(
+            "scene.species",
+            "not with topological neighbours (scene.boids.neighbours): species use the metric \
+             rules",
+        );
+    }
+    let checks = super::species::Checks {
+        pos_f: &pos_f,
+        any_f: &any_f,
+        noise: &|cx: &mut Ctx, path: &str, v: Option<f64>| heading_noise_at(cx, path, v, dt),
+        fov: &fov_at,
+    };
+    super::species::resolve(
+        cx,
+        f.species.as_deref(),
+        f.interactions.as_ref(),
+        boids,
+        &checks,
+    )
+}
+
+/// The flock's size with species: the sum of theirs; `scene.agents`, when given, must be it.
+fn species_agents(
+    f: &SceneFile,
+    layout: Layout,
+    species: &[super::Species],
+    agents: u32,
+    cx: &mut Ctx,
+) -> u32 {
+    let sum: u64 = species.iter().map(|s| s.agents as u64).sum();
+    if layout == Layout::File {
+        cx.err(
+            "scene.species",
+            "not with init.layout \"file\": species number agents from 0 in the order listed, \
+             which a recording's agents do not carry",
+        );
+    }
+    if sum > MAX_AGENTS {
+        cx.err(
+            "scene.species",
+            format!("the species' agents sum to {sum}, more than {MAX_AGENTS}"),
+        );
+        return agents;
+    }
+    if let Some(a) = f.agents {
+        if a > 0 && a as u64 != sum {
+            cx.err(
+                "scene.agents",
+                format!(
+                    "must equal the sum of scene.species[].agents ({sum}), got {a} (or leave \
+                     it out)"
+                ),
+            );
+        }
+    }
+    sum as u32
 }
 
 /// The preset (named, else the model's own) and the model (named, else the preset's).
@@ -356,7 +431,12 @@ fn model_params(
 /// `[−η√dt/2, η√dt/2)`, so `η√dt` may be at most 2π (a full turn: the noise's cos/sin is exact
 /// to within a turn either way, src/sim/math.rs `cos_sin`).
 fn heading_noise(cx: &mut Ctx, v: Option<f64>, dt: f32) -> f32 {
-    const PATH: &str = "scene.boids.noise";
+    heading_noise_at(cx, "scene.boids.noise", v, dt)
+}
+
+/// [`heading_noise`] at `PATH` (a species' `boids.noise`).
+#[allow(non_snake_case)]
+fn heading_noise_at(cx: &mut Ctx, PATH: &str, v: Option<f64>, dt: f32) -> f32 {
     let eta = pos_f(cx, PATH, v, 0.0, true);
     let two_pi = 2.0 * std::f64::consts::PI;
     let width = eta as f64 * (dt as f64).sqrt();
@@ -419,7 +499,12 @@ fn avoidance(cx: &mut Ctx, b: &super::file::BoidsFile, obstacles: bool, p: &mut 
 
 /// `boids.fov`: the field of view in degrees, in (0, 360] (360, the default: all around).
 fn fov(cx: &mut Ctx, v: Option<f64>) -> f32 {
-    const PATH: &str = "scene.boids.fov";
+    fov_at(cx, "scene.boids.fov", v)
+}
+
+/// [`fov`] at `PATH` (a species' `boids.fov`).
+#[allow(non_snake_case)]
+fn fov_at(cx: &mut Ctx, PATH: &str, v: Option<f64>) -> f32 {
     let all = FOV_ALL_AROUND as f64;
     match v {
         Some(x) if !x.is_finite() => {

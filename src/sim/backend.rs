@@ -7,8 +7,7 @@ use clap::ValueEnum;
 
 use super::cpu::{CpuError, CpuSolver};
 use super::cuda::{open_device, CudaError, CudaSolver, Device};
-use super::obstacles::Obstacles;
-use super::{Diverged, FrameOut, Params, RecordError, State};
+use super::{Diverged, FrameOut, Params, RecordError, Rules, State};
 use crate::scene::Search;
 
 /// `--backend`: which solver runs the step.
@@ -54,8 +53,14 @@ impl std::error::Error for CudaRequired {
 
 /// Why a run with `params` can use the CPU backend only, if it can: what the CUDA kernels do not
 /// implement.
-pub fn cpu_only(params: &Params, obstacles: &Obstacles) -> Option<&'static str> {
-    if !obstacles.is_empty() {
+pub fn cpu_only(params: &Params, rules: &Rules) -> Option<&'static str> {
+    if rules.species.is_some() {
+        return Some(
+            "species (scene.species) run on the CPU only: the CUDA kernels do not implement \
+             them",
+        );
+    }
+    if !rules.obstacles.is_empty() {
         return Some(
             "obstacles (scene.obstacles) run on the CPU only: the CUDA kernels do not implement \
              them",
@@ -81,9 +86,9 @@ pub fn choose(
     backend: Backend,
     quiet: bool,
     params: &Params,
-    obstacles: &Obstacles,
+    rules: &Rules,
 ) -> Result<Chosen, CudaRequired> {
-    match (backend, cpu_only(params, obstacles)) {
+    match (backend, cpu_only(params, rules)) {
         (Backend::Cpu, _) => return Ok(Chosen::Cpu),
         (Backend::Cuda, Some(why)) => return Err(CudaRequired(CudaError::Unsupported(why))),
         (Backend::Auto, Some(why)) => {
@@ -156,21 +161,21 @@ enum Inner {
 
 impl AnySolver {
     /// `state` in agent order; `threads == 0` means all cores (CPU only).
-    /// `obstacles`: the scene's (`Obstacles::from_scene`); CUDA refuses any.
+    /// `rules`: the scene's obstacles and species (`Rules::from_scene`); CUDA refuses either.
     pub fn new(
         chosen: &Chosen,
         params: Params,
-        obstacles: Obstacles,
+        rules: Rules,
         state: State,
         threads: usize,
         search: Search,
     ) -> Result<AnySolver, SolverError> {
         let inner = match chosen {
-            Chosen::Cpu => Inner::Cpu(
-                CpuSolver::new(params, state, threads, search)?.with_obstacles(obstacles),
-            ),
-            Chosen::Cuda(_) if !obstacles.is_empty() => {
-                let why = cpu_only(&params, &obstacles).expect("obstacles are CPU only");
+            Chosen::Cpu => {
+                Inner::Cpu(CpuSolver::new(params, state, threads, search)?.with_rules(rules))
+            }
+            Chosen::Cuda(_) if cpu_only(&params, &rules).is_some() => {
+                let why = cpu_only(&params, &rules).expect("checked just above");
                 return Err(SolverError::Cuda(CudaError::Unsupported(why)));
             }
             Chosen::Cuda(d) => Inner::Cuda(Box::new(CudaSolver::new(d, params, state, search)?)),

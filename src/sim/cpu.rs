@@ -17,6 +17,7 @@ use super::math::*;
 use super::obstacles::Obstacles;
 use super::pool::Pool;
 use super::simd::{self, Isa};
+use super::species::{self as spc, Hunter, Species};
 use super::topo;
 use super::{filled, AllocError, Diverged, FrameOut, Params, State};
 use crate::scene::{Model, Search};
@@ -91,6 +92,10 @@ pub struct CpuSolver {
     pub search: Search,
     /// Boids: the obstacles ([`CpuSolver::with_obstacles`]; none by default).
     obstacles: Obstacles,
+    /// Boids: the species ([`CpuSolver::with_species`]; none by default) and the predators of
+    /// the current step (scratch).
+    species: Option<Species>,
+    hunters: Vec<Hunter>,
 }
 
 /// The CPU solver could not be set up.
@@ -175,6 +180,8 @@ impl CpuSolver {
             step: 0,
             search,
             obstacles: Obstacles::none(),
+            species: None,
+            hunters: Vec::new(),
         })
     }
 
@@ -183,6 +190,17 @@ impl CpuSolver {
     pub fn with_obstacles(mut self, obstacles: Obstacles) -> CpuSolver {
         self.obstacles = obstacles;
         self
+    }
+
+    /// The solver with the scene's species (`Species::from_scene`; None: the step without).
+    pub fn with_species(mut self, species: Option<Species>) -> CpuSolver {
+        self.species = species;
+        self
+    }
+
+    /// The solver with the scene's obstacles and species ([`super::Rules::from_scene`]).
+    pub fn with_rules(self, rules: super::Rules) -> CpuSolver {
+        self.with_obstacles(rules.obstacles).with_species(rules.species)
     }
 
     /// Threads the last step's neighbour pass ran on (1 when its work was too small to split,
@@ -270,6 +288,8 @@ impl CpuSolver {
     pub fn step(&mut self) -> Result<(), Diverged> {
         let bad = AtomicUsize::new(usize::MAX);
         match (self.params.model(), self.params.dim) {
+            (Model::Boids, 2) if self.species.is_some() => self.step_species::<2>(&bad),
+            (Model::Boids, _) if self.species.is_some() => self.step_species::<3>(&bad),
             (Model::Boids, 2) if self.params.topo_k > 0 => self.step_topo::<2>(&bad),
             (Model::Boids, _) if self.params.topo_k > 0 => self.step_topo::<3>(&bad),
             (Model::Boids, 2) => self.step_boids::<2>(&bad),
@@ -465,6 +485,79 @@ impl CpuSolver {
                 let all = [(0u32, n as u32)];
                 for s in r {
                     let (pi, vi) = boids_agent::<D>(&p, p.wraps(), &src, s, &all, t_step, ids[s]);
+                    check(bad, s, &pi, &vi);
+                    // SAFETY: chunks partition 0..n.
+                    unsafe { out.put::<D>(n, s, &pi, &vi) };
+                }
+            });
+        }
+    }
+
+    /// Boids with species (src/sim/species.rs), on the same two searches.
+    fn step_species<const D: usize>(&mut self, bad: &AtomicUsize) {
+        let p = self.params;
+        let n = self.cur.n;
+        let t_step = self.step;
+        let grid = self.search == Search::Grid;
+        {
+            let sp = self.species.as_ref().expect("a species step has species");
+            spc::hunters(sp, D, &self.cur.pos, &self.ids, &mut self.hunters);
+        }
+        if grid {
+            self.build_grid(false);
+        } else {
+            self.build_brute(false);
+        }
+        let sp = self.species.as_ref().expect("a species step has species");
+        let hunters = &self.hunters[..];
+        let out = StateOut::new(&mut self.next.pos, &mut self.next.vel);
+        if grid {
+            let g = self.grid.as_ref().expect("grid search has a grid");
+            let src = spc::Src {
+                pos: &g.spos,
+                vel: &g.svel,
+                vfix: &g.svfix,
+                ids: &self.next_ids,
+                m: n,
+                obs: &self.obstacles,
+            };
+            let visited = AtomicUsize::new(0);
+            let pool = self.pool.as_ref().filter(|_| self.pairs >= self.min_pairs);
+            Self::for_chunks(pool, n, |r| {
+                let mut ranges = [(0u32, 0u32); 27];
+                let mut cur_cell = usize::MAX;
+                let mut nr = 0;
+                let (mut cell_pairs, mut pairs) = (0, 0);
+                for t in r {
+                    let c = g.scell[t] as usize;
+                    if c != cur_cell {
+                        cur_cell = c;
+                        nr = g.neighbour_ranges(c, p.wraps(), D, &mut ranges).0;
+                        cell_pairs = candidates(&ranges[..nr]);
+                    }
+                    pairs += cell_pairs;
+                    let (pi, vi) = spc::agent_step::<D>(sp, &src, t, &ranges[..nr], hunters, t_step);
+                    check(bad, t, &pi, &vi);
+                    // SAFETY: slot t belongs to this chunk.
+                    unsafe { out.put::<D>(n, t, &pi, &vi) };
+                }
+                visited.fetch_add(pairs, Ordering::Relaxed);
+            });
+            self.pairs = visited.into_inner();
+        } else {
+            let src = spc::Src {
+                pos: &self.cur.pos,
+                vel: &self.cur.vel,
+                vfix: &self.bvfix,
+                ids: &self.ids,
+                m: n,
+                obs: &self.obstacles,
+            };
+            let pool = self.pool.as_ref().filter(|_| self.pairs >= self.min_pairs);
+            Self::for_chunks(pool, n, |r| {
+                let all = [(0u32, n as u32)];
+                for s in r {
+                    let (pi, vi) = spc::agent_step::<D>(sp, &src, s, &all, hunters, t_step);
                     check(bad, s, &pi, &vi);
                     // SAFETY: chunks partition 0..n.
                     unsafe { out.put::<D>(n, s, &pi, &vi) };

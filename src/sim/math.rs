@@ -218,6 +218,13 @@ pub fn boids_integrate<const D: usize>(
     pos: &mut [f32; D],
     vel: &mut [f32; D],
 ) {
+    let a = boids_accel(p, acc, vel);
+    boids_move(p, obs, a, step, agent, pos, vel);
+}
+
+/// The steering of the three rules from the neighbour sums (before obstacles and the clamp).
+#[inline(always)]
+pub fn boids_accel<const D: usize>(p: &Params, acc: &BoidsAcc<D>, vel: &[f32; D]) -> [f32; D] {
     let mut a = [0f32; D];
     for k in 0..D {
         a[k] = p.w_sep * from_fix(acc.sep[k]);
@@ -234,6 +241,21 @@ pub fn boids_integrate<const D: usize>(
             a[k] = a[k] + p.w_coh * (from_fix(acc.coh[k]) / n);
         }
     }
+    a
+}
+
+/// The rest of [`boids_integrate`] from the steering `a`: obstacles' avoidance, the clamp to
+/// max_force, Euler, heading noise, speed band, boundary, settling out of obstacles.
+#[inline(always)]
+pub fn boids_move<const D: usize>(
+    p: &Params,
+    obs: &Obstacles,
+    mut a: [f32; D],
+    step: u64,
+    agent: u64,
+    pos: &mut [f32; D],
+    vel: &mut [f32; D],
+) {
     if !obs.is_empty() {
         obs.steer(pos, vel, &mut a);
     }

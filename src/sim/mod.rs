@@ -15,9 +15,35 @@ pub mod math;
 pub mod obstacles;
 pub mod pool;
 pub mod simd;
+pub mod species;
 mod topo;
 
 pub use frames::{FrameOut, RecordError};
+
+/// What of a scene the step needs beyond [`Params`]: its obstacles and its species. Both
+/// empty: the step is the one it was before either existed.
+#[derive(Clone, Debug, Default)]
+pub struct Rules {
+    pub obstacles: obstacles::Obstacles,
+    pub species: Option<species::Species>,
+}
+
+impl Rules {
+    pub fn from_scene(s: &Scene) -> Rules {
+        Rules {
+            obstacles: obstacles::Obstacles::from_scene(s),
+            species: species::Species::from_scene(s),
+        }
+    }
+
+    /// No obstacles, no species.
+    pub fn none() -> Rules {
+        Rules {
+            obstacles: obstacles::Obstacles::none(),
+            species: None,
+        }
+    }
+}
 
 use crate::scene::{Boundary, Model, Scene};
 
@@ -159,6 +185,14 @@ impl Params {
             p.topo_k = b.neighbours.k();
             p.heading_noise = b.noise * s.dt.sqrt();
             p.fov_cos = math::fov_cos(b.fov);
+        }
+        // With species, the candidates must cover every species' radii (src/sim/species.rs
+        // then tests each pair against its own).
+        for sp in &s.species {
+            let b = &sp.boids;
+            p.r_sep2 = p.r_sep2.max(b.r_sep * b.r_sep);
+            p.r_ali2 = p.r_ali2.max(b.r_ali * b.r_ali);
+            p.r_coh2 = p.r_coh2.max(b.r_coh * b.r_coh);
         }
         if let Some(v) = &s.vicsek {
             // Vicsek's single radius is stored as the alignment radius.

@@ -164,7 +164,10 @@ fn set_param(s: &mut Scene, p: Param, x: f64) -> Result<(), PointError> {
             }
         }
         Param::Agents => {
-            s.agents = x as u32;
+            // With species fewer agents than species keep one each (Species::from_scene).
+            if s.set_agents(x as u32).is_err() {
+                s.agents = x as u32;
+            }
             if let Some(c) = s.init.count {
                 s.init.count = Some(c.min(s.agents));
             }
@@ -228,7 +231,9 @@ fn set_density(s: &mut Scene, varies: &[Vary], rho: f64) -> Result<(), PointErro
                 agents: n,
             });
         }
-        s.agents = n as u32;
+        if s.set_agents(n as u32).is_err() {
+            s.agents = n as u32;
+        }
         if let Some(c) = s.init.count {
             s.init.count = Some(c.min(s.agents));
         }

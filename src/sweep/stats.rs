@@ -5,7 +5,7 @@ use anyhow::{anyhow, Result};
 
 use crate::metrics::polarization;
 use crate::scene::{Scene, Search};
-use crate::sim::obstacles::Obstacles;
+use crate::sim::Rules;
 use crate::sim::{cpu::CpuSolver, init, Params};
 
 /// One run's samples of the order parameter φ: means of φ, φ², φ⁴ over the measured steps.
@@ -44,7 +44,7 @@ pub fn run_one(
     let dim = scene.dim;
     let params = Params::from_scene(scene, n);
     let mut solver = CpuSolver::new(params, state, 1, Search::Auto)?
-        .with_obstacles(Obstacles::from_scene(scene));
+        .with_rules(Rules::from_scene(scene));
     let (mut s1, mut s2, mut s4) = (0.0f64, 0.0f64, 0.0f64);
     let total = equilibrate + measure;
     for k in 1..=total {

@@ -363,6 +363,12 @@ fn fill_colours(
             ColorBy::mode(mode)
         }
     };
+    if color.mode == ColorMode::Species && r.header().species.is_empty() {
+        anyhow::bail!(
+            "--color species: {} has no species (its scene lists no scene.species)",
+            path.display()
+        );
+    }
     l.color = Some(color);
     let map = *l.colormap.get_or_insert(match color.mode {
         ColorMode::Heading => Colormap::Sinebow,
@@ -496,7 +502,7 @@ impl Measure<'_> {
             ColorMode::Density => {
                 crate::render::density::range_2d(self.world.size, r.header().agents)
             }
-            ColorMode::Heading | ColorMode::Fixed => return Ok(()),
+            ColorMode::Heading | ColorMode::Fixed | ColorMode::Species => return Ok(()),
         };
         measured.push("range");
         l.range = Some(Span(range));
@@ -515,6 +521,7 @@ fn settings_of(l: &Look, overlay: Overlays, view3: Option<View3>) -> Settings {
         style: l.style.expect("resolved"),
         color: color.mode,
         fixed: color.fixed.map(|c| c.unit()),
+        palette: None,
         colormap: l.colormap.expect("resolved"),
         colormap_floor: l.colormap_start.expect("resolved"),
         range: l.range.map(|r| r.0),

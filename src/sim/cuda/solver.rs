@@ -128,7 +128,7 @@ impl CudaSolver {
         search: Search,
     ) -> Result<Self, CudaError> {
         // The scene's obstacles never reach here: `AnySolver::new` refuses them first.
-        let none = super::super::obstacles::Obstacles::none();
+        let none = super::super::Rules::none();
         if let Some(why) = super::super::backend::cpu_only(&params, &none) {
             return Err(CudaError::Unsupported(why));
         }
