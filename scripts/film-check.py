@@ -11,7 +11,7 @@ size a scene asks for) with no other look flag, and prints one table row per cas
          clip, where agents move under a pixel a frame (target < 2%; '-' where they move
          faster, with the rate in brackets);
   spread the default colour quantity's 5th..95th percentile agent, share of the colour
-         map (target >= 40%; '-' for a fixed colour);
+         map (target >= 40%; '-' for a fixed colour and for species' own colours);
   ink    for the ink style: the share of changed pixels darker than the sky (target 100%),
          and the longest run of one 8-bit colour down the sky (target <= 6 px).
 
@@ -59,7 +59,7 @@ def quantity(look, npz, header):
     """Each agent's value of the look's colour quantity in the exported frame, and the share
     of the map its 5th..95th percentile spans (None for a fixed colour)."""
     mode = look["color"]
-    if mode.startswith("fixed"):
+    if mode.startswith("fixed") or mode == "species":
         return None
     d = np.load(npz)
     vel = d["vel"][0].astype(np.float64)
