@@ -450,6 +450,15 @@ fn the_renderer_colours_agents_by_species() {
     has(&err, "--color species: ");
     has(&err, "has no species");
     no_output(dir.path(), "p.png");
+    // Asked for by a look file, the message names the file.
+    let look = write(dir.path(), "s.look.json", r#"{"color": "species"}"#);
+    let err = fails(
+        dir.path(),
+        &["still", plain_out.to_str().unwrap(), "--look", look.to_str().unwrap(), "-o", "p.png"],
+    );
+    has(&err, &format!("--look {}: color species: ", look.display()));
+    has(&err, "has no species");
+    no_output(dir.path(), "p.png");
     let png = dir.path().join("still.png");
     succeeds(
         dir.path(),

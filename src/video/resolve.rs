@@ -278,6 +278,13 @@ pub fn resolve(layers: &Layers, r: &mut Reader, path: &Path) -> Result<Resolved>
     let mut measured = Vec::new();
     fill_frame(&mut look, &h);
     fill_colours(&mut look, r, path, &mut measured)?;
+    if look.color.is_some_and(|c| c.mode == ColorMode::Species) && h.species.is_empty() {
+        anyhow::bail!(
+            "{} species: {} has no species (its scene lists no scene.species)",
+            origin("color"),
+            path.display()
+        );
+    }
     if look.color.is_some_and(|c| c.mode == ColorMode::Heading)
         && !look.colormap.is_some_and(Colormap::is_cyclic)
     {
@@ -363,12 +370,6 @@ fn fill_colours(
             ColorBy::mode(mode)
         }
     };
-    if color.mode == ColorMode::Species && r.header().species.is_empty() {
-        anyhow::bail!(
-            "--color species: {} has no species (its scene lists no scene.species)",
-            path.display()
-        );
-    }
     l.color = Some(color);
     let map = *l.colormap.get_or_insert(match color.mode {
         ColorMode::Heading => Colormap::Sinebow,
