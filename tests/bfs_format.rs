@@ -473,7 +473,11 @@ fn species_ids_round_trip_as_version_2() {
         let v1 = forge_bytes(&h, &frames, true);
         assert_eq!(u16::from_le_bytes([v1[8], v1[9]]), 1);
         assert!(header_len(&v1) < header_len(&bytes));
-        assert!(open_bytes(dir.path(), "v1.bfs", &v1).unwrap().header().species.is_empty());
+        assert!(open_bytes(dir.path(), "v1.bfs", &v1)
+            .unwrap()
+            .header()
+            .species
+            .is_empty());
     }
     // The ids must be one per agent, written and read.
     let mut h = header(2, 5);
@@ -487,7 +491,10 @@ fn species_ids_round_trip_as_version_2() {
     fix_header_crc(&mut bytes);
     match open_bytes(dir.path(), "bad.bfs", &bytes) {
         Err(BfsError::CorruptHeader(m)) => assert!(m.contains("species ids for 4 agents"), "{m}"),
-        other => panic!("expected a corrupt header, got {:?}", other.map(|r| r.header().clone())),
+        other => panic!(
+            "expected a corrupt header, got {:?}",
+            other.map(|r| r.header().clone())
+        ),
     }
 }
 
@@ -508,7 +515,9 @@ fn a_version_1_recording_written_before_species_still_opens() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("now.bfs");
     let st = std::process::Command::new(assert_cmd::cargo::cargo_bin("forge"))
-        .args(["simulate", "cuplan", "--steps", "3", "--agents", "64", "--quiet", "-o"])
+        .args([
+            "simulate", "cuplan", "--steps", "3", "--agents", "64", "--quiet", "-o",
+        ])
         .arg(&out)
         .status()
         .unwrap();

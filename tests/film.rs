@@ -21,7 +21,13 @@ fn recording(
     agents: &[([f32; 2], [f32; 2])],
 ) {
     let frame = agents.to_vec();
-    recording_frames(dir, name, world, boundary, &[frame.clone(), frame.clone(), frame]);
+    recording_frames(
+        dir,
+        name,
+        world,
+        boundary,
+        &[frame.clone(), frame.clone(), frame],
+    );
 }
 
 /// A 2D recording of `world` and `boundary` whose frame k holds `frames[k]` (positions and
@@ -568,11 +574,19 @@ fn the_default_colour_is_a_quantity_that_holds_steady() {
     let clumped: Vec<[f32; 2]> = (0..n)
         .map(|i| {
             let (cx, cy, r) = [(50.0, 50.0, 100.0), (30.0, 30.0, 40.0), (70.0, 70.0, 20.0)][i % 3];
-            [cx + r * (lcg(&mut seed) - 0.5), cy + r * (lcg(&mut seed) - 0.5)]
+            [
+                cx + r * (lcg(&mut seed) - 0.5),
+                cy + r * (lcg(&mut seed) - 0.5),
+            ]
         })
         .collect();
     let even: Vec<[f32; 2]> = (0..n)
-        .map(|i| [0.3125 + 1.25 * (i % 80) as f32, 0.3125 + 1.25 * (i / 80) as f32])
+        .map(|i| {
+            [
+                0.3125 + 1.25 * (i % 80) as f32,
+                0.3125 + 1.25 * (i / 80) as f32,
+            ]
+        })
         .collect();
     // Each agent's own heading (within ±60° of the flock's) and speed (1..3), drawn once.
     let kept: Vec<(f32, f32)> = (0..n)
@@ -607,7 +621,14 @@ fn the_default_colour_is_a_quantity_that_holds_steady() {
     let wrap = forge::scene::Boundary::Wrap;
     let cases = [
         // (file, where, turn redrawn, speed redrawn, speeds spread, the colour chosen)
-        ("steady-turn.bfs", &clumped, false, false, false, "relative-heading"),
+        (
+            "steady-turn.bfs",
+            &clumped,
+            false,
+            false,
+            false,
+            "relative-heading",
+        ),
         ("noisy-turn.bfs", &clumped, true, false, false, "density"),
         ("steady-speed.bfs", &clumped, true, false, true, "speed"),
         ("noisy-both.bfs", &clumped, true, true, true, "density"),
@@ -650,8 +671,14 @@ fn the_default_bloom_falls_as_the_flock_fills_its_world() {
     };
     let (even_bloom, clump_bloom) = (bloom("even.bfs", &[]), bloom("clump.bfs", &[]));
     println!("default bloom: {even_bloom} filling the world, {clump_bloom} in a clump");
-    assert!(even_bloom < 0.01, "a flock filling its world: bloom {even_bloom}");
-    assert!((clump_bloom - 0.5).abs() < 1e-6, "a clump: bloom {clump_bloom}");
+    assert!(
+        even_bloom < 0.01,
+        "a flock filling its world: bloom {even_bloom}"
+    );
+    assert!(
+        (clump_bloom - 0.5).abs() < 1e-6,
+        "a clump: bloom {clump_bloom}"
+    );
     assert_eq!(bloom("even.bfs", &["--bloom", "0.8"]), 0.8);
     // Ink has no bloom, whatever the cover.
     assert_eq!(bloom("clump.bfs", &["--style", "ink"]), 0.0);

@@ -350,7 +350,10 @@ fn dark_gradients_are_dithered_not_banded() {
         }
     }
     println!("down the columns: longest run {column_run} dithered, {column_banded} rounded");
-    assert!(column_banded >= 30, "the columns should band when rounded ({column_banded})");
+    assert!(
+        column_banded >= 30,
+        "the columns should band when rounded ({column_banded})"
+    );
     assert!(
         column_run <= 4,
         "a run of {column_run} rows of one value down a column (the ordered dither allows 4 at any slope)"

@@ -36,7 +36,8 @@ fn invalid(body: &str) -> String {
     err
 }
 
-const TWO: &str = r#"[{"name": "starling", "agents": 30}, {"name": "falcon", "agents": 2, "role": "predator"}]"#;
+const TWO: &str =
+    r#"[{"name": "starling", "agents": 30}, {"name": "falcon", "agents": 2, "role": "predator"}]"#;
 
 #[test]
 fn bad_species_are_named_by_their_json_path() {
@@ -168,7 +169,10 @@ fn the_flock_is_the_sum_of_the_species() {
         // The whole matrix is stored, defaults filled.
         assert_eq!(scene["interactions"]["starling"]["starling"]["align"], true);
         assert_eq!(scene["interactions"]["starling"]["falcon"]["align"], false);
-        assert_eq!(scene["interactions"]["falcon"]["starling"]["separate"], true);
+        assert_eq!(
+            scene["interactions"]["falcon"]["starling"]["separate"],
+            true
+        );
         // The flight defaults to the prey's max_force, the chase to the predator's.
         assert_eq!(scene["species"][0]["flee"]["weight"], 220.0);
         assert_eq!(scene["species"][1]["chase"]["weight"], 220.0);
@@ -192,7 +196,14 @@ fn agents_on_the_command_line_scale_every_species() {
     assert_eq!(h.species.iter().filter(|&&i| i == 1).count(), 20);
     let err = fails(
         dir.path(),
-        &["simulate", s.to_str().unwrap(), "--agents", "1", "-o", "x.bfs"],
+        &[
+            "simulate",
+            s.to_str().unwrap(),
+            "--agents",
+            "1",
+            "-o",
+            "x.bfs",
+        ],
     );
     has(&err, "--agents: at least 2 with 2 species");
     no_output(dir.path(), "x.bfs");
@@ -208,9 +219,19 @@ fn the_cuda_backend_refuses_species_by_name() {
     );
     let err = fails(
         dir.path(),
-        &["simulate", s.to_str().unwrap(), "-o", "x.bfs", "--backend", "cuda"],
+        &[
+            "simulate",
+            s.to_str().unwrap(),
+            "-o",
+            "x.bfs",
+            "--backend",
+            "cuda",
+        ],
     );
-    has(&err, "--backend cuda: species (scene.species) run on the CPU only");
+    has(
+        &err,
+        "--backend cuda: species (scene.species) run on the CPU only",
+    );
     no_output(dir.path(), "x.bfs");
     // `auto` runs them on the CPU.
     simulate(dir.path(), &s, &["--backend", "auto"]);
@@ -241,7 +262,14 @@ fn agent(f: &forge::bfs::Frame, i: usize) -> ([f64; 2], [f64; 2]) {
 }
 
 /// The speed band, max_force clamp and Euler step of a boid in float64 (open world).
-fn move64(mut a: [f64; 2], x: [f64; 2], v: [f64; 2], fmax: f64, band: (f64, f64), dt: f64) -> ([f64; 2], [f64; 2]) {
+fn move64(
+    mut a: [f64; 2],
+    x: [f64; 2],
+    v: [f64; 2],
+    fmax: f64,
+    band: (f64, f64),
+    dt: f64,
+) -> ([f64; 2], [f64; 2]) {
     let an = (a[0] * a[0] + a[1] * a[1]).sqrt();
     if an > fmax {
         a = [a[0] * fmax / an, a[1] * fmax / an];
@@ -336,10 +364,16 @@ fn chase_and_flight_match_a_float64_reference() {
          0.001, worst of the rest {worst:.2e}"
     );
     assert!(fled > 500, "only {fled} agent-steps where prey fled");
-    assert!(chased > 100, "only {chased} agent-steps where a predator chased");
+    assert!(
+        chased > 100,
+        "only {chased} agent-steps where a predator chased"
+    );
     // A decision on a rounding edge (a radius met in float32 and not in float64, two prey at
     // the same distance) may send an agent another way: at most one step in a thousand.
-    assert!(off * 1000 <= checked, "{off} of {checked} agent-steps differ from float64");
+    assert!(
+        off * 1000 <= checked,
+        "{off} of {checked} agent-steps differ from float64"
+    );
 }
 
 /// Mean over frames `from..` and predators of the prey within `radius` of each predator.
@@ -407,7 +441,11 @@ fn prey_thin_out_around_a_predator() {
          ignoring it",
         fleeing.0, fleeing.1, ignoring.0, ignoring.1
     );
-    assert!(ignoring.0 > 20.0, "the predators found no prey to chase ({:.2})", ignoring.0);
+    assert!(
+        ignoring.0 > 20.0,
+        "the predators found no prey to chase ({:.2})",
+        ignoring.0
+    );
     assert!(
         fleeing.0 < 0.5 * ignoring.0,
         "fleeing prey are not much thinner within flee_radius of predators: {:.2} against {:.2}",
@@ -434,18 +472,35 @@ fn the_renderer_colours_agents_by_species() {
     let s = write(dir.path(), "s.json", body);
     let out = simulate(dir.path(), &s, &[]);
     // A recording without species has nothing to colour by: refused, naming the flag.
-    let plain = write(dir.path(), "p.json", r#"{"model": "boids", "agents": 5, "steps": 1}"#);
+    let plain = write(
+        dir.path(),
+        "p.json",
+        r#"{"model": "boids", "agents": 5, "steps": 1}"#,
+    );
     let plain_out = dir.path().join("plain.bfs");
     succeeds(
         dir.path(),
-        &["simulate", plain.to_str().unwrap(), "-o", plain_out.to_str().unwrap(), "-q"],
+        &[
+            "simulate",
+            plain.to_str().unwrap(),
+            "-o",
+            plain_out.to_str().unwrap(),
+            "-q",
+        ],
     );
     if !have_gpu("the_renderer_colours_agents_by_species") {
         return;
     }
     let err = fails(
         dir.path(),
-        &["still", plain_out.to_str().unwrap(), "--color", "species", "-o", "p.png"],
+        &[
+            "still",
+            plain_out.to_str().unwrap(),
+            "--color",
+            "species",
+            "-o",
+            "p.png",
+        ],
     );
     has(&err, "--color species: ");
     has(&err, "has no species");
@@ -454,7 +509,14 @@ fn the_renderer_colours_agents_by_species() {
     let look = write(dir.path(), "s.look.json", r#"{"color": "species"}"#);
     let err = fails(
         dir.path(),
-        &["still", plain_out.to_str().unwrap(), "--look", look.to_str().unwrap(), "-o", "p.png"],
+        &[
+            "still",
+            plain_out.to_str().unwrap(),
+            "--look",
+            look.to_str().unwrap(),
+            "-o",
+            "p.png",
+        ],
     );
     has(&err, &format!("--look {}: color species: ", look.display()));
     has(&err, "has no species");
@@ -477,7 +539,10 @@ fn the_renderer_colours_agents_by_species() {
     );
     let (w, h, px) = read_png(&png);
     let c = px.len() / (w as usize * h as usize);
-    let f = forge::bfs::Reader::open(&out).unwrap().read_frame(0).unwrap();
+    let f = forge::bfs::Reader::open(&out)
+        .unwrap()
+        .read_frame(0)
+        .unwrap();
     let n = f.agents(2);
     let (mut right, mut wrong) = (0, 0);
     for i in 0..n {

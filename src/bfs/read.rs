@@ -258,7 +258,10 @@ fn decode_header(b: &[u8], text: &TextSpans) -> Result<Header, BfsError> {
         frame_count: (raw_count != STREAMING).then_some(raw_count),
         source: SourceFormat::Forge,
         world_inferred: false,
-        species: text.species.map(|(a, z)| b[a..z].to_vec()).unwrap_or_default(),
+        species: text
+            .species
+            .map(|(a, z)| b[a..z].to_vec())
+            .unwrap_or_default(),
     })
 }
 

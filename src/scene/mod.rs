@@ -24,8 +24,8 @@ use ctx::Ctx;
 use file::SceneFile;
 pub use lines::json_lines;
 pub use obstacles::Obstacle;
-pub use species::{Interaction, Interactions, Role, Species};
 use resolve::resolve;
+pub use species::{Interaction, Interactions, Role, Species};
 
 /// Which rule set moves the agents.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -620,7 +620,9 @@ impl Scene {
                 .iter()
                 .map(|s| (s.agents as u64 * n as u64 / total.max(1)).max(1))
                 .collect();
-            let largest = (0..k).max_by_key(|&i| (counts[i], std::cmp::Reverse(i))).unwrap_or(0);
+            let largest = (0..k)
+                .max_by_key(|&i| (counts[i], std::cmp::Reverse(i)))
+                .unwrap_or(0);
             let sum: u64 = counts.iter().sum();
             if sum <= n as u64 {
                 counts[largest] += n as u64 - sum;

@@ -196,7 +196,10 @@ pub(super) fn resolve(
 ) -> (Vec<Species>, Interactions) {
     let Some(given) = given else {
         if interactions.is_some() {
-            cx.err("scene.interactions", "only used with species (scene.species lists none)");
+            cx.err(
+                "scene.interactions",
+                "only used with species (scene.species lists none)",
+            );
         }
         return (Vec::new(), Interactions::new());
     };
@@ -205,7 +208,10 @@ pub(super) fn resolve(
         return (Vec::new(), Interactions::new());
     };
     if given.is_empty() {
-        cx.err("scene.species", "must list at least one species (or be left out)");
+        cx.err(
+            "scene.species",
+            "must list at least one species (or be left out)",
+        );
         return (Vec::new(), Interactions::new());
     }
     if given.len() > MAX_SPECIES {
@@ -427,7 +433,10 @@ fn matrix(cx: &mut Ctx, species: &[Species], given: Option<&InteractionsFile>) -
                 );
                 continue;
             }
-            let e = m.get_mut(a).and_then(|r| r.get_mut(b)).expect("filled above");
+            let e = m
+                .get_mut(a)
+                .and_then(|r| r.get_mut(b))
+                .expect("filled above");
             e.align = f.align.unwrap_or(e.align);
             e.cohere = f.cohere.unwrap_or(e.cohere);
             e.separate = f.separate.unwrap_or(e.separate);

@@ -200,7 +200,8 @@ impl CpuSolver {
 
     /// The solver with the scene's obstacles and species ([`super::Rules::from_scene`]).
     pub fn with_rules(self, rules: super::Rules) -> CpuSolver {
-        self.with_obstacles(rules.obstacles).with_species(rules.species)
+        self.with_obstacles(rules.obstacles)
+            .with_species(rules.species)
     }
 
     /// Threads the last step's neighbour pass ran on (1 when its work was too small to split,
@@ -536,7 +537,8 @@ impl CpuSolver {
                         cell_pairs = candidates(&ranges[..nr]);
                     }
                     pairs += cell_pairs;
-                    let (pi, vi) = spc::agent_step::<D>(sp, &src, t, &ranges[..nr], hunters, t_step);
+                    let (pi, vi) =
+                        spc::agent_step::<D>(sp, &src, t, &ranges[..nr], hunters, t_step);
                     check(bad, t, &pi, &vi);
                     // SAFETY: slot t belongs to this chunk.
                     unsafe { out.put::<D>(n, t, &pi, &vi) };

@@ -91,7 +91,9 @@ impl Species {
                     .copied()
                     .unwrap_or(crate::scene::Interaction::default_for(sp.name == b.name));
                 out.mask.push(
-                    (e.separate as u8) * SEPARATE | (e.align as u8) * ALIGN | (e.cohere as u8) * COHERE,
+                    (e.separate as u8) * SEPARATE
+                        | (e.align as u8) * ALIGN
+                        | (e.cohere as u8) * COHERE,
                 );
             }
         }
@@ -129,7 +131,12 @@ fn offset<const D: usize>(p: &Params, src: &Src, pi: &[f32; D], j: usize) -> ([f
     let wrap = p.wraps();
     let mut d = [0f32; D];
     for k in 0..D {
-        d[k] = wrap_delta(src.pos[k * src.m + j] - pi[k], p.world[k], p.half_world[k], wrap);
+        d[k] = wrap_delta(
+            src.pos[k * src.m + j] - pi[k],
+            p.world[k],
+            p.half_world[k],
+            wrap,
+        );
     }
     let d2 = norm2(&d);
     (d, d2)

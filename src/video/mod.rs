@@ -485,7 +485,10 @@ fn palette_of(species: &[crate::scene::Species]) -> Vec<[u8; 3]> {
     species
         .iter()
         .enumerate()
-        .map(|(i, s)| s.colour.unwrap_or(SPECIES_PALETTE[i % SPECIES_PALETTE.len()]))
+        .map(|(i, s)| {
+            s.colour
+                .unwrap_or(SPECIES_PALETTE[i % SPECIES_PALETTE.len()])
+        })
         .collect()
 }
 

@@ -376,12 +376,13 @@ fn fill_colours(
         ColorMode::RelativeHeading => Colormap::Viridis,
         _ => Colormap::Inferno,
     });
-    l.colormap_start
-        .get_or_insert(if !given_map && map == Colormap::Inferno && color.mode == ColorMode::Speed {
+    l.colormap_start.get_or_insert(
+        if !given_map && map == Colormap::Inferno && color.mode == ColorMode::Speed {
             defaults::COLORMAP_START
         } else {
             0.0
-        });
+        },
+    );
     Ok(())
 }
 
