@@ -22,7 +22,6 @@
 //! neither can the search nor the thread count.
 
 use super::math::*;
-use super::obstacles::Obstacles;
 use super::Params;
 use crate::scene::{Role, Scene};
 
@@ -114,16 +113,8 @@ pub struct Hunter {
     pub pos: [f32; 3],
 }
 
-/// What the species step reads of all agents, component-major with stride `m`, and the agent
-/// id of each slot.
-pub struct Src<'a> {
-    pub pos: &'a [f32],
-    pub vel: &'a [f32],
-    pub vfix: &'a [i64],
-    pub ids: &'a [u32],
-    pub m: usize,
-    pub obs: &'a Obstacles,
-}
+/// What the species step reads of all agents: the topological step's view of them.
+pub(super) use super::topo::Src;
 
 /// `d = p_j − p_i` (minimum image) and its squared length, as the metric rules compute them.
 #[inline(always)]
@@ -147,7 +138,7 @@ fn offset<const D: usize>(p: &Params, src: &Src, pi: &[f32; D], j: usize) -> ([f
 /// predators, in id order.
 #[allow(clippy::too_many_arguments)]
 #[inline]
-pub fn agent_step<const D: usize>(
+pub(super) fn agent_step<const D: usize>(
     sp: &Species,
     src: &Src,
     me: usize,
