@@ -80,8 +80,14 @@ pub struct BenchArgs {
 /// BoidForge's preset at its published density (2000 agents in 1920×1080) scaled to `n`
 /// agents by growing the world; 3D keeps the same radii in a cube of matching density.
 pub fn bench_scene(n: u64, dim: usize) -> Scene {
-    let text =
-        format!("{{\"preset\": \"boidforge\", \"dim\": {dim}, \"agents\": {n}, \"seed\": 1}}");
+    bench_scene_with(n, dim, "")
+}
+
+/// [`bench_scene`] with more scene fields (`extra`: `, "key": value…`, JSON).
+pub fn bench_scene_with(n: u64, dim: usize, extra: &str) -> Scene {
+    let text = format!(
+        "{{\"preset\": \"boidforge\", \"dim\": {dim}, \"agents\": {n}, \"seed\": 1{extra}}}"
+    );
     let mut s = scene::parse(&scene::Source {
         text: &text,
         dir: std::path::Path::new("."),

@@ -1,20 +1,41 @@
-//! `forge bench --only obstacles`: what obstacles cost. The bench flock (boidforge preset at
-//! constant density, 2D, N = 100 000, 2 threads) with 10 obstacles against the same flock
-//! without: ns per agent-step of each (the fastest of 5 alternated rounds) and the ratio.
+//! `forge bench --only obstacles`: what obstacles and a predator cost. The bench flock
+//! (boidforge preset at constant density, 2D, N = 100 000, 2 threads) as it is, with 10
+//! obstacles, with one predator (a species of one that chases the flock, which flees it), and
+//! with both: ns per agent-step of each (the fastest of 5 alternated rounds) and the ratio to
+//! the plain flock.
 
 use std::io::Write;
 
 use anyhow::Result;
 
-use super::{bench_scene, solver_for, time_steps};
-use crate::scene::{Obstacle, Search};
+use super::{bench_scene, bench_scene_with, solver_for, time_steps};
+use crate::scene::{Obstacle, Scene, Search};
 use crate::units::si;
 
 /// Agents, threads and obstacles of the row.
 const N: u64 = 100_000;
 const THREADS: usize = 2;
 const OBSTACLES: usize = 10;
-/// Rounds of the two rows, alternated.
+/// The predator rows' species: the flock, which flees within 200 (four of its cohesion
+/// radii), and one falcon chasing it from up to 600 away, at nine tenths of its speed (a
+/// falcon as fast as the flock rides inside it).
+fn predator_scene() -> Scene {
+    let mut s = bench_scene_with(
+        N,
+        2,
+        &format!(
+            r#", "species": [
+            {{"name": "starling", "agents": {}, "boids": {{"w_flee": 300, "flee_radius": 200}}}},
+            {{"name": "falcon", "agents": 1, "role": "predator",
+              "boids": {{"chase_radius": 600, "w_chase": 300}}}}]"#,
+            N - 1
+        ),
+    );
+    let falcon = &mut s.species[1].boids;
+    (falcon.v_min, falcon.v_max) = (falcon.v_min * 0.9, falcon.v_max * 0.9);
+    s
+}
+/// Rounds of the rows, alternated.
 const ROUNDS: usize = 5;
 
 pub(super) fn obstacles_line(out: &mut impl Write, seconds: f64) -> Result<()> {
@@ -50,21 +71,36 @@ pub(super) fn obstacles_line(out: &mut impl Write, seconds: f64) -> Result<()> {
     if let Some(b) = with.boids.as_mut() {
         (b.w_avoid, b.look_ahead, b.clearance) = (Some(b.max_force), Some(1.0), Some(b.r_sep));
     }
+    let mut hunted = predator_scene();
+    hunted.world = plain.world;
+    let mut both = hunted.clone();
+    both.obstacles = with.obstacles.clone();
+    both.boids = with.boids.clone();
+    for sp in &mut both.species {
+        (sp.boids.w_avoid, sp.boids.look_ahead, sp.boids.clearance) =
+            (Some(sp.boids.max_force), Some(1.0), Some(sp.boids.r_sep));
+    }
+    let rows: [(&str, &Scene); 4] = [
+        ("none", &plain),
+        ("10 obstacles", &with),
+        ("1 predator", &hunted),
+        ("1 predator + 10 obstacles", &both),
+    ];
     writeln!(
         out,
-        "Obstacles: {N} agents, 2D, {THREADS} threads, grid, the same flock without and with \
-         {OBSTACLES} obstacles:\n"
+        "Obstacles and a predator: {N} agents, 2D, {THREADS} threads, grid, the same flock \
+         without and with {OBSTACLES} obstacles and one predator:\n"
     )?;
     writeln!(
         out,
-        "| obstacles | ms/step | agent-steps/s | ns/agent-step |"
+        "| rules | ms/step | agent-steps/s | ns/agent-step | / none |"
     )?;
-    writeln!(out, "|---:|---:|---:|---:|")?;
+    writeln!(out, "|---|---:|---:|---:|---:|")?;
     // Alternated, ROUNDS times each, the fastest kept: a machine shared with other work slows
-    // some rounds, and both rows alike over the rounds.
-    let mut best = [f64::INFINITY; 2];
+    // some rounds, and every row alike over the rounds.
+    let mut best = [f64::INFINITY; 4];
     for _ in 0..ROUNDS {
-        for (i, s) in [&plain, &with].into_iter().enumerate() {
+        for (i, (_, s)) in rows.iter().enumerate() {
             let (ms, _) = time_steps(
                 || solver_for(s, THREADS, Search::Grid),
                 seconds / ROUNDS as f64,
@@ -72,20 +108,19 @@ pub(super) fn obstacles_line(out: &mut impl Write, seconds: f64) -> Result<()> {
             best[i] = best[i].min(ms);
         }
     }
-    let mut ns = [0.0; 2];
-    for (i, s) in [&plain, &with].into_iter().enumerate() {
-        let ms = best[i];
-        let rate = N as f64 / (ms / 1e3);
-        ns[i] = 1e9 / rate;
+    let ns: Vec<f64> = best.iter().map(|ms| ms * 1e6 / N as f64).collect();
+    for (i, (name, _)) in rows.iter().enumerate() {
+        let rate = N as f64 / (best[i] / 1e3);
         writeln!(
             out,
-            "| {} | {ms:.3} | {} | {:.1} |",
-            s.obstacles.len(),
+            "| {name} | {:.3} | {} | {:.1} | {:.3} |",
+            best[i],
             si(rate),
-            ns[i]
+            ns[i],
+            ns[i] / ns[0]
         )?;
         out.flush()?;
     }
-    writeln!(out, "\nWith obstacles / without: {:.3}\n", ns[1] / ns[0])?;
+    writeln!(out)?;
     Ok(())
 }

@@ -17,7 +17,7 @@ use super::math::*;
 use super::obstacles::Obstacles;
 use super::pool::Pool;
 use super::simd::{self, Isa};
-use super::species::{self as spc, Hunter, Species};
+use super::species::{self as spc, Hunter, Species, Tracked};
 use super::topo;
 use super::{filled, AllocError, Diverged, FrameOut, Params, State};
 use crate::scene::{Model, Search};
@@ -96,6 +96,8 @@ pub struct CpuSolver {
     /// the current step (scratch).
     species: Option<Species>,
     hunters: Vec<Hunter>,
+    /// Boids with species: the agents of the tracked species and their slots.
+    tracked: Tracked,
 }
 
 /// The CPU solver could not be set up.
@@ -182,6 +184,7 @@ impl CpuSolver {
             obstacles: Obstacles::none(),
             species: None,
             hunters: Vec::new(),
+            tracked: Tracked::default(),
         })
     }
 
@@ -433,43 +436,16 @@ impl CpuSolver {
             self.build_grid(false);
             let g = self.grid.as_ref().unwrap();
             let ids = &self.next_ids;
-            let visited = AtomicUsize::new(0);
-            Self::for_chunks(self.pool_for(self.pairs), n, |r| {
-                let mut ranges = [(0u32, 0u32); 27];
-                let mut cur_cell = usize::MAX;
-                let (mut nr, mut seam) = (0, false);
-                let (mut cell_pairs, mut pairs) = (0, 0);
-                let src = Src::sorted(g, isa, &self.obstacles);
-                // Sums for a batch of agents, then their integration: the integration is a
-                // chain of divisions and square roots, and a batch of independent chains
-                // overlaps in the CPU where one chain between two long candidate loops waits.
-                let mut accs = [BoidsAcc::<D>::new(); BATCH];
-                let mut start = r.start;
-                while start < r.end {
-                    let end = (start + BATCH).min(r.end);
-                    for t in start..end {
-                        let c = g.scell[t] as usize;
-                        if c != cur_cell {
-                            cur_cell = c;
-                            (nr, seam) = g.neighbour_ranges(c, p.wraps(), D, &mut ranges);
-                            cell_pairs = candidates(&ranges[..nr]);
-                        }
-                        pairs += cell_pairs;
-                        let acc = &mut accs[t - start];
-                        boids_neighbours::<D>(&p, seam, &src, t, &ranges[..nr], acc);
-                    }
-                    for t in start..end {
-                        let acc = &accs[t - start];
-                        let (pi, vi) = boids_finish::<D>(&p, &src, t, acc, t_step, ids[t]);
-                        check(bad, t, &pi, &vi);
-                        // SAFETY: slot t belongs to this chunk.
-                        unsafe { out.put::<D>(n, t, &pi, &vi) };
-                    }
-                    start = end;
-                }
-                visited.fetch_add(pairs, Ordering::Relaxed);
-            });
-            self.pairs = visited.into_inner();
+            let src = Src::sorted(g, isa, &self.obstacles);
+            self.pairs = grid_pass::<D>(
+                self.pool_for(self.pairs),
+                g,
+                p.wraps(),
+                bad,
+                &out,
+                |t, seam, ranges, acc| boids_neighbours::<D>(&p, seam, &src, t, ranges, acc),
+                |t, acc| boids_finish::<D>(&p, &src, t, acc, t_step, ids[t]),
+            );
         } else {
             self.build_brute(false);
             let st = &self.cur;
@@ -499,21 +475,29 @@ impl CpuSolver {
         let p = self.params;
         let n = self.cur.n;
         let t_step = self.step;
+        let isa = self.isa;
         let grid = self.search == Search::Grid;
         {
             let sp = self.species.as_ref().expect("a species step has species");
-            spc::hunters(sp, D, &self.cur.pos, &self.ids, &mut self.hunters);
+            self.tracked.find(sp, &self.ids, self.step);
+            let (pos, list) = (&self.cur.pos, &self.tracked.list);
+            spc::hunters(sp, D, pos, &self.ids, list, &mut self.hunters);
         }
         if grid {
             self.build_grid(false);
+            let g = self.grid.as_ref().expect("grid search has a grid");
+            self.tracked.follow(g, self.step);
         } else {
             self.build_brute(false);
+            self.tracked.keep(self.step);
         }
         let sp = self.species.as_ref().expect("a species step has species");
-        let hunters = &self.hunters[..];
+        let (hunters, rare) = (&self.hunters[..], &self.tracked.list[..]);
         let out = StateOut::new(&mut self.next.pos, &mut self.next.vel);
+        let pool = self.pool.as_ref().filter(|_| self.pairs >= self.min_pairs);
         if grid {
             let g = self.grid.as_ref().expect("grid search has a grid");
+            let plain = Src::sorted(g, isa, &self.obstacles);
             let src = spc::Src {
                 pos: &g.spos,
                 vel: &g.svel,
@@ -522,44 +506,39 @@ impl CpuSolver {
                 m: n,
                 obs: &self.obstacles,
             };
-            let visited = AtomicUsize::new(0);
-            let pool = self.pool.as_ref().filter(|_| self.pairs >= self.min_pairs);
-            Self::for_chunks(pool, n, |r| {
-                let mut ranges = [(0u32, 0u32); 27];
-                let mut cur_cell = usize::MAX;
-                let mut nr = 0;
-                let (mut cell_pairs, mut pairs) = (0, 0);
-                for t in r {
-                    let c = g.scell[t] as usize;
-                    if c != cur_cell {
-                        cur_cell = c;
-                        nr = g.neighbour_ranges(c, p.wraps(), D, &mut ranges).0;
-                        cell_pairs = candidates(&ranges[..nr]);
-                    }
-                    pairs += cell_pairs;
-                    let (pi, vi) =
-                        spc::agent_step::<D>(sp, &src, t, &ranges[..nr], hunters, t_step);
-                    check(bad, t, &pi, &vi);
-                    // SAFETY: slot t belongs to this chunk.
-                    unsafe { out.put::<D>(n, t, &pi, &vi) };
-                }
-                visited.fetch_add(pairs, Ordering::Relaxed);
-            });
-            self.pairs = visited.into_inner();
+            self.pairs = grid_pass::<D>(
+                pool,
+                g,
+                p.wraps(),
+                bad,
+                &out,
+                |t, seam, ranges, acc| spc::sums::<D>(sp, &plain, &src, t, seam, ranges, rare, acc),
+                |t, acc| spc::finish::<D>(sp, &src, t, acc, hunters, Some(g), t_step),
+            );
         } else {
+            let st = &self.cur;
+            let plain = Src {
+                pos: &st.pos,
+                vel: &st.vel,
+                vfix: &self.bvfix,
+                m: n,
+                isa,
+                obs: &self.obstacles,
+            };
             let src = spc::Src {
-                pos: &self.cur.pos,
-                vel: &self.cur.vel,
+                pos: &st.pos,
+                vel: &st.vel,
                 vfix: &self.bvfix,
                 ids: &self.ids,
                 m: n,
                 obs: &self.obstacles,
             };
-            let pool = self.pool.as_ref().filter(|_| self.pairs >= self.min_pairs);
             Self::for_chunks(pool, n, |r| {
                 let all = [(0u32, n as u32)];
+                let mut acc = BoidsAcc::<D>::new();
                 for s in r {
-                    let (pi, vi) = spc::agent_step::<D>(sp, &src, s, &all, hunters, t_step);
+                    spc::sums::<D>(sp, &plain, &src, s, p.wraps(), &all, rare, &mut acc);
+                    let (pi, vi) = spc::finish::<D>(sp, &src, s, &acc, hunters, None, t_step);
                     check(bad, s, &pi, &vi);
                     // SAFETY: chunks partition 0..n.
                     unsafe { out.put::<D>(n, s, &pi, &vi) };
@@ -672,6 +651,57 @@ impl CpuSolver {
             });
         }
     }
+}
+
+/// A boids step's neighbour pass over the grid's slots, split across `pool` when given: for
+/// each slot t (in batches of [`BATCH`]), `sums(t, seam, candidate ranges, acc)` takes its
+/// neighbour sums, then `finish(t, acc)` its new position and velocity, written to slot t of
+/// `out` (a non-finite one is reported in `bad`). Returns the candidate pairs visited.
+///
+/// The batch: the integration is a chain of divisions and square roots, and a batch of
+/// independent chains overlaps in the CPU where one chain between two long candidate loops
+/// waits. Each agent's result depends on nothing but its own sums, so the bytes do not.
+fn grid_pass<const D: usize>(
+    pool: Option<&Pool>,
+    g: &Grid,
+    wraps: bool,
+    bad: &AtomicUsize,
+    out: &StateOut,
+    sums: impl Fn(usize, bool, &[(u32, u32)], &mut BoidsAcc<D>) + Sync + Send,
+    finish: impl Fn(usize, &BoidsAcc<D>) -> ([f32; D], [f32; D]) + Sync + Send,
+) -> usize {
+    let n = g.cell_of.len();
+    let visited = AtomicUsize::new(0);
+    CpuSolver::for_chunks(pool, n, |r| {
+        let mut ranges = [(0u32, 0u32); 27];
+        let mut cur_cell = usize::MAX;
+        let (mut nr, mut seam) = (0, false);
+        let (mut cell_pairs, mut pairs) = (0, 0);
+        let mut accs = [BoidsAcc::<D>::new(); BATCH];
+        let mut start = r.start;
+        while start < r.end {
+            let end = (start + BATCH).min(r.end);
+            for t in start..end {
+                let c = g.scell[t] as usize;
+                if c != cur_cell {
+                    cur_cell = c;
+                    (nr, seam) = g.neighbour_ranges(c, wraps, D, &mut ranges);
+                    cell_pairs = candidates(&ranges[..nr]);
+                }
+                pairs += cell_pairs;
+                sums(t, seam, &ranges[..nr], &mut accs[t - start]);
+            }
+            for t in start..end {
+                let (pi, vi) = finish(t, &accs[t - start]);
+                check(bad, t, &pi, &vi);
+                // SAFETY: slot t belongs to this chunk.
+                unsafe { out.put::<D>(n, t, &pi, &vi) };
+            }
+            start = end;
+        }
+        visited.fetch_add(pairs, Ordering::Relaxed);
+    });
+    visited.into_inner()
 }
 
 /// Slot order → agent order: `pos[k*n + ids[s]] = st.pos[k*n + s]`.

@@ -17,10 +17,16 @@
 //!
 //! Determinism (DESIGN.md): the neighbour sums are in fixed point (order-free); the nearest
 //! prey is a minimum over a total order (squared distance, then agent id); the flight sum runs
-//! over the predators in id order, gathered before the step. The candidate loop is the scalar
-//! one whatever the CPU (the species test is per pair), so `FORGE_SIMD` cannot change it, and
-//! neither can the search nor the thread count.
+//! over the predators in id order, gathered before the step. The neighbour sums are
+//! integers, so they may be taken two ways with the same bytes: a species that treats every
+//! species it meets as its own kind, except a few *rare* ones (at most [`RARE_MAX`] agents in
+//! all, such as its predators), takes the plain boids candidate loop (SIMD where the CPU has
+//! it) over every candidate and then subtracts, exactly, what the rare agents added that the
+//! interaction matrix does not allow; any other species takes the per-pair masked loop. Neither
+//! `FORGE_SIMD`, the search nor the thread count can change a byte.
 
+use super::agent;
+use super::grid::Grid;
 use super::math::*;
 use super::Params;
 use crate::scene::{Role, Scene};
@@ -47,7 +53,40 @@ pub struct Species {
     /// Each species' largest squared boids radius.
     pub rmax2: Vec<f32>,
     pub any_predator: bool,
+    /// Each species' agent ids, `first..end` (species hold consecutive ids, in scene order).
+    pub ids: Vec<(u32, u32)>,
+    /// Whether species a's sums are the plain loop's, corrected for rare agents (see the
+    /// module's header): every species b with `mask[a][b]` not all three rules is rare.
+    pub fast: Vec<bool>,
+    /// The species some fast species corrects for (in scene order).
+    pub rare: Vec<u8>,
+    /// The species whose agents the step keeps a list of ([`Tracked`]): the rare ones and the
+    /// predators (in scene order).
+    pub tracked: Vec<u8>,
+    /// The species with the most agents, which the step tells by its id range alone.
+    pub bulk: Bulk,
 }
+
+/// The largest species: its agents' ids `lo..hi`, its index and parameters (a copy, at an
+/// address that does not depend on the agent: the step's loads of them need not wait for
+/// the agent's species to be known).
+#[derive(Clone, Debug, Default)]
+pub struct Bulk {
+    pub lo: u32,
+    pub hi: u32,
+    pub a: usize,
+    pub p: Params,
+}
+
+/// Most agents, over all the species a species corrects for, that still let it take the
+/// plain candidate loop: each of its agents visits every one of them.
+pub const RARE_MAX: usize = 64;
+
+/// Up to this many species [`Species::of`] compares ids with their ranges.
+const FEW: usize = 8;
+
+/// All three rules: a neighbour treated as one's own kind.
+const ALL: u8 = SEPARATE | ALIGN | COHERE;
 
 impl Species {
     /// None for a scene without species: the step is the one it always was.
@@ -98,11 +137,65 @@ impl Species {
         }
         debug_assert_eq!(out.mask.len(), count * count);
         out.any_predator = out.predator.contains(&true);
+        let mut first = 0u32;
+        for a in 0..count {
+            let k = out.of_agent.iter().filter(|&&x| x as usize == a).count() as u32;
+            out.ids.push((first, first + k));
+            first += k;
+        }
+        debug_assert!(out
+            .of_agent
+            .iter()
+            .enumerate()
+            .all(|(i, &a)| (out.ids[a as usize].0..out.ids[a as usize].1).contains(&(i as u32))));
+        let size = |b: usize| (out.ids[b].1 - out.ids[b].0) as usize;
+        for a in 0..count {
+            let others: Vec<usize> = (0..count)
+                .filter(|&b| out.mask[a * count + b] != ALL)
+                .collect();
+            let fast = others.iter().map(|&b| size(b)).sum::<usize>() <= RARE_MAX;
+            out.fast.push(fast);
+            if fast {
+                for b in others {
+                    if !out.rare.contains(&(b as u8)) {
+                        out.rare.push(b as u8);
+                    }
+                }
+            }
+        }
+        out.rare.sort_unstable();
+        out.tracked = (0..count as u8)
+            .filter(|&b| out.rare.contains(&b) || out.predator[b as usize])
+            .collect();
+        let a = (0..count)
+            .max_by_key(|&b| (size(b), usize::MAX - b))
+            .unwrap_or(0);
+        out.bulk = Bulk {
+            lo: out.ids[a].0,
+            hi: out.ids[a].1,
+            a,
+            p: out.params[a],
+        };
         Some(out)
     }
 
     pub fn count(&self) -> usize {
         self.params.len()
+    }
+
+    /// The species of agent `id`. Species hold consecutive ids, so with a few species it is
+    /// how many of the later ones start at or before `id`: no load from the per-agent table,
+    /// which the step's slot order reads at random (a cache miss an agent).
+    #[inline(always)]
+    pub fn of(&self, id: u32) -> usize {
+        if self.ids.len() <= FEW {
+            self.ids[1..]
+                .iter()
+                .map(|&(lo, _)| (id >= lo) as usize)
+                .sum()
+        } else {
+            self.of_agent[id as usize] as usize
+        }
     }
 }
 
@@ -115,6 +208,13 @@ pub struct Hunter {
 
 /// What the species step reads of all agents: the topological step's view of them.
 pub(super) use super::topo::Src;
+
+/// An agent of a tracked species (see [`Species::tracked`]) and its slot.
+#[derive(Clone, Copy, Debug)]
+pub struct Rare {
+    pub slot: u32,
+    pub species: u8,
+}
 
 /// `d = p_j − p_i` (minimum image) and its squared length, as the metric rules compute them.
 #[inline(always)]
@@ -133,30 +233,107 @@ fn offset<const D: usize>(p: &Params, src: &Src, pi: &[f32; D], j: usize) -> ([f
     (d, d2)
 }
 
-/// One agent's step (number `step`); `me` its slot in `src`; `ranges` its candidate slots
-/// (every slot within the largest radius of any species is among them); `hunters` the
-/// predators, in id order.
+/// One agent's neighbour sums, into `acc`: `me` its slot in `src` (`plain`, the same agents
+/// as the boids candidate loop reads them), `seam` whether its candidates' offsets may cross
+/// the wrap seam, `ranges` its candidate slots (every slot within the largest radius of any
+/// species is among them), `rare` this step's tracked agents ([`Tracked`]).
 #[allow(clippy::too_many_arguments)]
-#[inline]
-pub(super) fn agent_step<const D: usize>(
+#[inline(always)]
+pub(super) fn sums<const D: usize>(
     sp: &Species,
+    plain: &agent::Src,
     src: &Src,
     me: usize,
+    seam: bool,
     ranges: &[(u32, u32)],
-    hunters: &[Hunter],
-    step: u64,
-) -> ([f32; D], [f32; D]) {
-    let m = src.m;
+    rare: &[Rare],
+    acc: &mut BoidsAcc<D>,
+) {
     let id = src.ids[me];
-    let a = sp.of_agent[id as usize] as usize;
-    let p = &sp.params[a];
-    let mut pi: [f32; D] = std::array::from_fn(|k| src.pos[k * m + me]);
-    let mut vi: [f32; D] = std::array::from_fn(|k| src.vel[k * m + me]);
+    if id >= sp.bulk.lo && id < sp.bulk.hi {
+        let b = &sp.bulk;
+        sums_of::<D>(sp, b.a, &b.p, plain, src, me, seam, ranges, rare, acc)
+    } else {
+        let a = sp.of(id);
+        sums_of::<D>(
+            sp,
+            a,
+            &sp.params[a],
+            plain,
+            src,
+            me,
+            seam,
+            ranges,
+            rare,
+            acc,
+        )
+    }
+}
+
+/// [`sums`] for an agent of species `a` (parameters `p`).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn sums_of<const D: usize>(
+    sp: &Species,
+    a: usize,
+    p: &Params,
+    plain: &agent::Src,
+    src: &Src,
+    me: usize,
+    seam: bool,
+    ranges: &[(u32, u32)],
+    rare: &[Rare],
+    acc: &mut BoidsAcc<D>,
+) {
+    let m = src.m;
+    let pi: [f32; D] = std::array::from_fn(|k| src.pos[k * m + me]);
+    let vi: [f32; D] = std::array::from_fn(|k| src.vel[k * m + me]);
     let sight = Sight::new(p, &vi);
     let count = sp.count();
     let row = &sp.mask[a * count..(a + 1) * count];
     let rmax2 = sp.rmax2[a];
-    let mut acc = BoidsAcc::<D>::new();
+    if sp.fast[a] {
+        // Every candidate as one's own kind, then what the matrix takes away from the rare
+        // ones among them, term by term: the same integers as the masked loop.
+        agent::boids_neighbours::<D>(p, seam, plain, me, ranges, acc);
+        for r in rare {
+            let j = r.slot as usize;
+            let mask = row[r.species as usize];
+            if mask == ALL || j == me || !ranges.iter().any(|&(lo, hi)| (lo..hi).contains(&r.slot))
+            {
+                continue;
+            }
+            let (d, d2) = offset::<D>(p, src, &pi, j);
+            if !(d2 < rmax2) {
+                continue;
+            }
+            if mask & SEPARATE == 0 && d2 < p.r_sep2 && d2 > 0.0 {
+                for k in 0..D {
+                    acc.sep[k] = acc.sep[k].wrapping_sub(to_fix(-d[k] / d2));
+                }
+            }
+            if mask & (ALIGN | COHERE) == ALIGN | COHERE {
+                continue;
+            }
+            if !sight.as_ref().is_none_or(|s| s.sees(&d, d2)) {
+                continue;
+            }
+            if mask & ALIGN == 0 && d2 < p.r_ali2 {
+                for k in 0..D {
+                    acc.ali[k] = acc.ali[k].wrapping_sub(src.vfix[k * m + j]);
+                }
+                acc.n_ali -= 1;
+            }
+            if mask & COHERE == 0 && d2 < p.r_coh2 {
+                for k in 0..D {
+                    acc.coh[k] = acc.coh[k].wrapping_sub(to_fix(d[k]));
+                }
+                acc.n_coh -= 1;
+            }
+        }
+        return;
+    }
+    *acc = BoidsAcc::<D>::new();
     for &(lo, hi) in ranges {
         for j in lo as usize..hi as usize {
             if j == me {
@@ -166,7 +343,7 @@ pub(super) fn agent_step<const D: usize>(
             if !(d2 < rmax2) {
                 continue;
             }
-            let mask = row[sp.of_agent[src.ids[j] as usize] as usize];
+            let mask = row[sp.of(src.ids[j])];
             if mask & SEPARATE != 0 && d2 < p.r_sep2 && d2 > 0.0 {
                 for k in 0..D {
                     acc.sep[k] = acc.sep[k].wrapping_add(to_fix(-d[k] / d2));
@@ -193,10 +370,53 @@ pub(super) fn agent_step<const D: usize>(
             }
         }
     }
-    let mut acc_v = boids_accel(p, &acc, &vi);
+}
+
+/// One agent's new position and velocity (step number `step`) from its sums: the steering of
+/// its species' rules, the chase or the flight (`hunters`: the predators, in id order), then
+/// the move.
+#[inline(always)]
+pub(super) fn finish<const D: usize>(
+    sp: &Species,
+    src: &Src,
+    me: usize,
+    acc: &BoidsAcc<D>,
+    hunters: &[Hunter],
+    grid: Option<&Grid>,
+    step: u64,
+) -> ([f32; D], [f32; D]) {
+    let id = src.ids[me];
+    if id >= sp.bulk.lo && id < sp.bulk.hi {
+        let b = &sp.bulk;
+        finish_of::<D>(sp, b.a, &b.p, src, me, acc, hunters, grid, step)
+    } else {
+        let a = sp.of(id);
+        finish_of::<D>(sp, a, &sp.params[a], src, me, acc, hunters, grid, step)
+    }
+}
+
+/// [`finish`] for an agent of species `a` (parameters `p`).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn finish_of<const D: usize>(
+    sp: &Species,
+    a: usize,
+    p: &Params,
+    src: &Src,
+    me: usize,
+    acc: &BoidsAcc<D>,
+    hunters: &[Hunter],
+    grid: Option<&Grid>,
+    step: u64,
+) -> ([f32; D], [f32; D]) {
+    let m = src.m;
+    let id = src.ids[me];
+    let mut pi: [f32; D] = std::array::from_fn(|k| src.pos[k * m + me]);
+    let mut vi: [f32; D] = std::array::from_fn(|k| src.vel[k * m + me]);
+    let mut acc_v = boids_accel(p, acc, &vi);
     if sp.predator[a] {
         let (r2, w) = sp.chase[a];
-        if let Some(d) = nearest_prey::<D>(sp, p, src, &pi, r2) {
+        if let Some(d) = nearest_prey::<D>(sp, p, src, grid, &pi, r2) {
             let d2 = norm2(&d);
             if d2 > 0.0 {
                 let s = d2.sqrt();
@@ -229,48 +449,151 @@ pub(super) fn agent_step<const D: usize>(
 }
 
 /// The offset to the nearest agent of a flock species within squared radius `r2` of `pi`
-/// (smallest squared distance, then smallest agent id), over every slot.
+/// (smallest squared distance, then smallest agent id): over the grid's cells that can hold
+/// one, or every slot. Both see every agent within the radius, so they agree.
 #[inline]
 fn nearest_prey<const D: usize>(
     sp: &Species,
     p: &Params,
     src: &Src,
+    grid: Option<&Grid>,
     pi: &[f32; D],
     r2: f32,
 ) -> Option<[f32; D]> {
     let mut best: Option<(f32, u32, [f32; D])> = None;
-    for j in 0..src.m {
-        let id = src.ids[j];
-        if sp.predator[sp.of_agent[id as usize] as usize] {
+    let mut visit = |lo: usize, hi: usize| {
+        for j in lo..hi {
+            let id = src.ids[j];
+            if sp.predator[sp.of(id)] {
+                continue;
+            }
+            let (d, d2) = offset::<D>(p, src, pi, j);
+            if !(d2 < r2) {
+                continue;
+            }
+            let better = match best {
+                None => true,
+                Some((b2, bid, _)) => d2 < b2 || (d2 == b2 && id < bid),
+            };
+            if better {
+                best = Some((d2, id, d));
+            }
+        }
+    };
+    let Some(g) = grid else {
+        visit(0, src.m);
+        return best.map(|b| b.2);
+    };
+    // Along each axis, the cells within the radius of the predator's, two more for rounding
+    // (an agent less than r away is at most ⌈r / cell⌉ cells away, and clamping an open
+    // world's far agents into the edge cells only brings them closer); around the world
+    // where it wraps, and every cell when that spans the axis.
+    let r = r2.sqrt();
+    let mut axes = [(0i64, 0i64); 3];
+    for (k, ax) in axes.iter_mut().enumerate() {
+        let dk = g.dims[k] as i64;
+        if k >= D {
+            *ax = (0, 0);
             continue;
         }
-        let (d, d2) = offset::<D>(p, src, pi, j);
-        if !(d2 < r2) {
-            continue;
-        }
-        let better = match best {
-            None => true,
-            Some((b2, bid, _)) => d2 < b2 || (d2 == b2 && id < bid),
+        let reach = (r * g.inv_cell[k]) as i64 + 2;
+        let c = g.cell_coord(pi[k], k) as i64;
+        *ax = if 2 * reach + 1 >= dk {
+            (0, dk - 1)
+        } else if p.wraps() {
+            (c - reach, c + reach)
+        } else {
+            ((c - reach).max(0), (c + reach).min(dk - 1))
         };
-        if better {
-            best = Some((d2, id, d));
+    }
+    let wrap = |x: i64, d: usize| x.rem_euclid(d as i64) as usize;
+    for z in axes[2].0..=axes[2].1 {
+        for y in axes[1].0..=axes[1].1 {
+            for x in axes[0].0..=axes[0].1 {
+                let c = (wrap(z, g.dims[2]) * g.dims[1] + wrap(y, g.dims[1])) * g.dims[0]
+                    + wrap(x, g.dims[0]);
+                visit(g.cell_start[c] as usize, g.cell_start[c + 1] as usize);
+            }
         }
     }
     best.map(|b| b.2)
 }
 
-/// The predators of the state `pos` (component-major, stride n, slot order, agent ids `ids`),
-/// in agent-id order, into `out`.
-pub fn hunters(sp: &Species, dim: usize, pos: &[f32], ids: &[u32], out: &mut Vec<Hunter>) {
-    out.clear();
-    if !sp.any_predator {
-        return;
+/// The tracked agents of a step ([`Species::tracked`]), kept from step to step: the slots of
+/// the state being stepped, found once by a scan and then followed through each re-sort.
+#[derive(Debug, Default)]
+pub struct Tracked {
+    pub list: Vec<Rare>,
+    /// The step whose state the slots are of (None: not yet found).
+    of_step: Option<u64>,
+}
+
+impl Tracked {
+    /// The tracked agents among the slots `ids` (slot → agent id) of the state of step `step`.
+    pub fn find(&mut self, sp: &Species, ids: &[u32], step: u64) {
+        if self.of_step == Some(step) {
+            return;
+        }
+        self.list.clear();
+        let ranges: Vec<(u32, u32, u8)> = sp
+            .tracked
+            .iter()
+            .map(|&b| (sp.ids[b as usize].0, sp.ids[b as usize].1, b))
+            .collect();
+        if !ranges.is_empty() {
+            for (s, &id) in ids.iter().enumerate() {
+                for &(lo, hi, b) in &ranges {
+                    if id >= lo && id < hi {
+                        self.list.push(Rare {
+                            slot: s as u32,
+                            species: b,
+                        });
+                    }
+                }
+            }
+        }
+        self.of_step = Some(step);
     }
+
+    /// After `g` sorted the state of step `step` (slot s went to the t with `order[t] = s`):
+    /// the same agents' sorted slots, which are those of step `step + 1`'s state. A slot is
+    /// looked for in its own cell only.
+    pub fn follow(&mut self, g: &Grid, step: u64) {
+        for r in &mut self.list {
+            let s = r.slot;
+            let c = g.cell_of[s as usize] as usize;
+            let (lo, hi) = (g.cell_start[c] as usize, g.cell_start[c + 1] as usize);
+            let t = (lo..hi)
+                .find(|&t| g.order[t] == s)
+                .expect("a slot's cell holds it");
+            r.slot = t as u32;
+        }
+        self.of_step = Some(step + 1);
+    }
+
+    /// The slots stay (brute force does not re-sort): valid for step `step + 1` too.
+    pub fn keep(&mut self, step: u64) {
+        self.of_step = Some(step + 1);
+    }
+}
+
+/// The predators of the state `pos` (component-major, stride n, slot order, agent ids `ids`;
+/// `tracked`, its tracked agents), in agent-id order, into `out`.
+pub fn hunters(
+    sp: &Species,
+    dim: usize,
+    pos: &[f32],
+    ids: &[u32],
+    tracked: &[Rare],
+    out: &mut Vec<Hunter>,
+) {
+    out.clear();
     let n = ids.len();
-    for (s, &id) in ids.iter().enumerate() {
-        if sp.predator[sp.of_agent[id as usize] as usize] {
+    for r in tracked {
+        if sp.predator[r.species as usize] {
+            let s = r.slot as usize;
             out.push(Hunter {
-                id,
+                id: ids[s],
                 pos: std::array::from_fn(|k| if k < dim { pos[k * n + s] } else { 0.0 }),
             });
         }
