@@ -1211,6 +1211,69 @@ fn simulate_then_info_json() {
     assert_eq!(v["agents"], 100);
 }
 
+/// `forge info` lists a recording's species: each one's name, role, agents (as recorded) and
+/// the colour `--color species` draws it in (its `render.colour`, else the palette's for its
+/// place in the list); a recording without species lists none.
+#[test]
+fn info_lists_the_species_with_roles_counts_and_colours() {
+    let d = tmp();
+    write(
+        d.path(),
+        "sp.json",
+        r##"{"model": "boids", "steps": 2, "world": {"size": [200, 200]},
+           "species": [
+             {"name": "red", "agents": 5, "render": {"colour": "#ff2020"}},
+             {"name": "hawk", "agents": 3, "role": "predator"},
+             {"name": "wren", "agents": 2}]}"##,
+    );
+    succeeds(d.path(), &["simulate", "sp.json", "-o", "sp.bfs", "-q"]);
+    let v = info_json(d.path(), "sp.bfs");
+    assert_eq!(v["version"], 2);
+    assert_eq!(
+        v["species"],
+        serde_json::json!([
+            {"name": "red", "role": "flock", "agents": 5, "colour": "#ff2020"},
+            {"name": "hawk", "role": "predator", "agents": 3, "colour": "#ff5a36"},
+            {"name": "wren", "role": "flock", "agents": 2, "colour": "#5cc46a"},
+        ])
+    );
+    let text = succeeds(d.path(), &["info", "sp.bfs"]).stdout;
+    let lines: Vec<&str> = text.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("species "))
+        .unwrap_or_else(|| panic!("no species line in:\n{text}"));
+    let words = |l: &str| l.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+    assert_eq!(
+        words(lines[at]),
+        ["species", "red", "flock", "5", "agents", "colour", "#ff2020"]
+    );
+    assert_eq!(
+        words(lines[at + 1]),
+        ["hawk", "predator", "3", "agents", "colour", "#ff5a36"]
+    );
+    assert_eq!(
+        words(lines[at + 2]),
+        ["wren", "flock", "2", "agents", "colour", "#5cc46a"]
+    );
+    // The names line up in one column.
+    let col = |l: &str, w: &str| l.find(w).unwrap();
+    assert_eq!(col(lines[at], "red"), col(lines[at + 1], "hawk"), "{text}");
+    assert_eq!(
+        col(lines[at], "flock"),
+        col(lines[at + 1], "predator"),
+        "{text}"
+    );
+    // Without species: an empty list, and no species line.
+    record_tiny(d.path(), "plain.bfs");
+    assert_eq!(
+        info_json(d.path(), "plain.bfs")["species"],
+        serde_json::json!([])
+    );
+    let text = succeeds(d.path(), &["info", "plain.bfs"]).stdout;
+    assert!(!text.contains("species"), "{text}");
+}
+
 #[test]
 fn overrides_change_the_recording() {
     let d = tmp();

@@ -4,7 +4,9 @@
 //! timeline land on the frame the HUD names (the window's title carries the HUD's frame and
 //! state); after `s`, `forge still FILE --frame K --look NAME.look.json` is the window's image
 //! within one code value, 2D and 3D, the camera moves included, and a frame drawn between
-//! recorded ones (`--interpolate`) is `forge render --interpolate`'s; a live run waits while paused
+//! recorded ones (`--interpolate`) is `forge render --interpolate`'s; `--color species` draws
+//! each species in its colour as `forge still` does, from a recording and live, and is refused
+//! as `forge render` refuses it on a recording without species; a live run waits while paused
 //! and records what `forge simulate` writes; and without a display, one line says why.
 //!
 //! The window tests need Xvfb, xdotool and xwd (apt-get install xvfb xdotool x11-apps) and a
@@ -608,4 +610,156 @@ fn an_ink_look_graded_and_stacked_is_handed_to_still() {
         has(&look, kv);
     }
     quit(&win, p);
+}
+
+/// Samples of `img` that are mostly blue (b well above r) and mostly orange (r well above b):
+/// two-flocks' sprat (#4fa8ff) and herring (#ffb13b).
+fn blue_and_orange(img: &Image) -> (usize, usize) {
+    let px = img.rgb.chunks(3);
+    let blue = px
+        .clone()
+        .filter(|p| p[2] as i32 > p[0] as i32 + 60)
+        .count();
+    let orange = px.filter(|p| p[0] as i32 > p[2] as i32 + 60).count();
+    (blue, orange)
+}
+
+/// The window shows both species of two-flocks in their own colours.
+fn both_species_seen(k: u64, window: &Image) {
+    let (blue, orange) = blue_and_orange(window);
+    assert!(
+        blue > 100 && orange > 100,
+        "frame {k}: the window shows {blue} blue (sprat) and {orange} orange (herring) pixels; \
+         --color species draws each species in its own colour"
+    );
+}
+
+#[test]
+fn species_colours_in_the_window_are_what_still_draws() {
+    let d = tmp();
+    let Some(x) = display("species_colours_in_the_window_are_what_still_draws") else {
+        return;
+    };
+    succeeds(
+        d.path(),
+        &[
+            "simulate",
+            "two-flocks",
+            "--agents",
+            "600",
+            "--steps",
+            "12",
+            "-o",
+            "sp.bfs",
+            "-q",
+        ],
+    );
+    let mut p = player(
+        &x,
+        d.path(),
+        &[
+            "view", "sp.bfs", "--size", SIZE, "--paused", "--color", "species",
+        ],
+    );
+    let win = x.window("forge view", SLOW, p.child());
+    win.wait_title("the first frame, settled", SLOW, paused);
+    win.keys(&["Right", "Right", "Right", "Right", "Right"]);
+    win.wait_title("frame 5", SLOW, |t| paused(t) && frame_of(t) == 5);
+    let (k, shown) = save_look(d.path(), &win, "sp.look.json");
+    assert_eq!(k, 5);
+    has(
+        &std::fs::read_to_string(d.path().join("sp.look.json")).unwrap(),
+        "\"color\": \"species\"",
+    );
+    both_species_seen(k, &shown);
+    succeeds(
+        d.path(),
+        &[
+            "still",
+            "sp.bfs",
+            "--frame",
+            "5",
+            "--look",
+            "sp.look.json",
+            "-o",
+            "still.png",
+            "-q",
+        ],
+    );
+    same_picture(k, &shown, &Image::from_png(&d.path().join("still.png")));
+    quit(&win, p);
+}
+
+#[test]
+fn a_live_run_colours_species_as_still_does_on_the_recording() {
+    let d = tmp();
+    let Some(x) = display("a_live_run_colours_species_as_still_does_on_the_recording") else {
+        return;
+    };
+    // The species ids come from the scene: its first frame, live, is what forge simulate
+    // records as frame 0 (the same scene, the same seed).
+    let scene = ["two-flocks", "--agents", "600", "--steps", "30"];
+    let mut args = vec!["view"];
+    args.extend_from_slice(&scene);
+    args.extend_from_slice(&["--size", SIZE, "--paused", "--color", "species"]);
+    args.extend_from_slice(&["--save-look", "live.look.json"]);
+    let mut p = player(&x, d.path(), &args);
+    let win = x.window("forge view", SLOW, p.child());
+    let (k, shown) = save_look(d.path(), &win, "live.look.json");
+    assert_eq!(k, 0);
+    both_species_seen(k, &shown);
+    let mut sim = vec!["simulate"];
+    sim.extend_from_slice(&scene);
+    sim.extend_from_slice(&["-o", "sim.bfs", "-q"]);
+    succeeds(d.path(), &sim);
+    succeeds(
+        d.path(),
+        &[
+            "still",
+            "sim.bfs",
+            "--frame",
+            "0",
+            "--look",
+            "live.look.json",
+            "-o",
+            "still.png",
+            "-q",
+        ],
+    );
+    same_picture(k, &shown, &Image::from_png(&d.path().join("still.png")));
+    quit(&win, p);
+}
+
+#[test]
+fn color_species_without_species_fails_as_render_does() {
+    let d = tmp();
+    let Some(x) = display("color_species_without_species_fails_as_render_does") else {
+        return;
+    };
+    record_2d(d.path());
+    let look = write(d.path(), "sp.look.json", r#"{"color": "species"}"#);
+    let look = look.to_str().unwrap();
+    let env = Env {
+        set: &[("DISPLAY", x.display.as_str())],
+        remove: &["WAYLAND_DISPLAY", "WAYLAND_SOCKET"],
+    };
+    for (asked, named) in [
+        (["--color", "species"], "--color species: ".to_string()),
+        (["--look", look], format!("--look {look}: color species: ")),
+    ] {
+        let mut view = vec!["view", "run.bfs", "--size", SIZE];
+        view.extend_from_slice(&asked);
+        let r = child::run_within(d.path(), &view, &env, SLOW);
+        failed(&r, &view);
+        has(&r.stderr, &named);
+        has(&r.stderr, "run.bfs has no species");
+        let mut render = vec!["render", "run.bfs", "-o", "run.mp4"];
+        render.extend_from_slice(&asked);
+        let rendered = fails(d.path(), &render);
+        assert_eq!(
+            r.stderr, rendered,
+            "forge view and forge render say different things"
+        );
+        no_output(d.path(), "run.mp4");
+    }
 }

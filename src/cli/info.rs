@@ -15,6 +15,9 @@ use crate::metrics::gnf::{Fit, Gnf};
 use crate::metrics::{self, Metrics, Space};
 use crate::output::{self, OutputFile};
 use crate::scene::Boundary;
+use species::{species_rows, write_species_text};
+
+mod species;
 
 /// How many frames the summary samples (evenly spaced, first and last included).
 const SUMMARY_FRAMES: u64 = 50;
@@ -301,6 +304,7 @@ impl Plan {
             "finalized": h.frame_count.is_some(),
             "last_step": last_step,
             "warnings": self.r.warnings(),
+            "species": species_rows(h),
             "metrics": m.summary,
             "gnf": m.gnf.as_ref().map(|g| gnf_summary(self.space.dim, g)),
             "scene_json": scene_json,
@@ -356,6 +360,7 @@ impl Plan {
             if h.world_inferred { " (inferred)" } else { "" }
         )?;
         writeln!(out, "agents     {}", h.agents)?;
+        write_species_text(out, &species_rows(h))?;
         writeln!(out, "dt         {}   seed {}", h.dt, h.seed)?;
         writeln!(
             out,

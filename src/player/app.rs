@@ -175,7 +175,8 @@ impl App {
             Window::open(el, &title, [s.width, s.height], self.o.adapter.as_deref())?;
         let mut world = world_of(&self.src.header);
         world.frame_dt /= self.src.timeline.k as f32;
-        let screen = Screen::new(gpu, s.clone(), world, self.src.header.agents)?;
+        let h = &self.src.header;
+        let screen = Screen::new(gpu, s.clone(), world, h.agents, h.species.clone())?;
         let len = match &self.src.feed {
             Feed::File(f) => f.len(),
             Feed::Live(_) => 1,
@@ -338,6 +339,7 @@ fn paint(v: &mut View, src: &Source) -> Result<()> {
                         dim,
                         world,
                         seen,
+                        species: !src.header.species.is_empty(),
                         save_path: &save_path,
                         message,
                     };

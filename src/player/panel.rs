@@ -16,6 +16,8 @@ pub struct Info<'a> {
     /// The world's size (x, y), for the 2D view's centre.
     pub world: [f32; 2],
     pub seen: Seen,
+    /// Whether the recording has species (`colour by` then offers `species`).
+    pub species: bool,
     pub save_path: &'a str,
     /// The last message (a save, an error).
     pub message: &'a str,
@@ -28,7 +30,7 @@ pub fn show(ui: &mut Ui, look: &mut Look, info: &Info, out: &mut Vec<Action>) {
             ui.label(format!("size {s} (the window's image)"));
         }
         style(ui, look);
-        colours(ui, look);
+        colours(ui, look, info.species);
         ui.separator();
         light(ui, look);
         ui.separator();
@@ -54,11 +56,21 @@ pub fn show(ui: &mut Ui, look: &mut Look, info: &Info, out: &mut Vec<Action>) {
 }
 
 fn choose<T: clap::ValueEnum + PartialEq + Copy>(ui: &mut Ui, label: &str, v: &mut Option<T>) {
+    choose_from(ui, label, v, T::value_variants());
+}
+
+/// [`choose`] among `options` only.
+fn choose_from<T: clap::ValueEnum + PartialEq + Copy>(
+    ui: &mut Ui,
+    label: &str,
+    v: &mut Option<T>,
+    options: &[T],
+) {
     let Some(mut cur) = *v else { return };
     ComboBox::from_label(label)
         .selected_text(name_of(&cur))
         .show_ui(ui, |ui| {
-            for x in T::value_variants() {
+            for x in options {
                 ui.selectable_value(&mut cur, *x, name_of(x));
             }
         });
@@ -101,10 +113,12 @@ fn style(ui: &mut Ui, look: &mut Look) {
     slider(ui, "stacking", &mut look.stacking, 0.0..=1.0, 0.7);
 }
 
-fn colours(ui: &mut Ui, look: &mut Look) {
+/// The colour modes, the colour map and its range; `species` only for a recording with species
+/// (`species`), as a render refuses it on one without.
+fn colours(ui: &mut Ui, look: &mut Look, species: bool) {
     let before = look.color;
     let mut mode = look.color.map(|c| c.mode);
-    choose::<ColorMode>(ui, "colour by", &mut mode);
+    choose_from(ui, "colour by", &mut mode, &colour_modes(species));
     if let (Some(m), Some(c)) = (mode, look.color) {
         if m != c.mode {
             look.color = Some(ColorBy::mode(m));
@@ -294,6 +308,16 @@ fn camera3(ui: &mut Ui, look: &mut Look, info: &Info) {
     if ui.checkbox(&mut b, "world box").changed() {
         look.world_box = Some(b);
     }
+}
+
+/// The colour modes the panel offers: every one, but `species` only for a recording with
+/// species.
+fn colour_modes(species: bool) -> Vec<ColorMode> {
+    <ColorMode as clap::ValueEnum>::value_variants()
+        .iter()
+        .copied()
+        .filter(|&m| species || m != ColorMode::Species)
+        .collect()
 }
 
 /// Another 3D camera chosen: a fixed one starts where the frame was seen from; the others

@@ -15,6 +15,7 @@ use anyhow::Result;
 
 use super::frames::Frames;
 use crate::bfs::Frame;
+use crate::look::ColorMode;
 use crate::render::gpu::Gpu;
 use crate::render::{Output, Renderer, Settings, World};
 use crate::video::chunk::warm_start;
@@ -25,6 +26,9 @@ pub struct Screen {
     gpu: Gpu,
     world: World,
     capacity: u32,
+    /// Each agent's species index (the recording's, or the live scene's): what
+    /// `--color species` colours by.
+    species: Vec<u8>,
     /// The output frame in the display image.
     shown: Option<u64>,
     /// The last output frame drawn into the trails (shown or passed over).
@@ -36,13 +40,21 @@ pub struct Screen {
 }
 
 impl Screen {
-    pub fn new(gpu: Gpu, settings: Settings, world: World, capacity: u32) -> Result<Screen> {
-        let renderer = Renderer::new(gpu.clone(), settings, world, Output::Rgba8, capacity)?;
+    /// A screen for `capacity` agents whose species are `species` (by agent; empty without).
+    pub fn new(
+        gpu: Gpu,
+        settings: Settings,
+        world: World,
+        capacity: u32,
+        species: Vec<u8>,
+    ) -> Result<Screen> {
+        let renderer = renderer(&gpu, settings, world, capacity, &species)?;
         Ok(Screen {
             renderer,
             gpu,
             world,
             capacity,
+            species,
             shown: None,
             drawn: None,
             exact: false,
@@ -81,13 +93,7 @@ impl Screen {
     /// (a new size, say). The image is no longer exact.
     pub fn set_settings(&mut self, s: Settings) -> Result<()> {
         if !self.renderer.set_look(s.clone()) {
-            self.renderer = Renderer::new(
-                self.gpu.clone(),
-                s,
-                self.world,
-                Output::Rgba8,
-                self.capacity,
-            )?;
+            self.renderer = renderer(&self.gpu, s, self.world, self.capacity, &self.species)?;
         }
         self.exact = false;
         self.settle = None;
@@ -175,6 +181,23 @@ impl Screen {
         self.settle = Some(s);
         Ok(false)
     }
+}
+
+/// The renderer for `settings`, told the agents' species when it colours by them (as
+/// `forge render` tells its renderer).
+fn renderer(
+    gpu: &Gpu,
+    settings: Settings,
+    world: World,
+    capacity: u32,
+    species: &[u8],
+) -> Result<Renderer> {
+    let by_species = settings.color == ColorMode::Species;
+    let mut r = Renderer::new(gpu.clone(), settings, world, Output::Rgba8, capacity)?;
+    if by_species {
+        r.set_species(species);
+    }
+    Ok(r)
 }
 
 /// Drawing one frame exactly as a render does: the follow camera eased over every frame before

@@ -111,6 +111,29 @@ impl Interaction {
 /// The whole matrix, by species name: `interactions[a][b]`.
 pub type Interactions = BTreeMap<String, BTreeMap<String, Interaction>>;
 
+/// The colours of species that give none (`render.colour`), in turn: a qualitative set that
+/// reads on dark and light backgrounds.
+pub const PALETTE: [[u8; 3]; 8] = [
+    [0x4c, 0x9b, 0xe8],
+    [0xff, 0x5a, 0x36],
+    [0x5c, 0xc4, 0x6a],
+    [0xf2, 0xc1, 0x4e],
+    [0xb3, 0x7f, 0xe0],
+    [0x3f, 0xc7, 0xc7],
+    [0xe8, 0x6f, 0xa8],
+    [0xa0, 0xa0, 0xa0],
+];
+
+/// The colour each species is drawn in by `--color species` (sRGB bytes, by species index):
+/// its `render.colour`, else [`PALETTE`]'s colour for its place in the list.
+pub fn colours(species: &[Species]) -> Vec<[u8; 3]> {
+    species
+        .iter()
+        .enumerate()
+        .map(|(i, s)| s.colour.unwrap_or(PALETTE[i % PALETTE.len()]))
+        .collect()
+}
+
 // ---------------------------------------------------------------------------------------------
 // As written.
 

@@ -407,13 +407,8 @@ impl Plan {
         world.frame_dt /= f.timeline.k as f32;
         let (w, h) = (resolved.settings.width, resolved.settings.height);
         let scene = crate::scene::Scene::from_stored_json(&header.scene_json).ok();
-        let mut settings = resolved.settings;
-        let species = settings.color == crate::look::ColorMode::Species;
-        if species {
-            settings.palette = Some(palette_of(scene.as_ref().map_or(&[], |s| &s.species)));
-        }
-        let mut renderer = Renderer::new(gpu, settings, world, output, header.agents)?;
-        if species {
+        let mut renderer = Renderer::new(gpu, resolved.settings, world, output, header.agents)?;
+        if renderer.settings().color == crate::look::ColorMode::Species {
             renderer.set_species(&header.species);
         }
         if time_passes {
@@ -464,32 +459,6 @@ impl Plan {
             laps: renderer.laps().cloned(),
         })
     }
-}
-
-/// Colours of species that give none (`render.colour`), in turn: a qualitative set that
-/// reads on dark and light backgrounds.
-const SPECIES_PALETTE: [[u8; 3]; 8] = [
-    [0x4c, 0x9b, 0xe8],
-    [0xff, 0x5a, 0x36],
-    [0x5c, 0xc4, 0x6a],
-    [0xf2, 0xc1, 0x4e],
-    [0xb3, 0x7f, 0xe0],
-    [0x3f, 0xc7, 0xc7],
-    [0xe8, 0x6f, 0xa8],
-    [0xa0, 0xa0, 0xa0],
-];
-
-/// The species' colours as the renderer takes them (by species index): each one's
-/// `render.colour`, else the palette's.
-fn palette_of(species: &[crate::scene::Species]) -> Vec<[u8; 3]> {
-    species
-        .iter()
-        .enumerate()
-        .map(|(i, s)| {
-            s.colour
-                .unwrap_or(SPECIES_PALETTE[i % SPECIES_PALETTE.len()])
-        })
-        .collect()
 }
 
 /// The scene's obstacles as the renderer draws them (their x–y plane).

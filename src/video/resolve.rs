@@ -300,13 +300,24 @@ pub fn resolve(layers: &Layers, r: &mut Reader, path: &Path) -> Result<Resolved>
     fill_view3(&mut look, view3.as_ref());
     fill_flat_view(&mut look);
     Measure { world: &world }.run(&mut look, r, path, &mut measured)?;
-    let settings = settings_of(&look, overlay, view3);
+    let mut settings = settings_of(&look, overlay, view3);
+    if settings.color == ColorMode::Species {
+        settings.palette = Some(species_colours(&h));
+    }
     Ok(Resolved {
         fps: look.fps.expect("resolved"),
         settings,
         look,
         measured,
     })
+}
+
+/// The colour of each species of recording `h` (`--color species`), by species index: the
+/// colour every command that draws it uses. None from a scene that does not parse (all white).
+pub fn species_colours(h: &Header) -> Vec<[u8; 3]> {
+    crate::scene::Scene::from_stored_json(&h.scene_json)
+        .map(|s| crate::scene::species::colours(&s.species))
+        .unwrap_or_default()
 }
 
 /// The frame and its style: size, rate, how the world fills it, trails, the background and
