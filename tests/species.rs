@@ -613,3 +613,39 @@ fn the_plain_loop_corrected_for_rare_species_gives_the_masked_loops_bytes() {
         assert_eq!(got, pinned, "{name} FORGE_SIMD=off: the bytes changed");
     }
 }
+
+/// `forge bench --only obstacles` times the plain flock, ten obstacles, one predator and both,
+/// each against the plain flock: the four rows in order, the plain row its own unit, every
+/// time positive.
+#[test]
+fn the_bench_times_a_predator_and_obstacles_against_the_plain_flock() {
+    let dir = tmp();
+    let r = succeeds(
+        dir.path(),
+        &["bench", "--only", "obstacles", "--seconds", "0.01"],
+    );
+    let rows: Vec<Vec<&str>> = r
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| rules"))
+        .map(|l| l.trim_matches('|').split('|').map(str::trim).collect())
+        .collect();
+    let names: Vec<&str> = rows.iter().map(|r| r[0]).collect();
+    assert_eq!(
+        names,
+        [
+            "none",
+            "10 obstacles",
+            "1 predator",
+            "1 predator + 10 obstacles"
+        ],
+        "{}",
+        r.stdout
+    );
+    assert_eq!(rows[0][4], "1.000", "{}", r.stdout);
+    for row in &rows {
+        let ns: f64 = row[3].parse().unwrap();
+        let ratio: f64 = row[4].parse().unwrap();
+        assert!(ns > 0.0 && ratio > 0.0, "{}", r.stdout);
+    }
+}
