@@ -164,6 +164,13 @@ fn same_picture(k: u64, shown: &Image, drawn: &Image) {
 /// that look.
 fn hand_off(dir: &Path, win: &Window, rec: &str, look: &str) -> u64 {
     let (k, shown) = save_look(dir, win, look);
+    still_matches(dir, rec, k, look, &shown);
+    k
+}
+
+/// `forge still` of frame `k` of `rec` with the look file `look` is `shown`, the window's
+/// picture of that frame ([`same_picture`]).
+fn still_matches(dir: &Path, rec: &str, k: u64, look: &str, shown: &Image) {
     let still = format!("still-{k}.png");
     succeeds(
         dir,
@@ -180,8 +187,7 @@ fn hand_off(dir: &Path, win: &Window, rec: &str, look: &str) -> u64 {
             "-q",
         ],
     );
-    same_picture(k, &shown, &Image::from_png(&dir.join(&still)));
-    k
+    same_picture(k, shown, &Image::from_png(&dir.join(&still)));
 }
 
 /// The panel beside the picture shows its labels: light text on egui's dark grey, glyphs
@@ -672,21 +678,7 @@ fn species_colours_in_the_window_are_what_still_draws() {
         "\"color\": \"species\"",
     );
     both_species_seen(k, &shown);
-    succeeds(
-        d.path(),
-        &[
-            "still",
-            "sp.bfs",
-            "--frame",
-            "5",
-            "--look",
-            "sp.look.json",
-            "-o",
-            "still.png",
-            "-q",
-        ],
-    );
-    same_picture(k, &shown, &Image::from_png(&d.path().join("still.png")));
+    still_matches(d.path(), "sp.bfs", k, "sp.look.json", &shown);
     quit(&win, p);
 }
 
@@ -712,21 +704,7 @@ fn a_live_run_colours_species_as_still_does_on_the_recording() {
     sim.extend_from_slice(&scene);
     sim.extend_from_slice(&["-o", "sim.bfs", "-q"]);
     succeeds(d.path(), &sim);
-    succeeds(
-        d.path(),
-        &[
-            "still",
-            "sim.bfs",
-            "--frame",
-            "0",
-            "--look",
-            "live.look.json",
-            "-o",
-            "still.png",
-            "-q",
-        ],
-    );
-    same_picture(k, &shown, &Image::from_png(&d.path().join("still.png")));
+    still_matches(d.path(), "sim.bfs", k, "live.look.json", &shown);
     quit(&win, p);
 }
 

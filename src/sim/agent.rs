@@ -35,6 +35,24 @@ impl<'a> Src<'a> {
         }
     }
 
+    /// A state's agents in its own slot order (brute force), their velocities in fixed
+    /// point `vfix`.
+    pub(super) fn unsorted(
+        st: &'a super::State,
+        vfix: &'a [i64],
+        isa: Isa,
+        obs: &'a Obstacles,
+    ) -> Self {
+        Src {
+            pos: &st.pos,
+            vel: &st.vel,
+            vfix,
+            m: st.n,
+            isa,
+            obs,
+        }
+    }
+
     /// The first `D` axes, as the candidate loop reads them.
     #[inline(always)]
     fn cands<const D: usize>(&self) -> Cands<'_, D> {

@@ -448,16 +448,8 @@ impl CpuSolver {
             );
         } else {
             self.build_brute(false);
-            let st = &self.cur;
             let ids = &self.ids;
-            let src = Src {
-                pos: &st.pos,
-                vel: &st.vel,
-                vfix: &self.bvfix,
-                m: n,
-                isa,
-                obs: &self.obstacles,
-            };
+            let src = Src::unsorted(&self.cur, &self.bvfix, isa, &self.obstacles);
             Self::for_chunks(self.pool_for(self.pairs), n, |r| {
                 let all = [(0u32, n as u32)];
                 for s in r {
@@ -517,14 +509,7 @@ impl CpuSolver {
             );
         } else {
             let st = &self.cur;
-            let plain = Src {
-                pos: &st.pos,
-                vel: &st.vel,
-                vfix: &self.bvfix,
-                m: n,
-                isa,
-                obs: &self.obstacles,
-            };
+            let plain = Src::unsorted(st, &self.bvfix, isa, &self.obstacles);
             let src = spc::Src {
                 pos: &st.pos,
                 vel: &st.vel,
