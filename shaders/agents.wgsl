@@ -42,7 +42,7 @@ struct Params {
     stack_area: f32,    // one sprite's light footprint over a crowd cell's area
     shape: u32,         // 0 dot, 1 dart
     mean_heading: f32,  // the flock's mean direction this frame, radians (relative heading)
-    pad0: f32,
+    sized: u32,         // 1: each sprite's size is its species' multiple (location 7), else 1
     pad1: f32,
     pad2: f32,
     fixed: vec4f,       // rgb: the fixed colour (linear); a: 1 if one is given
@@ -133,8 +133,10 @@ fn vs_main(
     @location(2) vx: f32,
     @location(3) vy: f32,
     @location(4) density: f32,
+    @location(7) size: f32,
 ) -> VsOut {
     var out: VsOut;
+    let radius = p.radius_px * select(1.0, size, p.sized == 1u);
     let copy = vi / 6u;
     let c = corner(vi % 6u);
     let tile = vec2f(f32(copy % 3u) - 1.0, f32(copy / 3u) - 1.0) * p.world;
@@ -142,7 +144,7 @@ fn vs_main(
     let world_pos = vec2f(x, y) + shift;
     let ndc = (world_pos - p.view_min) / p.view_size * 2.0 - 1.0;
     let tail_ndc = (world_pos - vec2f(vx, vy) * p.shutter - p.view_min) / p.view_size * 2.0 - 1.0;
-    let r_ndc = vec2f(p.radius_px) * 2.0 / p.viewport;
+    let r_ndc = vec2f(radius) * 2.0 / p.viewport;
     // A copy (or an agent) entirely outside the view becomes a degenerate triangle.
     let near_edge = min(abs(ndc), abs(tail_ndc));
     let crosses = sign(ndc) != sign(tail_ndc);
@@ -151,7 +153,7 @@ fn vs_main(
     }
     // Screen direction of motion (y up in NDC and here alike).
     let heading = vec2f(vx, vy) / p.view_size;
-    place(&out, ndc, tail_ndc, p.radius_px, c, heading);
+    place(&out, ndc, tail_ndc, radius, c, heading);
 
     let t = by_mode(length(vec2f(vx, vy)), atan2(vy, vx), density);
     out.color = colour_of(t) * crowd_share(ndc);
@@ -211,6 +213,7 @@ fn vs_main3(
     @location(4) vy: f32,
     @location(5) vz: f32,
     @location(6) density: f32,
+    @location(7) size: f32,
 ) -> VsOut {
     var out: VsOut;
     let c = corner(vi % 6u);
@@ -224,7 +227,8 @@ fn vs_main3(
     let ndc = clip.xy / clip.w;
     // Perspective: a sprite's size falls with distance; a core stays at least ~0.7 px.
     let scale = clamp(p.ref_dist / max(dist, 1e-6), 0.25, 4.0);
-    let radius = max(p.radius_px * scale, 0.7 / p.core);
+    let sized = p.radius_px * select(1.0, size, p.sized == 1u);
+    let radius = max(sized * scale, 0.7 / p.core);
     let r_ndc = vec2f(radius) * 2.0 / p.viewport;
     // Motion blur: where the agent was when the shutter opened, seen by the same camera (no
     // streak if that point is behind the eye).

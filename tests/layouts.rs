@@ -122,6 +122,7 @@ fn uniform_structs_match_their_wgsl_field_by_field() {
             stack_area,
             shape,
             mean_heading,
+            sized,
             fixed,
         ),
     );

@@ -86,6 +86,11 @@ fn bad_species_are_named_by_their_json_path() {
             "scene.species[0].render.colour: must be a colour as \"#RRGGBB\"",
         ),
         (
+            r#"{"model": "boids", "species": [{"name": "a", "agents": 3, "render": {"size": 0}}]}"#,
+            "scene.species[0].render.size: must be a multiple of the point size from 0.25 to 8, \
+             got 0",
+        ),
+        (
             r#"{"model": "boids", "species": [{"name": "a", "agents": 3, "boids": {"w_flee": 3}}]}"#,
             "scene.species[0].boids.w_flee: only used when another species has role \"predator\"",
         ),
@@ -561,6 +566,75 @@ fn the_renderer_colours_agents_by_species() {
     }
     eprintln!("{right} agents in their species' colour, {wrong} in the other's");
     assert!(right >= 16 && wrong <= 2, "{right} right, {wrong} wrong");
+}
+
+/// Lit pixels (any channel over 40) within `r` pixels of each agent of frame 0 of `bfs` in
+/// the still `png` (the world fills the frame: 1 world unit a pixel).
+fn footprints(bfs: &Path, png: &Path, r: i64) -> Vec<usize> {
+    let (w, h, px) = read_png(png);
+    let c = px.len() / (w as usize * h as usize);
+    let f = forge::bfs::Reader::open(bfs)
+        .unwrap()
+        .read_frame(0)
+        .unwrap();
+    let n = f.agents(2);
+    (0..n)
+        .map(|i| {
+            let (ax, ay) = (f.pos[i] as i64, h as i64 - 1 - f.pos[n + i] as i64);
+            let mut lit = 0;
+            for y in (ay - r).max(0)..(ay + r + 1).min(h as i64) {
+                for x in (ax - r).max(0)..(ax + r + 1).min(w as i64) {
+                    let at = (y as usize * w as usize + x as usize) * c;
+                    lit += px[at..at + 3].iter().any(|&v| v > 40) as usize;
+                }
+            }
+            lit
+        })
+        .collect()
+}
+
+#[test]
+fn a_species_size_scales_its_sprites() {
+    let dir = tmp();
+    // Six agents drawn at the point size and six at three times it, far apart on black.
+    let body = r##"{"model": "boids", "steps": 1, "seed": 5, "world": {"size": [320, 180]},
+        "boids": {"r_sep": 0.001, "r_ali": 0.001, "r_coh": 0.001},
+        "species": [
+          {"name": "small", "agents": 6},
+          {"name": "big", "agents": 6, "render": {"size": 3}}],
+        "render": {"background": "#000000", "bloom": 0, "vignette": 0, "trails": 0}}"##;
+    let s = write(dir.path(), "s.json", body);
+    let out = simulate(dir.path(), &s, &[]);
+    if !have_gpu("a_species_size_scales_its_sprites") {
+        return;
+    }
+    let png = dir.path().join("still.png");
+    succeeds(
+        dir.path(),
+        &[
+            "still",
+            out.to_str().unwrap(),
+            "--frame",
+            "0",
+            "--size",
+            "320x180",
+            "-o",
+            png.to_str().unwrap(),
+        ],
+    );
+    let lit = footprints(&out, &png, 14);
+    let median = |v: &[usize]| {
+        let mut v = v.to_vec();
+        v.sort();
+        v[v.len() / 2]
+    };
+    let (small, big) = (median(&lit[..6]), median(&lit[6..]));
+    eprintln!("lit pixels around each agent: {lit:?}");
+    // Three times the radius: about nine times the area (five at the least, for the faint rim).
+    assert!(
+        small > 0 && big >= 5 * small,
+        "a size-3 species' sprites cover {big} pixels, its size-1 neighbours' {small}"
+    );
 }
 
 /// The sums of a species that treats every other as its own kind but for a few rare agents

@@ -6,7 +6,8 @@
 //! within one code value, 2D and 3D, the camera moves included, and a frame drawn between
 //! recorded ones (`--interpolate`) is `forge render --interpolate`'s; `--color species` draws
 //! each species in its colour as `forge still` does, from a recording and live, and is refused
-//! as `forge render` refuses it on a recording without species; a live run waits while paused
+//! as `forge render` refuses it on a recording without species; a scene's obstacles are drawn as
+//! `forge still` draws them; a live run waits while paused
 //! and records what `forge simulate` writes; and without a display, one line says why.
 //!
 //! The window tests need Xvfb, xdotool and xwd (apt-get install xvfb xdotool x11-apps) and a
@@ -740,4 +741,41 @@ fn color_species_without_species_fails_as_render_does() {
         );
         no_output(d.path(), "run.mp4");
     }
+}
+
+#[test]
+fn obstacles_in_the_window_are_what_still_draws() {
+    let d = tmp();
+    let Some(x) = display("obstacles_in_the_window_are_what_still_draws") else {
+        return;
+    };
+    // The obstacles scene's rocks cover a good part of the frame: a window without them differs
+    // from the still by far more than one code value.
+    succeeds(
+        d.path(),
+        &[
+            "simulate",
+            "obstacles",
+            "--agents",
+            "600",
+            "--steps",
+            "6",
+            "-o",
+            "ob.bfs",
+            "-q",
+        ],
+    );
+    let mut p = player(
+        &x,
+        d.path(),
+        &["view", "ob.bfs", "--size", SIZE, "--paused"],
+    );
+    let win = x.window("forge view", SLOW, p.child());
+    win.wait_title("the first frame, settled", SLOW, paused);
+    win.keys(&["Right", "Right", "Right"]);
+    win.wait_title("frame 3", SLOW, |t| paused(t) && frame_of(t) == 3);
+    let (k, shown) = save_look(d.path(), &win, "ob.look.json");
+    assert_eq!(k, 3);
+    still_matches(d.path(), "ob.bfs", k, "ob.look.json", &shown);
+    quit(&win, p);
 }

@@ -176,7 +176,8 @@ impl App {
         let mut world = world_of(&self.src.header);
         world.frame_dt /= self.src.timeline.k as f32;
         let h = &self.src.header;
-        let screen = Screen::new(gpu, s.clone(), world, h.agents, h.species.clone())?;
+        let marks = crate::video::SceneMarks::of(h);
+        let screen = Screen::new(gpu, s.clone(), world, h.agents, marks)?;
         let len = match &self.src.feed {
             Feed::File(f) => f.len(),
             Feed::Live(_) => 1,

@@ -15,10 +15,10 @@ use anyhow::Result;
 
 use super::frames::Frames;
 use crate::bfs::Frame;
-use crate::look::ColorMode;
 use crate::render::gpu::Gpu;
 use crate::render::{Output, Renderer, Settings, World};
 use crate::video::chunk::warm_start;
+use crate::video::SceneMarks;
 
 /// The renderer and what its display image holds.
 pub struct Screen {
@@ -26,9 +26,9 @@ pub struct Screen {
     gpu: Gpu,
     world: World,
     capacity: u32,
-    /// Each agent's species index (the recording's, or the live scene's): what
-    /// `--color species` colours by.
-    species: Vec<u8>,
+    /// What the scene adds to the frames (the recording's, or the live scene's): the species
+    /// `--color species` colours by, the sprites' sizes, the obstacles.
+    marks: SceneMarks,
     /// The output frame in the display image.
     shown: Option<u64>,
     /// The last output frame drawn into the trails (shown or passed over).
@@ -40,21 +40,21 @@ pub struct Screen {
 }
 
 impl Screen {
-    /// A screen for `capacity` agents whose species are `species` (by agent; empty without).
+    /// A screen for `capacity` agents of a scene that adds `marks`.
     pub fn new(
         gpu: Gpu,
         settings: Settings,
         world: World,
         capacity: u32,
-        species: Vec<u8>,
+        marks: SceneMarks,
     ) -> Result<Screen> {
-        let renderer = renderer(&gpu, settings, world, capacity, &species)?;
+        let renderer = renderer(&gpu, settings, world, capacity, &marks)?;
         Ok(Screen {
             renderer,
             gpu,
             world,
             capacity,
-            species,
+            marks,
             shown: None,
             drawn: None,
             exact: false,
@@ -93,7 +93,7 @@ impl Screen {
     /// (a new size, say). The image is no longer exact.
     pub fn set_settings(&mut self, s: Settings) -> Result<()> {
         if !self.renderer.set_look(s.clone()) {
-            self.renderer = renderer(&self.gpu, s, self.world, self.capacity, &self.species)?;
+            self.renderer = renderer(&self.gpu, s, self.world, self.capacity, &self.marks)?;
         }
         self.exact = false;
         self.settle = None;
@@ -183,20 +183,16 @@ impl Screen {
     }
 }
 
-/// The renderer for `settings`, told the agents' species when it colours by them (as
-/// `forge render` tells its renderer).
+/// The renderer for `settings`, told the scene's marks as `forge render` tells its renderer.
 fn renderer(
     gpu: &Gpu,
     settings: Settings,
     world: World,
     capacity: u32,
-    species: &[u8],
+    marks: &SceneMarks,
 ) -> Result<Renderer> {
-    let by_species = settings.color == ColorMode::Species;
     let mut r = Renderer::new(gpu.clone(), settings, world, Output::Rgba8, capacity)?;
-    if by_species {
-        r.set_species(species);
-    }
+    marks.apply(&mut r);
     Ok(r)
 }
 

@@ -43,7 +43,9 @@ pub struct AgentParams {
     pub shape: u32,
     /// The flock's mean direction this frame, radians (`relative-heading`).
     pub mean_heading: f32,
-    pub _pad: [f32; 3],
+    /// 1: each sprite's size is its own multiple of `radius_px` (the sizes slot), else 1.
+    pub sized: u32,
+    pub _pad: [f32; 2],
     /// The fixed colour (linear RGB) and 1 in `a` when one is given.
     pub fixed: [f32; 4],
 }
@@ -72,15 +74,16 @@ pub struct AgentsPass {
     params: wgpu::Buffer,
 }
 
-/// Where each per-agent attribute lives: (buffer, byte offset) for x, y, vx, vy, density.
+/// Where each per-agent attribute lives: (buffer, byte offset) for x, y, vx, vy, density and
+/// the size multiple (read only where `AgentParams::sized` is 1).
 pub struct AgentBuffers<'a> {
-    pub slots: [(&'a wgpu::Buffer, u64); 5],
+    pub slots: [(&'a wgpu::Buffer, u64); 6],
     pub n: u32,
 }
 
-/// The same for 3D: x, y, z, vx, vy, vz, density.
+/// The same for 3D: x, y, z, vx, vy, vz, density, size multiple.
 pub struct AgentBuffers3<'a> {
-    pub slots: [(&'a wgpu::Buffer, u64); 7],
+    pub slots: [(&'a wgpu::Buffer, u64); 8],
     pub n: u32,
 }
 
@@ -104,9 +107,9 @@ fn crowd_texture(device: &wgpu::Device, size: [u32; 2]) -> wgpu::TextureView {
         .create_view(&Default::default())
 }
 
-/// One f32 per agent per vertex buffer, at locations 0..7: 2D x, y, vx, vy, density; 3D x, y,
-/// z, vx, vy, vz, density.
-fn instance_attributes() -> [[wgpu::VertexAttribute; 1]; 7] {
+/// One f32 per agent per vertex buffer: 2D x, y, vx, vy, density at locations 0..5; 3D x, y,
+/// z, vx, vy, vz, density at 0..7; the sprite's size multiple at 7 (both).
+fn instance_attributes() -> [[wgpu::VertexAttribute; 1]; 8] {
     [
         wgpu::vertex_attr_array![0 => Float32],
         wgpu::vertex_attr_array![1 => Float32],
@@ -115,12 +118,13 @@ fn instance_attributes() -> [[wgpu::VertexAttribute; 1]; 7] {
         wgpu::vertex_attr_array![4 => Float32],
         wgpu::vertex_attr_array![5 => Float32],
         wgpu::vertex_attr_array![6 => Float32],
+        wgpu::vertex_attr_array![7 => Float32],
     ]
 }
 
 /// One instance-rate buffer layout per attribute.
 fn instance_buffers(
-    attrs: &[[wgpu::VertexAttribute; 1]; 7],
+    attrs: &[[wgpu::VertexAttribute; 1]; 8],
 ) -> Vec<Option<wgpu::VertexBufferLayout<'_>>> {
     attrs
         .iter()
@@ -258,16 +262,11 @@ impl AgentsPass {
             };
         let attrs = instance_attributes();
         let buffers = instance_buffers(&attrs);
+        // 2D: x, y, vx, vy, density and the size multiple (location 7).
+        let buffers2: Vec<_> = buffers[..5].iter().chain(&buffers[7..]).cloned().collect();
         let tri = wgpu::PrimitiveTopology::TriangleList;
         let hdr = HDR_FORMAT;
-        let pipeline = make(
-            "agents pipeline",
-            "vs_main",
-            "fs_main",
-            &buffers[..5],
-            tri,
-            hdr,
-        );
+        let pipeline = make("agents pipeline", "vs_main", "fs_main", &buffers2, tri, hdr);
         let pipeline3 = make(
             "agents 3D pipeline",
             "vs_main3",

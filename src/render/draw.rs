@@ -60,13 +60,21 @@ impl Renderer {
             .map(|d| &d.density)
             .or(self.species.as_ref())
             .unwrap_or(&self.agents_buf);
+        // Each agent's size multiple where its species has one (else any buffer: unread).
+        let sizes = self.sizes.as_ref().filter(|b| b.size() >= n as u64 * 4);
+        let sized = sizes.is_some() as u32;
+        let sizes_buf = sizes.unwrap_or(&self.agents_buf);
         // Positions at 0, velocities right after them (the file's frame layout).
         let a = &self.agents_buf;
         let q = n as u64 * 4;
         let stride = self.world.dim as u64 * q;
         match cam3 {
             Some(c) => {
-                let params = frame(AgentParams { copies: 1, ..c });
+                let params = frame(AgentParams {
+                    copies: 1,
+                    sized,
+                    ..c
+                });
                 let bufs = AgentBuffers3 {
                     slots: [
                         (a, 0),
@@ -76,6 +84,7 @@ impl Renderer {
                         (a, stride + q),
                         (a, stride + 2 * q),
                         (density_buf, 0),
+                        (sizes_buf, 0),
                     ],
                     n,
                 };
@@ -89,6 +98,7 @@ impl Renderer {
                     view_size,
                     world: self.world.size,
                     copies: if self.world.wrap { 9 } else { 1 },
+                    sized,
                     ..Default::default()
                 });
                 let bufs = AgentBuffers {
@@ -98,6 +108,7 @@ impl Renderer {
                         (a, stride),
                         (a, stride + q),
                         (density_buf, 0),
+                        (sizes_buf, 0),
                     ],
                     n,
                 };

@@ -144,6 +144,9 @@ pub struct Renderer {
     /// `--color species`: each agent's species index / 255, one f32 per agent
     /// ([`Renderer::set_species`]).
     species: Option<wgpu::Buffer>,
+    /// Each agent's sprite size as a multiple of the point size, one f32 per agent, where its
+    /// species has one ([`Renderer::set_sizes`]).
+    sizes: Option<wgpu::Buffer>,
     agents: AgentsPass,
     fade: FadePass,
     bloom: Option<BloomPass>,
@@ -270,6 +273,7 @@ impl Renderer {
             capacity,
             density,
             species: None,
+            sizes: None,
             agents,
             fade,
             bloom,
@@ -470,8 +474,20 @@ impl Renderer {
     /// is read at.
     pub fn set_species(&mut self, ids: &[u8]) {
         let values: Vec<f32> = ids.iter().map(|&i| i as f32 / 255.0).collect();
+        self.species = Some(self.per_agent("species values", &values));
+    }
+
+    /// Each agent's sprite size as a multiple of the look's point size (agent order; its
+    /// species' `render.size`). Every sprite is drawn at the point size when all are 1.
+    pub fn set_sizes(&mut self, sizes: &[f32]) {
+        self.sizes =
+            (!sizes.iter().all(|&s| s == 1.0)).then(|| self.per_agent("sprite sizes", sizes));
+    }
+
+    /// A vertex buffer holding `values`, one f32 per agent.
+    fn per_agent(&self, label: &str, values: &[f32]) -> wgpu::Buffer {
         let buf = self.gpu.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("species values"),
+            label: Some(label),
             size: (values.len().max(1) * 4) as u64,
             usage: wgpu::BufferUsages::VERTEX | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
@@ -479,9 +495,9 @@ impl Renderer {
         if !values.is_empty() {
             self.gpu
                 .queue
-                .write_buffer(&buf, 0, bytemuck::cast_slice(&values));
+                .write_buffer(&buf, 0, bytemuck::cast_slice(values));
         }
-        self.species = Some(buf);
+        buf
     }
 
     /// The frame's positions at 0 of the agents' buffer, its velocities right after them

@@ -1,13 +1,14 @@
 //! Species: the flock split into named groups, each with its own boids weights, radii and
 //! speeds (partial overrides of the scene's `boids`), a role (a flock, or predators that chase
-//! the others), a colour, and who aligns with, coheres with and separates from whom.
+//! the others), a colour and a sprite size, and who aligns with, coheres with and separates
+//! from whom.
 //!
 //! ```json
 //! "species": [
 //!   {"name": "starling", "agents": 3000, "boids": {"w_flee": 400, "flee_radius": 90}},
 //!   {"name": "falcon", "agents": 2, "role": "predator",
 //!    "boids": {"v_min": 120, "v_max": 230, "chase_radius": 400},
-//!    "render": {"colour": "#ff5a36"}}
+//!    "render": {"colour": "#ff5a36", "size": 2.5}}
 //! ],
 //! "interactions": {"starling": {"falcon": {"separate": false}}}
 //! ```
@@ -86,6 +87,10 @@ pub struct Species {
     /// (sRGB bytes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub colour: Option<[u8; 3]>,
+    /// `render.size`: its sprites' size as a multiple of the look's point size (a falcon drawn
+    /// larger than the starlings it hunts); 1 when not given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<f32>,
 }
 
 /// What an agent of one species does with a neighbour of another.
@@ -134,6 +139,16 @@ pub fn colours(species: &[Species]) -> Vec<[u8; 3]> {
         .collect()
 }
 
+/// Each species' sprite size as a multiple of the look's point size (by species index): its
+/// `render.size`, else 1.
+pub fn sizes(species: &[Species]) -> Vec<f32> {
+    species.iter().map(|s| s.size.unwrap_or(1.0)).collect()
+}
+
+/// The range of `render.size`.
+const MIN_SIZE: f64 = 0.25;
+const MAX_SIZE: f64 = 8.0;
+
 // ---------------------------------------------------------------------------------------------
 // As written.
 
@@ -174,6 +189,7 @@ pub(super) struct SpeciesBoidsFile {
 #[serde(deny_unknown_fields)]
 pub(super) struct SpeciesRenderFile {
     pub(super) colour: Option<String>,
+    pub(super) size: Option<f64>,
 }
 
 #[derive(Clone, Copy, Deserialize, Default)]
@@ -392,6 +408,20 @@ pub(super) fn resolve(
             }
             parsed
         });
+        let size = s.render.as_ref().and_then(|r| {
+            let v = r.size?;
+            if !(v.is_finite() && (MIN_SIZE..=MAX_SIZE).contains(&v)) {
+                cx.err(
+                    &at("render.size"),
+                    format!(
+                        "must be a multiple of the point size from {MIN_SIZE} to {MAX_SIZE}, \
+                         got {v}"
+                    ),
+                );
+                return None;
+            }
+            Some(v as f32)
+        });
         out.push(Species {
             name,
             agents,
@@ -400,6 +430,7 @@ pub(super) fn resolve(
             chase,
             flee,
             colour,
+            size,
         });
     }
     let matrix = matrix(cx, &out, interactions);

@@ -406,16 +406,10 @@ impl Plan {
         // Output frames are `frame_dt / K` apart (motion blur spans a fraction of that).
         world.frame_dt /= f.timeline.k as f32;
         let (w, h) = (resolved.settings.width, resolved.settings.height);
-        let scene = crate::scene::Scene::from_stored_json(&header.scene_json).ok();
         let mut renderer = Renderer::new(gpu, resolved.settings, world, output, header.agents)?;
-        if renderer.settings().color == crate::look::ColorMode::Species {
-            renderer.set_species(&header.species);
-        }
+        SceneMarks::of(&header).apply(&mut renderer);
         if time_passes {
             renderer.time_passes();
-        }
-        if let Some(scene) = &scene {
-            renderer.set_obstacles(&shapes_of(&scene.obstacles));
         }
         let start_secs = t0.elapsed().as_secs_f64();
         let quiet_bar = job.quiet || matches!(job.dest, Destination::Still { .. });
@@ -458,6 +452,50 @@ impl Plan {
             adapter,
             laps: renderer.laps().cloned(),
         })
+    }
+}
+
+/// What a recording's scene adds to the drawing of its frames, told to every renderer that
+/// draws them (`forge render`, `forge still`, `forge view`): each agent's species (what
+/// `--color species` colours by), each agent's sprite size (its species' `render.size`) and the
+/// obstacles.
+pub struct SceneMarks {
+    species: Vec<u8>,
+    sizes: Vec<f32>,
+    obstacles: Vec<crate::render::obstacles::Shape>,
+}
+
+impl SceneMarks {
+    /// The marks of the recording with `header` (none but the species ids from a recording
+    /// without a stored scene: BoidForge's, say).
+    pub fn of(header: &crate::bfs::Header) -> SceneMarks {
+        let scene = crate::scene::Scene::from_stored_json(&header.scene_json).ok();
+        let (sizes, obstacles) = match &scene {
+            Some(s) => {
+                let by_species = crate::scene::species::sizes(&s.species);
+                let sizes = header
+                    .species
+                    .iter()
+                    .map(|&i| by_species.get(i as usize).copied().unwrap_or(1.0))
+                    .collect();
+                (sizes, shapes_of(&s.obstacles))
+            }
+            None => (Vec::new(), Vec::new()),
+        };
+        SceneMarks {
+            species: header.species.clone(),
+            sizes,
+            obstacles,
+        }
+    }
+
+    /// Tells `renderer` these marks (the species ids only where it colours by species).
+    pub fn apply(&self, renderer: &mut Renderer) {
+        if renderer.settings().color == crate::look::ColorMode::Species {
+            renderer.set_species(&self.species);
+        }
+        renderer.set_sizes(&self.sizes);
+        renderer.set_obstacles(&self.obstacles);
     }
 }
 
