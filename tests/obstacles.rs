@@ -538,22 +538,11 @@ fn step64(
     (p, v)
 }
 
-#[test]
-fn one_step_matches_a_float64_reference() {
-    // Agents that never meet each other (tiny radii, no neighbours) among the four shapes,
-    // open world: the step is the obstacle rule alone. Every agent's step from frame k to k+1
-    // against the float64 reference.
+/// Agent-steps of a recording of `body` (2D, open world, the shapes and boids parameters of
+/// [`REFERENCE_FIELD`]) against the float64 reference, agent `i` at speeds `speeds(i)`:
+/// (checked, steered, off by > 0.01, off by > 0.001, the worst error of the rest).
+fn against_float64(body: &str, speeds: impl Fn(usize) -> (f64, f64)) -> [f64; 5] {
     let dir = tmp();
-    let body = r#"{"model": "boids", "agents": 3000, "steps": 30, "seed": 9,
-        "world": {"size": [600, 400], "boundary": "open"},
-        "boids": {"r_sep": 0.001, "r_ali": 0.001, "r_coh": 0.001, "max_force": 220,
-                  "v_min": 40, "v_max": 180, "w_avoid": 150, "look_ahead": 0.8, "clearance": 12},
-        "obstacles": [
-          {"circle": {"center": [300, 200], "radius": 60}},
-          {"circle": {"center": [150, 100], "radius": 25}},
-          {"box": {"min": [420, 50], "max": [480, 350]}},
-          {"segment": {"from": [100, 300], "to": [250, 360], "radius": 4}}
-        ]}"#;
     let s = write(dir.path(), "s.json", body);
     let out = simulate(dir.path(), &s, &[]);
     let mut r = forge::bfs::Reader::open(&out).unwrap();
@@ -566,13 +555,10 @@ fn one_step_matches_a_float64_reference() {
         let f = r.read_frame(k).unwrap();
         let n = f.agents(2);
         for i in 0..n {
-            let at = |fr: &forge::bfs::Frame, arr: &Vec<f32>| {
-                let _ = fr;
-                [arr[i] as f64, arr[n + i] as f64, 0.0]
-            };
-            let (x, v) = (at(&prev, &prev.pos), at(&prev, &prev.vel));
-            let (p64, v64) = step64(&sh, x, v, (150.0, 0.8, 12.0), 220.0, (40.0, 180.0), 0.05);
-            let (p, vv) = (at(&f, &f.pos), at(&f, &f.vel));
+            let at = |arr: &Vec<f32>| [arr[i] as f64, arr[n + i] as f64, 0.0];
+            let (x, v) = (at(&prev.pos), at(&prev.vel));
+            let (p64, v64) = step64(&sh, x, v, (150.0, 0.8, 12.0), 220.0, speeds(i), 0.05);
+            let (p, vv) = (at(&f.pos), at(&f.vel));
             let err = dot(add(p, p64, -1.0), add(p, p64, -1.0)).sqrt()
                 + dot(add(vv, v64, -1.0), add(vv, v64, -1.0)).sqrt() * 0.05;
             checked += 1;
@@ -598,19 +584,69 @@ fn one_step_matches_a_float64_reference() {
         "{checked} agent-steps, {steered} steered, {off} off by > 0.01, {loose} by > 0.001, \
          worst of the rest {worst:.2e}"
     );
+    [
+        checked as f64,
+        steered as f64,
+        off as f64,
+        loose as f64,
+        worst,
+    ]
+}
+
+/// Agents that never meet each other (tiny radii, no neighbours) among the four shapes, open
+/// world: the step is the obstacle rule alone. `{species}` is replaced by a species list (or
+/// nothing).
+const REFERENCE_FIELD: &str = r#"{"model": "boids", "agents": 3000, "steps": 30, "seed": 9,
+    "world": {"size": [600, 400], "boundary": "open"},
+    "boids": {"r_sep": 0.001, "r_ali": 0.001, "r_coh": 0.001, "max_force": 220,
+              "v_min": 40, "v_max": 180, "w_avoid": 150, "look_ahead": 0.8, "clearance": 12},
+    "obstacles": [
+      {"circle": {"center": [300, 200], "radius": 60}},
+      {"circle": {"center": [150, 100], "radius": 25}},
+      {"box": {"min": [420, 50], "max": [480, 350]}},
+      {"segment": {"from": [100, 300], "to": [250, 360], "radius": 4}}
+    ]{species}}"#;
+
+/// The reference's tolerances: a decision on a rounding edge (a threshold met in float32 and
+/// not in float64) may send an agent another way, at most one step in a thousand; the rest
+/// agree to float32's rounding, amplified near the rule's thresholds.
+fn within_float64([checked, steered, off, loose, _]: [f64; 5], min_steered: f64) {
     assert!(
-        steered > 1000,
+        steered > min_steered,
         "only {steered} agent-steps where the rule acted"
     );
-    // A decision on a rounding edge (a threshold met in float32 and not in float64) may send an
-    // agent another way: at most one step in a thousand.
     assert!(
-        off * 1000 <= checked,
+        off * 1000.0 <= checked,
         "{off} of {checked} agent-steps differ from float64"
     );
-    // The rest agree to float32's rounding, amplified near the rule's thresholds.
     assert!(
-        loose * 200 <= checked,
+        loose * 200.0 <= checked,
         "{loose} of {checked} agent-steps off by > 0.001"
     );
+}
+
+#[test]
+fn one_step_matches_a_float64_reference() {
+    // Every agent's step from frame k to k+1 against the float64 reference.
+    let body = REFERENCE_FIELD.replace("{species}", "");
+    within_float64(against_float64(&body, |_| (40.0, 180.0)), 1000.0);
+}
+
+#[test]
+fn a_fast_species_sees_the_shapes_its_own_speed_reaches() {
+    // Most agents fly twice as fast as the scene's v_max: they look further ahead and move
+    // further in a step than the scene's own speeds would, and still see and steer round every
+    // shape as the reference does.
+    let species = r#", "species": [{"name": "slow", "agents": 500},
+        {"name": "fast", "agents": 2500, "boids": {"v_min": 300, "v_max": 420}}]"#;
+    let body = REFERENCE_FIELD.replace("{species}", species);
+    let fast = |i: usize| i >= 500;
+    let speeds = |i: usize| {
+        if fast(i) {
+            (300.0, 420.0)
+        } else {
+            (40.0, 180.0)
+        }
+    };
+    within_float64(against_float64(&body, speeds), 1000.0);
 }

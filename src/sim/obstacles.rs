@@ -88,9 +88,15 @@ impl Obstacles {
         }
         let look_ahead = b.look_ahead.unwrap_or(1.0);
         let clearance = b.clearance.unwrap_or(b.r_sep);
-        // What a boid can see in a step (its look-ahead, its clearance, its move), and cover.
-        let reach = b.v_max * (look_ahead + s.dt) + clearance;
-        let step = b.v_max * s.dt;
+        // What a boid can see in a step (its look-ahead, its clearance, its move), and cover:
+        // at the fastest speed of any species.
+        let v_max = s
+            .species
+            .iter()
+            .map(|sp| sp.boids.v_max)
+            .fold(b.v_max, f32::max);
+        let reach = v_max * (look_ahead + s.dt) + clearance;
+        let step = v_max * s.dt;
         let v3 = |v: &[f32]| [v[0], v[1], if v.len() > 2 { v[2] } else { 0.0 }];
         let shapes = s
             .obstacles
