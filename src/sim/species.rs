@@ -416,7 +416,9 @@ fn finish_of<const D: usize>(
     let mut acc_v = boids_accel(p, acc, &vi);
     if sp.predator[a] {
         let (r2, w) = sp.chase[a];
-        if let Some(d) = nearest_prey::<D>(sp, p, src, grid, &pi, r2) {
+        // A copy: `pi` stays in registers (see `boids_move`).
+        let at = pi;
+        if let Some(d) = nearest_prey::<D>(sp, p, src, grid, &at, r2) {
             let d2 = norm2(&d);
             if d2 > 0.0 {
                 let s = d2.sqrt();
