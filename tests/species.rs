@@ -526,22 +526,7 @@ fn the_renderer_colours_agents_by_species() {
     has(&err, &format!("--look {}: color species: ", look.display()));
     has(&err, "has no species");
     no_output(dir.path(), "p.png");
-    let png = dir.path().join("still.png");
-    succeeds(
-        dir.path(),
-        &[
-            "still",
-            out.to_str().unwrap(),
-            "--frame",
-            "0",
-            "--color",
-            "species",
-            "-o",
-            png.to_str().unwrap(),
-            "--size",
-            "320x180",
-        ],
-    );
+    let png = still_of_frame_0(dir.path(), &out, &["--color", "species"]);
     let (w, h, px) = read_png(&png);
     let c = px.len() / (w as usize * h as usize);
     let f = forge::bfs::Reader::open(&out)
@@ -566,6 +551,16 @@ fn the_renderer_colours_agents_by_species() {
     }
     eprintln!("{right} agents in their species' colour, {wrong} in the other's");
     assert!(right >= 16 && wrong <= 2, "{right} right, {wrong} wrong");
+}
+
+/// `forge still` of frame 0 of `bfs` at 320x180 with `extra` flags: dir/still.png.
+fn still_of_frame_0(dir: &Path, bfs: &Path, extra: &[&str]) -> PathBuf {
+    let png = dir.join("still.png");
+    let (bfs, out) = (bfs.to_str().unwrap(), png.to_str().unwrap());
+    let mut args = vec!["still", bfs, "--frame", "0", "--size", "320x180", "-o", out];
+    args.extend_from_slice(extra);
+    succeeds(dir, &args);
+    png
 }
 
 /// Lit pixels (any channel over 40) within `r` pixels of each agent of frame 0 of `bfs` in
@@ -608,20 +603,7 @@ fn a_species_size_scales_its_sprites() {
     if !have_gpu("a_species_size_scales_its_sprites") {
         return;
     }
-    let png = dir.path().join("still.png");
-    succeeds(
-        dir.path(),
-        &[
-            "still",
-            out.to_str().unwrap(),
-            "--frame",
-            "0",
-            "--size",
-            "320x180",
-            "-o",
-            png.to_str().unwrap(),
-        ],
-    );
+    let png = still_of_frame_0(dir.path(), &out, &[]);
     let lit = footprints(&out, &png, 14);
     let median = |v: &[usize]| {
         let mut v = v.to_vec();
