@@ -257,9 +257,7 @@ pub fn boids_move<const D: usize>(
     vel: &mut [f32; D],
 ) {
     if !obs.is_empty() {
-        // Copies, as for the settle below.
-        let (x, v) = (*pos, *vel);
-        obs.steer(&x, &v, &mut a);
+        obs.steer(*pos, *vel, &mut a);
     }
     let a2 = norm2(&a);
     if a2 > p.max_force * p.max_force {
@@ -301,12 +299,7 @@ pub fn boids_move<const D: usize>(
     for k in 0..D {
         apply_boundary(&mut pos[k], &mut vel[k], p.world[k], p.boundary);
     }
-    // Copies: were `pos` and `vel` themselves handed on by address (here or to the steering),
-    // the caller's arrays would live on the stack on every path, with or without shapes, and
-    // its eight-byte load of them after the move's four-byte stores would stall.
-    let (mut x, mut v) = (*pos, *vel);
-    obs.settle(p, &old, &moved, &mut x, &mut v);
-    (*pos, *vel) = (x, v);
+    (*pos, *vel) = obs.settle(p, &old, &moved, *pos, *vel);
 }
 
 /// Random stream of a boid's heading-noise angle (Vicsek's noise draws from stream 0).

@@ -250,21 +250,22 @@ impl Obstacles {
         self.shapes.len()
     }
 
-    /// The avoidance steering of a boid at `pos` with velocity `vel`, added to `acc`.
+    /// The avoidance steering of a boid at `pos` with velocity `vel`, added to `acc`. Position
+    /// and velocity come by value, as [`Obstacles::settle`]'s do.
     #[inline]
-    pub fn steer<const D: usize>(&self, pos: &[f32; D], vel: &[f32; D], acc: &mut [f32; D]) {
+    pub fn steer<const D: usize>(&self, pos: [f32; D], vel: [f32; D], acc: &mut [f32; D]) {
         let f: [f32; D] = std::array::from_fn(|k| vel[k] * self.look_ahead);
         let c = self.clearance;
-        self.each_near(pos, |sh| {
-            if !sh.near::<D>(pos) {
+        self.each_near(&pos, |sh| {
+            if !sh.near::<D>(&pos) {
                 return;
             }
             let (s, n, dist) = if sh.round {
-                let (s, y) = sh.closest_on_path::<D>(pos, &f);
+                let (s, y) = sh.closest_on_path::<D>(&pos, &f);
                 let (_, dist) = sh.surface::<D>(&y);
-                (s, sh.sideways::<D>(pos, &f), dist)
+                (s, sh.sideways::<D>(&pos, &f), dist)
             } else {
-                match sh.chord_middle::<D>(pos, &f, c) {
+                match sh.chord_middle::<D>(&pos, &f, c) {
                     Some((s, y)) => {
                         let (n, dist) = sh.surface::<D>(&y);
                         (s, n, dist)
@@ -285,29 +286,32 @@ impl Obstacles {
         });
     }
 
-    /// After the move from `old` to `pos` (`moved`: `old + vel·dt` before the world's boundary
-    /// acted): no boid ends inside a shape (see the module's header).
+    /// The position and velocity of a boid after its move from `old` to `pos` (`moved`: `old +
+    /// vel·dt` before the world's boundary acted): no boid ends inside a shape (see the
+    /// module's header). By value, not by reference: a caller's arrays whose address is taken
+    /// live on the stack on every path of its step, with or without shapes, and reading them
+    /// back as one eight-byte load after four-byte stores stalls.
     #[inline]
     pub fn settle<const D: usize>(
         &self,
         p: &Params,
         old: &[f32; D],
         moved: &[f32; D],
-        pos: &mut [f32; D],
-        vel: &mut [f32; D],
-    ) {
+        mut pos: [f32; D],
+        mut vel: [f32; D],
+    ) -> ([f32; D], [f32; D]) {
         let (mut touched, mut projected) = (false, false);
-        let at = *pos;
+        let at = pos;
         self.each_near(&at, |sh| {
-            if !sh.touches::<D>(pos) {
+            if !sh.touches::<D>(&pos) {
                 return;
             }
             touched = true;
-            let (n, dist) = sh.surface::<D>(pos);
+            let (n, dist) = sh.surface::<D>(&pos);
             if dist < 0.0 {
-                sh.put_out::<D>(pos, &n);
+                sh.put_out::<D>(&mut pos, &n);
                 projected = true;
-                let vn = dot(vel, &n);
+                let vn = dot(&vel, &n);
                 if vn < 0.0 {
                     for k in 0..D {
                         vel[k] = vel[k] - vn * n[k];
@@ -316,12 +320,12 @@ impl Obstacles {
             }
         });
         if !touched {
-            return;
+            return (pos, vel);
         }
         // Put out of one shape: still in the world, and in no other? Else, where the boundary
         // left the move alone, did the straight move old → pos pass through a core?
         let bad = if projected {
-            !in_world(p, pos) || self.inside(pos)
+            !in_world(p, &pos) || self.inside(&pos)
         } else if (0..D).all(|k| moved[k] == pos[k]) {
             let mut m2 = 0.0f32;
             for k in 0..D {
@@ -330,13 +334,14 @@ impl Obstacles {
             }
             self.shapes
                 .iter()
-                .any(|sh| m2 >= sh.cross2 && sh.touches::<D>(pos) && sh.crossed(old, pos))
+                .any(|sh| m2 >= sh.cross2 && sh.touches::<D>(&pos) && sh.crossed(old, &pos))
         } else {
             false
         };
         if bad {
-            *pos = *old;
+            pos = *old;
         }
+        (pos, vel)
     }
 
     /// Whether `pos` is inside a shape (strictly).

@@ -416,9 +416,8 @@ fn finish_of<const D: usize>(
     let mut acc_v = boids_accel(p, acc, &vi);
     if sp.predator[a] {
         let (r2, w) = sp.chase[a];
-        // A copy: `pi` stays in registers (see `boids_move`).
-        let at = pi;
-        if let Some(d) = nearest_prey::<D>(sp, p, src, grid, &at, r2) {
+        // By value, as `Obstacles::settle` takes a boid's position: `pi` stays in registers.
+        if let Some(d) = nearest_prey::<D>(sp, p, src, grid, pi, r2) {
             let d2 = norm2(&d);
             if d2 > 0.0 {
                 let s = d2.sqrt();
@@ -459,9 +458,10 @@ fn nearest_prey<const D: usize>(
     p: &Params,
     src: &Src,
     grid: Option<&Grid>,
-    pi: &[f32; D],
+    pi: [f32; D],
     r2: f32,
 ) -> Option<[f32; D]> {
+    let pi = &pi;
     let mut best: Option<(f32, u32, [f32; D])> = None;
     let mut visit = |lo: usize, hi: usize| {
         for j in lo..hi {
