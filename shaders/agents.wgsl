@@ -351,6 +351,12 @@ fn halo_at(r2: f32) -> f32 {
     return p.halo * edge * edge * exp(-r2 * 3.0);
 }
 
+// Every sprite is a round dot without motion blur (shape dot, shutter 0): a pipeline constant,
+// set per frame (`SpriteVariant` in src/render/agents.rs). Lavapipe runs both sides of a
+// branch for every fragment, taken or not, so the dart and the blurred sprite cost a round
+// dot's frame ~9 ms of CPU at 720p unless they are compiled out.
+override ROUND: bool = false;
+
 @fragment
 fn fs_main(in: VsOut) -> @location(0) vec4f {
     // A pixel's extent in sprite units (derivatives before any branch: they need uniform
@@ -368,7 +374,7 @@ fn fs_main(in: VsOut) -> @location(0) vec4f {
     }
     // A dart: head at +x, its width tapering to a third at the tail; the same core and halo
     // over the tapered distance, its light divided by its length (near a dot's).
-    if in.dart > 0.0 {
+    if !ROUND && in.dart > 0.0 {
         let w = mix(0.35, 1.0, clamp((x + 1.0) * 0.5, 0.0, 1.0));
         let q2 = x * x + (y * y) / (w * w);
         let edge = max(1.0 - q2, 0.0);
@@ -377,9 +383,8 @@ fn fs_main(in: VsOut) -> @location(0) vec4f {
         return vec4f(in.color * e, e);
     }
     // The round sprite, exactly as without motion blur. A sprite's fragments share its
-    // streak, so this branch (on the vertex's output, not a uniform) costs no divergence, and
-    // an unblurred frame skips the erf and the halo samples below.
-    if s == 0.0 {
+    // streak, so this branch is on the vertex's output, not a uniform.
+    if ROUND || s == 0.0 {
         let edge = 1.0 - r2;
         let round = core_over(in.uv, pixel) + p.halo * edge * edge * exp(-r2 * 3.0);
         let e = p.intensity * round;

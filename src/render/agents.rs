@@ -58,10 +58,28 @@ const CROWD_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::R16Float;
 /// Vertices per sprite copy (two triangles).
 const VERTS_PER_COPY: u32 = 6;
 
+impl AgentParams {
+    /// Whether every sprite of the frame is a round dot without motion blur: the frame can
+    /// use the pipeline with the dart and the blurred sprite compiled out (the shader's
+    /// `ROUND`). Either would give the same light; the round one costs less.
+    pub fn round(&self) -> bool {
+        self.shape == 0 && self.shutter == 0.0
+    }
+}
+
+/// The sprites' pipelines for one kind of frame: [`AgentParams::round`] false, true.
+struct Sprites([wgpu::RenderPipeline; 2]);
+
+impl Sprites {
+    fn for_frame(&self, params: &AgentParams) -> &wgpu::RenderPipeline {
+        &self.0[params.round() as usize]
+    }
+}
+
 pub struct AgentsPass {
-    pipeline: wgpu::RenderPipeline,
+    pipeline: Sprites,
     /// 3D agents through a perspective camera (`vs_main3`).
-    pipeline3: wgpu::RenderPipeline,
+    pipeline3: Sprites,
     /// The world box's wireframe (`vs_box`, a line list).
     box_pipeline: wgpu::RenderPipeline,
     /// One point per agent into the crowd texture (2D, 3D).
@@ -150,6 +168,7 @@ fn additive_pipeline(
     buffers: &[Option<wgpu::VertexBufferLayout>],
     topology: wgpu::PrimitiveTopology,
     format: wgpu::TextureFormat,
+    constants: &[(&str, f64)],
 ) -> wgpu::RenderPipeline {
     let additive = wgpu::BlendComponent {
         src_factor: wgpu::BlendFactor::One,
@@ -174,7 +193,10 @@ fn additive_pipeline(
         fragment: Some(wgpu::FragmentState {
             module,
             entry_point: Some(fs),
-            compilation_options: Default::default(),
+            compilation_options: wgpu::PipelineCompilationOptions {
+                constants,
+                ..Default::default()
+            },
             targets: &[Some(wgpu::ColorTargetState {
                 format,
                 blend: Some(wgpu::BlendState {
@@ -247,34 +269,39 @@ impl AgentsPass {
             bind_group_layouts: &[Some(&count_bgl)],
             immediate_size: 0,
         });
-        let make =
-            |label, vs, fs, buffers: &[Option<wgpu::VertexBufferLayout>], topology, format| {
-                additive_pipeline(
-                    device,
-                    &layout,
-                    &module,
-                    label,
-                    (vs, fs),
-                    buffers,
+        let make = |label,
+                    vs,
+                    fs,
+                    buffers: &[Option<wgpu::VertexBufferLayout>],
                     topology,
                     format,
-                )
-            };
+                    constants: &[(&str, f64)]| {
+            additive_pipeline(
+                device,
+                &layout,
+                &module,
+                label,
+                (vs, fs),
+                buffers,
+                topology,
+                format,
+                constants,
+            )
+        };
         let attrs = instance_attributes();
         let buffers = instance_buffers(&attrs);
         // 2D: x, y, vx, vy, density and the size multiple (location 7).
         let buffers2: Vec<_> = buffers[..5].iter().chain(&buffers[7..]).cloned().collect();
         let tri = wgpu::PrimitiveTopology::TriangleList;
         let hdr = HDR_FORMAT;
-        let pipeline = make("agents pipeline", "vs_main", "fs_main", &buffers2, tri, hdr);
-        let pipeline3 = make(
-            "agents 3D pipeline",
-            "vs_main3",
-            "fs_main",
-            &buffers,
-            tri,
-            hdr,
-        );
+        let sprites =
+            |label, vs, buffers: &[Option<wgpu::VertexBufferLayout>]| {
+                Sprites([0.0, 1.0].map(|round| {
+                    make(label, vs, "fs_main", buffers, tri, hdr, &[("ROUND", round)])
+                }))
+            };
+        let pipeline = sprites("agents pipeline", "vs_main", &buffers2);
+        let pipeline3 = sprites("agents 3D pipeline", "vs_main3", &buffers);
         // The box goes onto the display image, after tone mapping: no trails, no bloom.
         let box_pipeline = make(
             "world box pipeline",
@@ -283,6 +310,7 @@ impl AgentsPass {
             &[],
             wgpu::PrimitiveTopology::LineList,
             display,
+            &[],
         );
         let count = |label, vs, buffers: &[Option<wgpu::VertexBufferLayout>]| {
             additive_pipeline(
@@ -294,6 +322,7 @@ impl AgentsPass {
                 buffers,
                 wgpu::PrimitiveTopology::PointList,
                 CROWD_FORMAT,
+                &[],
             )
         };
         AgentsPass {
@@ -372,7 +401,7 @@ impl AgentsPass {
             return;
         }
         pass.push_debug_group("agents");
-        pass.set_pipeline(&self.pipeline);
+        pass.set_pipeline(self.pipeline.for_frame(params));
         pass.set_bind_group(0, &self.bind_group, &[]);
         if let Some([x, y, w, h]) = scissor {
             if w == 0 || h == 0 {
@@ -407,7 +436,7 @@ impl AgentsPass {
             return;
         }
         pass.push_debug_group("agents 3D");
-        pass.set_pipeline(&self.pipeline3);
+        pass.set_pipeline(self.pipeline3.for_frame(params));
         let len = agents.n as u64 * 4;
         for (slot, (buf, off)) in agents.slots.iter().enumerate() {
             pass.set_vertex_buffer(slot as u32, buf.slice(*off..*off + len));
