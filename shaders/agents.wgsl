@@ -352,7 +352,7 @@ fn halo_at(r2: f32) -> f32 {
 }
 
 // Every sprite is a round dot without motion blur (shape dot, shutter 0): a pipeline constant,
-// set per frame (`SpriteVariant` in src/render/agents.rs). Lavapipe runs both sides of a
+// set per frame (`AgentParams::round` in src/render/agents.rs). Lavapipe runs both sides of a
 // branch for every fragment, taken or not, so the dart and the blurred sprite cost a round
 // dot's frame ~9 ms of CPU at 720p unless they are compiled out.
 override ROUND: bool = false;

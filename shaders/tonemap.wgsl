@@ -61,7 +61,7 @@ fn aces(x: vec3f) -> vec3f {
 
 // The sRGB curve. Above its linear toe, 1.055 c^(1/2.4) - 0.055 is fitted (minimax over
 // [0.0031308, 1]) by a sum of c^(1/2), c^(1/4), c^(1/8) and c: within 0.008 of an 8-bit
-// step everywhere, and three square roots cost lavapipe ~4 ms of CPU less a 720p frame than
+// step everywhere, and three square roots cost lavapipe ~2 ms of CPU less a 720p frame than
 // pow's exp2(log2).
 fn srgb_encode(c: vec3f) -> vec3f {
     let lo = c * 12.92;

@@ -62,7 +62,7 @@ impl AgentParams {
     /// Whether every sprite of the frame is a round dot without motion blur: the frame can
     /// use the pipeline with the dart and the blurred sprite compiled out (the shader's
     /// `ROUND`). Either would give the same light; the round one costs less.
-    pub fn round(&self) -> bool {
+    fn round(&self) -> bool {
         self.shape == 0 && self.shutter == 0.0
     }
 }
