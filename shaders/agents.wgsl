@@ -64,7 +64,7 @@ struct VsOut {
     @location(1) color: vec3f,
     // Streak length in halo radii (0: a round sprite).
     @location(2) streak: f32,
-    // A dart's length over its width (0: a round sprite).
+    // A dart's length over its width: DART_LENGTH, or 1 for a round dart (0: not a dart).
     @location(3) dart: f32,
 }
 
@@ -81,17 +81,20 @@ fn place(out: ptr<function, VsOut>, head: vec2f, tail: vec2f, radius: f32, c: ve
     let len = length(seg);
     let moving = len > 1e-3 * radius;
     let hl = length(heading);
-    let dart = (p.shape == 1u) & !moving & (hl > 0.0);
-    let axis = select(select(vec2f(1.0, 0.0), heading / max(hl, 1e-20), dart), seg / max(len, 1e-20), moving);
+    // A dart; for an agent standing still (no heading) a round one: the dart's light without
+    // its length or taper.
+    let dart = (p.shape == 1u) & !moving;
+    let pointed = dart & (hl > 0.0);
+    let axis = select(select(vec2f(1.0, 0.0), heading / max(hl, 1e-20), pointed), seg / max(len, 1e-20), moving);
     let streak = select(0.0, len / radius, moving);
     let perp = vec2f(-axis.y, axis.x);
-    let stretch = select(1.0, DART_LENGTH, dart);
+    let stretch = select(1.0, DART_LENGTH, pointed);
     let along = select(c.x, select(-1.0 - streak, 1.0, c.x > 0.0), moving);
     let offset = (axis * along * stretch + perp * c.y) * radius;
     (*out).clip = vec4f(head + offset * 2.0 / p.viewport, 0.0, 1.0);
     (*out).uv = vec2f(along, c.y);
     (*out).streak = streak;
-    (*out).dart = select(0.0, DART_LENGTH, dart);
+    (*out).dart = select(0.0, select(1.0, DART_LENGTH, pointed), dart);
 }
 
 // The share of its light a sprite at `ndc` keeps in its crowd (1 alone, less in a crowd).
@@ -351,11 +354,12 @@ fn halo_at(r2: f32) -> f32 {
     return p.halo * edge * edge * exp(-r2 * 3.0);
 }
 
-// Every sprite is a round dot without motion blur (shape dot, shutter 0): a pipeline constant,
-// set per frame (`AgentParams::round` in src/render/agents.rs). Lavapipe runs both sides of a
-// branch for every fragment, taken or not, so the dart and the blurred sprite cost a round
-// dot's frame ~9 ms of CPU at 720p unless they are compiled out.
-override ROUND: bool = false;
+// Which sprites a frame can hold: a pipeline constant, set per frame (`AgentParams::shapes` in
+// src/render/agents.rs). 0: round dots only (shape dot, shutter 0); 1: darts only (shape dart,
+// shutter 0); 2: anything, motion-blurred streaks too. Lavapipe runs both sides of a branch for
+// every fragment, taken or not, so the shapes a frame cannot hold are compiled out: at 720p they
+// cost a round dot's frame ~9 ms of CPU and a dart's ~20 ms (2000 agents).
+override SHAPES: u32 = 2u;
 
 @fragment
 fn fs_main(in: VsOut) -> @location(0) vec4f {
@@ -374,8 +378,8 @@ fn fs_main(in: VsOut) -> @location(0) vec4f {
     }
     // A dart: head at +x, its width tapering to a third at the tail; the same core and halo
     // over the tapered distance, its light divided by its length (near a dot's).
-    if !ROUND && in.dart > 0.0 {
-        let w = mix(0.35, 1.0, clamp((x + 1.0) * 0.5, 0.0, 1.0));
+    if SHAPES == 1u || (SHAPES == 2u && in.dart > 0.0) {
+        let w = select(1.0, mix(0.35, 1.0, clamp((x + 1.0) * 0.5, 0.0, 1.0)), in.dart > 1.0);
         let q2 = x * x + (y * y) / (w * w);
         let edge = max(1.0 - q2, 0.0);
         let body = exp(-q2 * k * 2.0) + p.halo * edge * edge * exp(-q2 * 3.0);
@@ -384,7 +388,7 @@ fn fs_main(in: VsOut) -> @location(0) vec4f {
     }
     // The round sprite, exactly as without motion blur. A sprite's fragments share its
     // streak, so this branch is on the vertex's output, not a uniform.
-    if ROUND || s == 0.0 {
+    if SHAPES == 0u || s == 0.0 {
         let edge = 1.0 - r2;
         let round = core_over(in.uv, pixel) + p.halo * edge * edge * exp(-r2 * 3.0);
         let e = p.intensity * round;

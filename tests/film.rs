@@ -353,6 +353,42 @@ fn darts_point_along_the_velocity() {
     assert!((ox / oy - 1.0).abs() < 0.15, "a dot is round");
 }
 
+/// An agent standing still has no velocity to point a dart along: it is drawn as a round dart,
+/// and alike by the darts-only pipeline and by the one that holds every shape (motion blur on,
+/// which leaves a still agent unblurred).
+#[test]
+fn a_still_agent_is_a_round_dart_in_every_pipeline() {
+    if !have_gpu("a_still_agent_is_a_round_dart_in_every_pipeline") {
+        return;
+    }
+    let d = TempDir::new().unwrap();
+    recording(
+        d.path(),
+        "s.bfs",
+        [100.0, 100.0],
+        forge::scene::Boundary::Open,
+        &[([50.0, 50.0], [0.0, 0.0])],
+    );
+    let mut args: Vec<&str> = vec!["--point-size", "8", "--color", "fixed:#ffffff"];
+    args.extend_from_slice(&PLAIN);
+    args.extend_from_slice(&["--shape", "dart"]);
+    let darts = still(d.path(), "s.bfs", "d.png", &args);
+    args.extend_from_slice(&["--motion-blur", "180"]);
+    let every = still(d.path(), "s.bfs", "b.png", &args);
+    let lit = darts.pixels().filter(|p| luma(p.0) > 40.0).count();
+    let (xx, yy) = spread(&darts);
+    println!("a still agent as a dart: {lit} lit pixels, spread {xx:.1} × {yy:.1}");
+    assert!(lit > 20, "the still agent is drawn ({lit} lit pixels)");
+    assert!(
+        (xx / yy - 1.0).abs() < 0.15,
+        "a still agent's dart is round"
+    );
+    assert!(
+        darts.as_raw() == every.as_raw(),
+        "the darts-only pipeline and the every-shape pipeline draw a still agent alike"
+    );
+}
+
 /// `--color fixed:#RRGGBB` draws every agent in that colour; a colour that is not one is
 /// refused naming the flag.
 #[test]

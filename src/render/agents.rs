@@ -59,20 +59,25 @@ const CROWD_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::R16Float;
 const VERTS_PER_COPY: u32 = 6;
 
 impl AgentParams {
-    /// Whether every sprite of the frame is a round dot without motion blur: the frame can
-    /// use the pipeline with the dart and the blurred sprite compiled out (the shader's
-    /// `ROUND`). Either would give the same light; the round one costs less.
-    fn round(&self) -> bool {
-        self.shape == 0 && self.shutter == 0.0
+    /// Which sprites the frame can hold, the shader's `SHAPES`: 0 round dots only (shape dot,
+    /// no motion blur), 1 darts only (shape dart, no motion blur; an agent standing still is a
+    /// round dart), 2 anything (motion blur). Each pipeline gives the same light as the one
+    /// holding every shape; the fewer shapes, the less it costs.
+    fn shapes(&self) -> usize {
+        match (self.shutter > 0.0, self.shape) {
+            (true, _) => 2,
+            (false, 0) => 0,
+            (false, _) => 1,
+        }
     }
 }
 
-/// The sprites' pipelines for one kind of frame: [`AgentParams::round`] false, true.
-struct Sprites([wgpu::RenderPipeline; 2]);
+/// The sprites' pipelines, one for each value of [`AgentParams::shapes`].
+struct Sprites([wgpu::RenderPipeline; 3]);
 
 impl Sprites {
     fn for_frame(&self, params: &AgentParams) -> &wgpu::RenderPipeline {
-        &self.0[params.round() as usize]
+        &self.0[params.shapes()]
     }
 }
 
@@ -294,12 +299,19 @@ impl AgentsPass {
         let buffers2: Vec<_> = buffers[..5].iter().chain(&buffers[7..]).cloned().collect();
         let tri = wgpu::PrimitiveTopology::TriangleList;
         let hdr = HDR_FORMAT;
-        let sprites =
-            |label, vs, buffers: &[Option<wgpu::VertexBufferLayout>]| {
-                Sprites([0.0, 1.0].map(|round| {
-                    make(label, vs, "fs_main", buffers, tri, hdr, &[("ROUND", round)])
-                }))
-            };
+        let sprites = |label, vs, buffers: &[Option<wgpu::VertexBufferLayout>]| {
+            Sprites([0.0, 1.0, 2.0].map(|shapes| {
+                make(
+                    label,
+                    vs,
+                    "fs_main",
+                    buffers,
+                    tri,
+                    hdr,
+                    &[("SHAPES", shapes)],
+                )
+            }))
+        };
         let pipeline = sprites("agents pipeline", "vs_main", &buffers2);
         let pipeline3 = sprites("agents 3D pipeline", "vs_main3", &buffers);
         // The box goes onto the display image, after tone mapping: no trails, no bloom.
