@@ -266,9 +266,10 @@ fn count_hidden() -> CountOut {
     return out;
 }
 
-// One point per agent (and copy) into the crowd texture, where vs_main places it.
+// One point per agent (a vertex; a wrapped copy is an instance) into the crowd texture, where
+// vs_main places it.
 @vertex
-fn vs_count(@builtin(vertex_index) copy: u32, @location(0) x: f32, @location(1) y: f32) -> CountOut {
+fn vs_count(@builtin(instance_index) copy: u32, @location(0) x: f32, @location(1) y: f32) -> CountOut {
     let tile = vec2f(f32(copy % 3u) - 1.0, f32(copy / 3u) - 1.0) * p.world;
     let shift = select(vec2f(0.0), tile, p.copies > 1u);
     let ndc = (vec2f(x, y) + shift - p.view_min) / p.view_size * 2.0 - 1.0;
