@@ -256,8 +256,15 @@ pub fn boids_move<const D: usize>(
     pos: &mut [f32; D],
     vel: &mut [f32; D],
 ) {
-    if !obs.is_empty() {
-        obs.steer(*pos, *vel, &mut a);
+    // No shape near: nothing to steer around, and none to settle out of after a move the
+    // world's boundary leaves alone.
+    let near = if obs.is_empty() {
+        0
+    } else {
+        obs.near_bits(pos)
+    };
+    if near != 0 {
+        obs.steer(near, *pos, *vel, &mut a);
     }
     let a2 = norm2(&a);
     if a2 > p.max_force * p.max_force {
@@ -298,6 +305,9 @@ pub fn boids_move<const D: usize>(
     let moved = *pos;
     for k in 0..D {
         apply_boundary(&mut pos[k], &mut vel[k], p.world[k], p.boundary);
+    }
+    if near == 0 && *pos == moved {
+        return;
     }
     (*pos, *vel) = obs.settle(p, &old, &moved, *pos, *vel);
 }

@@ -43,6 +43,10 @@ struct Shape {
     centre: [f32; 3],
     near2: f32,
     touch2: f32,
+    /// The radius about `centre` within which the coarse grid's cells hold the shape: beyond
+    /// it a boid can neither see the shape this step nor, moved by one step (v_max·dt) or
+    /// less, be inside it.
+    cell_r: f32,
     /// A move shorter than this (squared) cannot pass through the shape's core
     /// ([`Shape::crossed`]) from outside to outside.
     cross2: f32,
@@ -57,10 +61,11 @@ pub struct Obstacles {
     clearance: f32,
     inv_clearance: f32,
     /// A coarse grid over the world: per cell, bit i set when shape i may be near a boid in
-    /// the cell ([`Shape::near`] is then tested; shapes whose bit is clear are far for every
-    /// point of the cell). Only with at most 64 shapes; a boid outside the world, or with more
-    /// shapes, tests every shape. A pure function of the position: the same shapes are tested
-    /// on every path, so it decides nothing but how fast the answer comes.
+    /// the cell, or touch it after a move of one step or less ([`Shape::near`] or
+    /// [`Shape::touches`] is then tested; shapes whose bit is clear are far for every point of
+    /// the cell). Only with at most 64 shapes; a boid outside the world, or with more shapes,
+    /// tests every shape. A pure function of the position: the same shapes are tested on every
+    /// path, so it decides nothing but how fast the answer comes.
     cells: Vec<u64>,
     dims: [usize; 3],
     inv_cell: [f32; 3],
@@ -124,6 +129,7 @@ impl Obstacles {
                 // 1% and one unit of slack over the bound: rounding cannot make it too tight.
                 let near = (half + reach) * 1.01 + 1.0;
                 let touch = (half + step) * 1.01 + 1.0;
+                let cell_r = near.max((touch + step) * 1.01 + 1.0);
                 // Through the core from outside: a chord of the r/2 core of a capsule is at
                 // least √3·r long; through the inner half of a box, a quarter of its thinnest
                 // side. Half of that, squared, to keep clear of rounding.
@@ -144,6 +150,7 @@ impl Obstacles {
                     centre,
                     near2: near * near,
                     touch2: touch * touch,
+                    cell_r,
                     cross2: cross,
                 }
             })
@@ -199,7 +206,7 @@ impl Obstacles {
                         (x - q) * (x - q)
                     })
                     .sum();
-                let near = (s.near2 as f64).sqrt() * 1.01 + 1.0;
+                let near = s.cell_r as f64 * 1.01 + 1.0;
                 if d2 < near * near {
                     *bits |= 1 << b;
                 }
@@ -226,10 +233,24 @@ impl Obstacles {
         self.cells[idx]
     }
 
+    /// The shapes a boid at `pos` may see this step, or be inside after a move of one step or
+    /// less (v_max·dt: the world's boundary left alone), as bits for [`Obstacles::steer`]:
+    /// 0 when there is none, and none can then touch the boid after such a move either, so
+    /// [`Obstacles::settle`] would leave it as it is.
+    #[inline(always)]
+    pub fn near_bits<const D: usize>(&self, pos: &[f32; D]) -> u64 {
+        self.candidates(pos)
+    }
+
     /// Calls `f` on each shape that may be near `x`, in the scene's order.
     #[inline(always)]
-    fn each_near<const D: usize>(&self, x: &[f32; D], mut f: impl FnMut(&Shape)) {
-        let bits = self.candidates(x);
+    fn each_near<const D: usize>(&self, x: &[f32; D], f: impl FnMut(&Shape)) {
+        self.each_of(self.candidates(x), f);
+    }
+
+    /// Calls `f` on each shape of `bits` (every shape: all ones), in the scene's order.
+    #[inline(always)]
+    fn each_of(&self, bits: u64, mut f: impl FnMut(&Shape)) {
         if bits == u64::MAX {
             self.shapes.iter().for_each(f);
             return;
@@ -250,13 +271,20 @@ impl Obstacles {
         self.shapes.len()
     }
 
-    /// The avoidance steering of a boid at `pos` with velocity `vel`, added to `acc`. Position
-    /// and velocity come by value, as [`Obstacles::settle`]'s do.
+    /// The avoidance steering of a boid at `pos` with velocity `vel`, added to `acc`; `bits`:
+    /// [`Obstacles::near_bits`] of `pos`. Position and velocity come by value, as
+    /// [`Obstacles::settle`]'s do.
     #[inline]
-    pub fn steer<const D: usize>(&self, pos: [f32; D], vel: [f32; D], acc: &mut [f32; D]) {
+    pub fn steer<const D: usize>(
+        &self,
+        bits: u64,
+        pos: [f32; D],
+        vel: [f32; D],
+        acc: &mut [f32; D],
+    ) {
         let f: [f32; D] = std::array::from_fn(|k| vel[k] * self.look_ahead);
         let c = self.clearance;
-        self.each_near(&pos, |sh| {
+        self.each_of(bits, |sh| {
             if !sh.near::<D>(&pos) {
                 return;
             }
