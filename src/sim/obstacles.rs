@@ -215,15 +215,18 @@ impl Obstacles {
         self
     }
 
-    /// Bits of the shapes that may be near `x` (every shape: all ones).
+    /// The shapes a boid at `pos` may see this step, or be inside after a move of one step or
+    /// less (v_max·dt: the world's boundary left alone), as bits (every shape: all ones) for
+    /// [`Obstacles::steer`]: 0 when there is none, and none can then touch the boid after such
+    /// a move either, so [`Obstacles::settle`] would leave it as it is.
     #[inline(always)]
-    fn candidates<const D: usize>(&self, x: &[f32; D]) -> u64 {
+    pub fn near_bits<const D: usize>(&self, pos: &[f32; D]) -> u64 {
         if self.cells.is_empty() {
             return u64::MAX;
         }
         let (mut idx, mut stride) = (0usize, 1usize);
         for k in 0..D {
-            let c = x[k] * self.inv_cell[k];
+            let c = pos[k] * self.inv_cell[k];
             if !(c >= 0.0 && c < self.dims[k] as f32) {
                 return u64::MAX;
             }
@@ -233,19 +236,10 @@ impl Obstacles {
         self.cells[idx]
     }
 
-    /// The shapes a boid at `pos` may see this step, or be inside after a move of one step or
-    /// less (v_max·dt: the world's boundary left alone), as bits for [`Obstacles::steer`]:
-    /// 0 when there is none, and none can then touch the boid after such a move either, so
-    /// [`Obstacles::settle`] would leave it as it is.
-    #[inline(always)]
-    pub fn near_bits<const D: usize>(&self, pos: &[f32; D]) -> u64 {
-        self.candidates(pos)
-    }
-
     /// Calls `f` on each shape that may be near `x`, in the scene's order.
     #[inline(always)]
     fn each_near<const D: usize>(&self, x: &[f32; D], f: impl FnMut(&Shape)) {
-        self.each_of(self.candidates(x), f);
+        self.each_of(self.near_bits(x), f);
     }
 
     /// Calls `f` on each shape of `bits` (every shape: all ones), in the scene's order.
