@@ -16,6 +16,7 @@ use super::grid::Grid;
 use super::math::*;
 use super::obstacles::Obstacles;
 use super::pool::Pool;
+use super::reach::{self, Reach};
 use super::simd::{self, Isa};
 use super::species::{self as spc, Hunter, Species, Tracked};
 use super::topo;
@@ -96,6 +97,8 @@ pub struct CpuSolver {
     /// the current step (scratch).
     species: Option<Species>,
     hunters: Vec<Hunter>,
+    /// Species: the grid cells each step's rare agents and predators can reach.
+    reach: Reach,
     /// Boids with species: the agents of the tracked species and their slots.
     tracked: Tracked,
 }
@@ -184,6 +187,7 @@ impl CpuSolver {
             obstacles: Obstacles::none(),
             species: None,
             hunters: Vec::new(),
+            reach: Reach::default(),
             tracked: Tracked::default(),
         })
     }
@@ -479,6 +483,9 @@ impl CpuSolver {
             self.build_grid(false);
             let g = self.grid.as_ref().expect("grid search has a grid");
             self.tracked.follow(g, self.step);
+            let sp = self.species.as_ref().expect("a species step has species");
+            let (rare, hunters) = (&self.tracked.list, &self.hunters);
+            self.reach.mark(sp, &p, g, D, rare, hunters);
         } else {
             self.build_brute(false);
             self.tracked.keep(self.step);
@@ -504,8 +511,18 @@ impl CpuSolver {
                 p.wraps(),
                 bad,
                 &out,
-                |t, seam, ranges, acc| spc::sums::<D>(sp, &plain, &src, t, seam, ranges, rare, acc),
-                |t, acc| spc::finish::<D>(sp, &src, t, acc, hunters, Some(g), t_step),
+                // Where no rare agent is a candidate, or no predator within reach, the rare
+                // correction and the flight would change nothing: none is handed in.
+                |t, seam, ranges, acc| {
+                    let near = self.reach.at(g.scell[t]) & reach::RARE != 0;
+                    let rare = if near { rare } else { &[] };
+                    spc::sums::<D>(sp, &plain, &src, t, seam, ranges, rare, acc)
+                },
+                |t, acc| {
+                    let near = self.reach.at(g.scell[t]) & reach::HUNTED != 0;
+                    let hunters = if near { hunters } else { &[] };
+                    spc::finish::<D>(sp, &src, t, acc, hunters, Some(g), t_step)
+                },
             );
         } else {
             let st = &self.cur;

@@ -14,6 +14,7 @@ pub mod init;
 pub mod math;
 pub mod obstacles;
 pub mod pool;
+mod reach;
 pub mod simd;
 pub mod species;
 mod topo;
