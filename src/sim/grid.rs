@@ -103,6 +103,58 @@ impl Grid {
         c as u32
     }
 
+    /// Calls `f` on every cell that can hold an agent less than `r` from the point `x` (its
+    /// first `dim` coordinates): along each axis the cells within ⌈r / cell⌉ of the point's,
+    /// two more for rounding (clamping an open world's far agents into the edge cells only
+    /// brings them closer). See [`Grid::each_cell_around`].
+    pub fn each_cell_within(
+        &self,
+        dim: usize,
+        wrap: bool,
+        x: &[f32],
+        r: f32,
+        f: impl FnMut(usize),
+    ) {
+        let cc = std::array::from_fn(|k| if k < dim { self.cell_coord(x[k], k) } else { 0 });
+        let reach = std::array::from_fn(|k| (r * self.inv_cell[k]) as i64 + 2);
+        self.each_cell_around(dim, wrap, cc, reach, f);
+    }
+
+    /// Calls `f` on every cell within `reach[k]` cells of the cell at coordinates `cc` along
+    /// each axis `k < dim`: around the world where it wraps (`wrap`), clipped to it where it
+    /// does not, the whole axis when the reach spans it; z, then y, then x.
+    pub fn each_cell_around(
+        &self,
+        dim: usize,
+        wrap: bool,
+        cc: [usize; 3],
+        reach: [i64; 3],
+        mut f: impl FnMut(usize),
+    ) {
+        let mut axes = [(0i64, 0i64); 3];
+        for (k, ax) in axes.iter_mut().enumerate() {
+            let (d, c) = (self.dims[k] as i64, cc[k] as i64);
+            *ax = if k >= dim {
+                (0, 0)
+            } else if 2 * reach[k] + 1 >= d {
+                (0, d - 1)
+            } else if wrap {
+                (c - reach[k], c + reach[k])
+            } else {
+                ((c - reach[k]).max(0), (c + reach[k]).min(d - 1))
+            };
+        }
+        let at = |x: i64, k: usize| x.rem_euclid(self.dims[k] as i64) as usize;
+        for z in axes[2].0..=axes[2].1 {
+            for y in axes[1].0..=axes[1].1 {
+                let row = (at(z, 2) * self.dims[1] + at(y, 1)) * self.dims[0];
+                for x in axes[0].0..=axes[0].1 {
+                    f(row + at(x, 0));
+                }
+            }
+        }
+    }
+
     /// Cell coordinates of a flat index.
     #[inline(always)]
     pub fn coords(&self, mut c: usize) -> [usize; 3] {

@@ -486,38 +486,9 @@ fn nearest_prey<const D: usize>(
         visit(0, src.m);
         return best.map(|b| b.2);
     };
-    // Along each axis, the cells within the radius of the predator's, two more for rounding
-    // (an agent less than r away is at most ⌈r / cell⌉ cells away, and clamping an open
-    // world's far agents into the edge cells only brings them closer); around the world
-    // where it wraps, and every cell when that spans the axis.
-    let r = r2.sqrt();
-    let mut axes = [(0i64, 0i64); 3];
-    for (k, ax) in axes.iter_mut().enumerate() {
-        let dk = g.dims[k] as i64;
-        if k >= D {
-            *ax = (0, 0);
-            continue;
-        }
-        let reach = (r * g.inv_cell[k]) as i64 + 2;
-        let c = g.cell_coord(pi[k], k) as i64;
-        *ax = if 2 * reach + 1 >= dk {
-            (0, dk - 1)
-        } else if p.wraps() {
-            (c - reach, c + reach)
-        } else {
-            ((c - reach).max(0), (c + reach).min(dk - 1))
-        };
-    }
-    let wrap = |x: i64, d: usize| x.rem_euclid(d as i64) as usize;
-    for z in axes[2].0..=axes[2].1 {
-        for y in axes[1].0..=axes[1].1 {
-            for x in axes[0].0..=axes[0].1 {
-                let c = (wrap(z, g.dims[2]) * g.dims[1] + wrap(y, g.dims[1])) * g.dims[0]
-                    + wrap(x, g.dims[0]);
-                visit(g.cell_start[c] as usize, g.cell_start[c + 1] as usize);
-            }
-        }
-    }
+    g.each_cell_within(D, p.wraps(), pi, r2.sqrt(), |c| {
+        visit(g.cell_start[c] as usize, g.cell_start[c + 1] as usize)
+    });
     best.map(|b| b.2)
 }
 
