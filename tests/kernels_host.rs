@@ -412,7 +412,8 @@ fn boids_pairs_case<const D: usize>(l: &Lib, p: &Params, r: &mut Rng) {
         acc.remove_self(p, &vself);
     }
     let none = forge::sim::obstacles::Obstacles::none();
-    boids_integrate(p, &none, &acc, step, agent, &mut pos, &mut vel);
+    let near = forge::sim::obstacles::Near::default();
+    boids_integrate(p, &none, near, &acc, step, agent, &mut pos, &mut vel);
     let mut acc_out = [0i64; 11];
     unsafe {
         (l.boids_pairs_integrate)(

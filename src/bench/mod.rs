@@ -135,7 +135,7 @@ fn solver_for(s: &Scene, threads: usize, search: Search) -> Result<CpuSolver> {
     let st = init::initial_state(s)?;
     let n = st.n;
     let p = Params::from_scene(s, n);
-    Ok(CpuSolver::new(p, st, threads, search)?.with_rules(Rules::from_scene(s)))
+    Ok(CpuSolver::new(p, st, threads, search)?.with_rules(Rules::from_scene(s))?)
 }
 
 /// This process's peak resident memory (VmHWM), KiB (Linux).

@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::math::*;
-use super::obstacles::Obstacles;
+use super::obstacles::{Near, Obstacles};
 use super::simd::{self, Cands, Isa};
 use super::Params;
 
@@ -94,7 +94,10 @@ pub(super) fn boids_agent<const D: usize>(
 ) -> ([f32; D], [f32; D]) {
     let mut acc = BoidsAcc::<D>::new();
     boids_neighbours::<D>(p, wrap, src, me, ranges, &mut acc);
-    boids_finish::<D>(p, src, me, &acc, step, agent)
+    let m = src.m;
+    let pi: [f32; D] = std::array::from_fn(|k| src.pos[k * m + me]);
+    let near = src.obs.near_at(&pi);
+    boids_finish::<D>(p, src, me, &acc, step, agent, near)
 }
 
 /// One boid's neighbour sums over the candidate slots `ranges`, itself excluded, into `acc`;
@@ -120,7 +123,7 @@ pub(super) fn boids_neighbours<const D: usize>(
 }
 
 /// One boid's new position and velocity from its sums (`agent`, its id, and `step` key its
-/// heading noise).
+/// heading noise; `near`, the obstacles' masks for its cell).
 #[inline(always)]
 pub(super) fn boids_finish<const D: usize>(
     p: &Params,
@@ -129,11 +132,12 @@ pub(super) fn boids_finish<const D: usize>(
     acc: &BoidsAcc<D>,
     step: u64,
     agent: u32,
+    near: Near,
 ) -> ([f32; D], [f32; D]) {
     let m = src.m;
     let mut pi: [f32; D] = std::array::from_fn(|k| src.pos[k * m + me]);
     let mut vi: [f32; D] = std::array::from_fn(|k| src.vel[k * m + me]);
-    boids_integrate(p, src.obs, acc, step, agent as u64, &mut pi, &mut vi);
+    boids_integrate(p, src.obs, near, acc, step, agent as u64, &mut pi, &mut vi);
     (pi, vi)
 }
 

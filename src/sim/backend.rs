@@ -172,7 +172,7 @@ impl AnySolver {
     ) -> Result<AnySolver, SolverError> {
         let inner = match chosen {
             Chosen::Cpu => {
-                Inner::Cpu(CpuSolver::new(params, state, threads, search)?.with_rules(rules))
+                Inner::Cpu(CpuSolver::new(params, state, threads, search)?.with_rules(rules)?)
             }
             Chosen::Cuda(_) if cpu_only(&params, &rules).is_some() => {
                 let why = cpu_only(&params, &rules).expect("checked just above");

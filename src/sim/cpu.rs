@@ -14,7 +14,7 @@ use super::agent::{
 use super::disjoint::{OutArr, StateOut};
 use super::grid::Grid;
 use super::math::*;
-use super::obstacles::Obstacles;
+use super::obstacles::{Near, Obstacles};
 use super::pool::Pool;
 use super::reach::{self, Reach};
 use super::simd::{self, Isa};
@@ -91,8 +91,10 @@ pub struct CpuSolver {
     /// Steps done so far; the next step computed is number `step`.
     pub step: u64,
     pub search: Search,
-    /// Boids: the obstacles ([`CpuSolver::with_obstacles`]; none by default).
+    /// Boids: the obstacles ([`CpuSolver::with_obstacles`]; none by default), and their
+    /// masks for each cell of the grid (empty without obstacles or grid).
     obstacles: Obstacles,
+    near_cells: Vec<Near>,
     /// Boids: the species ([`CpuSolver::with_species`]; none by default) and the predators of
     /// the current step (scratch).
     species: Option<Species>,
@@ -185,6 +187,7 @@ impl CpuSolver {
             step: 0,
             search,
             obstacles: Obstacles::none(),
+            near_cells: Vec::new(),
             species: None,
             hunters: Vec::new(),
             reach: Reach::default(),
@@ -194,9 +197,13 @@ impl CpuSolver {
 
     /// The solver with the scene's obstacles (`Obstacles::from_scene`): boids steer around them
     /// and never end a step inside one.
-    pub fn with_obstacles(mut self, obstacles: Obstacles) -> CpuSolver {
+    pub fn with_obstacles(mut self, obstacles: Obstacles) -> Result<CpuSolver, CpuError> {
+        self.near_cells = match &self.grid {
+            Some(g) => obstacles.grid_cells(g, self.params.dim as usize, self.params.world)?,
+            None => Vec::new(),
+        };
         self.obstacles = obstacles;
-        self
+        Ok(self)
     }
 
     /// The solver with the scene's species (`Species::from_scene`; None: the step without).
@@ -206,9 +213,10 @@ impl CpuSolver {
     }
 
     /// The solver with the scene's obstacles and species ([`super::Rules::from_scene`]).
-    pub fn with_rules(self, rules: super::Rules) -> CpuSolver {
-        self.with_obstacles(rules.obstacles)
-            .with_species(rules.species)
+    pub fn with_rules(self, rules: super::Rules) -> Result<CpuSolver, CpuError> {
+        Ok(self
+            .with_obstacles(rules.obstacles)?
+            .with_species(rules.species))
     }
 
     /// Threads the last step's neighbour pass ran on (1 when its work was too small to split,
@@ -441,14 +449,16 @@ impl CpuSolver {
             let g = self.grid.as_ref().unwrap();
             let ids = &self.next_ids;
             let src = Src::sorted(g, isa, &self.obstacles);
-            self.pairs = grid_pass::<D>(
+            let near = &self.near_cells;
+            self.pairs = grid_pass::<D, _>(
                 self.pool_for(self.pairs),
                 g,
                 p.wraps(),
                 bad,
                 &out,
-                |t, seam, ranges, acc| boids_neighbours::<D>(&p, seam, &src, t, ranges, acc),
-                |t, acc| boids_finish::<D>(&p, &src, t, acc, t_step, ids[t]),
+                |c| near.get(c).copied().unwrap_or_default(),
+                |t, _, seam, ranges, acc| boids_neighbours::<D>(&p, seam, &src, t, ranges, acc),
+                |t, near, acc| boids_finish::<D>(&p, &src, t, acc, t_step, ids[t], near),
             );
         } else {
             self.build_brute(false);
@@ -497,6 +507,16 @@ impl CpuSolver {
         if grid {
             let g = self.grid.as_ref().expect("grid search has a grid");
             let plain = Src::sorted(g, isa, &self.obstacles);
+            // An agent of the largest species, where no rare agent is among its candidates and
+            // no predator within flight reach, takes the plain boids step with its species'
+            // parameters (the same bytes, see `spc::sums` and `spc::finish`) when the species
+            // takes the plain candidate loop and hunts nothing. Its parameters are copied here:
+            // the step's loads of a local need not be repeated after each of its stores.
+            let bulk = sp.bulk.p;
+            let (lo, hi) = (sp.bulk.lo, sp.bulk.hi);
+            let plain_bulk = sp.fast[sp.bulk.a] && !sp.predator[sp.bulk.a];
+            let in_bulk = |id: u32| plain_bulk && id >= lo && id < hi;
+            let near = &self.near_cells;
             let src = spc::Src {
                 pos: &g.spos,
                 vel: &g.svel,
@@ -505,23 +525,40 @@ impl CpuSolver {
                 m: n,
                 obs: &self.obstacles,
             };
-            self.pairs = grid_pass::<D>(
+            self.pairs = grid_pass::<D, _>(
                 pool,
                 g,
                 p.wraps(),
                 bad,
                 &out,
+                |c| {
+                    (
+                        self.reach.at(c as u32),
+                        near.get(c).copied().unwrap_or_default(),
+                    )
+                },
                 // Where no rare agent is a candidate, or no predator within reach, the rare
                 // correction and the flight would change nothing: none is handed in.
-                |t, seam, ranges, acc| {
-                    let near = self.reach.at(g.scell[t]) & reach::RARE != 0;
-                    let rare = if near { rare } else { &[] };
+                |t, (bits, _), seam, ranges, acc| {
+                    let rare = if bits & reach::RARE != 0 {
+                        rare
+                    } else if in_bulk(src.ids[t]) {
+                        return boids_neighbours::<D>(&bulk, seam, &plain, t, ranges, acc);
+                    } else {
+                        &[]
+                    };
                     spc::sums::<D>(sp, &plain, &src, t, seam, ranges, rare, acc)
                 },
-                |t, acc| {
-                    let near = self.reach.at(g.scell[t]) & reach::HUNTED != 0;
-                    let hunters = if near { hunters } else { &[] };
-                    spc::finish::<D>(sp, &src, t, acc, hunters, Some(g), t_step)
+                |t, (bits, near), acc| {
+                    let id = src.ids[t];
+                    let hunters = if bits & reach::HUNTED != 0 {
+                        hunters
+                    } else if in_bulk(id) {
+                        return boids_finish::<D>(&bulk, &plain, t, acc, t_step, id, near);
+                    } else {
+                        &[]
+                    };
+                    spc::finish::<D>(sp, &src, t, acc, hunters, Some(g), t_step, near)
                 },
             );
         } else {
@@ -540,7 +577,9 @@ impl CpuSolver {
                 let mut acc = BoidsAcc::<D>::new();
                 for s in r {
                     spc::sums::<D>(sp, &plain, &src, s, p.wraps(), &all, rare, &mut acc);
-                    let (pi, vi) = spc::finish::<D>(sp, &src, s, &acc, hunters, None, t_step);
+                    let at: [f32; D] = std::array::from_fn(|k| st.pos[k * n + s]);
+                    let near = self.obstacles.near_at(&at);
+                    let (pi, vi) = spc::finish::<D>(sp, &src, s, &acc, hunters, None, t_step, near);
                     check(bad, s, &pi, &vi);
                     // SAFETY: chunks partition 0..n.
                     unsafe { out.put::<D>(n, s, &pi, &vi) };
@@ -663,23 +702,26 @@ impl CpuSolver {
 /// The batch: the integration is a chain of divisions and square roots, and a batch of
 /// independent chains overlaps in the CPU where one chain between two long candidate loops
 /// waits. Each agent's result depends on nothing but its own sums, so the bytes do not.
-fn grid_pass<const D: usize>(
+#[allow(clippy::too_many_arguments)]
+fn grid_pass<const D: usize, C: Copy + Default>(
     pool: Option<&Pool>,
     g: &Grid,
     wraps: bool,
     bad: &AtomicUsize,
     out: &StateOut,
-    sums: impl Fn(usize, bool, &[(u32, u32)], &mut BoidsAcc<D>) + Sync + Send,
-    finish: impl Fn(usize, &BoidsAcc<D>) -> ([f32; D], [f32; D]) + Sync + Send,
+    cell: impl Fn(usize) -> C + Sync + Send,
+    sums: impl Fn(usize, C, bool, &[(u32, u32)], &mut BoidsAcc<D>) + Sync + Send,
+    finish: impl Fn(usize, C, &BoidsAcc<D>) -> ([f32; D], [f32; D]) + Sync + Send,
 ) -> usize {
     let n = g.cell_of.len();
     let visited = AtomicUsize::new(0);
     CpuSolver::for_chunks(pool, n, |r| {
         let mut ranges = [(0u32, 0u32); 27];
         let mut cur_cell = usize::MAX;
-        let (mut nr, mut seam) = (0, false);
+        let (mut nr, mut seam, mut what) = (0, false, C::default());
         let (mut cell_pairs, mut pairs) = (0, 0);
         let mut accs = [BoidsAcc::<D>::new(); BATCH];
+        let mut whats = [C::default(); BATCH];
         let mut start = r.start;
         while start < r.end {
             let end = (start + BATCH).min(r.end);
@@ -689,12 +731,14 @@ fn grid_pass<const D: usize>(
                     cur_cell = c;
                     (nr, seam) = g.neighbour_ranges(c, wraps, D, &mut ranges);
                     cell_pairs = candidates(&ranges[..nr]);
+                    what = cell(c);
                 }
                 pairs += cell_pairs;
-                sums(t, seam, &ranges[..nr], &mut accs[t - start]);
+                whats[t - start] = what;
+                sums(t, what, seam, &ranges[..nr], &mut accs[t - start]);
             }
             for t in start..end {
-                let (pi, vi) = finish(t, &accs[t - start]);
+                let (pi, vi) = finish(t, whats[t - start], &accs[t - start]);
                 check(bad, t, &pi, &vi);
                 // SAFETY: slot t belongs to this chunk.
                 unsafe { out.put::<D>(n, t, &pi, &vi) };

@@ -5,7 +5,7 @@
 //! order of summation cannot change the result; randomness from a counter-based hash of
 //! (seed, step, agent). `kernels/*.cu` mirror these functions name by name.
 
-use super::obstacles::Obstacles;
+use super::obstacles::{Near, Obstacles};
 use super::Params;
 
 /// Fixed-point scale of neighbour sums: 32 fractional bits.
@@ -207,11 +207,13 @@ pub fn norm2<const D: usize>(v: &[f32; D]) -> f32 {
 /// Steering from the sums and the obstacles' avoidance ([`Obstacles::steer`]), clamped to
 /// max_force; semi-implicit Euler; heading noise (when `p.heading_noise > 0`, keyed by `step`
 /// and the agent's id `agent`); speed band; boundary; then no boid left inside an obstacle
-/// ([`Obstacles::settle`]).
+/// ([`Obstacles::settle`]); `near`: the obstacles' masks for the boid's cell ([`Near`]).
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 pub fn boids_integrate<const D: usize>(
     p: &Params,
     obs: &Obstacles,
+    near: Near,
     acc: &BoidsAcc<D>,
     step: u64,
     agent: u64,
@@ -219,7 +221,7 @@ pub fn boids_integrate<const D: usize>(
     vel: &mut [f32; D],
 ) {
     let a = boids_accel(p, acc, vel);
-    boids_move(p, obs, a, step, agent, pos, vel);
+    boids_move(p, obs, near, a, step, agent, pos, vel);
 }
 
 /// The steering of the three rules from the neighbour sums (before obstacles and the clamp).
@@ -245,26 +247,23 @@ pub fn boids_accel<const D: usize>(p: &Params, acc: &BoidsAcc<D>, vel: &[f32; D]
 }
 
 /// The rest of [`boids_integrate`] from the steering `a`: obstacles' avoidance, the clamp to
-/// max_force, Euler, heading noise, speed band, boundary, settling out of obstacles.
+/// max_force, Euler, heading noise, speed band, boundary, settling out of obstacles (`near`:
+/// the obstacles' masks for the boid's cell, [`Near`]).
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 pub fn boids_move<const D: usize>(
     p: &Params,
     obs: &Obstacles,
+    near: Near,
     mut a: [f32; D],
     step: u64,
     agent: u64,
     pos: &mut [f32; D],
     vel: &mut [f32; D],
 ) {
-    // No shape near: nothing to steer around, and none to settle out of after a move the
-    // world's boundary leaves alone.
-    let near = if obs.is_empty() {
-        0
-    } else {
-        obs.near_bits(pos)
-    };
-    if near != 0 {
-        obs.steer(near, *pos, *vel, &mut a);
+    // No shape in sight: nothing to steer around.
+    if near.see != 0 {
+        obs.steer(near.see, *pos, *vel, &mut a);
     }
     let a2 = norm2(&a);
     if a2 > p.max_force * p.max_force {
@@ -306,7 +305,9 @@ pub fn boids_move<const D: usize>(
     for k in 0..D {
         apply_boundary(&mut pos[k], &mut vel[k], p.world[k], p.boundary);
     }
-    if near == 0 && *pos == moved {
+    // None within a step's reach, and the world's boundary left the move alone: none to
+    // settle out of.
+    if near.touch == 0 && *pos == moved {
         return;
     }
     (*pos, *vel) = obs.settle(p, &old, &moved, *pos, *vel);

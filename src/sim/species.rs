@@ -28,6 +28,7 @@
 use super::agent;
 use super::grid::Grid;
 use super::math::*;
+use super::obstacles::Near;
 use super::Params;
 use crate::scene::{Role, Scene};
 
@@ -374,7 +375,8 @@ fn sums_of<const D: usize>(
 
 /// One agent's new position and velocity (step number `step`) from its sums: the steering of
 /// its species' rules, the chase or the flight (`hunters`: the predators, in id order), then
-/// the move.
+/// the move (`near`: the obstacles' masks for its cell).
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub(super) fn finish<const D: usize>(
     sp: &Species,
@@ -384,14 +386,26 @@ pub(super) fn finish<const D: usize>(
     hunters: &[Hunter],
     grid: Option<&Grid>,
     step: u64,
+    near: Near,
 ) -> ([f32; D], [f32; D]) {
     let id = src.ids[me];
     if id >= sp.bulk.lo && id < sp.bulk.hi {
         let b = &sp.bulk;
-        finish_of::<D>(sp, b.a, &b.p, src, me, acc, hunters, grid, step)
+        finish_of::<D>(sp, b.a, &b.p, src, me, acc, hunters, grid, step, near)
     } else {
         let a = sp.of(id);
-        finish_of::<D>(sp, a, &sp.params[a], src, me, acc, hunters, grid, step)
+        finish_of::<D>(
+            sp,
+            a,
+            &sp.params[a],
+            src,
+            me,
+            acc,
+            hunters,
+            grid,
+            step,
+            near,
+        )
     }
 }
 
@@ -408,6 +422,7 @@ fn finish_of<const D: usize>(
     hunters: &[Hunter],
     grid: Option<&Grid>,
     step: u64,
+    near: Near,
 ) -> ([f32; D], [f32; D]) {
     let m = src.m;
     let id = src.ids[me];
@@ -445,7 +460,7 @@ fn finish_of<const D: usize>(
             }
         }
     }
-    boids_move(p, src.obs, acc_v, step, id as u64, &mut pi, &mut vi);
+    boids_move(p, src.obs, near, acc_v, step, id as u64, &mut pi, &mut vi);
     (pi, vi)
 }
 

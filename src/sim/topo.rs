@@ -179,7 +179,17 @@ pub(super) fn boids_agent<const D: usize>(
     }
     acc.n_ali = heap.len() as u32;
     acc.n_coh = heap.len() as u32;
-    boids_integrate(p, src.obs, &acc, step, src.ids[me] as u64, &mut pi, &mut vi);
+    let near = src.obs.near_at(&pi);
+    boids_integrate(
+        p,
+        src.obs,
+        near,
+        &acc,
+        step,
+        src.ids[me] as u64,
+        &mut pi,
+        &mut vi,
+    );
     (pi, vi)
 }
 

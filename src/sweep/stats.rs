@@ -44,7 +44,7 @@ pub fn run_one(
     let dim = scene.dim;
     let params = Params::from_scene(scene, n);
     let mut solver =
-        CpuSolver::new(params, state, 1, Search::Auto)?.with_rules(Rules::from_scene(scene));
+        CpuSolver::new(params, state, 1, Search::Auto)?.with_rules(Rules::from_scene(scene))?;
     let (mut s1, mut s2, mut s4) = (0.0f64, 0.0f64, 0.0f64);
     let total = equilibrate + measure;
     for k in 1..=total {
