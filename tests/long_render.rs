@@ -525,6 +525,16 @@ fn bench_render_times_each_pass_of_a_built_in_scene() {
         return;
     }
     let d = tmp();
+    // A recording of one's own is timed as it is (4 steps: 5 frames), beside the scenes.
+    let rec = d.path().join("own.bfs");
+    let rec_s = rec.to_str().unwrap();
+    succeeds(
+        d.path(),
+        &[
+            "simulate", "vicsek", "--agents", "300", "--steps", "4", "-o", rec_s, "-q",
+        ],
+    );
+    let scenes = format!("murmuration,shoal3d,{rec_s}");
     let r = succeeds(
         d.path(),
         &[
@@ -533,7 +543,7 @@ fn bench_render_times_each_pass_of_a_built_in_scene() {
             "--only",
             "passes",
             "--render-scenes",
-            "murmuration,shoal3d",
+            &scenes,
             "--passes-size",
             "160x90",
             "--passes-steps",
@@ -558,7 +568,7 @@ fn bench_render_times_each_pass_of_a_built_in_scene() {
     ] {
         assert!(names.contains(&pass), "no {pass} column in {header}");
     }
-    for scene in ["murmuration", "shoal3d"] {
+    for (scene, frames) in [("murmuration", "7"), ("shoal3d", "7"), (rec_s, "5")] {
         let row = r
             .stdout
             .lines()
@@ -570,7 +580,7 @@ fn bench_render_times_each_pass_of_a_built_in_scene() {
             .filter(|c| !c.is_empty())
             .collect();
         assert_eq!(cells.len(), names.len() - 2, "{row}");
-        assert_eq!(cells[1], "7", "the recording's 7 frames: {row}");
+        assert_eq!(cells[1], frames, "the recording's {frames} frames: {row}");
         // Eight passes and their sum, each "wall / cpu" in ms a frame.
         let pair = |c: &str| -> (f64, f64) {
             let (w, c2) = c
@@ -586,7 +596,7 @@ fn bench_render_times_each_pass_of_a_built_in_scene() {
             "the sum is the passes' sum: {row}"
         );
         assert!(passes.iter().all(|p| p.0 >= 0.0 && p.1 >= 0.0), "{row}");
-        // Drawing 2000 sprites takes time on any adapter.
+        // Drawing hundreds of sprites takes time on any adapter.
         assert!(passes[1].0 > 0.0, "the agents pass took no time: {row}");
         for fps in &cells[13..] {
             let f: f64 = fps.parse().unwrap_or_else(|_| panic!("{fps:?} in {row}"));

@@ -52,8 +52,8 @@ pub struct BenchArgs {
     /// candidate loop.
     #[arg(long, value_delimiter = ',', default_value = "all")]
     pub only: Vec<String>,
-    /// Renderer, passes table: built-in scenes simulated (2000 agents) and rendered with their
-    /// own looks, each pass timed.
+    /// Renderer, passes table: built-in scenes simulated (2000 agents), or `.bfs` recordings
+    /// as they are, rendered with their own looks, each pass timed.
     #[arg(long, value_delimiter = ',', default_value = "murmuration,shoal3d")]
     pub render_scenes: Vec<String>,
     /// Renderer, passes table: the size rendered.

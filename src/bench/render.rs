@@ -37,6 +37,12 @@ fn parse_size(flag: &str, s: &str) -> Result<[u32; 2]> {
 /// Agents in the memory row's long render.
 const MEMORY_AGENTS: u64 = 300;
 
+/// Whether a `--render-scenes` entry names a recording (a `.bfs` file) rather than a scene.
+fn is_recording(name: &str) -> bool {
+    let p = Path::new(name);
+    p.extension().is_some_and(|e| e == "bfs") && p.is_file()
+}
+
 /// The look every `bench render` row uses.
 fn bench_look(size: [u32; 2]) -> crate::video::Layers {
     crate::video::Layers::flags(crate::look::Look {
@@ -225,8 +231,11 @@ impl Plan {
                 bail!("--passes-steps: at least 1, got 0");
             }
             for name in &a.render_scenes {
-                if scene::builtin::find(name).is_none() {
-                    bail!("--render-scenes: no built-in scene {name:?} (forge scenes lists them)");
+                if !is_recording(name) && scene::builtin::find(name).is_none() {
+                    bail!(
+                        "--render-scenes: no built-in scene {name:?} (forge scenes lists them), \
+                         and no .bfs recording of that name"
+                    );
                 }
             }
         }
@@ -370,8 +379,9 @@ fn passes_table(passes: &Passes, dir: &Path, out: &mut impl Write) -> Result<()>
     let [w, h] = passes.size;
     writeln!(
         out,
-        "Built-in scenes, {PASSES_AGENTS} agents, {} steps, at {w}x{h} with their own looks; \
-         each pass waited for on its own: wall ms / CPU ms (every thread) a frame.\n",
+        "Built-in scenes, {PASSES_AGENTS} agents, {} steps (a .bfs: the recording as it is), at \
+         {w}x{h} with their own looks; each pass waited for on its own: wall ms / CPU ms (every \
+         thread) a frame.\n",
         passes.steps
     )?;
     write!(out, "| scene | frames | look s | start-up s |")?;
@@ -389,12 +399,19 @@ fn passes_table(passes: &Passes, dir: &Path, out: &mut impl Write) -> Result<()>
     )?;
     let size_text = format!("{w}x{h}");
     for name in &passes.scenes {
-        let bfs = dir.join(format!("{name}.bfs"));
+        let bfs = if is_recording(name) {
+            Path::new(name).to_path_buf()
+        } else {
+            let bfs = dir.join(format!("{name}.bfs"));
+            let (agents, steps) = (PASSES_AGENTS.to_string(), passes.steps.to_string());
+            let out = bfs.to_string_lossy();
+            run(&[
+                "simulate", name, "--agents", &agents, "--steps", &steps, "-o", &out, "-q",
+                "--force",
+            ])?;
+            bfs
+        };
         let bfs_s = bfs.to_string_lossy().into_owned();
-        let (agents, steps) = (PASSES_AGENTS.to_string(), passes.steps.to_string());
-        run(&[
-            "simulate", name, "--agents", &agents, "--steps", &steps, "-o", &bfs_s, "-q", "--force",
-        ])?;
         let mp4 = dir.join("passes.mp4");
         let look = crate::video::Layers::flags(crate::look::Look {
             size: Some(crate::look::Size(passes.size)),
