@@ -1,7 +1,8 @@
 // Agents as instanced soft point sprites (a bright core and a faint halo, or a dart along the
 // velocity), added into the HDR target. One instance per agent; six vertices (two triangles)
 // per copy, nine copies in a wrapping world so that a sprite crossing the seam shows on both
-// sides (and a tiled frame shows the world's repeats).
+// sides (and a tiled frame shows the world's repeats); four where the view cannot show more
+// (`copy_shift`).
 //
 // A crowd shares its light: `vs_count`/`vs_count3` first add one per agent into the crowd
 // texture (a pixel per 8×8 of the frame); each sprite then divides its light by how many
@@ -22,7 +23,7 @@ struct Params {
     radius_px: f32,    // halo radius in pixels
     core: f32,         // core radius as a fraction of the halo radius
     mode: u32,         // 0 speed, 1 heading, 2 density, 3 fixed, 4 relative heading, 5 species
-    copies: u32,       // 1, or 9 in a wrapping world
+    copies: u32,       // 1; in a wrapping world 9, or 4 (see copy_shift)
     intensity: f32,    // brightness of one sprite's core
     halo: f32,         // brightness of the halo relative to the core
     // 3D only (zero for 2D).
@@ -113,6 +114,18 @@ fn colour_of(t: f32) -> vec3f {
     return select(mapped, p.fixed.rgb, (p.mode == 3u) & (p.fixed.a > 0.5));
 }
 
+// Where copy `copy` of the agent at `pos` is drawn, relative to it: `p.copies` 9, the 3×3
+// tiles around the world; 4, the agent and its images across the nearer vertical edge, the
+// nearer horizontal one and both, which are all a view reaching less than half a world past
+// the world's edges can show (src/render/draw.rs decides); 1, only the agent. Every shift is
+// 0 or exactly ±world, as the nine tiles' are, so a copy drawn lands where the nine put it.
+fn copy_shift(copy: u32, pos: vec2f) -> vec2f {
+    let tile = vec2f(f32(copy % 3u) - 1.0, f32(copy / 3u) - 1.0) * p.world;
+    let toward = select(vec2f(-1.0), vec2f(1.0), pos < p.world * 0.5) * p.world;
+    let near = select(vec2f(0.0), toward, vec2<bool>((copy & 1u) != 0u, (copy & 2u) != 0u));
+    return select(select(vec2f(0.0), tile, p.copies == 9u), near, p.copies == 4u);
+}
+
 const TAU: f32 = 6.283185307179586;
 const HALF_PI: f32 = 1.5707963267948966;
 
@@ -142,9 +155,7 @@ fn vs_main(
     let radius = p.radius_px * select(1.0, size, p.sized == 1u);
     let copy = vi / 6u;
     let c = corner(vi % 6u);
-    let tile = vec2f(f32(copy % 3u) - 1.0, f32(copy / 3u) - 1.0) * p.world;
-    let shift = select(vec2f(0.0), tile, p.copies > 1u);
-    let world_pos = vec2f(x, y) + shift;
+    let world_pos = vec2f(x, y) + copy_shift(copy, vec2f(x, y));
     let ndc = (world_pos - p.view_min) / p.view_size * 2.0 - 1.0;
     let tail_ndc = (world_pos - vec2f(vx, vy) * p.shutter - p.view_min) / p.view_size * 2.0 - 1.0;
     let r_ndc = vec2f(radius) * 2.0 / p.viewport;
@@ -270,9 +281,7 @@ fn count_hidden() -> CountOut {
 // vs_main places it.
 @vertex
 fn vs_count(@builtin(instance_index) copy: u32, @location(0) x: f32, @location(1) y: f32) -> CountOut {
-    let tile = vec2f(f32(copy % 3u) - 1.0, f32(copy / 3u) - 1.0) * p.world;
-    let shift = select(vec2f(0.0), tile, p.copies > 1u);
-    let ndc = (vec2f(x, y) + shift - p.view_min) / p.view_size * 2.0 - 1.0;
+    let ndc = (vec2f(x, y) + copy_shift(copy, vec2f(x, y)) - p.view_min) / p.view_size * 2.0 - 1.0;
     if any(abs(ndc) > vec2f(1.0)) || x != x || y != y {
         return count_hidden();
     }

@@ -163,6 +163,61 @@ fn ink_draws_dark_agents_on_a_sky_gradient() {
     assert_eq!(brighter, 0, "ink never lightens the sky");
 }
 
+/// A sprite across a corner of a wrapping world shows in all four corners of the frame; a view
+/// zoomed out to two and a half worlds shows an agent's far repeats as well as its near ones.
+#[test]
+fn a_wrapping_world_shows_every_image_of_a_sprite() {
+    if !have_gpu("a_wrapping_world_shows_every_image") {
+        return;
+    }
+    let d = TempDir::new().unwrap();
+    // A 160×90 world fills the 320×180 frame, 2 px a unit (y up): one crowd in the corner at
+    // (0.5, 0.5), one at (100, 45), right of the middle.
+    let agents: Vec<_> = (0..40)
+        .map(|i| {
+            let at = if i < 20 { [0.5f32, 0.5] } else { [100.0, 45.0] };
+            (at, [1.0f32, 0.0])
+        })
+        .collect();
+    recording(
+        d.path(),
+        "c.bfs",
+        [160.0, 90.0],
+        forge::scene::Boundary::Wrap,
+        &agents,
+    );
+    let mut args: Vec<&str> = vec![
+        "--background",
+        "#303030",
+        "--color",
+        "fixed:#ffffff",
+        "--point-size",
+        "18",
+    ];
+    args.extend_from_slice(&PLAIN);
+    let lit = |img: &RgbImage, x: i32, y: i32| luma(mean_around(img, x, y, 1).map(|v| v as u8));
+    let img = still(d.path(), "c.bfs", "corners.png", &args);
+    let bg = luma(img.get_pixel(100, 40).0);
+    for (x, y) in [(1, 178), (318, 178), (1, 1), (318, 1)] {
+        let l = lit(&img, x, y);
+        println!("corner ({x}, {y}): {l:.0}, background {bg:.0}");
+        assert!(
+            l > bg + 40.0,
+            "the corner sprite's image at ({x}, {y}): {l:.0}"
+        );
+    }
+    // Zoomed out: 0.8 px a unit, the world's left edge at x = 96; the second crowd at x = 176,
+    // its repeats one world (128 px) to either side, in the middle row.
+    args.extend_from_slice(&["--zoom", "0.4"]);
+    let img = still(d.path(), "c.bfs", "far.png", &args);
+    for x in [48, 176, 304] {
+        let l = lit(&img, x, 90);
+        println!("zoomed out, x = {x}: {l:.0}");
+        assert!(l > bg + 40.0, "the repeat at x = {x}: {l:.0}");
+    }
+    assert!(lit(&img, 112, 90) < bg + 5.0, "nothing between the repeats");
+}
+
 /// A wrapping world tiles the frame by default (an agent by the left edge shows again one
 /// world width to the right); `--fit letterbox` shows it once, with bars darker than the
 /// world's background; a walled world letterboxes by default.

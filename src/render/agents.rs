@@ -16,6 +16,7 @@ pub struct AgentParams {
     pub radius_px: f32,
     pub core: f32,
     pub mode: u32,
+    /// 1; in a wrapping world 9, or 4 (the agent and its images across the nearer edges).
     pub copies: u32,
     pub intensity: f32,
     pub halo: f32,
@@ -57,6 +58,9 @@ const CROWD_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::R16Float;
 
 /// Vertices per sprite copy (two triangles).
 const VERTS_PER_COPY: u32 = 6;
+
+/// How long a dart is, in halo radii along its heading (`DART_LENGTH` in shaders/agents.wgsl).
+pub const DART_LENGTH: f32 = 2.2;
 
 impl AgentParams {
     /// Which sprites the frame can hold, the shader's `SHAPES`: 0 round dots only (shape dot,

@@ -97,7 +97,7 @@ impl Renderer {
                     view_min,
                     view_size,
                     world: self.world.size,
-                    copies: if self.world.wrap { 9 } else { 1 },
+                    copies: self.copies(view_min, view_size, radius_px),
                     sized,
                     ..Default::default()
                 });
@@ -123,6 +123,33 @@ impl Renderer {
                 );
                 false
             }
+        }
+    }
+
+    /// How many copies of each agent a 2D frame of the view `view_min`, `view_size` draws
+    /// (shaders/agents.wgsl, `copy_shift`): 1 where the world does not wrap; 4, the agent and
+    /// its images across the nearer edges, where no sprite of the far images can reach into the
+    /// view (it reaches less than half a world past the world's edges, by more than a sprite's
+    /// reach); else all 9. Sprites of `radius_px` pixels; a motion-blurred streak, or a
+    /// species' own size, may reach further: those frames draw all 9.
+    fn copies(&self, view_min: [f32; 2], view_size: [f32; 2], radius_px: f32) -> u32 {
+        if !self.world.wrap {
+            return 1;
+        }
+        if self.look.shutter > 0.0 || self.sizes.is_some() {
+            return 9;
+        }
+        let (w, h) = (self.look.width as f32, self.look.height as f32);
+        let near = (0..2).all(|k| {
+            let world = self.world.size[k];
+            // A dart's quad reaches DART_LENGTH radii along its heading; two pixels of slack.
+            let reach = (radius_px * super::agents::DART_LENGTH + 2.0) * view_size[k] / [w, h][k];
+            view_min[k] >= -0.5 * world + reach && view_min[k] + view_size[k] <= 1.5 * world - reach
+        });
+        if near {
+            4
+        } else {
+            9
         }
     }
 
