@@ -695,9 +695,11 @@ impl CpuSolver {
 }
 
 /// A boids step's neighbour pass over the grid's slots, split across `pool` when given: for
-/// each slot t (in batches of [`BATCH`]), `sums(t, seam, candidate ranges, acc)` takes its
-/// neighbour sums, then `finish(t, acc)` its new position and velocity, written to slot t of
-/// `out` (a non-finite one is reported in `bad`). Returns the candidate pairs visited.
+/// each slot t (in batches of [`BATCH`]), `sums(t, what, seam, candidate ranges, acc)` takes
+/// its neighbour sums, then `finish(t, what, acc)` its new position and velocity, written to
+/// slot t of `out` (a non-finite one is reported in `bad`); `what` is `cell(c)` of its cell c,
+/// taken once per run of slots in the cell (what the step knows of the cell: its obstacle
+/// masks, its species bits). Returns the candidate pairs visited.
 ///
 /// The batch: the integration is a chain of divisions and square roots, and a batch of
 /// independent chains overlaps in the CPU where one chain between two long candidate loops
