@@ -1,5 +1,5 @@
 //! Obstacles: solid shapes in the world that boids steer around (look-ahead avoidance) and never
-//! end a step inside (src/sim/obstacles.rs). The scene lists them; the recording's scene carries
+//! end a step inside (src/sim/obstacles/). The scene lists them; the recording's scene carries
 //! them, so the renderer draws them from the recording alone.
 //!
 //! ```json

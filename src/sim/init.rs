@@ -86,7 +86,7 @@ const S_PLACE: u64 = 1000;
 
 /// Every agent starting inside an obstacle is put somewhere else, uniform in the world (its
 /// own draws, keyed by agent and try), so that no agent ever is inside one
-/// (src/sim/obstacles.rs relies on it). Agents outside every obstacle keep their places.
+/// (src/sim/obstacles/ relies on it). Agents outside every obstacle keep their places.
 fn out_of_obstacles(scene: &Scene, st: &mut State) -> Result<()> {
     let obs = super::obstacles::Obstacles::from_scene(scene);
     if obs.is_empty() {
