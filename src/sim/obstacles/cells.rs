@@ -48,22 +48,8 @@ impl Obstacles {
             total *= n;
         }
         let mut cells = vec![Near::default(); total];
-        for (c, near) in cells.iter_mut().enumerate() {
-            let mut idx = c;
-            let mut lo = [0f64; 3];
-            let mut hi = [0f64; 3];
-            for k in 0..dim {
-                let i = idx % self.dims[k];
-                idx /= self.dims[k];
-                let w = world[k] as f64 / self.dims[k] as f64;
-                // A cell as wide as rounding of the index could make it, and a little more.
-                lo[k] = i as f64 * w - w * 0.01 - 1.0;
-                hi[k] = (i + 1) as f64 * w + w * 0.01 + 1.0;
-            }
-            for (b, s) in self.shapes.iter().enumerate() {
-                s.mark(dim, &lo, &hi, 1 << b, near);
-            }
-        }
+        // A boid outside the world tests every shape (`near_at`): the cells end at its edges.
+        self.fill(dim, self.dims, world, false, &mut cells);
         self.cells = cells;
         self
     }
@@ -86,18 +72,32 @@ impl Obstacles {
             return filled(g.ncells, Near::ALL, what);
         }
         let mut out = filled(g.ncells, Near::default(), what)?;
-        let dims = g.dims;
+        self.fill(dim, g.dims, world, true, &mut out);
+        Ok(out)
+    }
+
+    /// Sets the masks of `cells`, a grid of `dims` cells over `world` (first axis fastest),
+    /// each shape's in the cells within its reach only. Each cell is taken as wide as float32
+    /// rounding of a position's index could make it (`pos · inv_cell` is off by up to about
+    /// 2⁻²³ of the axis's cell count), and 1% and one unit more; with `open_edges` the edge
+    /// cells reach out to infinity, for a grid that clamps positions into them.
+    fn fill(
+        &self,
+        dim: usize,
+        dims: [usize; 3],
+        world: [f32; 3],
+        open_edges: bool,
+        cells: &mut [Near],
+    ) {
         let w: [f64; 3] = std::array::from_fn(|k| world[k] as f64 / dims[k] as f64);
-        // The index is `pos · inv_cell` in float32: off by up to about 2⁻²³ of the axis's cell
-        // count (a millionth here), on top of the 1% and one unit the coarse grid allows.
         let slack: [f64; 3] = std::array::from_fn(|k| w[k] * (0.01 + dims[k] as f64 * 1e-6) + 1.0);
         let span = |k: usize, i: usize| {
-            let lo = if i == 0 {
+            let lo = if open_edges && i == 0 {
                 f64::NEG_INFINITY
             } else {
                 i as f64 * w[k] - slack[k]
             };
-            let hi = if i + 1 == dims[k] {
+            let hi = if open_edges && i + 1 == dims[k] {
                 f64::INFINITY
             } else {
                 (i + 1) as f64 * w[k] + slack[k]
@@ -125,12 +125,11 @@ impl Obstacles {
                     for i0 in first[0]..=last[0] {
                         (lo[0], hi[0]) = span(0, i0);
                         let c = (i2 * dims[1] + i1) * dims[0] + i0;
-                        s.mark(dim, &lo, &hi, 1 << b, &mut out[c]);
+                        s.mark(dim, &lo, &hi, 1 << b, &mut cells[c]);
                     }
                 }
             }
         }
-        Ok(out)
     }
 
     /// The masks ([`Near`]) for a boid at `pos`, from the coarse grid.
