@@ -44,7 +44,7 @@ struct Params {
     shape: u32,         // 0 dot, 1 dart
     mean_heading: f32,  // the flock's mean direction this frame, radians (relative heading)
     sized: u32,         // 1: each sprite's size is its species' multiple (location 7), else 1
-    pad1: f32,
+    narrowest_core: f32, // px: the narrowest core a sprite of the frame can have (picks WIDE_CORE)
     pad2: f32,
     fixed: vec4f,       // rgb: the fixed colour (linear); a: 1 if one is given
 }
@@ -350,7 +350,17 @@ fn erf(x: f32) -> f32 {
 // size in sprite units): a core smaller than a pixel keeps its light wherever it falls
 // between pixel centres, so sub-pixel motion does not twinkle. Separable: one erf pair per
 // axis (the mean of exp(-t²/a²) over [t-h, t+h] is a·√π/(4h)·(erf((t+h)/a) − erf((t-h)/a))).
+// With every core at least 2 px wide (`WIDE_CORE`) the average is, within 0.2% of the core's
+// peak, the Gaussian widened by the pixel's variance (a twelfth of its size squared per axis),
+// its light kept: one exp instead of four erfs, 3 ms of CPU less a 720p frame of 2000 agents
+// on lavapipe.
 fn core_over(uv: vec2f, pixel: vec2f) -> f32 {
+    if WIDE_CORE {
+        let s2 = p.core * p.core * 0.25;
+        let w2 = vec2f(s2) + pixel * pixel * (1.0 / 12.0);
+        let q = uv * uv / w2;
+        return s2 * inverseSqrt(w2.x * w2.y) * exp(-0.5 * (q.x + q.y));
+    }
     let a = p.core * 0.70710678;
     let h = max(pixel * 0.5, vec2f(1e-4));
     let gx = (erf((uv.x + h.x) / a) - erf((uv.x - h.x) / a)) * a * 0.88622693 / (2.0 * h.x);
@@ -370,6 +380,9 @@ fn halo_at(r2: f32) -> f32 {
 // every fragment, taken or not, so the shapes a frame cannot hold are compiled out: at 720p they
 // cost a round dot's frame ~9 ms of CPU and a dart's ~20 ms (2000 agents).
 override SHAPES: u32 = 2u;
+// Every round sprite's core of the frame is at least 2 px wide: `core_over` takes the widened
+// Gaussian (src/render/agents.rs: `WIDE_CORE_PX`).
+override WIDE_CORE: bool = false;
 
 @fragment
 fn fs_main(in: VsOut) -> @location(0) vec4f {

@@ -6,6 +6,12 @@
 // so the values read back are sRGB). Or, for EXR, scene-linear light with no tone curve.
 // With trails, `fs_tonemap_trails` also writes the HDR image times the fade into the other
 // HDR target, where the next frame's agents are drawn: the fade costs no pass of its own.
+// A video frame with nothing drawn over its display image goes straight into the Y'CbCr
+// planes (`fs_tonemap_planes420`/`422`, at the chroma planes' size, with shaders/ycbcr.wgsl
+// appended to this file): no display image is written or read back, and the light is dithered
+// once, into the codes. Its trails are faded in place by the next frame's fade pass (the
+// planes are the targets; a storage write of the faded light cost lavapipe 14 ms of CPU a
+// 720p frame, the fade pass 3).
 
 // Keep in sync with `TonemapParams` in src/render/tonemap.rs.
 struct Params {
@@ -15,7 +21,7 @@ struct Params {
     bloom: f32,        // strength of the bloom texture added to the HDR image
     vignette: f32,     // 0 = none, 1 = corners fully dark
     aspect: f32,       // width / height
-    frame: u32,        // seeds the dither
+    seed: u32,         // the dither's seed this frame: pcg(frame)
     dither: f32,       // 1: dither for an 8-bit store; 0: none (a half-float target)
     linear: u32,       // 1: scene-linear light out (EXR): no tone curve, no sRGB encoding
     fade: f32,         // trails: the fraction of this frame's light the next one starts with
@@ -34,6 +40,8 @@ struct Params {
 @group(0) @binding(1) var hdr: texture_2d<f32>;
 @group(0) @binding(2) var bloom_tex: texture_2d<f32>;
 @group(0) @binding(3) var linear_sampler: sampler;
+// The planes' entries only: the conversion's parameters.
+@group(0) @binding(4) var<uniform> ycbcr: YcbcrParams;
 
 struct VsOut {
     @builtin(position) clip: vec4f,
@@ -73,13 +81,6 @@ fn srgb_encode(c: vec3f) -> vec3f {
     return select(hi, lo, c <= vec3f(0.0031308));
 }
 
-// A well-mixed 32-bit hash (PCG's output permutation).
-fn pcg(v: u32) -> u32 {
-    let state = v * 747796405u + 2891336453u;
-    let word = ((state >> ((state >> 28u) + 4u)) ^ state) * 277803737u;
-    return (word >> 22u) ^ word;
-}
-
 // Dither in units of one 8-bit step, fixed per pixel and frame: added before the 8-bit store,
 // it turns the steps of smooth gradients (a sky, the vignette, bloom, trails) into fine grain
 // and keeps the mean. Down each column it is ordered: four levels, -0.6, -0.2, 0.2 and 0.6 of
@@ -87,8 +88,8 @@ fn pcg(v: u32) -> u32 {
 // steep the gradient, no channel then keeps one value for more than four rows (random noise
 // leaves runs of seven or more by chance); across a row the phases are independent, so it
 // reads as grain (a spread of 0.45 of a step; triangular noise's is 0.41).
-fn column_dither(px: vec2i, frame: u32) -> vec3f {
-    let column = pcg(u32(px.x) ^ pcg(frame));
+fn column_dither(px: vec2i, seed: u32) -> vec3f {
+    let column = pcg(u32(px.x) ^ seed);
     let phase = vec3u(column, pcg(column), pcg(column ^ 0x9e3779b9u));
     let k = (vec3u(u32(px.y)) + phase) & vec3u(3u);
     let level = vec3f((vec3u(0xd8u) >> (k * 2u)) & vec3u(3u));
@@ -191,7 +192,37 @@ fn shade(in: VsOut, hdr_in: vec4f) -> vec4f {
     }
     var display = clamp(encoded, vec3f(0.0), vec3f(1.0));
     if DITHER {
-        display += p.dither * column_dither(px, p.frame) / 255.0;
+        display += p.dither * column_dither(px, p.seed) / 255.0;
     }
     return vec4f(display, 1.0);
+}
+
+// The display colour of pixel `px` (R'G'B', undithered: DITHER is off for these entries).
+fn shade_pixel(px: vec2u) -> vec3f {
+    let light = textureLoad(hdr, px, 0);
+    var at: VsOut;
+    at.clip = vec4f(vec2f(px) + 0.5, 0.0, 1.0);
+    at.uv = at.clip.xy / vec2f(textureDimensions(hdr));
+    return shade(at, light).rgb;
+}
+
+@fragment
+fn fs_tonemap_planes420(@builtin(position) pos: vec4f) -> Planes420 {
+    let at = vec2u(pos.xy);
+    let x = at.x * 2u;
+    let y = at.y * 2u;
+    let a = shade_pixel(vec2u(x, y));
+    let b = shade_pixel(vec2u(x + 1u, y));
+    let c = shade_pixel(vec2u(x, y + 1u));
+    let d = shade_pixel(vec2u(x + 1u, y + 1u));
+    return planes420(at, a, b, c, d);
+}
+
+@fragment
+fn fs_tonemap_planes422(@builtin(position) pos: vec4f) -> Planes422 {
+    let at = vec2u(pos.xy);
+    let x = at.x * 2u;
+    let a = shade_pixel(vec2u(x, at.y));
+    let b = shade_pixel(vec2u(x + 1u, at.y));
+    return planes422(at, a, b);
 }

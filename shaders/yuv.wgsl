@@ -1,84 +1,20 @@
-// RGB (sRGB-encoded, as written by the tone-map pass) → planar Y'CbCr, BT.709, limited range,
-// as FFmpeg's rawvideo reads it (yuv420p, yuv420p10le, yuv422p10le). One pass at the chroma
-// planes' size draws every plane into integer targets (8 or 16 bits a code): each fragment
-// reads its block once and writes its luma codes and its two chroma codes. Chroma is the mean
-// R'G'B' of a 2×2 block (4:2:0) or a 2×1 pair (4:2:2). A fragment pass, not a compute pass:
-// lavapipe runs compute invocations several times slower than fragments (a compute pass that
-// only stored its words cost 7 ms a 720p frame).
+// The display image (sRGB-encoded, as written by the tone-map pass) → planar Y'CbCr
+// (shaders/ycbcr.wgsl, appended to this file: the codes, the dither, the planes' layout). One
+// pass at the chroma planes' size draws every plane into integer targets (8 or 16 bits a
+// code): each fragment reads its block once and writes its luma codes and its two chroma
+// codes. Chroma is the mean R'G'B' of a 2×2 block (4:2:0) or a 2×1 pair (4:2:2). A fragment
+// pass, not a compute pass: lavapipe runs compute invocations several times slower than
+// fragments (a compute pass that only stored its words cost 7 ms a 720p frame). A video frame
+// with nothing drawn over its display image skips this pass: the tone map writes the planes
+// itself (tonemap.wgsl's `fs_tonemap_planes*`).
 
-// Keep in sync with `YuvParams` in src/render/yuv.rs.
-struct Params {
-    width: u32,
-    height: u32,
-    frame: u32,       // seeds the dither
-    bits: u32,        // 8 or 10
-    chroma_rows: u32, // luma rows per chroma row: 2 (4:2:0) or 1 (4:2:2)
-    pad0: u32,
-    pad1: u32,
-    pad2: u32,
-}
-
-@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(0) var<uniform> ycbcr: YcbcrParams;
 @group(0) @binding(1) var rgb: texture_2d<f32>;
 
 @vertex
 fn vs_fullscreen(@builtin(vertex_index) vi: u32) -> @builtin(position) vec4f {
     let uv = vec2f(f32((vi << 1u) & 2u), f32(vi & 2u));
     return vec4f(uv * 2.0 - 1.0, 0.0, 1.0);
-}
-
-fn luma(c: vec3f) -> f32 {
-    return dot(c, vec3f(0.2126, 0.7152, 0.0722));
-}
-
-// A well-mixed 32-bit hash (PCG's output permutation).
-fn pcg(v: u32) -> u32 {
-    let state = v * 747796405u + 2891336453u;
-    let word = ((state >> ((state >> 28u) + 4u)) ^ state) * 277803737u;
-    return (word >> 22u) ^ word;
-}
-
-// Dither in code values for sample `at` of `plane` in this frame (as tonemap.wgsl's
-// `column_dither`): ordered down each column, four levels -0.6, -0.2, 0.2 and 0.6 of a code
-// in the cycle 0, 2, 1, 3 from a phase drawn per column, plane and frame, so a smooth gradient
-// shows fine grain and never one code for more than four rows, with the same mean.
-fn dither(at: vec2u, plane: u32) -> f32 {
-    let phase = pcg(at.x ^ pcg(plane ^ pcg(p.frame)));
-    let k = (at.y + phase) & 3u;
-    return (f32((0xd8u >> (k * 2u)) & 3u) - 1.5) * 0.4;
-}
-
-// One code value at the output's depth, clamped to its range.
-fn to_code(v: f32) -> u32 {
-    return u32(clamp(round(v), 0.0, f32((1u << p.bits) - 1u)));
-}
-
-// The 8-bit levels (16..235 luma, 16..240 chroma) scaled to the output's depth.
-fn scale() -> f32 {
-    return f32(1u << (p.bits - 8u));
-}
-
-// One code of luma for the pixel `px` whose sRGB colour is `c`.
-fn luma_code(px: vec2u, c: vec3f) -> u32 {
-    return to_code(scale() * (16.0 + 219.0 * luma(c)) + dither(px, 0u));
-}
-
-// The chroma codes (U, V) of chroma sample `at` whose mean R'G'B' is `m`.
-fn chroma_codes(at: vec2u, m: vec3f) -> vec2u {
-    let yy = luma(m);
-    let cb = scale() * (128.0 + 224.0 * (m.b - yy) / 1.8556);
-    let cr = scale() * (128.0 + 224.0 * (m.r - yy) / 1.5748);
-    return vec2u(to_code(cb + dither(at, 1u)), to_code(cr + dither(at, 2u)));
-}
-
-// Every plane in one pass at the chroma planes' size: each fragment reads its 2×2 block once
-// and writes its four luma codes (two targets of two codes a texel: the block's top row and
-// its bottom row, copied into alternate rows of the Y plane) and its two chroma codes.
-struct Planes420 {
-    @location(0) top: vec4u,
-    @location(1) bottom: vec4u,
-    @location(2) u: vec4u,
-    @location(3) v: vec4u,
 }
 
 @fragment
@@ -90,33 +26,14 @@ fn fs_planes420(@builtin(position) pos: vec4f) -> Planes420 {
     let b = textureLoad(rgb, vec2u(x + 1u, y), 0).rgb;
     let c = textureLoad(rgb, vec2u(x, y + 1u), 0).rgb;
     let d = textureLoad(rgb, vec2u(x + 1u, y + 1u), 0).rgb;
-    let uv = chroma_codes(at, (a + b + c + d) * 0.25);
-    var out: Planes420;
-    out.top = vec4u(luma_code(vec2u(x, y), a), luma_code(vec2u(x + 1u, y), b), 0u, 0u);
-    out.bottom = vec4u(luma_code(vec2u(x, y + 1u), c), luma_code(vec2u(x + 1u, y + 1u), d), 0u, 0u);
-    out.u = vec4u(uv.x, 0u, 0u, 0u);
-    out.v = vec4u(uv.y, 0u, 0u, 0u);
-    return out;
-}
-
-// 4:2:2: a fragment per horizontal pair, its two luma codes and its two chroma codes.
-struct Planes422 {
-    @location(0) row: vec4u,
-    @location(1) u: vec4u,
-    @location(2) v: vec4u,
+    return planes420(at, a, b, c, d);
 }
 
 @fragment
 fn fs_planes422(@builtin(position) pos: vec4f) -> Planes422 {
     let at = vec2u(pos.xy);
     let x = at.x * 2u;
-    let y = at.y;
-    let a = textureLoad(rgb, vec2u(x, y), 0).rgb;
-    let b = textureLoad(rgb, vec2u(x + 1u, y), 0).rgb;
-    let uv = chroma_codes(at, (a + b) * 0.5);
-    var out: Planes422;
-    out.row = vec4u(luma_code(vec2u(x, y), a), luma_code(vec2u(x + 1u, y), b), 0u, 0u);
-    out.u = vec4u(uv.x, 0u, 0u, 0u);
-    out.v = vec4u(uv.y, 0u, 0u, 0u);
-    return out;
+    let a = textureLoad(rgb, vec2u(x, at.y), 0).rgb;
+    let b = textureLoad(rgb, vec2u(x + 1u, at.y), 0).rgb;
+    return planes422(at, a, b);
 }

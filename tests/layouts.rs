@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use forge::player::panel_paint;
-use forge::render::{agents, bloom, density, obstacles, tonemap, yuv};
+use forge::render::{agents, bloom, density, obstacles, tonemap, wgsl, yuv};
 
 /// (field name, offset, size) of a Rust struct's fields.
 macro_rules! rust_layout {
@@ -26,12 +26,14 @@ macro_rules! rust_layout {
     }};
 }
 
-/// Member name → (offset, size) of struct `name` in `shaders/{file}`, and its size.
+/// Member name → (offset, size) of struct `name` in the module of `shaders/{file}` (with the
+/// parts appended to it), and its size.
 fn wgsl_layout(file: &str, name: &str) -> (BTreeMap<String, (usize, usize)>, usize) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("shaders")
         .join(file);
     let src = std::fs::read_to_string(&path).unwrap();
+    let src = wgsl::module(file, &src).expect("a module, not a part");
     let module = naga::front::wgsl::parse_str(&src).unwrap();
     let gctx = module.to_ctx();
     for (_, ty) in module.types.iter() {
@@ -56,18 +58,23 @@ fn wgsl_layout(file: &str, name: &str) -> (BTreeMap<String, (usize, usize)>, usi
     panic!("{file}: no struct {name}");
 }
 
-/// The Rust fields (padding left out) at the WGSL members' offsets and sizes, and the same
-/// struct size.
-fn same_layout(file: &str, (rust, rust_size): (Vec<(&str, usize, usize)>, usize)) {
-    let (wgsl, wgsl_size) = wgsl_layout(file, "Params");
+/// The Rust fields (padding left out) at the WGSL `Params` members' offsets and sizes, and the
+/// same struct size.
+fn same_layout(file: &str, rust: (Vec<(&str, usize, usize)>, usize)) {
+    same_layout_of(file, "Params", rust)
+}
+
+/// [`same_layout`] for the WGSL struct `name`.
+fn same_layout_of(file: &str, ty: &str, (rust, rust_size): (Vec<(&str, usize, usize)>, usize)) {
+    let (wgsl, wgsl_size) = wgsl_layout(file, ty);
     assert_eq!(
         rust_size, wgsl_size,
-        "{file}: the Rust struct is {rust_size} bytes, WGSL's Params {wgsl_size}"
+        "{file}: the Rust struct is {rust_size} bytes, WGSL's {ty} {wgsl_size}"
     );
     for (name, off, size) in &rust {
         let Some(&(w_off, w_size)) = wgsl.get(*name) else {
             panic!(
-                "{file}: Params has no member {name} (members: {:?})",
+                "{file}: {ty} has no member {name} (members: {:?})",
                 wgsl.keys()
             );
         };
@@ -84,7 +91,7 @@ fn same_layout(file: &str, (rust, rust_size): (Vec<(&str, usize, usize)>, usize)
     {
         assert!(
             rust.iter().any(|(r, _, _)| r == name),
-            "{file}: Params.{name} has no Rust field of that name"
+            "{file}: {ty}.{name} has no Rust field of that name"
         );
     }
 }
@@ -123,6 +130,7 @@ fn uniform_structs_match_their_wgsl_field_by_field() {
             shape,
             mean_heading,
             sized,
+            narrowest_core,
             fixed,
         ),
     );
@@ -152,7 +160,7 @@ fn uniform_structs_match_their_wgsl_field_by_field() {
             bloom,
             vignette,
             aspect,
-            frame,
+            seed,
             dither,
             linear,
             fade,
@@ -180,9 +188,10 @@ fn uniform_structs_match_their_wgsl_field_by_field() {
             line,
         ),
     );
-    same_layout(
+    same_layout_of(
         "yuv.wgsl",
-        rust_layout!(yuv::YuvParams, width, height, frame, bits, chroma_rows),
+        "YcbcrParams",
+        rust_layout!(yuv::YuvParams, width, height, bits, chroma_rows, seeds),
     );
 }
 
@@ -203,14 +212,18 @@ fn every_wgsl_uniform_is_checked() {
         let p = e.unwrap().path();
         let file = p.file_name().unwrap().to_string_lossy().into_owned();
         let src = std::fs::read_to_string(&p).unwrap();
+        let Some(src) = wgsl::module(&file, &src) else {
+            continue; // a part: checked in the modules it completes
+        };
         let module = naga::front::wgsl::parse_str(&src).unwrap();
         for (_, g) in module.global_variables.iter() {
             if g.space != naga::AddressSpace::Uniform {
                 continue;
             }
             let ty = module.types[g.ty].name.clone().unwrap_or_default();
+            // The Y'CbCr codes' uniform (ycbcr.wgsl) is checked within yuv.wgsl.
             assert!(
-                ty == "Params" && checked.contains(&file.as_str()),
+                (ty == "Params" || ty == "YcbcrParams") && checked.contains(&file.as_str()),
                 "{file}: the uniform of type {ty} is not checked against a Rust struct"
             );
         }

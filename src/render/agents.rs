@@ -46,7 +46,10 @@ pub struct AgentParams {
     pub mean_heading: f32,
     /// 1: each sprite's size is its own multiple of `radius_px` (the sizes slot), else 1.
     pub sized: u32,
-    pub _pad: [f32; 2],
+    /// The narrowest core, px, a sprite of this frame can have: from [`WIDE_CORE_PX`] up the
+    /// sprites take the cheaper core (the shader's `WIDE_CORE`). Not read by the shader.
+    pub narrowest_core: f32,
+    pub _pad: f32,
     /// The fixed colour (linear RGB) and 1 in `a` when one is given.
     pub fixed: [f32; 4],
 }
@@ -58,6 +61,11 @@ const CROWD_FORMAT: wgpu::TextureFormat = wgpu::TextureFormat::R16Float;
 
 /// Vertices per sprite copy (two triangles).
 const VERTS_PER_COPY: u32 = 6;
+
+/// From this core width (px) up, a round sprite's core is drawn as a Gaussian widened by the
+/// pixel's variance instead of the exact average of the Gaussian over the pixel: within 0.2%
+/// of the core's peak, and cheaper (shaders/agents.wgsl, `core_over`).
+pub const WIDE_CORE_PX: f32 = 2.0;
 
 /// How long a dart is, in halo radii along its heading (`DART_LENGTH` in shaders/agents.wgsl).
 pub const DART_LENGTH: f32 = 2.2;
@@ -76,12 +84,13 @@ impl AgentParams {
     }
 }
 
-/// The sprites' pipelines, one for each value of [`AgentParams::shapes`].
-struct Sprites([wgpu::RenderPipeline; 3]);
+/// The sprites' pipelines, one for each value of [`AgentParams::shapes`], with the exact core
+/// and with the wide one ([`WIDE_CORE_PX`]).
+struct Sprites([[wgpu::RenderPipeline; 2]; 3]);
 
 impl Sprites {
     fn for_frame(&self, params: &AgentParams) -> &wgpu::RenderPipeline {
-        &self.0[params.shapes()]
+        &self.0[params.shapes()][(params.narrowest_core >= WIDE_CORE_PX) as usize]
     }
 }
 
@@ -309,15 +318,17 @@ impl AgentsPass {
         let hdr = HDR_FORMAT;
         let sprites = |label, vs, buffers: &[Option<wgpu::VertexBufferLayout>]| {
             Sprites([0.0, 1.0, 2.0].map(|shapes| {
-                make(
-                    label,
-                    vs,
-                    "fs_main",
-                    buffers,
-                    tri,
-                    hdr,
-                    &[("SHAPES", shapes)],
-                )
+                [0.0, 1.0].map(|wide| {
+                    make(
+                        label,
+                        vs,
+                        "fs_main",
+                        buffers,
+                        tri,
+                        hdr,
+                        &[("SHAPES", shapes), ("WIDE_CORE", wide)],
+                    )
+                })
             }))
         };
         let pipeline = sprites("agents pipeline", "vs_main", &buffers2);

@@ -23,6 +23,13 @@ impl Renderer {
         // Below ~0.7 px a core would fall between pixel centres and flicker: keep it a pixel.
         let core_px = (self.look.point_size * h / 1080.0).max(0.7);
         let radius_px = core_px * 4.0;
+        // The narrowest core a sprite can have: the smallest species' multiple of it, and in
+        // 3D the farthest sprite's (shaders/agents.wgsl, `vs_main3`: a quarter, 0.7 px at
+        // least).
+        let narrowest_core = match cam3 {
+            Some(_) => (core_px * self.smallest_size * 0.25).max(0.7),
+            None => core_px * self.smallest_size,
+        };
         let fixed = self.look.fixed.map(|c| c.map(super::srgb_to_linear));
         // The frame's parameters, the same in 2D and 3D, over the view's or camera's. Motion
         // blur: the simulated time the shutter is open in each frame interval.
@@ -47,6 +54,7 @@ impl Renderer {
                 / (super::agents::CROWD_CELL * super::agents::CROWD_CELL) as f32,
             shape: (self.look.shape == super::Shape::Dart) as u32,
             mean_heading,
+            narrowest_core,
             fixed: match fixed {
                 Some([r, g, b]) => [r, g, b, 1.0],
                 None => [0.0; 4],

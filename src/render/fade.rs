@@ -1,7 +1,8 @@
 //! Clearing the HDR target, or fading it in place by a factor (shaders/fade.wgsl; the blend
-//! state does the arithmetic: dst × constant). A rendered frame's trails are faded by the
-//! tone-map pass instead (into the other HDR target); this pass fades only after a warm-up
-//! frame, which is not tone-mapped.
+//! state does the arithmetic: dst × constant). A frame tone-mapped into the display image has
+//! its trails faded by the tone-map pass instead (into the other HDR target); this pass fades
+//! after a warm-up frame, which is not tone-mapped, and after a video frame tone-mapped
+//! straight into the Y'CbCr planes.
 
 use super::{fullscreen_pipeline, HDR_FORMAT};
 

@@ -34,6 +34,7 @@ mod settings;
 pub mod tonemap;
 mod view;
 pub use view::orbit_trails;
+pub mod wgsl;
 pub mod yuv;
 
 use anyhow::{bail, Context, Result};
@@ -130,11 +131,13 @@ pub struct Renderer {
     world: World,
     output: Output,
     /// Two HDR targets: the frame is drawn in `hdr_views[cur]`; with trails the tone-map
-    /// pass writes the faded light into the other one, where the next frame is drawn.
+    /// pass writes the faded light into the other one, where the next frame is drawn (unless
+    /// it tone-maps into the Y'CbCr planes).
     hdr_views: [wgpu::TextureView; 2],
     cur: usize,
     /// Whether `hdr_views[cur]` still holds the last frame's light unfaded (after a warm-up
-    /// frame, which is not tone-mapped): the fade pass then fades it in place.
+    /// frame, which is not tone-mapped, or one tone-mapped into the planes): the fade pass
+    /// then fades it in place.
     unfaded: bool,
     ldr: wgpu::Texture,
     ldr_view: wgpu::TextureView,
@@ -147,6 +150,8 @@ pub struct Renderer {
     /// Each agent's sprite size as a multiple of the point size, one f32 per agent, where its
     /// species has one ([`Renderer::set_sizes`]).
     sizes: Option<wgpu::Buffer>,
+    /// The smallest of those multiples (1 without them).
+    smallest_size: f32,
     agents: AgentsPass,
     fade: FadePass,
     bloom: Option<BloomPass>,
@@ -232,11 +237,12 @@ impl Renderer {
             .then(|| BloomPass::new(device, queue, hdr_pair, [w, h], look.bloom_radius, &sampler));
         // Without bloom the tone-map pass still needs a texture to bind: the LUT will do.
         let bloom_view = bloom.as_ref().map(|b| b.output()).unwrap_or(&lut_view);
-        let tonemap = TonemapPass::new(device, hdr_pair, bloom_view, &sampler, display);
         let yuv = match output {
             Output::Yuv(f) => Some(YuvPass::new(device, queue, &ldr_view, w, h, f)),
             _ => None,
         };
+        let planes = yuv.as_ref().map(|y| y.planes_target());
+        let tonemap = TonemapPass::new(device, hdr_pair, bloom_view, &sampler, display, planes);
         let padded_row = padded_row(w, output);
         let staging = match &yuv {
             Some(y) => y.params().buffer_bytes(),
@@ -274,6 +280,7 @@ impl Renderer {
             density,
             species: None,
             sizes: None,
+            smallest_size: 1.0,
             agents,
             fade,
             bloom,
@@ -406,7 +413,14 @@ impl Renderer {
         } else {
             self.world_rect(view)
         };
-        self.display(&mut encoder, frame, rect);
+        // A video frame with nothing drawn over its display image is tone-mapped straight
+        // into the Y'CbCr planes.
+        let to_planes = self.tonemap.draws_planes()
+            && !self.showing
+            && self.obstacles.is_none()
+            && !with_box
+            && self.overlay.is_none();
+        self.display(&mut encoder, frame, rect, to_planes);
         if let Some(o) = &self.obstacles {
             let p = self.obstacle_params(view);
             o.run(&self.gpu.queue, &mut encoder, &self.ldr_view, &p);
@@ -429,7 +443,7 @@ impl Renderer {
         }
         self.lap(&mut encoder, Pass::Overlay);
         if !self.showing {
-            self.read_out(&mut encoder, frame);
+            self.read_out(&mut encoder, frame, to_planes);
         }
         let submission = self.gpu.queue.submit([encoder.finish()]);
         if let Some(l) = &mut self.laps {
@@ -482,6 +496,10 @@ impl Renderer {
     pub fn set_sizes(&mut self, sizes: &[f32]) {
         self.sizes =
             (!sizes.iter().all(|&s| s == 1.0)).then(|| self.per_agent("sprite sizes", sizes));
+        self.smallest_size = match self.sizes {
+            Some(_) => sizes.iter().copied().fold(f32::INFINITY, f32::min),
+            None => 1.0,
+        };
     }
 
     /// A vertex buffer holding `values`, one f32 per agent.
@@ -528,8 +546,9 @@ impl Renderer {
     }
 
     /// The HDR target the frame is drawn on: trails carried from the last frame are already
-    /// faded (by the tone-map pass), unless that frame was a warm-up one; without trails (or
-    /// on the first frame) the target is cleared.
+    /// faded (by the tone-map pass), unless that frame was a warm-up one or went into the
+    /// planes (then they are faded here); without trails (or on the first frame) the target
+    /// is cleared.
     fn start_hdr(&mut self, encoder: &mut wgpu::CommandEncoder) {
         let carry = self.drawn > 0 && self.look.trails > 0.0;
         if !carry || self.unfaded {
@@ -540,9 +559,16 @@ impl Renderer {
         }
     }
 
-    /// Bloom and the tone map, into the display image; with trails, the faded light goes
-    /// into the other HDR target, where the next frame is drawn.
-    fn display(&mut self, encoder: &mut wgpu::CommandEncoder, frame: &Frame, world_rect: [f32; 4]) {
+    /// Bloom and the tone map, into the display image (or, `to_planes`, the Y'CbCr planes);
+    /// with trails, the faded light goes into the other HDR target, where the next frame is
+    /// drawn (into the planes: the light stays, to be faded in place).
+    fn display(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        frame: &Frame,
+        world_rect: [f32; 4],
+        to_planes: bool,
+    ) {
         if let Some(b) = &self.bloom {
             b.run(encoder, self.cur);
         }
@@ -557,49 +583,62 @@ impl Renderer {
             .map(srgb_to_linear);
         let g = self.look.grade;
         let (w, h) = (self.look.width as f32, self.look.height as f32);
-        self.tonemap.run(
-            &self.gpu.device,
-            &self.gpu.queue,
-            encoder,
-            &self.ldr_view,
-            self.cur,
-            trails.then(|| &self.hdr_views[next]),
-            &TonemapParams {
-                background: [bg[0], bg[1], bg[2], 1.0],
-                background_top: [top[0], top[1], top[2], 1.0],
-                ink: (self.look.style == Style::Ink) as u32,
-                contrast: g.contrast,
-                saturation: g.saturation,
-                lift: g.lift,
-                gamma: g.gamma,
-                gain: g.gain,
-                bars: BARS,
-                _pad: 0.0,
-                world_rect,
-                exposure: self.look.exposure,
-                // The glow holds the bright light once (energy-conserving); the strength
-                // keeps the meaning it had when the six levels of 1080p were added up.
-                bloom: if self.bloom.is_some() {
-                    self.look.bloom * bloom::LEVELS_AT_1080P
-                } else {
-                    0.0
-                },
-                vignette: self.look.vignette,
-                aspect: w / h,
-                // The dither's seed: the frame's own index, so a frame is the same image
-                // whichever frames are rendered with it.
-                frame: frame.index as u32,
-                dither: if self.output.texel_bytes() == 4 {
-                    1.0
-                } else {
-                    0.0
-                },
-                linear: (self.output == Output::Linear) as u32,
-                fade: self.fade_now,
+        let params = TonemapParams {
+            background: [bg[0], bg[1], bg[2], 1.0],
+            background_top: [top[0], top[1], top[2], 1.0],
+            ink: (self.look.style == Style::Ink) as u32,
+            contrast: g.contrast,
+            saturation: g.saturation,
+            lift: g.lift,
+            gamma: g.gamma,
+            gain: g.gain,
+            bars: BARS,
+            _pad: 0.0,
+            world_rect,
+            exposure: self.look.exposure,
+            // The glow holds the bright light once (energy-conserving); the strength
+            // keeps the meaning it had when the six levels of 1080p were added up.
+            bloom: if self.bloom.is_some() {
+                self.look.bloom * bloom::LEVELS_AT_1080P
+            } else {
+                0.0
             },
-        );
+            vignette: self.look.vignette,
+            aspect: w / h,
+            // The dither's seed: the frame's own index, so a frame is the same image
+            // whichever frames are rendered with it.
+            seed: yuv::pcg(frame.index as u32),
+            // An 8-bit display image is dithered; the planes dither their codes instead.
+            dither: if self.output.texel_bytes() == 4 && !to_planes {
+                1.0
+            } else {
+                0.0
+            },
+            linear: (self.output == Output::Linear) as u32,
+            fade: self.fade_now,
+        };
+        let (device, queue) = (&self.gpu.device, &self.gpu.queue);
+        match &mut self.yuv {
+            Some(yuv) if to_planes => {
+                yuv.start_frame(queue, frame.index as u32);
+                let targets = yuv.targets();
+                self.tonemap
+                    .run_planes(device, queue, encoder, &targets, self.cur, &params);
+            }
+            _ => self.tonemap.run(
+                device,
+                queue,
+                encoder,
+                &self.ldr_view,
+                self.cur,
+                trails.then(|| &self.hdr_views[next]),
+                &params,
+            ),
+        }
         self.lap(encoder, Pass::ToneMap);
-        if trails {
+        if trails && to_planes {
+            self.unfaded = true;
+        } else if trails {
             self.cur = next;
             self.unfaded = false;
         }
@@ -636,14 +675,16 @@ impl Renderer {
     }
 
     /// The display image into the next staging buffer: as Y'CbCr planes (video) or as it is.
-    fn read_out(&mut self, encoder: &mut wgpu::CommandEncoder, frame: &Frame) {
+    /// `drawn`: the tone map already drew the planes.
+    fn read_out(&mut self, encoder: &mut wgpu::CommandEncoder, frame: &Frame, drawn: bool) {
         match &mut self.yuv {
-            Some(y) => y.run(
-                &self.gpu.queue,
-                encoder,
-                frame.index as u32,
-                self.readback.next_buffer(),
-            ),
+            Some(y) => {
+                if !drawn {
+                    y.start_frame(&self.gpu.queue, frame.index as u32);
+                    y.convert(encoder);
+                }
+                y.copy_out(encoder, self.readback.next_buffer());
+            }
             None => encoder.copy_texture_to_buffer(
                 wgpu::TexelCopyTextureInfo {
                     texture: &self.ldr,

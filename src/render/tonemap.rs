@@ -16,8 +16,9 @@ pub struct TonemapParams {
     pub bloom: f32,
     pub vignette: f32,
     pub aspect: f32,
-    /// Seeds the dither (with the pixel), so a render is reproducible frame by frame.
-    pub frame: u32,
+    /// Seeds the dither (with the pixel), so a render is reproducible frame by frame:
+    /// [`pcg`](super::yuv::pcg) of the frame's index.
+    pub seed: u32,
     /// 1.0: dither for an 8-bit store (ordered down each column, `column_dither`); 0.0: none.
     pub dither: f32,
     /// 1: scene-linear light out (EXR) instead of tone-mapped sRGB.
@@ -83,35 +84,67 @@ impl TonemapVariant {
     }
 }
 
+/// The Y'CbCr planes as the tone map's targets (a video frame with nothing drawn over its
+/// display image): the conversion's uniform and the planes' formats, from `YuvPass`.
+pub struct PlanesTarget<'a> {
+    pub ycbcr: &'a wgpu::Buffer,
+    pub formats: Vec<wgpu::TextureFormat>,
+    /// Luma rows per chroma row: 2 (4:2:0) or 1 (4:2:2).
+    pub rows: u32,
+}
+
+/// The tone map straight into the planes: its layout and bind groups ([i] reads HDR target i),
+/// the planes' formats and the entry point.
+struct Planes {
+    layout: wgpu::PipelineLayout,
+    bind_groups: [wgpu::BindGroup; 2],
+    formats: Vec<wgpu::TextureFormat>,
+    entry: &'static str,
+}
+
+/// What a pipeline draws: its variant and its targets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Key {
+    /// The display image; with trails, also the faded light into the other HDR target.
+    Display(TonemapVariant, bool),
+    /// The Y'CbCr planes.
+    Planes(TonemapVariant),
+}
+
 pub struct TonemapPass {
     module: wgpu::ShaderModule,
     layout: wgpu::PipelineLayout,
     format: wgpu::TextureFormat,
-    /// The pipelines built so far, by variant and whether they also write the faded HDR
-    /// image (trails). A look changed in the player builds the new variant once.
-    pipelines: Vec<((TonemapVariant, bool), wgpu::RenderPipeline)>,
+    /// The pipelines built so far. A look changed in the player builds the new variant once.
+    pipelines: Vec<(Key, wgpu::RenderPipeline)>,
     /// [i] reads HDR target i.
     bind_groups: [wgpu::BindGroup; 2],
+    planes: Option<Planes>,
     params: wgpu::Buffer,
 }
 
 impl TonemapPass {
+    /// `planes`: for video, what the tone map needs to draw the Y'CbCr planes itself.
     pub fn new(
         device: &wgpu::Device,
         hdr: [&wgpu::TextureView; 2],
         bloom: &wgpu::TextureView,
         sampler: &wgpu::Sampler,
         format: wgpu::TextureFormat,
+        planes: Option<PlanesTarget>,
     ) -> Self {
-        let module = device.create_shader_module(wgpu::include_wgsl!("../../shaders/tonemap.wgsl"));
+        let module = super::wgsl::create(device, "tonemap.wgsl + ycbcr.wgsl", super::wgsl::TONEMAP);
+        let fragment = wgpu::ShaderStages::FRAGMENT;
+        let entries = [
+            layout_entry::uniform(0, fragment),
+            layout_entry::texture(1, fragment),
+            layout_entry::texture(2, fragment),
+            layout_entry::sampler(3, fragment),
+            layout_entry::uniform(4, fragment),
+        ];
         let bgl = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("tonemap bind group layout"),
-            entries: &[
-                layout_entry::uniform(0, wgpu::ShaderStages::FRAGMENT),
-                layout_entry::texture(1, wgpu::ShaderStages::FRAGMENT),
-                layout_entry::texture(2, wgpu::ShaderStages::FRAGMENT),
-                layout_entry::sampler(3, wgpu::ShaderStages::FRAGMENT),
-            ],
+            entries: &entries[..4],
         });
         let params = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("tonemap params"),
@@ -129,10 +162,43 @@ impl TonemapPass {
                 Some(sampler),
             )
         });
-        let layout = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("tonemap"),
-            bind_group_layouts: &[Some(&bgl)],
-            immediate_size: 0,
+        let layout_of = |bgl: &wgpu::BindGroupLayout| {
+            device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some("tonemap"),
+                bind_group_layouts: &[Some(bgl)],
+                immediate_size: 0,
+            })
+        };
+        let layout = layout_of(&bgl);
+        let planes = planes.map(|t| {
+            let bgl = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: Some("tonemap to planes bind group layout"),
+                entries: &entries,
+            });
+            let bind_groups = [0, 1].map(|i| {
+                super::bind_in_order(
+                    device,
+                    "tonemap to planes bind group",
+                    &bgl,
+                    vec![
+                        params.as_entire_binding(),
+                        wgpu::BindingResource::TextureView(hdr[i]),
+                        wgpu::BindingResource::TextureView(bloom),
+                        wgpu::BindingResource::Sampler(sampler),
+                        t.ycbcr.as_entire_binding(),
+                    ],
+                )
+            });
+            Planes {
+                layout: layout_of(&bgl),
+                bind_groups,
+                formats: t.formats,
+                entry: if t.rows == 2 {
+                    "fs_tonemap_planes420"
+                } else {
+                    "fs_tonemap_planes422"
+                },
+            }
         });
         TonemapPass {
             module,
@@ -140,14 +206,19 @@ impl TonemapPass {
             format,
             pipelines: Vec::new(),
             bind_groups,
+            planes,
             params,
         }
     }
 
-    /// The index in `pipelines` of the pipeline for `variant`, built the first time it is
-    /// asked for.
-    fn pipeline(&mut self, device: &wgpu::Device, variant: TonemapVariant, trails: bool) -> usize {
-        let key = (variant, trails);
+    /// Whether the tone map can draw the Y'CbCr planes itself ([`TonemapPass::run_planes`]).
+    pub fn draws_planes(&self) -> bool {
+        self.planes.is_some()
+    }
+
+    /// The index in `pipelines` of the pipeline for `key`, built the first time it is asked
+    /// for.
+    fn pipeline(&mut self, device: &wgpu::Device, key: Key) -> usize {
         if let Some(i) = self.pipelines.iter().position(|(k, _)| *k == key) {
             return i;
         }
@@ -158,22 +229,38 @@ impl TonemapPass {
                 write_mask: wgpu::ColorWrites::ALL,
             })
         };
-        let constants = variant.constants();
-        let (entry, label) = if trails {
-            ("fs_tonemap_trails", "tonemap with trails")
-        } else {
-            ("fs_tonemap", "tonemap")
+        let pipeline = match (key, &self.planes) {
+            (Key::Planes(variant), Some(planes)) => {
+                let targets: Vec<_> = planes.formats.iter().map(|&f| target(f)).collect();
+                fullscreen_pipeline_with(
+                    device,
+                    "tonemap to planes",
+                    &planes.layout,
+                    &self.module,
+                    planes.entry,
+                    &targets,
+                    &variant.constants(),
+                )
+            }
+            (Key::Planes(_), None) => unreachable!("a tone map built without the planes"),
+            (Key::Display(variant, trails), _) => {
+                let (entry, label) = if trails {
+                    ("fs_tonemap_trails", "tonemap with trails")
+                } else {
+                    ("fs_tonemap", "tonemap")
+                };
+                let targets = [target(self.format), target(HDR_FORMAT)];
+                fullscreen_pipeline_with(
+                    device,
+                    label,
+                    &self.layout,
+                    &self.module,
+                    entry,
+                    &targets[..if trails { 2 } else { 1 }],
+                    &variant.constants(),
+                )
+            }
         };
-        let targets = [target(self.format), target(HDR_FORMAT)];
-        let pipeline = fullscreen_pipeline_with(
-            device,
-            label,
-            &self.layout,
-            &self.module,
-            entry,
-            &targets[..if trails { 2 } else { 1 }],
-            &constants,
-        );
         self.pipelines.push((key, pipeline));
         self.pipelines.len() - 1
     }
@@ -192,16 +279,40 @@ impl TonemapPass {
         params: &TonemapParams,
     ) {
         queue.write_buffer(&self.params, 0, bytemuck::bytes_of(params));
-        let i = self.pipeline(device, params.variant(), next.is_some());
+        let i = self.pipeline(device, Key::Display(params.variant(), next.is_some()));
         let mut pass = match next {
             Some(n) => super::begin_overwrite(encoder, "tonemap pass", &[target, n]),
             None => super::begin_pass(encoder, "tonemap pass", target, None),
         };
-        pass.push_debug_group("tonemap");
         pass.set_pipeline(&self.pipelines[i].1);
         pass.set_bind_group(0, &self.bind_groups[hdr], &[]);
         pass.draw(0..3, 0..1);
-        pass.pop_debug_group();
+    }
+
+    /// Tone-maps HDR target `hdr` straight into the Y'CbCr planes `targets` (the conversion's
+    /// uniform as given to [`TonemapPass::new`], set for this frame). The HDR target is left
+    /// as it is: trails fade it in place (`FadePass`). `params.dither` must be 0: the codes
+    /// are dithered instead.
+    pub fn run_planes(
+        &mut self,
+        device: &wgpu::Device,
+        queue: &wgpu::Queue,
+        encoder: &mut wgpu::CommandEncoder,
+        targets: &[&wgpu::TextureView],
+        hdr: usize,
+        params: &TonemapParams,
+    ) {
+        debug_assert_eq!(params.dither, 0.0);
+        queue.write_buffer(&self.params, 0, bytemuck::bytes_of(params));
+        let i = self.pipeline(device, Key::Planes(params.variant()));
+        let planes = self
+            .planes
+            .as_ref()
+            .expect("a tone map built with the planes");
+        let mut pass = super::begin_overwrite(encoder, "tonemap to planes pass", targets);
+        pass.set_pipeline(&self.pipelines[i].1);
+        pass.set_bind_group(0, &planes.bind_groups[hdr], &[]);
+        pass.draw(0..3, 0..1);
     }
 }
 

@@ -5,21 +5,31 @@
 //! the read-back buffer, rows padded to the copy alignment; [`YuvParams::unpack`] strips the
 //! padding into the tight frame FFmpeg reads.
 
+use super::tonemap::PlanesTarget;
 use super::{begin_overwrite, fullscreen_pipeline_to, layout_entry, YuvFormat};
 
-/// Keep in sync with `Params` in shaders/yuv.wgsl.
+/// Keep in sync with `YcbcrParams` in shaders/ycbcr.wgsl.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct YuvParams {
     pub width: u32,
     pub height: u32,
-    /// Seeds the dither before the Y'CbCr store (with the pixel).
-    pub frame: u32,
     /// 8 or 10.
     pub bits: u32,
     /// Luma rows per chroma row: 2 (4:2:0) or 1 (4:2:2).
     pub chroma_rows: u32,
-    pub _pad: [u32; 3],
+    /// The dither's seed of each plane (Y, U, V) this frame, [`YuvParams::seeds`]: hashed
+    /// once here rather than for every sample.
+    pub seeds: [u32; 3],
+    pub _pad: u32,
+}
+
+/// A well-mixed 32-bit hash: PCG's output permutation, as `pcg` in shaders/ycbcr.wgsl (which
+/// tonemap.wgsl shares) computes it. The dithers' per-frame seeds are hashed here.
+pub fn pcg(v: u32) -> u32 {
+    let state = v.wrapping_mul(747796405).wrapping_add(2891336453);
+    let word = ((state >> ((state >> 28) + 4)) ^ state).wrapping_mul(277803737);
+    (word >> 22) ^ word
 }
 
 /// One plane as it lies in the read-back buffer.
@@ -42,6 +52,11 @@ impl YuvParams {
             chroma_rows: format.chroma_rows(),
             ..Default::default()
         }
+    }
+
+    /// The dither's seeds of frame `frame`: plane p's is pcg(p ^ pcg(frame)).
+    pub fn seeds(frame: u32) -> [u32; 3] {
+        [0, 1, 2].map(|plane| pcg(plane ^ pcg(frame)))
     }
 
     /// Bytes per sample: 1, or 2 (little-endian) above 8 bits.
@@ -70,6 +85,14 @@ impl YuvParams {
         } else {
             wgpu::TextureFormat::Rg8Uint
         }
+    }
+
+    /// The formats of the planes' targets in the shaders' order: the luma rows (two for
+    /// 4:2:0), U, V.
+    fn target_formats(&self) -> Vec<wgpu::TextureFormat> {
+        let mut f = vec![self.pair_format(); self.chroma_rows as usize];
+        f.extend([self.format(), self.format()]);
+        f
     }
 
     /// Y, U and V as they lie in the read-back buffer.
@@ -147,7 +170,7 @@ impl YuvPass {
         height: u32,
         format: YuvFormat,
     ) -> Self {
-        let module = device.create_shader_module(wgpu::include_wgsl!("../../shaders/yuv.wgsl"));
+        let module = super::wgsl::create(device, "yuv.wgsl + ycbcr.wgsl", super::wgsl::YUV);
         let bgl = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("yuv bind group layout"),
             entries: &[
@@ -192,8 +215,7 @@ impl YuvPass {
                 write_mask: wgpu::ColorWrites::ALL,
             })
         };
-        let mut targets = vec![target(params.pair_format()); rows];
-        targets.extend([target(params.format()), target(params.format())]);
+        let targets: Vec<_> = params.target_formats().into_iter().map(target).collect();
         let entry = if rows == 2 {
             "fs_planes420"
         } else {
@@ -220,24 +242,36 @@ impl YuvPass {
         &self.params
     }
 
-    /// Converts the display image of frame `frame` (the dither's seed) and copies the planes
-    /// into `readback` (laid out as [`YuvParams::unpack`] reads them).
-    pub fn run(
-        &mut self,
-        queue: &wgpu::Queue,
-        encoder: &mut wgpu::CommandEncoder,
-        frame: u32,
-        readback: &wgpu::Buffer,
-    ) {
-        self.params.frame = frame;
-        queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&self.params));
-        {
-            let targets: Vec<&wgpu::TextureView> = self.views.iter().collect();
-            let mut pass = begin_overwrite(encoder, "yuv pass", &targets);
-            pass.set_pipeline(&self.pipeline);
-            pass.set_bind_group(0, &self.bind_group, &[]);
-            pass.draw(0..3, 0..1);
+    /// What the tone map needs to draw the planes itself (`TonemapPass::run_planes`).
+    pub fn planes_target(&self) -> PlanesTarget<'_> {
+        PlanesTarget {
+            ycbcr: &self.uniform,
+            formats: self.params.target_formats(),
+            rows: self.params.chroma_rows,
         }
+    }
+
+    /// The planes' targets, in the shaders' order (the luma rows, U, V).
+    pub fn targets(&self) -> Vec<&wgpu::TextureView> {
+        self.views.iter().collect()
+    }
+
+    /// Sets the dither's seed for frame `frame`, before the planes are drawn.
+    pub fn start_frame(&mut self, queue: &wgpu::Queue, frame: u32) {
+        self.params.seeds = YuvParams::seeds(frame);
+        queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&self.params));
+    }
+
+    /// Converts the display image into the planes (after [`YuvPass::start_frame`]).
+    pub fn convert(&self, encoder: &mut wgpu::CommandEncoder) {
+        let mut pass = begin_overwrite(encoder, "yuv pass", &self.targets());
+        pass.set_pipeline(&self.pipeline);
+        pass.set_bind_group(0, &self.bind_group, &[]);
+        pass.draw(0..3, 0..1);
+    }
+
+    /// Copies the planes into `readback` (laid out as [`YuvParams::unpack`] reads them).
+    pub fn copy_out(&self, encoder: &mut wgpu::CommandEncoder, readback: &wgpu::Buffer) {
         let [y, u, v] = self.params.planes();
         let rows = self.luma.len() as u32;
         // Luma row texture r holds the Y plane's rows r, r + rows, r + 2·rows, ...
@@ -279,6 +313,20 @@ impl YuvPass {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_hash_is_pcgs_output_permutation() {
+        // Values from an independent big-integer evaluation (mod 2^32) of the same formula:
+        // the wrapping arithmetic must match the shader's u32 arithmetic exactly.
+        for (v, h) in [
+            (0, 0x07bb_2fe2),
+            (1, 0xa8be_ea3c),
+            (300, 0x50b3_a445),
+            (0xdead_beef, 0x6729_9972),
+        ] {
+            assert_eq!(pcg(v), h, "pcg({v:#x})");
+        }
+    }
 
     #[test]
     fn planes_are_padded_and_unpacked_tight() {
