@@ -933,6 +933,59 @@ fn same_input_same_frames() {
 // End to end through FFmpeg
 // ---------------------------------------------------------------------------------------
 
+/// A video frame is tone-mapped straight into its Y'CbCr planes (no display image), its trails
+/// faded in place for the next frame: its codes are the PNG frames' (drawn through the display
+/// image) to within the two sides' own dither and rounding, frame after frame, in a look with
+/// trails, bloom and vignette, glow and ink alike, from the first frame and from the middle
+/// of a recording (trails warmed up).
+#[test]
+fn a_videos_codes_are_its_frames_codes() {
+    let name = "a_videos_codes_are_its_frames_codes";
+    if !have_gpu(name) || !have_ffmpeg(name) {
+        return;
+    }
+    let d = tmp();
+    succeeds(
+        d.path(),
+        &[
+            "simulate",
+            "turbulence",
+            "--agents",
+            "2000",
+            "--steps",
+            "24",
+            "-o",
+            "t.bfs",
+            "-q",
+        ],
+    );
+    let looks: [&[&str]; 2] = [
+        &["--trails", "0.9", "--bloom", "0.8", "--vignette", "0.4"],
+        &["--style", "ink", "--trails", "0.8"],
+    ];
+    for (k, look) in looks.iter().enumerate() {
+        for frames in ["0..25", "10..25"] {
+            let mut args = vec!["render", "t.bfs", "--size", "320x180", "--frames", frames];
+            args.extend_from_slice(look);
+            let (mp4, png) = (format!("v{k}.mp4"), format!("v{k}-{frames}"));
+            let mut a = args.clone();
+            a.extend_from_slice(&["--crf", "0", "-o", &mp4, "-q", "--force"]);
+            succeeds(d.path(), &a);
+            let mut a = args.clone();
+            a.extend_from_slice(&["--png", &png, "-q"]);
+            succeeds(d.path(), &a);
+            let first: u64 = frames.split("..").next().unwrap().parse().unwrap();
+            let planes = video_codes_against_png(&d.path().join(&mp4), &d.path().join(&png), first);
+            for (plane, c) in ["Y'", "Cb", "Cr"].iter().zip(planes) {
+                assert!(
+                    c.max <= 2.1 && c.mean.abs() <= 0.15 && c.mean_abs <= 0.7,
+                    "{args:?}, {plane}: the video's codes differ from the frames' by {c:?}"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn simulate_then_render_mp4() {
     if !have_gpu("simulate_then_render_mp4") || !have_ffmpeg("simulate_then_render_mp4") {

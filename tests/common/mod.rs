@@ -729,3 +729,93 @@ pub fn video_psnr_yuv(video: &Path, png: &Path, first: u64) -> (f64, f64, f64) {
     };
     (plane("y"), plane("u"), plane("v"))
 }
+
+/// How a plane of a video's codes differs from the codes of the PNG frames, in code values:
+/// the largest difference, the mean and the mean of its size.
+#[allow(dead_code)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CodeDiff {
+    pub max: f64,
+    pub mean: f64,
+    pub mean_abs: f64,
+}
+
+/// The 8-bit 4:2:0 codes of a lossless `video` (`--crf 0`) against the exact BT.709
+/// limited-range codes of the PNG frames in folder `png` (from `frame_{first}.png` on), each
+/// unrounded: Y' = 16 + 219·luma, chroma from the mean R'G'B' of each 2×2 block. (Y', Cb, Cr).
+/// Both sides are dithered and rounded on their own, so a sample may differ by about two
+/// codes; a wrong picture differs by more, or on average.
+#[allow(dead_code)]
+pub fn video_codes_against_png(video: &Path, png: &Path, first: u64) -> [CodeDiff; 3] {
+    let out = std::process::Command::new("ffmpeg")
+        .args(["-v", "error", "-i"])
+        .arg(video)
+        .args(["-f", "rawvideo", "-pix_fmt", "yuv420p", "-"])
+        .output()
+        .expect("ffmpeg runs");
+    assert!(
+        out.status.success(),
+        "decoding {}: {}",
+        video.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let yuv = out.stdout;
+    let (mut sums, mut counts) = ([CodeDiff::default(); 3], [0usize; 3]);
+    let mut frame = 0usize;
+    let mut at = 0usize;
+    while at < yuv.len() {
+        let path = png.join(format!("frame_{:06}.png", first as usize + frame));
+        let (w, h, px) = read_png(&path);
+        let (w, h) = (w as usize, h as usize);
+        let channels = px.len() / (w * h);
+        let rgb = |x: usize, y: usize| -> [f64; 3] {
+            let i = (y * w + x) * channels;
+            [0, 1, 2].map(|c| px[i + c] as f64 / 255.0)
+        };
+        let luma = |c: [f64; 3]| 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
+        let (cw, ch) = (w / 2, h / 2);
+        let planes = [
+            &yuv[at..at + w * h],
+            &yuv[at + w * h..at + w * h + cw * ch],
+            &yuv[at + w * h + cw * ch..at + w * h + 2 * cw * ch],
+        ];
+        let mut add = |plane: usize, code: u8, want: f64| {
+            let d = code as f64 - want;
+            let s = &mut sums[plane];
+            s.max = s.max.max(d.abs());
+            s.mean += d;
+            s.mean_abs += d.abs();
+            counts[plane] += 1;
+        };
+        for y in 0..h {
+            for x in 0..w {
+                add(0, planes[0][y * w + x], 16.0 + 219.0 * luma(rgb(x, y)));
+            }
+        }
+        for y in 0..ch {
+            for x in 0..cw {
+                let block =
+                    [(0, 0), (1, 0), (0, 1), (1, 1)].map(|(i, j)| rgb(2 * x + i, 2 * y + j));
+                let m = [0, 1, 2].map(|c| block.iter().map(|p| p[c]).sum::<f64>() / 4.0);
+                let yy = luma(m);
+                add(
+                    1,
+                    planes[1][y * cw + x],
+                    128.0 + 224.0 * (m[2] - yy) / 1.8556,
+                );
+                add(
+                    2,
+                    planes[2][y * cw + x],
+                    128.0 + 224.0 * (m[0] - yy) / 1.5748,
+                );
+            }
+        }
+        at += w * h + 2 * cw * ch;
+        frame += 1;
+    }
+    for (s, n) in sums.iter_mut().zip(counts) {
+        s.mean /= n.max(1) as f64;
+        s.mean_abs /= n.max(1) as f64;
+    }
+    sums
+}
