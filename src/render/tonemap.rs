@@ -1,6 +1,8 @@
 //! HDR → display colours: bloom, exposure, ACES, background, vignette, sRGB
 //! (shaders/tonemap.wgsl). With trails the pass also writes the faded HDR image into the
-//! other of the two HDR targets, which the next frame draws on.
+//! other of the two HDR targets, which the next frame draws on. For a video frame with nothing
+//! drawn over it, the pass draws the Y'CbCr planes instead of the display image
+//! ([`TonemapPass::run_planes`]).
 
 use super::{fullscreen_pipeline_with, layout_entry, HDR_FORMAT};
 

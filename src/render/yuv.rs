@@ -3,7 +3,9 @@
 //! integer textures (luma as rows of code pairs: for 4:2:0 a texture of each block's top rows
 //! and one of its bottom rows, copied into alternate rows of the Y plane), which are copied into
 //! the read-back buffer, rows padded to the copy alignment; [`YuvParams::unpack`] strips the
-//! padding into the tight frame FFmpeg reads.
+//! padding into the tight frame FFmpeg reads. A frame with nothing drawn over its display
+//! image skips the conversion: the tone map draws the same planes itself
+//! ([`TonemapPass::run_planes`](super::tonemap::TonemapPass::run_planes)).
 
 use super::tonemap::PlanesTarget;
 use super::{begin_overwrite, fullscreen_pipeline_to, layout_entry, YuvFormat};
