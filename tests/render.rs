@@ -933,6 +933,22 @@ fn same_input_same_frames() {
 // End to end through FFmpeg
 // ---------------------------------------------------------------------------------------
 
+/// `t.bfs` in `dir`: 2000 agents of the turbulence scene, 25 frames.
+fn turbulence_clip(dir: &Path) {
+    let args = [
+        "simulate",
+        "turbulence",
+        "--agents",
+        "2000",
+        "--steps",
+        "24",
+        "-o",
+        "t.bfs",
+        "-q",
+    ];
+    succeeds(dir, &args);
+}
+
 /// A video frame is tone-mapped straight into its Y'CbCr planes (no display image), its trails
 /// faded in place for the next frame: its codes are the PNG frames' (drawn through the display
 /// image) to within the two sides' own dither and rounding, frame after frame, in a look with
@@ -945,20 +961,7 @@ fn a_videos_codes_are_its_frames_codes() {
         return;
     }
     let d = tmp();
-    succeeds(
-        d.path(),
-        &[
-            "simulate",
-            "turbulence",
-            "--agents",
-            "2000",
-            "--steps",
-            "24",
-            "-o",
-            "t.bfs",
-            "-q",
-        ],
-    );
+    turbulence_clip(d.path());
     let looks: [&[&str]; 2] = [
         &["--trails", "0.9", "--bloom", "0.8", "--vignette", "0.4"],
         &["--style", "ink", "--trails", "0.8"],
@@ -992,20 +995,7 @@ fn simulate_then_render_mp4() {
         return;
     }
     let d = tmp();
-    succeeds(
-        d.path(),
-        &[
-            "simulate",
-            "turbulence",
-            "--agents",
-            "2000",
-            "--steps",
-            "24",
-            "-o",
-            "t.bfs",
-            "-q",
-        ],
-    );
+    turbulence_clip(d.path());
     succeeds(
         d.path(),
         &[
