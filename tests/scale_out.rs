@@ -123,21 +123,6 @@ fn ffprobe(path: &Path, entries: &str) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-/// The decoded frames (yuv420p) of a video.
-fn decode(path: &Path, w: usize, h: usize) -> Vec<Vec<u8>> {
-    let out = Command::new("ffmpeg")
-        .args(["-v", "error", "-i"])
-        .arg(path)
-        .args(["-f", "rawvideo", "-pix_fmt", "yuv420p", "-"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "decoding {}", path.display());
-    out.stdout
-        .chunks(w * h * 3 / 2)
-        .map(|c| c.to_vec())
-        .collect()
-}
-
 fn as_f64(v: &serde_json::Value) -> f64 {
     match v {
         serde_json::Value::String(s) => s.parse().unwrap(),
@@ -267,8 +252,8 @@ fn whole_and_film(dir: &Path, crf: &str) -> (f64, f64) {
         }
     }
     let (a, b) = (
-        decode(&dir.join(&whole), 160, 90),
-        decode(&dir.join(&film), 160, 90),
+        decode_yuv420(&dir.join(&whole), 160, 90),
+        decode_yuv420(&dir.join(&film), 160, 90),
     );
     assert_eq!(a.len(), 72);
     assert_eq!(a.len(), b.len());

@@ -420,6 +420,10 @@ impl Renderer {
             && self.obstacles.is_none()
             && !with_box
             && self.overlay.is_none();
+        // The planes' dither is seeded by the frame, whichever pass draws them.
+        if let Some(y) = self.yuv.as_mut().filter(|_| !self.showing) {
+            y.start_frame(&self.gpu.queue, frame.index as u32);
+        }
         self.display(&mut encoder, frame, rect, to_planes);
         if let Some(o) = &self.obstacles {
             let p = self.obstacle_params(view);
@@ -443,7 +447,7 @@ impl Renderer {
         }
         self.lap(&mut encoder, Pass::Overlay);
         if !self.showing {
-            self.read_out(&mut encoder, frame, to_planes);
+            self.read_out(&mut encoder, to_planes);
         }
         let submission = self.gpu.queue.submit([encoder.finish()]);
         if let Some(l) = &mut self.laps {
@@ -618,9 +622,8 @@ impl Renderer {
             fade: self.fade_now,
         };
         let (device, queue) = (&self.gpu.device, &self.gpu.queue);
-        match &mut self.yuv {
+        match &self.yuv {
             Some(yuv) if to_planes => {
-                yuv.start_frame(queue, frame.index as u32);
                 let targets = yuv.targets();
                 self.tonemap
                     .run_planes(device, queue, encoder, &targets, self.cur, &params);
@@ -676,11 +679,10 @@ impl Renderer {
 
     /// The display image into the next staging buffer: as Y'CbCr planes (video) or as it is.
     /// `drawn`: the tone map already drew the planes.
-    fn read_out(&mut self, encoder: &mut wgpu::CommandEncoder, frame: &Frame, drawn: bool) {
-        match &mut self.yuv {
+    fn read_out(&mut self, encoder: &mut wgpu::CommandEncoder, drawn: bool) {
+        match &self.yuv {
             Some(y) => {
                 if !drawn {
-                    y.start_frame(&self.gpu.queue, frame.index as u32);
                     y.convert(encoder);
                 }
                 y.copy_out(encoder, self.readback.next_buffer());

@@ -730,6 +730,27 @@ pub fn video_psnr_yuv(video: &Path, png: &Path, first: u64) -> (f64, f64, f64) {
     (plane("y"), plane("u"), plane("v"))
 }
 
+/// The decoded frames (yuv420p, `w`×`h`) of a video, each its three planes back to back.
+#[allow(dead_code)]
+pub fn decode_yuv420(path: &Path, w: usize, h: usize) -> Vec<Vec<u8>> {
+    let out = std::process::Command::new("ffmpeg")
+        .args(["-v", "error", "-i"])
+        .arg(path)
+        .args(["-f", "rawvideo", "-pix_fmt", "yuv420p", "-"])
+        .output()
+        .expect("ffmpeg runs");
+    assert!(
+        out.status.success(),
+        "decoding {}: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+        .chunks(w * h * 3 / 2)
+        .map(|c| c.to_vec())
+        .collect()
+}
+
 /// How a plane of a video's codes differs from the codes of the PNG frames, in code values:
 /// the largest difference, the mean and the mean of its size.
 #[allow(dead_code)]
@@ -747,26 +768,12 @@ pub struct CodeDiff {
 /// codes; a wrong picture differs by more, or on average.
 #[allow(dead_code)]
 pub fn video_codes_against_png(video: &Path, png: &Path, first: u64) -> [CodeDiff; 3] {
-    let out = std::process::Command::new("ffmpeg")
-        .args(["-v", "error", "-i"])
-        .arg(video)
-        .args(["-f", "rawvideo", "-pix_fmt", "yuv420p", "-"])
-        .output()
-        .expect("ffmpeg runs");
-    assert!(
-        out.status.success(),
-        "decoding {}: {}",
-        video.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let yuv = out.stdout;
+    let frame_png = |k: usize| png.join(format!("frame_{:06}.png", first as usize + k));
+    let (w, h, _) = read_png(&frame_png(0));
+    let (w, h) = (w as usize, h as usize);
     let (mut sums, mut counts) = ([CodeDiff::default(); 3], [0usize; 3]);
-    let mut frame = 0usize;
-    let mut at = 0usize;
-    while at < yuv.len() {
-        let path = png.join(format!("frame_{:06}.png", first as usize + frame));
-        let (w, h, px) = read_png(&path);
-        let (w, h) = (w as usize, h as usize);
+    for (frame, yuv) in decode_yuv420(video, w, h).iter().enumerate() {
+        let (_, _, px) = read_png(&frame_png(frame));
         let channels = px.len() / (w * h);
         let rgb = |x: usize, y: usize| -> [f64; 3] {
             let i = (y * w + x) * channels;
@@ -774,11 +781,8 @@ pub fn video_codes_against_png(video: &Path, png: &Path, first: u64) -> [CodeDif
         };
         let luma = |c: [f64; 3]| 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
         let (cw, ch) = (w / 2, h / 2);
-        let planes = [
-            &yuv[at..at + w * h],
-            &yuv[at + w * h..at + w * h + cw * ch],
-            &yuv[at + w * h + cw * ch..at + w * h + 2 * cw * ch],
-        ];
+        let (luma_plane, chroma) = yuv.split_at(w * h);
+        let planes = [luma_plane, &chroma[..cw * ch], &chroma[cw * ch..]];
         let mut add = |plane: usize, code: u8, want: f64| {
             let d = code as f64 - want;
             let s = &mut sums[plane];
@@ -810,8 +814,6 @@ pub fn video_codes_against_png(video: &Path, png: &Path, first: u64) -> [CodeDif
                 );
             }
         }
-        at += w * h + 2 * cw * ch;
-        frame += 1;
     }
     for (s, n) in sums.iter_mut().zip(counts) {
         s.mean /= n.max(1) as f64;
