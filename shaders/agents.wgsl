@@ -44,7 +44,7 @@ struct Params {
     shape: u32,         // 0 dot, 1 dart
     mean_heading: f32,  // the flock's mean direction this frame, radians (relative heading)
     sized: u32,         // 1: each sprite's size is its species' multiple (location 7), else 1
-    narrowest_core: f32, // px: the narrowest core a sprite of the frame can have (picks WIDE_CORE)
+    pad1: f32,
     pad2: f32,
     fixed: vec4f,       // rgb: the fixed colour (linear); a: 1 if one is given
 }
@@ -381,7 +381,7 @@ fn halo_at(r2: f32) -> f32 {
 // cost a round dot's frame ~9 ms of CPU and a dart's ~20 ms (2000 agents).
 override SHAPES: u32 = 2u;
 // Every round sprite's core of the frame is at least 2 px wide: `core_over` takes the widened
-// Gaussian (src/render/agents.rs: `WIDE_CORE_PX`).
+// Gaussian (src/render/agents.rs: `WIDE_CORE_PX`, chosen per frame by src/render/draw.rs).
 override WIDE_CORE: bool = false;
 
 @fragment

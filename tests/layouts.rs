@@ -130,7 +130,6 @@ fn uniform_structs_match_their_wgsl_field_by_field() {
             shape,
             mean_heading,
             sized,
-            narrowest_core,
             fixed,
         ),
     );

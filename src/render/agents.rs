@@ -46,10 +46,7 @@ pub struct AgentParams {
     pub mean_heading: f32,
     /// 1: each sprite's size is its own multiple of `radius_px` (the sizes slot), else 1.
     pub sized: u32,
-    /// The narrowest core, px, a sprite of this frame can have: from [`WIDE_CORE_PX`] up the
-    /// sprites take the cheaper core (the shader's `WIDE_CORE`). Not read by the shader.
-    pub narrowest_core: f32,
-    pub _pad: f32,
+    pub _pad: [f32; 2],
     /// The fixed colour (linear RGB) and 1 in `a` when one is given.
     pub fixed: [f32; 4],
 }
@@ -89,8 +86,9 @@ impl AgentParams {
 struct Sprites([[wgpu::RenderPipeline; 2]; 3]);
 
 impl Sprites {
-    fn for_frame(&self, params: &AgentParams) -> &wgpu::RenderPipeline {
-        &self.0[params.shapes()][(params.narrowest_core >= WIDE_CORE_PX) as usize]
+    /// `wide_core`: every round sprite's core is at least [`WIDE_CORE_PX`] wide.
+    fn for_frame(&self, params: &AgentParams, wide_core: bool) -> &wgpu::RenderPipeline {
+        &self.0[params.shapes()][wide_core as usize]
     }
 }
 
@@ -400,13 +398,16 @@ impl AgentsPass {
         pass.draw(0..n, 0..copies);
     }
 
-    /// Draws every agent into `hdr` (loaded, not cleared: the fade or clear came before).
+    /// Draws every agent into `hdr` (loaded, not cleared: the fade or clear came before);
+    /// `wide_core`: every round sprite's core is at least [`WIDE_CORE_PX`] wide.
+    #[allow(clippy::too_many_arguments)]
     pub fn draw(
         &self,
         queue: &wgpu::Queue,
         encoder: &mut wgpu::CommandEncoder,
         hdr: &wgpu::TextureView,
         params: &AgentParams,
+        wide_core: bool,
         agents: &AgentBuffers,
         scissor: Option<[u32; 4]>,
     ) {
@@ -432,7 +433,7 @@ impl AgentsPass {
             return;
         }
         pass.push_debug_group("agents");
-        pass.set_pipeline(self.pipeline.for_frame(params));
+        pass.set_pipeline(self.pipeline.for_frame(params, wide_core));
         pass.set_bind_group(0, &self.bind_group, &[]);
         if let Some([x, y, w, h]) = scissor {
             if w == 0 || h == 0 {
@@ -450,13 +451,14 @@ impl AgentsPass {
     }
 
     /// Draws every agent of a 3D recording through the camera in `params` into `hdr`
-    /// (loaded, not cleared).
+    /// (loaded, not cleared); `wide_core` as for [`AgentsPass::draw`].
     pub fn draw3(
         &self,
         queue: &wgpu::Queue,
         encoder: &mut wgpu::CommandEncoder,
         hdr: &wgpu::TextureView,
         params: &AgentParams,
+        wide_core: bool,
         agents: &AgentBuffers3,
     ) {
         queue.write_buffer(&self.params, 0, bytemuck::bytes_of(params));
@@ -467,7 +469,7 @@ impl AgentsPass {
             return;
         }
         pass.push_debug_group("agents 3D");
-        pass.set_pipeline(self.pipeline3.for_frame(params));
+        pass.set_pipeline(self.pipeline3.for_frame(params, wide_core));
         let len = agents.n as u64 * 4;
         for (slot, (buf, off)) in agents.slots.iter().enumerate() {
             pass.set_vertex_buffer(slot as u32, buf.slice(*off..*off + len));

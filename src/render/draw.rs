@@ -25,11 +25,12 @@ impl Renderer {
         let radius_px = core_px * 4.0;
         // The narrowest core a sprite can have: the smallest species' multiple of it, and in
         // 3D the farthest sprite's (shaders/agents.wgsl, `vs_main3`: a quarter, 0.7 px at
-        // least).
+        // least). From WIDE_CORE_PX up the sprites take the cheaper core.
         let narrowest_core = match cam3 {
             Some(_) => (core_px * self.smallest_size * 0.25).max(0.7),
             None => core_px * self.smallest_size,
         };
+        let wide_core = narrowest_core >= super::agents::WIDE_CORE_PX;
         let fixed = self.look.fixed.map(|c| c.map(super::srgb_to_linear));
         // The frame's parameters, the same in 2D and 3D, over the view's or camera's. Motion
         // blur: the simulated time the shutter is open in each frame interval.
@@ -54,7 +55,6 @@ impl Renderer {
                 / (super::agents::CROWD_CELL * super::agents::CROWD_CELL) as f32,
             shape: (self.look.shape == super::Shape::Dart) as u32,
             mean_heading,
-            narrowest_core,
             fixed: match fixed {
                 Some([r, g, b]) => [r, g, b, 1.0],
                 None => [0.0; 4],
@@ -96,8 +96,14 @@ impl Renderer {
                     ],
                     n,
                 };
-                self.agents
-                    .draw3(queue, encoder, &self.hdr_views[self.cur], &params, &bufs);
+                self.agents.draw3(
+                    queue,
+                    encoder,
+                    &self.hdr_views[self.cur],
+                    &params,
+                    wide_core,
+                    &bufs,
+                );
                 self.look.view3.as_ref().is_some_and(|v| v.world_box)
             }
             None => {
@@ -126,6 +132,7 @@ impl Renderer {
                     encoder,
                     &self.hdr_views[self.cur],
                     &params,
+                    wide_core,
                     &bufs,
                     scissor,
                 );
