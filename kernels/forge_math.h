@@ -642,7 +642,8 @@ FORGE_HD bool finite_f32(float x) {
 // The body of each per-slot kernel of kernels/step.cu, which keeps only its index computation,
 // bounds guard, this call and (per-agent kernels) the divergence atomic. kernels/host/shim.cpp
 // runs the same functions over all slots, so tests/kernels_host.rs checks the code the GPU runs.
-// Rust counterparts (src/sim/cpu.rs): gather_slot is one slot of CpuSolver::build_grid's gather,
+// Rust counterparts (src/sim/cpu.rs): frame_slot is one slot of `unpermute` (a recorded frame),
+// gather_slot is one slot of CpuSolver::build_grid's gather,
 // brute_prep_slot one slot of CpuSolver::build_brute, boids_grid_slot/boids_brute_slot and
 // vicsek_grid_slot/vicsek_brute_slot the loop bodies of CpuSolver::step_boids / step_vicsek
 // (grid / brute force; they call boids_agent / vicsek_agent, named as in cpu.rs), put_slot
@@ -683,6 +684,20 @@ FORGE_HD void gather_slot(fu32 n, fu32 dim, bool units, const fu32* __restrict__
             svel[(fu64)k * n + t] = v;
             svfix[(fu64)k * n + t] = to_fix(v);
         }
+    }
+}
+
+// The recording's frame: slot s of the state (component-major, n agents, ids[s] = the agent in
+// slot s) to agent ids[s] of frame = [positions dim x n | velocities dim x n], the layout of a
+// .bfs frame's payload (frame_kernel; the CPU's `unpermute`, src/sim/cpu.rs).
+FORGE_HD void frame_slot(fu32 n, fu32 dim, const float* __restrict__ pos,
+                         const float* __restrict__ vel, const fu32* __restrict__ ids,
+                         float* __restrict__ frame, fu32 s) {
+    fu64 i = ids[s];
+    fu64 len = (fu64)dim * n;
+    for (fu32 k = 0; k < dim; k++) {
+        frame[(fu64)k * n + i] = pos[(fu64)k * n + s];
+        frame[len + (fu64)k * n + i] = vel[(fu64)k * n + s];
     }
 }
 

@@ -13,6 +13,10 @@
 //   build_brute_kernel    fixed-point velocities (Vicsek: unit velocities) in slot order
 //   boids_brute_kernel2/3, vicsek_brute_kernel
 //
+// Recording (a frame every record_every steps):
+//   frame_kernel          the state in agent order, as a .bfs frame stores it, into a frame
+//                         buffer that the copy stream brings to pinned host memory
+//
 // The order of agents inside a cell depends on the atomics; the result does not: neighbour
 // sums are 64-bit fixed point (order-free) and each agent's id travels with it.
 //
@@ -118,6 +122,23 @@ extern "C" __global__ void build_grid_kernel(fu32 n, fu32 dim, fu32 units,
     }
     gather_slot(n, dim, units != 0, cell_of, rank, cell_start, pos, vel, ids, spos, svel, svfix,
                 next_ids, scell, s);
+}
+
+// The current state in agent order into `frame` (positions, then velocities), and the
+// divergence key as of this step into `frame_bad`, for the copy to the host.
+extern "C" __global__ void frame_kernel(fu32 n, fu32 dim, const float* __restrict__ pos,
+                                        const float* __restrict__ vel,
+                                        const fu32* __restrict__ ids,
+                                        const fu64* __restrict__ bad, float* __restrict__ frame,
+                                        fu64* __restrict__ frame_bad) {
+    fu32 s = blockIdx.x * blockDim.x + threadIdx.x;
+    if (s == 0) {
+        *frame_bad = *bad;
+    }
+    if (s >= n) {
+        return;
+    }
+    frame_slot(n, dim, pos, vel, ids, frame, s);
 }
 
 // Fixed-point velocities (Vicsek: unit velocities, kept in `units` too) of the current slots

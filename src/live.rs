@@ -17,8 +17,7 @@ use crate::bfs::{self, Frame, Header};
 use crate::output::{self, OutputFile};
 use crate::record::Recorder;
 use crate::scene::Scene;
-use crate::sim::backend::{self, AnySolver, Backend};
-use crate::sim::cpu::unpermute;
+use crate::sim::backend::{self, AnySolver, Backend, Schedule};
 use crate::sim::Rules;
 use crate::sim::{init, FrameOut, Params, State};
 
@@ -252,29 +251,14 @@ impl Run {
             sent: 0,
             gone: false,
         };
-        let every = u64::from(scene.record_every);
-        let (first, last) = (scene.warmup, scene.warmup + scene.steps);
-        let mut started = false;
-        let mut diverged = None;
-        loop {
-            if solver.step == first && !started {
-                solver.record(&mut out)?;
-                started = true;
-            }
-            if solver.step >= last || out.gone || self.stop.load(Ordering::Relaxed) {
-                break;
-            }
-            if let Err(d) = solver.step() {
-                diverged = Some(d);
-                break;
-            }
-            if solver.step > first && (solver.step - first) % every == 0 {
-                solver.record(&mut out)?;
-            }
-        }
+        let sched = Schedule::of(scene);
+        let stop = &self.stop;
+        let diverged = solver.run(&mut out, sched, |_, out| {
+            !out.gone && !stop.load(Ordering::Relaxed)
+        })?;
         let late = solver.finish(&mut out)?;
         let diverged = diverged.or(late);
-        let complete = solver.step >= last || diverged.is_some();
+        let complete = solver.step >= sched.last || diverged.is_some();
         let frames = match out.rec.take() {
             Some(r) => r.finish()?,
             None => out.sent,
@@ -334,16 +318,6 @@ impl FrameOut for Tee<'_> {
                 p.copy_from_slice(&f.pos);
                 v.copy_from_slice(&f.vel);
             })?;
-        }
-        self.send(f);
-        Ok(())
-    }
-
-    fn frame_slots(&mut self, step: u64, state: &State, ids: &[u32]) -> Result<(), bfs::BfsError> {
-        let mut f = self.blank(step);
-        unpermute(state, ids, &mut f.pos, &mut f.vel);
-        if let Some(r) = &mut self.rec {
-            r.record(step, state, ids)?;
         }
         self.send(f);
         Ok(())

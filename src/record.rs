@@ -13,21 +13,20 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 
 use crate::bfs::{self, Writer};
-use crate::sim::cpu::unpermute;
-use crate::sim::{filled, FrameOut, State};
+use crate::sim::{filled, FrameOut, PendingFrame};
 
-/// A frame in the solver's slot order, with the agent id of each slot.
-struct Job {
-    step: u64,
-    buf: Buffers,
-    /// The buffers already hold agent order (`ids` unused); else slot order + ids.
-    ordered: bool,
+/// A frame for the writer thread, in agent order.
+enum Job {
+    /// Filled by the solver into the recorder's own buffers (the CPU backend).
+    Filled { step: u64, buf: Buffers },
+    /// On its way from the device in the solver's buffers (the CUDA backend): the writer
+    /// waits for it, writes it, and drops it, which gives the buffers back.
+    Pending(Box<dyn PendingFrame>),
 }
 
 struct Buffers {
     pos: Vec<f32>,
     vel: Vec<f32>,
-    ids: Vec<u32>,
 }
 
 /// A blocking queue of at most `DEPTH` items with room reserved up front: unlike std's
@@ -48,6 +47,18 @@ impl<T> Queue<T> {
         let mut g = self.items.lock().unwrap_or_else(|e| e.into_inner());
         g.0.push_back(x);
         self.ready.notify_one();
+    }
+    /// Push unless closed; false (and `x` dropped) once closed.
+    fn push_open(&self, x: T) -> bool {
+        let mut g = self.items.lock().unwrap_or_else(|e| e.into_inner());
+        if g.1 {
+            drop(g);
+            drop(x);
+            return false;
+        }
+        g.0.push_back(x);
+        self.ready.notify_one();
+        true
     }
     /// The next item, or None once closed and empty.
     fn pop(&self) -> Option<T> {
@@ -108,8 +119,24 @@ impl<T> Drop for CloseOnDrop<T> {
     }
 }
 
+/// Closes a queue and drops what it still holds when dropped: a writer that stops (an error)
+/// gives back every pending frame's buffers, so a solver waiting for them never hangs.
+struct DrainOnDrop<T>(Arc<Queue<T>>);
+impl<T> Drop for DrainOnDrop<T> {
+    fn drop(&mut self) {
+        let left = {
+            let mut g = self.0.items.lock().unwrap_or_else(|e| e.into_inner());
+            g.1 = true;
+            std::mem::take(&mut g.0)
+        };
+        self.0.ready.notify_all();
+        drop(left);
+    }
+}
+
 /// A writer thread fed through a bounded queue; buffers come back for reuse, so recording
-/// allocates nothing after start-up.
+/// allocates nothing after start-up. The thread checksums each frame (in parallel for large
+/// ones, see `bfs::frame_crc`) and writes it while the solver runs the next steps.
 pub struct Recorder {
     jobs: Arc<Queue<Job>>,
     free: Arc<Queue<Buffers>>,
@@ -132,19 +159,18 @@ impl Recorder {
             let b = Buffers {
                 pos: falloc(dim * n)?,
                 vel: falloc(dim * n)?,
-                ids: filled(n, 0u32, what)?,
             };
             free.push(b);
         }
-        // The writer's own agent-order frame: un-permuting happens here, off the step loop.
-        let mut out_pos = falloc(dim * n)?;
-        let mut out_vel = falloc(dim * n)?;
         let handle = std::thread::Builder::new()
             .name("forge-writer".into())
             .spawn({
                 let (jobs, free) = (jobs.clone(), free.clone());
                 move || {
+                    // Stopped (finished or failed): no more jobs are taken, and every frame
+                    // still queued is dropped, which gives a solver's buffers back.
                     let _closer = CloseOnDrop(free.clone());
+                    let _drain = DrainOnDrop(jobs.clone());
                     // Frames written since the last flush, and when that was.
                     let (mut unflushed, mut flushed) = (false, Instant::now());
                     loop {
@@ -164,24 +190,19 @@ impl Recorder {
                                 None => break,
                             }
                         };
-                        let b = job.buf;
-                        if job.ordered {
-                            writer.write_frame(job.step, &b.pos, &b.vel)?;
-                            free.push(b);
-                        } else {
-                            let st = State {
-                                dim,
-                                n,
-                                pos: b.pos,
-                                vel: b.vel,
-                            };
-                            unpermute(&st, &b.ids, &mut out_pos, &mut out_vel);
-                            writer.write_frame(job.step, &out_pos, &out_vel)?;
-                            free.push(Buffers {
-                                pos: st.pos,
-                                vel: st.vel,
-                                ids: b.ids,
-                            });
+                        match job {
+                            Job::Filled { step, buf } => {
+                                writer.write_frame(step, &buf.pos, &buf.vel)?;
+                                free.push(buf);
+                            }
+                            Job::Pending(mut f) => {
+                                let step = f.step();
+                                match f.wait() {
+                                    Some((pos, vel)) => writer.write_frame(step, pos, vel)?,
+                                    // Past a divergence (or a failed copy): not recorded.
+                                    None => continue,
+                                }
+                            }
                         }
                         unflushed = true;
                         if flushed.elapsed() >= FLUSH_EVERY {
@@ -205,16 +226,6 @@ impl Recorder {
         self.frames
     }
 
-    /// Queue a copy of the state (slot order, `ids[s]` = agent in slot s) as the frame of
-    /// `step`; the writer thread un-permutes it. Blocks only when the disk is behind.
-    pub fn record(&mut self, step: u64, state: &State, ids: &[u32]) -> Result<(), bfs::BfsError> {
-        self.queue(step, false, |b| {
-            b.pos.copy_from_slice(&state.pos);
-            b.vel.copy_from_slice(&state.vel);
-            b.ids.copy_from_slice(ids);
-        })
-    }
-
     /// Queue the frame of `step`, written by `fill` straight into the recorder's buffers in
     /// agent order (positions, velocities): the CPU solver un-permutes with all its threads
     /// instead of a copy here and a serial un-permute on the writer thread.
@@ -223,21 +234,21 @@ impl Recorder {
         step: u64,
         fill: impl FnOnce(&mut [f32], &mut [f32]),
     ) -> Result<(), bfs::BfsError> {
-        self.queue(step, true, |b| fill(&mut b.pos, &mut b.vel))
-    }
-
-    /// Take free buffers (waiting for the writer if it is behind), fill them, queue them.
-    fn queue(
-        &mut self,
-        step: u64,
-        ordered: bool,
-        fill: impl FnOnce(&mut Buffers),
-    ) -> Result<(), bfs::BfsError> {
+        // Free buffers, waiting for the writer if it is behind.
         let Some(mut buf) = self.free.pop() else {
             return Err(self.writer_error());
         };
-        fill(&mut buf);
-        self.jobs.push(Job { step, buf, ordered });
+        fill(&mut buf.pos, &mut buf.vel);
+        self.jobs.push(Job::Filled { step, buf });
+        self.frames += 1;
+        Ok(())
+    }
+
+    /// Queue a frame still on its way from the device: the writer thread waits for it.
+    pub fn record_pending(&mut self, frame: Box<dyn PendingFrame>) -> Result<(), bfs::BfsError> {
+        if !self.jobs.push_open(Job::Pending(frame)) {
+            return Err(self.writer_error());
+        }
         self.frames += 1;
         Ok(())
     }
@@ -279,7 +290,7 @@ impl FrameOut for Recorder {
         self.record_with(step, fill)
     }
 
-    fn frame_slots(&mut self, step: u64, state: &State, ids: &[u32]) -> Result<(), bfs::BfsError> {
-        self.record(step, state, ids)
+    fn frame_pending(&mut self, frame: Box<dyn PendingFrame>) -> Result<(), bfs::BfsError> {
+        self.record_pending(frame)
     }
 }

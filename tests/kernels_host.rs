@@ -61,6 +61,7 @@ struct Lib {
         *mut f32,
     ),
     heading: unsafe extern "C" fn(f32, f32, *const f32, *mut f32),
+    frame: unsafe extern "C" fn(u32, u32, *const f32, *const f32, *const u32, *mut f32),
     #[allow(clippy::type_complexity)]
     step: unsafe extern "C" fn(
         *const Params,
@@ -143,6 +144,7 @@ fn lib() -> &'static Lib {
                 heading_noise: sym!("fm_heading_noise"),
                 vicsek_integrate: sym!("fm_vicsek_integrate"),
                 heading: sym!("fm_heading"),
+                frame: sym!("fm_frame"),
                 step: sym!("fm_step"),
                 _lib: l,
             }
@@ -686,7 +688,8 @@ fn vicsek_integrate_matches() {
     }
 }
 
-/// Slot order + ids → agent order.
+/// Slot order + ids → agent order, as the GPU puts a recorded frame in order (frame_kernel's
+/// body, frame_slot), checked against the CPU's `unpermute`.
 fn agent_order(dim: usize, n: usize, pos: &[f32], vel: &[f32], ids: &[u32]) -> State {
     let slots = State {
         dim,
@@ -696,6 +699,28 @@ fn agent_order(dim: usize, n: usize, pos: &[f32], vel: &[f32], ids: &[u32]) -> S
     };
     let mut st = State::zeros(dim, n).unwrap();
     forge::sim::cpu::unpermute(&slots, ids, &mut st.pos, &mut st.vel);
+    let mut frame = vec![f32::NAN; 2 * dim * n];
+    // SAFETY: pos and vel hold dim*n values, ids n (a permutation), frame 2*dim*n.
+    unsafe {
+        (lib().frame)(
+            n as u32,
+            dim as u32,
+            pos.as_ptr(),
+            vel.as_ptr(),
+            ids.as_ptr(),
+            frame.as_mut_ptr(),
+        )
+    };
+    let (fp, fv) = frame.split_at(dim * n);
+    assert!(
+        bits(&st)
+            == fp
+                .iter()
+                .chain(fv)
+                .map(|x| x.to_bits())
+                .collect::<Vec<_>>(),
+        "frame_slot's frame differs from unpermute's (n={n}, dim={dim})"
+    );
     st
 }
 

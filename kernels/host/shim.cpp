@@ -126,6 +126,15 @@ void fm_heading(float m0, float m1, const float* own_unit, float* out) {
     heading(m0, m1, own_unit, out);
 }
 
+// The recording's frame of a state in slot order, as frame_kernel writes it: frame_slot over
+// every slot.
+void fm_frame(fu32 n, fu32 dim, const float* pos, const float* vel, const fu32* ids,
+              float* frame) {
+    for (fu32 s = 0; s < n; s++) {
+        frame_slot(n, dim, pos, vel, ids, frame, s);
+    }
+}
+
 // One whole step of n agents, as the GPU does it: the per-slot bodies are the very functions
 // step.cu's kernels call (gather_slot, brute_prep_slot, boids_grid_slot, ...); only the cell
 // ranks and the scan are done here instead of by atomics and scan kernels. State in slot order

@@ -59,11 +59,6 @@ impl FrameOut for Snapshot {
         fill(&mut self.pos, &mut self.vel);
         Ok(())
     }
-
-    fn frame_slots(&mut self, _step: u64, state: &State, ids: &[u32]) -> Result<(), Self::Error> {
-        forge::sim::cpu::unpermute(state, ids, &mut self.pos, &mut self.vel);
-        Ok(())
-    }
 }
 
 struct Inner {
@@ -355,13 +350,7 @@ pub fn simulate_scene(
     force: bool,
 ) -> PyResult<()> {
     check_threads(threads)?;
-    let mut scene = scene.clone();
-    if let Some(k) = every {
-        if k == 0 {
-            return Err(arg_err("every: must be >= 1, got 0".into()));
-        }
-        scene.record_every = k;
-    }
+    let scene = scene.clone();
     let args = SimulateArgs {
         // The scene's inputs (its file) are checked against the output, as the CLI does.
         scene: arg.unwrap_or_else(|| scene.name.clone()),
@@ -370,6 +359,7 @@ pub fn simulate_scene(
             steps,
             agents: None,
             seed,
+            every: every.map(u64::from),
         },
         threads,
         search: None::<Search>,

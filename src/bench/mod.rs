@@ -13,6 +13,7 @@ use crate::sim::Rules;
 use crate::sim::{cpu::CpuSolver, init, Params};
 use crate::units::si;
 
+mod cuda;
 mod obstacles;
 mod render;
 
@@ -41,15 +42,21 @@ pub struct BenchArgs {
         default_value = "1000,10000,100000,1000000"
     )]
     pub sizes: Vec<u64>,
+    /// CUDA table: agent counts of each workload (turbulence, flame3d, vicsek).
+    #[arg(long, value_delimiter = ',', default_value = "1000000")]
+    pub cuda_sizes: Vec<u64>,
+    /// Record table: agent counts (turbulence at its density, CPU backend).
+    #[arg(long, value_delimiter = ',', default_value = "100000,1000000")]
+    pub record_sizes: Vec<u64>,
     /// Smaller and shorter: sizes 1000,10000,100000 and fewer repetitions.
     #[arg(long)]
     pub quick: bool,
     /// Seconds to spend measuring each row (at least 3 steps are always timed).
     #[arg(long, default_value_t = 0.5)]
     pub seconds: f64,
-    /// Which tables: all, scaling, crossover, threads, boidforge, record, memory, obstacles
-    /// (`bench render`: all, fps, passes, memory). `FORGE_SIMD=off` measures the scalar
-    /// candidate loop.
+    /// Which tables: all, scaling, crossover, threads, boidforge, record, memory, obstacles,
+    /// cuda (`bench render`: all, fps, passes, memory). `FORGE_SIMD=off` measures the scalar
+    /// candidate loop. The CUDA table runs where a device is present.
     #[arg(long, value_delimiter = ',', default_value = "all")]
     pub only: Vec<String>,
     /// Renderer, passes table: built-in scenes simulated (2000 agents), or `.bfs` recordings
@@ -217,14 +224,19 @@ struct Tables {
     only: Vec<String>,
     /// Agent counts of the scaling table.
     sizes: Vec<u64>,
+    /// Agent counts of the CUDA table.
+    cuda_sizes: Vec<u64>,
+    /// Agent counts of the record table.
+    record_sizes: Vec<u64>,
     /// Seconds per row (`--seconds`, shorter with `--quick`).
     seconds: f64,
     quick: bool,
 }
 
 /// The tables `--only` may name.
-const TABLES: [&str; 8] = [
+const TABLES: [&str; 9] = [
     "all",
+    "cuda",
     "obstacles",
     "scaling",
     "crossover",
@@ -250,7 +262,7 @@ impl Plan {
         }
         if let Some(o) = a.only.iter().find(|o| !TABLES.contains(&o.as_str())) {
             bail!(
-                "--only: unknown table {o:?} (all, scaling, crossover, threads, boidforge, record, memory, obstacles)"
+                "--only: unknown table {o:?} (all, scaling, crossover, threads, boidforge, record, memory, obstacles, cuda)"
             );
         }
         let sizes: Vec<u64> = if a.quick {
@@ -258,12 +270,23 @@ impl Plan {
         } else {
             a.sizes
         };
-        if let Some(&bad) = sizes.iter().find(|&&n| n == 0 || n > scene::MAX_AGENTS) {
-            bail!(
-                "--sizes: each size must be in 1..={}, got {bad}",
-                scene::MAX_AGENTS
-            );
+        for (flag, list) in [
+            ("--sizes", &sizes),
+            ("--cuda-sizes", &a.cuda_sizes),
+            ("--record-sizes", &a.record_sizes),
+        ] {
+            if let Some(&bad) = list.iter().find(|&&n| n == 0 || n > scene::MAX_AGENTS) {
+                bail!(
+                    "{flag}: each size must be in 1..={}, got {bad}",
+                    scene::MAX_AGENTS
+                );
+            }
         }
+        let record_sizes = if a.quick {
+            vec![100_000]
+        } else {
+            a.record_sizes
+        };
         let seconds = if a.quick {
             a.seconds.min(0.25)
         } else {
@@ -272,6 +295,8 @@ impl Plan {
         Ok(Plan::Solver(Tables {
             only: a.only,
             sizes,
+            cuda_sizes: a.cuda_sizes,
+            record_sizes,
             seconds,
             quick: a.quick,
         }))
@@ -333,13 +358,16 @@ impl Tables {
             crossover_table(&mut out, self.seconds)?;
         }
         if self.want("record") {
-            record_line(&mut out, self.quick)?;
+            cuda::record_table(&mut out, &self.record_sizes)?;
         }
         if self.want("memory") {
             memory_line(&mut out, self.quick)?;
         }
         if self.want("obstacles") {
             obstacles::obstacles_line(&mut out, self.seconds)?;
+        }
+        if self.want("cuda") {
+            cuda::cuda_table(&mut out, &self.cuda_sizes)?;
         }
         Ok(ExitCode::SUCCESS)
     }
@@ -411,60 +439,6 @@ fn crossover_table(out: &mut impl Write, seconds: f64) -> Result<()> {
         writeln!(out, "| {n} | {b:.4} | {g:.4} |")?;
     }
     writeln!(out)?;
-    Ok(())
-}
-
-/// What recording every step costs, 100k agents.
-fn record_line(out: &mut impl Write, quick: bool) -> Result<()> {
-    // Alternate plain and recorded runs, twice each, and keep the best of each: the
-    // difference is then the recording, not whatever else the machine did meanwhile.
-    let n = 100_000;
-    let s = bench_scene(n, 2);
-    let steps = if quick { 20 } else { 60 };
-    let dir = tempfile::tempdir()?;
-    let (mut t_plain, mut t_rec) = (f64::INFINITY, f64::INFINITY);
-    for round in 0..4 {
-        let recording = round % 2 == 1;
-        let mut solver = solver_for(&s, 0, Search::Auto)?;
-        solver.step().expect("finite");
-        let mut rec = if recording {
-            let file = std::fs::File::create(dir.path().join("bench.bfs"))?;
-            let mut h = Header::for_scene(&s);
-            h.agents = n as u32;
-            Some(Recorder::start(
-                crate::bfs::Writer::new(file, &h)?,
-                2,
-                n as usize,
-            )?)
-        } else {
-            None
-        };
-        let t0 = Instant::now();
-        for _ in 0..steps {
-            solver.step().expect("finite");
-            if let Some(r) = rec.as_mut() {
-                solver.record(r)?;
-            }
-        }
-        if let Some(r) = rec {
-            r.finish()?;
-        }
-        let t = t0.elapsed().as_secs_f64();
-        if recording {
-            t_rec = t_rec.min(t);
-        } else {
-            t_plain = t_plain.min(t);
-        }
-    }
-    writeln!(
-        out,
-        "Recording every step, {n} agents, {steps} steps (best of 2 each): {:.3} ms/step without, {:.3} ms/step with ({:+.1}%, {:.0} MB/s to {})\n",
-        t_plain * 1e3 / steps as f64,
-        t_rec * 1e3 / steps as f64,
-        (t_rec / t_plain - 1.0) * 100.0,
-        (steps as f64 * 16.0 * n as f64) / t_rec / 1e6,
-        std::env::temp_dir().display()
-    )?;
     Ok(())
 }
 

@@ -365,13 +365,55 @@ pub(super) fn header_crc(bytes: &[u8]) -> u32 {
     h.finalize()
 }
 
+/// A frame's CRC-32 (index, step, payload). Large payloads are checksummed in pieces on
+/// several threads and the pieces' CRCs combined (the same value as one pass): one thread does
+/// about 10 GB/s, and a million agents recorded every step is 16 MB a step.
 pub(super) fn frame_crc(index: u64, step: u64, pos: &[f32], vel: &[f32]) -> u32 {
     let mut h = crc32fast::Hasher::new();
     h.update(&index.to_le_bytes());
     h.update(&step.to_le_bytes());
-    h.update(bytemuck::cast_slice(pos));
-    h.update(bytemuck::cast_slice(vel));
+    crc_update(&mut h, bytemuck::cast_slice(pos));
+    crc_update(&mut h, bytemuck::cast_slice(vel));
     h.finalize()
+}
+
+/// Bytes each thread of a parallel checksum takes at least.
+const CRC_PIECE: usize = 2 << 20;
+
+/// Most threads one checksum uses.
+const CRC_THREADS: usize = 8;
+
+/// `h.update(bytes)`, on several threads where `bytes` is large and cores are free.
+fn crc_update(h: &mut crc32fast::Hasher, bytes: &[u8]) {
+    let threads = std::thread::available_parallelism()
+        .map(|t| t.get())
+        .unwrap_or(1)
+        .min(CRC_THREADS)
+        .min(bytes.len() / CRC_PIECE);
+    if threads < 2 {
+        h.update(bytes);
+        return;
+    }
+    let piece = bytes.len().div_ceil(threads);
+    let parts: Vec<crc32fast::Hasher> = std::thread::scope(|s| {
+        let handles: Vec<_> = bytes
+            .chunks(piece)
+            .map(|c| {
+                s.spawn(move || {
+                    let mut p = crc32fast::Hasher::new();
+                    p.update(c);
+                    p
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|t| t.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    for p in &parts {
+        h.combine(p);
+    }
 }
 
 impl Header {
@@ -454,6 +496,21 @@ mod tests {
         assert_eq!(le_u64(&b, FRAME_COUNT_AT), STREAMING);
         let crc_at = b.len() - 8;
         assert_eq!(header_crc(&b[..crc_at]), le_u32(&b, crc_at));
+    }
+
+    #[test]
+    fn parallel_checksum_is_the_serial_one() {
+        // Pieces of CRC_PIECE and an odd tail; a payload too small to split.
+        for len in [3 * CRC_PIECE / 4 + 3, 5 * CRC_PIECE / 4 + 7, 10] {
+            let pos: Vec<f32> = (0..len).map(|i| (i as f32).sin()).collect();
+            let vel: Vec<f32> = (0..len).map(|i| i as f32 * 0.5).collect();
+            let mut h = crc32fast::Hasher::new();
+            h.update(&7u64.to_le_bytes());
+            h.update(&70u64.to_le_bytes());
+            h.update(bytemuck::cast_slice(&pos));
+            h.update(bytemuck::cast_slice(&vel));
+            assert_eq!(frame_crc(7, 70, &pos, &vel), h.finalize(), "{len}");
+        }
     }
 
     #[test]

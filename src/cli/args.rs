@@ -20,6 +20,10 @@ pub struct Overrides {
     /// Override the scene's random seed.
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Record a frame every K steps (the scene's `record_every`); the first frame is always
+    /// recorded. The steps between frames cost only the solver.
+    #[arg(long, value_name = "K")]
+    pub every: Option<u64>,
 }
 
 impl Overrides {
@@ -50,6 +54,12 @@ impl Overrides {
         }
         if let Some(s) = self.seed {
             scene.seed = s;
+        }
+        if let Some(k) = self.every {
+            if k == 0 || k > u64::from(u32::MAX) {
+                anyhow::bail!("--every: must be in 1..={}, got {k}", u32::MAX);
+            }
+            scene.record_every = k as u32;
         }
         Ok(())
     }

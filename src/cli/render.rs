@@ -286,6 +286,7 @@ pub fn demo_cmd(a: DemoArgs) -> Result<ExitCode> {
             steps: Some(DEMO_STEPS),
             agents: Some(DEMO_AGENTS),
             seed: None,
+            every: None,
         },
         video: VideoArgs {
             codec: None,

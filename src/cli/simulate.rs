@@ -13,7 +13,7 @@ use crate::output::{self, OutputFile};
 use crate::record::Recorder;
 use crate::scene::{self, Scene, Search};
 use crate::signal::{self, Interrupted};
-use crate::sim::backend::{self, AnySolver};
+use crate::sim::backend::{self, AnySolver, Schedule};
 use crate::sim::Rules;
 use crate::sim::{init, Params, RecordError};
 use crate::units::{bytes, si};
@@ -203,40 +203,23 @@ impl<'a> Plan<'a> {
         };
         let bar = crate::progress::bar(scene.warmup + scene.steps, a.quiet, "steps");
         let t0 = Instant::now();
-        let every = scene.record_every as u64;
-        let (mut diverged, mut interrupted) = (None, None);
-        // Steps before `first` are the warm-up: simulated, not recorded.
-        let (first, last) = (scene.warmup, scene.warmup + scene.steps);
-        let mut started = false;
-        loop {
-            if solver.step == first && !started {
-                solver.record(&mut rec).map_err(rec_err)?;
-                started = true;
-            }
-            if solver.step >= last {
-                break;
-            }
-            if let Some(sig) = signal::caught() {
+        let mut interrupted = None;
+        let mut diverged = solver
+            .run(&mut rec, Schedule::of(scene), |step, _| {
+                if step % 16 == 0 {
+                    bar.set_position(step);
+                }
                 // Stop here; the frames so far are finished like a complete recording's.
-                interrupted = Some(sig);
-                break;
-            }
-            if let Err(d) = solver.step() {
-                diverged = Some(d);
-                break;
-            }
-            if solver.step > first && (solver.step - first) % every == 0 {
-                solver.record(&mut rec).map_err(rec_err)?;
-            }
-            if solver.step % 16 == 0 {
-                bar.set_position(solver.step);
-            }
-        }
-        let secs = t0.elapsed().as_secs_f64();
+                interrupted = signal::caught();
+                interrupted.is_none()
+            })
+            .map_err(rec_err)?;
         bar.finish_and_clear();
         let late = solver.finish(&mut rec).map_err(rec_err)?;
         diverged = diverged.or(late);
         let frames = rec.finish().map_err(wr)?;
+        // Every step done (CUDA: queued steps included) and every frame written.
+        let secs = t0.elapsed().as_secs_f64();
         Ok(Outcome {
             steps: solver.step,
             secs,

@@ -33,6 +33,7 @@ pub fn view_cmd(a: ViewArgs) -> Result<ExitCode> {
         (a.overrides.steps.is_some(), "--steps"),
         (a.overrides.agents.is_some(), "--agents"),
         (a.overrides.seed.is_some(), "--seed"),
+        (a.overrides.every.is_some(), "--every"),
         (a.threads.is_some(), "--threads"),
     ];
     let input = if recording {

@@ -13,19 +13,14 @@ use crate::scene::Search;
 /// `--backend`: which solver runs the step.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Backend {
-    /// The CPU until the CUDA backend is verified on a GPU; then CUDA
-    /// when a device and NVRTC are present.
+    /// CUDA where a device and NVRTC are present and the scene allows it (with a note when
+    /// one of them keeps the run on the CPU); else the CPU.
     Auto,
     /// Multi-threaded CPU solver.
     Cpu,
     /// NVIDIA GPU through CUDA (NVRTC compiles the kernels at first use); fails where absent.
     Cuda,
 }
-
-/// Whether the CUDA backend has passed `scripts/gpu-check.sh` (byte-identical to the CPU on
-/// every built-in scene) on real hardware. Until it has, `--backend auto` keeps to the CPU:
-/// the determinism contract matters more than speed. `--backend cuda` runs it regardless.
-pub const CUDA_VERIFIED: bool = false;
 
 /// `--backend` resolved: which solver a run uses.
 pub enum Chosen {
@@ -72,11 +67,11 @@ pub fn cpu_only(params: &Params, rules: &Rules) -> Option<&'static str> {
     )
 }
 
-/// Whether `auto` would run CUDA here if the scene allowed it: the backend is verified and a
-/// driver is installed. Only then does falling back to the CPU change what happens, and only
-/// then is it worth a note; on a machine without CUDA, `auto` is simply the CPU.
+/// Whether `auto` would run CUDA here if the scene allowed it: a driver is installed. Only
+/// then does falling back to the CPU change what happens, and only then is it worth a note; on
+/// a machine without CUDA, `auto` is simply the CPU.
 fn auto_may_use_cuda() -> bool {
-    CUDA_VERIFIED && super::cuda::driver_present()
+    super::cuda::driver_present()
 }
 
 /// Resolve `--backend` for a run with `params`: `cuda` fails with the reason; `auto` falls back
@@ -99,11 +94,9 @@ pub fn choose(
         }
         _ => {}
     }
-    match backend {
-        Backend::Cpu => return Ok(Chosen::Cpu),
-        // Until the CUDA backend is verified, `auto` is the CPU: nothing to say.
-        Backend::Auto if !CUDA_VERIFIED => return Ok(Chosen::Cpu),
-        Backend::Auto | Backend::Cuda => {}
+    if backend == Backend::Auto && !auto_may_use_cuda() {
+        // No driver: `auto` is the CPU, with nothing to say.
+        return Ok(Chosen::Cpu);
     }
     match open_device() {
         Ok(d) => {
@@ -141,6 +134,31 @@ pub enum SolverError {
     Cpu(#[from] CpuError),
     #[error(transparent)]
     Cuda(#[from] CudaError),
+}
+
+/// Which steps a run records: a frame at `first` (the end of the warm-up), then one every
+/// `every` steps after it, until step `last`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Schedule {
+    pub first: u64,
+    pub last: u64,
+    pub every: u64,
+}
+
+impl Schedule {
+    /// A scene's schedule: its warm-up, its steps and its `record_every`.
+    pub fn of(scene: &crate::scene::Scene) -> Schedule {
+        Schedule {
+            first: scene.warmup,
+            last: scene.warmup + scene.steps,
+            every: u64::from(scene.record_every.max(1)),
+        }
+    }
+
+    /// Frames a whole run records.
+    pub fn frames(&self) -> u64 {
+        (self.last - self.first) / self.every + 1
+    }
 }
 
 /// One solver of either backend, with the surface the `simulate` loop uses (the same fields
@@ -198,6 +216,44 @@ impl AnySolver {
 
     pub fn is_cuda(&self) -> bool {
         matches!(self.inner, Inner::Cuda(_))
+    }
+
+    /// The run's loop (`forge simulate`, the player's live run, the benchmarks): steps until
+    /// `sched.last`, recording into `out` as `sched` says, while `go_on(step, out)` allows (it
+    /// is asked before every step: a signal, a player that has gone). Returns the divergence that
+    /// stopped it, if one did; frames still in flight are the caller's to [`AnySolver::finish`].
+    /// Between recorded frames a step is the solver's step alone: no copy, and on CUDA no
+    /// synchronisation.
+    pub fn run<R: FrameOut>(
+        &mut self,
+        out: &mut R,
+        sched: Schedule,
+        mut go_on: impl FnMut(u64, &R) -> bool,
+    ) -> Result<Option<Diverged>, RecordError<R::Error>> {
+        let mut started = self.step > sched.first;
+        loop {
+            if self.step == sched.first && !started {
+                self.record(out)?;
+                started = true;
+            }
+            if self.step >= sched.last || !go_on(self.step, out) {
+                return Ok(None);
+            }
+            if let Err(d) = self.step() {
+                return Ok(Some(d));
+            }
+            if self.step > sched.first && (self.step - sched.first) % sched.every == 0 {
+                self.record(out)?;
+            }
+        }
+    }
+
+    /// Waits for every queued step (CUDA; the CPU's steps are done when they return).
+    pub fn synchronize(&self) -> Result<(), CudaError> {
+        match &self.inner {
+            Inner::Cpu(_) => Ok(()),
+            Inner::Cuda(s) => s.synchronize(),
+        }
     }
 
     pub fn step(&mut self) -> Result<(), Diverged> {

@@ -19,7 +19,7 @@ pub mod simd;
 pub mod species;
 mod topo;
 
-pub use frames::{FrameOut, RecordError};
+pub use frames::{FrameOut, PendingFrame, RecordError};
 
 /// What of a scene the step needs beyond [`Params`]: its obstacles and its species. Both
 /// empty: the step is the one it was before either existed.

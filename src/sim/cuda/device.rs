@@ -43,6 +43,10 @@ fn open_device_inner() -> Result<Device, CudaError> {
         return Err(CudaError::NoNvrtcForDevice);
     }
     let ctx = CudaContext::new(0).map_err(driver("cannot open CUDA device 0"))?;
+    // SAFETY: no buffer exists yet. forge orders its streams itself (src/sim/cuda/solver.rs
+    // says where they meet); cudarc's per-buffer events would cost two driver calls per kernel
+    // argument on every launch once a second stream exists.
+    unsafe { ctx.disable_event_tracking() };
     let name = ctx.name().unwrap_or_else(|_| "CUDA device".into());
     let (ma, mi) = ctx
         .compute_capability()

@@ -1,19 +1,28 @@
 //! The CUDA solver: the state stays on the device for the whole run; each step is a few kernel
-//! launches on one stream, and recorded frames come back through pinned memory on a second
-//! stream while the next steps run.
+//! launches on one stream, with no synchronisation and no copy. A recorded frame is put in
+//! agent order on the device (`frame_kernel`), copied to pinned host memory on a second stream
+//! while the next steps run, and handed to the sink as a [`PendingFrame`]: the recorder's
+//! writer thread waits for the copy, checksums and writes the frame, and gives the buffers
+//! back. The step loop waits only when every frame buffer is still on its way to the disk.
+//!
+//! The context does not track buffer uses with events (see `device::open_device`): the two
+//! streams meet only where this file says so — the copy stream waits for an event recorded
+//! after `frame_kernel`, the host waits for an event recorded after the copy, and a frame
+//! buffer is written again only once its previous frame has been given back.
 
-use std::collections::VecDeque;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 
+use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DriverError, LaunchConfig,
-    PinnedHostSlice, PushKernelArg,
+    CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DriverError,
+    LaunchConfig, PinnedHostSlice, PushKernelArg,
 };
 
 use super::{driver, grid_shape, CudaError, Device, GridShape};
 use crate::scene::{Model, Search};
 use crate::sim::cpu::{choose_search, unpermute};
-use crate::sim::{Diverged, FrameOut, Params, RecordError, State};
+use crate::sim::{Diverged, FrameOut, PendingFrame, Params, RecordError, State};
 
 /// Threads per block of the per-agent kernels (`BLOCK` in step.cu) and of the scan
 /// (`SCAN_BLOCK`).
@@ -21,6 +30,7 @@ pub const BLOCK: u32 = 256;
 pub const SCAN_BLOCK: u32 = 1024;
 
 struct Kernels {
+    frame: CudaFunction,
     cell_index: CudaFunction,
     scan_blocks: CudaFunction,
     scan_sums: CudaFunction,
@@ -42,6 +52,7 @@ impl Kernels {
                 .map_err(|source| CudaError::MissingKernel { name, source })
         };
         Ok(Kernels {
+            frame: f("frame_kernel")?,
             cell_index: f("cell_index_kernel")?,
             scan_blocks: f("scan_blocks_kernel")?,
             scan_sums: f("scan_sums_kernel")?,
@@ -66,13 +77,108 @@ fn cfg(n: u32, block: u32) -> LaunchConfig {
     }
 }
 
-/// A recorded frame on its way to pinned host memory.
-struct Pending {
-    step: u64,
-    pos: PinnedHostSlice<f32>,
-    vel: PinnedHostSlice<f32>,
-    ids: PinnedHostSlice<u32>,
+/// A frame buffer in pinned host memory: a recorded frame in agent order (positions, then
+/// velocities), the divergence key as of its step, and the event recorded after the copy into
+/// them. `index` names its device twin (`CudaSolver::frames`).
+struct HostFrame {
+    index: usize,
+    data: PinnedHostSlice<f32>,
     bad: PinnedHostSlice<u64>,
+    copied: CudaEvent,
+    ctx: Arc<CudaContext>,
+}
+
+impl Drop for HostFrame {
+    fn drop(&mut self) {
+        // Freeing pinned memory needs the context current on this thread (the writer's, say).
+        let _ = self.ctx.bind_to_thread();
+    }
+}
+
+/// A recorded frame's device buffers: `frame_kernel` writes them, the copy stream reads them
+/// once `ready` (recorded after the kernel) has passed.
+struct DeviceFrame {
+    data: CudaSlice<f32>,
+    bad: CudaSlice<u64>,
+    ready: CudaEvent,
+}
+
+/// What the solver shares with its frames in flight: the free host buffers, and what a frame
+/// found while the sink waited for it.
+struct Shared {
+    free: Mutex<Vec<HostFrame>>,
+    returned: Condvar,
+    /// The earliest divergence key (step << 32 | agent) a frame found; u64::MAX while none.
+    bad: AtomicU64,
+    /// A copy that failed.
+    failed: Mutex<Option<DriverError>>,
+}
+
+impl Shared {
+    /// A free host buffer, waiting for the sink to give one back if all are in flight.
+    fn take(&self) -> HostFrame {
+        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if let Some(f) = free.pop() {
+                return f;
+            }
+            free = self.returned.wait(free).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+/// A recorded frame on its way to the host; given back to the solver when dropped.
+struct CudaFrame {
+    step: u64,
+    len: usize,
+    buf: Option<HostFrame>,
+    shared: Arc<Shared>,
+}
+
+impl CudaFrame {
+    /// Waits for the copy; whether the frame was reached without divergence.
+    fn arrived(&self, f: &HostFrame) -> Result<bool, DriverError> {
+        f.copied.synchronize()?;
+        let bad = f.bad.as_slice()?[0];
+        if bad != u64::MAX && (bad >> 32) <= self.step {
+            self.shared.bad.fetch_min(bad, Ordering::Relaxed);
+            return Ok(false);
+        }
+        Ok(true)
+    }
+}
+
+impl PendingFrame for CudaFrame {
+    fn step(&self) -> u64 {
+        self.step
+    }
+
+    fn wait(&mut self) -> Option<(&[f32], &[f32])> {
+        let f = self.buf.as_ref()?;
+        match self.arrived(f) {
+            Ok(true) => {}
+            Ok(false) => return None,
+            Err(e) => {
+                let mut failed = self.shared.failed.lock().unwrap_or_else(|e| e.into_inner());
+                failed.get_or_insert(e);
+                return None;
+            }
+        }
+        let data = f.data.as_slice().ok()?;
+        Some(data[..2 * self.len].split_at(self.len))
+    }
+}
+
+impl Drop for CudaFrame {
+    fn drop(&mut self) {
+        if let Some(f) = self.buf.take() {
+            // Never handed over before its copy is done: the buffer may be written again.
+            let _ = f.copied.synchronize();
+            let mut free = self.shared.free.lock().unwrap_or_else(|e| e.into_inner());
+            free.push(f);
+            self.shared.returned.notify_one();
+        }
+    }
 }
 
 /// The CUDA solver: state stays on the device for the whole run.
@@ -81,7 +187,6 @@ pub struct CudaSolver {
     pub step: u64,
     pub search: Search,
     pub device_name: String,
-    ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     copy: Arc<CudaStream>,
     k: Kernels,
@@ -107,17 +212,20 @@ pub struct CudaSolver {
     block_sums: CudaSlice<u32>,
     /// First (step << 32 | agent) whose state became non-finite; u64::MAX while none.
     bad: CudaSlice<u64>,
-    /// Frames being copied to the host, oldest first, and spare pinned buffers.
-    pending: VecDeque<Pending>,
-    spare: Vec<Pending>,
-    /// Host copy of the last frame handed over (slot order) and its ids.
+    /// Recorded frames' device buffers (`HostFrame::index` names one).
+    frames: Vec<DeviceFrame>,
+    shared: Arc<Shared>,
+    /// The final state (slot order) and its ids, brought to the host by `finish`.
     host: State,
     host_ids: Vec<u32>,
     diverged: Option<Diverged>,
 }
 
-/// Frames in flight between the device and the frame sink.
-const IN_FLIGHT: usize = 2;
+/// Recorded frames in flight between the step loop and the sink (the disk), each a device
+/// buffer and a pinned host buffer of a frame. The solver's memory check
+/// (`sim::init::check_memory`) budgets for this many.
+pub const IN_FLIGHT: usize = 3;
+const _: () = assert!(IN_FLIGHT <= crate::sim::init::SINK_FRAMES);
 
 impl CudaSolver {
     /// `state` in agent order.
@@ -157,7 +265,22 @@ impl CudaSolver {
         start[ncells] = n as u32;
         let len = dim * n;
         let bad_init = stream.clone_htod(&[u64::MAX]).map_err(err)?;
-        let mut s = CudaSolver {
+        let shared = Arc::new(Shared {
+            free: Mutex::new(Vec::new()),
+            returned: Condvar::new(),
+            bad: AtomicU64::new(u64::MAX),
+            failed: Mutex::new(None),
+        });
+        let mut frames = Vec::new();
+        {
+            let mut free = shared.free.lock().unwrap_or_else(|e| e.into_inner());
+            for index in 0..IN_FLIGHT {
+                let (d, h) = alloc_frame(&ctx, &stream, index, 2 * len.max(1))?;
+                frames.push(d);
+                free.push(h);
+            }
+        }
+        let s = CudaSolver {
             params,
             step: 0,
             search,
@@ -178,12 +301,11 @@ impl CudaSolver {
             cell_start: stream.clone_htod(&start).map_err(err)?,
             block_sums: stream.alloc_zeros(nblocks).map_err(err)?,
             bad: bad_init,
-            pending: VecDeque::new(),
-            spare: Vec::new(),
+            frames,
+            shared,
             host: state,
             host_ids: ids0,
             diverged: None,
-            ctx,
             stream,
             copy,
             k,
@@ -191,40 +313,26 @@ impl CudaSolver {
             dim,
             n,
         };
-        for _ in 0..=IN_FLIGHT {
-            let p = s.alloc_pending()?;
-            s.spare.push(p);
-        }
         Ok(s)
-    }
-
-    fn alloc_pending(&self) -> Result<Pending, CudaError> {
-        let err = driver("CUDA pinned memory");
-        let len = (self.dim * self.n).max(1);
-        // SAFETY: every element is written by a copy before it is read (as_slice waits for it).
-        // Flags 0: ordinary (not write-combined) pinned memory, which the host reads fast.
-        unsafe {
-            Ok(Pending {
-                step: 0,
-                pos: self.ctx.alloc_pinned_with_flags(len, 0).map_err(err)?,
-                vel: self.ctx.alloc_pinned_with_flags(len, 0).map_err(err)?,
-                ids: self
-                    .ctx
-                    .alloc_pinned_with_flags(self.n.max(1), 0)
-                    .map_err(err)?,
-                bad: self.ctx.alloc_pinned_with_flags(1, 0).map_err(err)?,
-            })
-        }
     }
 
     pub fn n(&self) -> usize {
         self.n
     }
 
-    /// Enqueue one step; never waits for the device. A divergence found while handing frames
-    /// over is returned by the next call.
+    /// Enqueue one step; never waits for the device. A divergence found by a recorded frame
+    /// is returned by the next call.
     pub fn step(&mut self) -> Result<(), Diverged> {
         if let Some(d) = self.diverged {
+            return Err(d);
+        }
+        let bad = self.shared.bad.load(Ordering::Relaxed);
+        if bad != u64::MAX {
+            let d = Diverged {
+                step: bad >> 32,
+                agent: (bad & 0xffff_ffff) as usize,
+            };
+            self.diverged = Some(d);
             return Err(d);
         }
         if let Err(e) = self.enqueue_step() {
@@ -414,86 +522,72 @@ impl CudaSolver {
         Ok(())
     }
 
-    /// Start copying the current state (slot order, ids, divergence flag) to pinned host
-    /// memory on the copy stream, and hand every finished frame to `out`. The step loop
-    /// waits only when IN_FLIGHT frames are still on their way.
+    /// Record the current state: `frame_kernel` puts it in agent order into a free frame
+    /// buffer, the copy stream brings that to pinned host memory once the kernel is done, and
+    /// `out` gets it as a [`PendingFrame`] at once. Waits only when every frame buffer is
+    /// still in flight.
     pub fn record<R: FrameOut>(&mut self, out: &mut R) -> Result<(), RecordError<R::Error>> {
         if self.diverged.is_some() {
             return Ok(());
         }
-        let mut slot = match self.spare.pop() {
-            Some(s) => s,
-            None => self.alloc_pending()?,
+        let mut host = self.shared.take();
+        let r = self.enqueue_frame(&mut host);
+        let frame = CudaFrame {
+            step: self.step,
+            len: self.dim * self.n,
+            buf: Some(host),
+            shared: self.shared.clone(),
         };
-        slot.step = self.step;
-        let c = &self.copy;
-        // cudarc's event tracking makes the copy stream wait for the step's writes and the
-        // next writes of these buffers wait for the copy.
-        let r = (|| {
-            c.memcpy_dtoh(&self.pos, &mut slot.pos)?;
-            c.memcpy_dtoh(&self.vel, &mut slot.vel)?;
-            c.memcpy_dtoh(&self.ids, &mut slot.ids)?;
-            c.memcpy_dtoh(&self.bad, &mut slot.bad)
-        })();
-        r.map_err(driver("CUDA copy"))?;
-        self.pending.push_back(slot);
-        while self.pending.len() > IN_FLIGHT {
-            self.hand_over_oldest(out)?;
+        if let Err(e) = r {
+            drop(frame);
+            return Err(RecordError::Cuda(CudaError::Driver {
+                what: "CUDA copy",
+                source: e,
+            }));
         }
-        Ok(())
+        out.frame_pending(Box::new(frame)).map_err(RecordError::Out)
     }
 
-    /// Wait for the oldest frame, check it was reached without divergence, give it to `out`.
-    fn hand_over_oldest<R: FrameOut>(&mut self, out: &mut R) -> Result<(), RecordError<R::Error>> {
-        let Some(f) = self.pending.pop_front() else {
-            return Ok(());
-        };
-        let r = (|| -> Result<(), DriverError> {
-            let bad = f.bad.as_slice()?[0];
-            if bad != u64::MAX && (bad >> 32) <= f.step {
-                if self.diverged.is_none() {
-                    self.diverged = Some(Diverged {
-                        step: bad >> 32,
-                        agent: (bad & 0xffff_ffff) as usize,
-                    });
-                }
-                return Ok(());
-            }
-            if self.diverged.is_some() {
-                return Ok(());
-            }
-            self.host
-                .pos
-                .copy_from_slice(&f.pos.as_slice()?[..self.dim * self.n]);
-            self.host
-                .vel
-                .copy_from_slice(&f.vel.as_slice()?[..self.dim * self.n]);
-            self.host_ids.copy_from_slice(&f.ids.as_slice()?[..self.n]);
-            Ok(())
-        })();
-        let handed = r.is_ok() && self.diverged.is_none();
-        let step = f.step;
-        self.spare.push(f);
-        r.map_err(driver("CUDA copy"))?;
-        if handed {
-            out.frame_slots(step, &self.host, &self.host_ids)
-                .map_err(RecordError::Out)?;
+    /// The launches and copies of one recorded frame into `host` (and its device twin).
+    fn enqueue_frame(&mut self, host: &mut HostFrame) -> Result<(), DriverError> {
+        let n = self.n as u32;
+        let dim = self.dim as u32;
+        let dev = &mut self.frames[host.index];
+        // SAFETY: pos, vel hold dim*n values, ids n (a permutation of 0..n), dev.data 2*dim*n,
+        // bad and dev.bad one; each thread writes its agent's values only (thread 0 the key).
+        // dev.data is not being copied: its host twin was given back, after its copy.
+        unsafe {
+            self.stream
+                .launch_builder(&self.k.frame)
+                .arg(&n)
+                .arg(&dim)
+                .arg(&self.pos)
+                .arg(&self.vel)
+                .arg(&self.ids)
+                .arg(&self.bad)
+                .arg(&mut dev.data)
+                .arg(&mut dev.bad)
+                .launch(cfg(n, BLOCK))?;
         }
-        Ok(())
+        dev.ready.record(&self.stream)?;
+        self.copy.wait(&dev.ready)?;
+        self.copy.memcpy_dtoh(&dev.data, &mut host.data)?;
+        self.copy.memcpy_dtoh(&dev.bad, &mut host.bad)?;
+        host.copied.record(&self.copy)
     }
 
-    /// Hand over every frame still in flight, then check the whole run for divergence; leaves
-    /// the last state on the host (see `slots`). On divergence `step` becomes the last good step.
+    /// Wait for every queued step, then check the whole run for divergence and for a failed
+    /// copy; leaves the final state on the host (see `slots`). Frames still with the sink are
+    /// its to finish. On divergence `step` becomes the last good step.
     pub fn finish<R: FrameOut>(
         &mut self,
-        out: &mut R,
+        _out: &mut R,
     ) -> Result<Option<Diverged>, RecordError<R::Error>> {
-        while !self.pending.is_empty() {
-            self.hand_over_oldest(out)?;
-        }
         let r = (|| -> Result<(), DriverError> {
             self.stream.synchronize()?;
-            let bad = self.stream.clone_dtoh(&self.bad)?[0];
+            self.copy.synchronize()?;
+            let mut bad = self.stream.clone_dtoh(&self.bad)?[0];
+            bad = bad.min(self.shared.bad.load(Ordering::Relaxed));
             if bad != u64::MAX && self.diverged.is_none() {
                 self.diverged = Some(Diverged {
                     step: bad >> 32,
@@ -509,6 +603,13 @@ impl CudaSolver {
             Ok(())
         })();
         r.map_err(driver("CUDA"))?;
+        let failed = *self.shared.failed.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(e) = failed {
+            return Err(RecordError::Cuda(CudaError::Driver {
+                what: "CUDA copy",
+                source: e,
+            }));
+        }
         if let Some(d) = self.diverged {
             self.step = d.step.saturating_sub(1);
         }
@@ -541,4 +642,48 @@ impl CudaSolver {
     pub fn synchronize(&self) -> Result<(), CudaError> {
         self.stream.synchronize().map_err(driver("CUDA"))
     }
+}
+
+impl Drop for CudaSolver {
+    fn drop(&mut self) {
+        // The device buffers are freed on the compute stream: nothing may still read them.
+        let _ = self.copy.synchronize();
+        let _ = self.stream.synchronize();
+    }
+}
+
+/// One frame buffer of `len` floats on the device and its pinned host twin.
+fn alloc_frame(
+    ctx: &Arc<CudaContext>,
+    stream: &Arc<CudaStream>,
+    index: usize,
+    len: usize,
+) -> Result<(DeviceFrame, HostFrame), CudaError> {
+    let err = driver("CUDA frame buffers");
+    let dev = DeviceFrame {
+        data: stream.alloc_zeros(len).map_err(err)?,
+        bad: stream.alloc_zeros(1).map_err(err)?,
+        ready: ctx
+            .new_event(Some(CUevent_flags::CU_EVENT_DISABLE_TIMING))
+            .map_err(err)?,
+    };
+    // SAFETY: every element is written by a copy before it is read (after `copied`).
+    // Flags 0: ordinary (not write-combined) pinned memory, which the host reads fast.
+    let (data, bad) = unsafe {
+        (
+            ctx.alloc_pinned_with_flags(len, 0).map_err(err)?,
+            ctx.alloc_pinned_with_flags(1, 0).map_err(err)?,
+        )
+    };
+    let host = HostFrame {
+        index,
+        data,
+        bad,
+        // The writer thread sleeps on it rather than spin a core.
+        copied: ctx
+            .new_event(Some(CUevent_flags::CU_EVENT_BLOCKING_SYNC))
+            .map_err(err)?,
+        ctx: ctx.clone(),
+    };
+    Ok((dev, host))
 }
