@@ -460,7 +460,12 @@ FORGE_HD fu32 cell_index(const GridShape* g, const float* pos, fu32 n, fu32 i, i
     return c;
 }
 
-// The distinct cells next to (and including) cell c, as slot ranges [lo, hi); returns how many,
+// Most slot ranges neighbour_ranges gives in dim dimensions: a run of at most 3 cells along x
+// for each of the 3 rows in y (and 3 layers in z).
+#define MAX_RANGES(dim) ((dim) == 2 ? 9 : 27)
+
+// The distinct cells next to (and including) cell c, as slot ranges [lo, hi); returns how many
+// (at most MAX_RANGES(dim)),
 // and in *seam whether offsets to them may cross the wrap seam (if not, minimum-image
 // correction would change nothing and is skipped).
 FORGE_HD int neighbour_ranges(const GridShape* g, const fu32* cell_start, fu32 c, bool wrap,
@@ -738,7 +743,8 @@ FORGE_HD bool boids_grid_slot(const Params* p, const GridShape* g, fu64 step,
                               float* out_pos, float* out_vel) {
     fu32 n = p->n;
     float rmax2 = fmaxf(fmaxf(p->r_sep2, p->r_ali2), p->r_coh2);
-    fu32 ranges[27][2];
+    // Sized for D: the array lives in local memory, which 2D then uses a third of.
+    fu32 ranges[MAX_RANGES(D)][2];
     bool seam;
     int nr = neighbour_ranges(g, cell_start, scell[t], g->wrap != 0, D, ranges, &seam);
     Src src = {spos, svel, svfix, n};
@@ -754,7 +760,7 @@ FORGE_HD bool vicsek_grid_slot(const Params* p, const GridShape* g, fu64 step,
                                const float* spos, const float* svel, const fi64* svfix, fu32 t,
                                float* out_pos, float* out_vel) {
     fu32 n = p->n;
-    fu32 ranges[27][2];
+    fu32 ranges[MAX_RANGES(2)][2];
     bool seam;
     int nr = neighbour_ranges(g, cell_start, scell[t], g->wrap != 0, 2, ranges, &seam);
     Src src = {spos, svel, svfix, n};

@@ -30,6 +30,10 @@
 
 #define BLOCK 256
 #define SCAN_BLOCK 1024
+// The step kernels are held to 64 registers a thread (65536 / (BLOCK * 4)), so four blocks of
+// BLOCK threads share an SM: half its warps, against three blocks at the 67 registers NVRTC
+// gives them unbounded (sm_90). Their neighbour loops wait on memory, and more warps hide it.
+#define STEP_BLOCKS_PER_SM 4
 
 // Records the first (step, agent) whose new state is not finite: key = step << 32 | agent.
 __device__ __forceinline__ void flag(fu64* bad, fu64 step, fu32 agent) {
@@ -170,27 +174,24 @@ __device__ __forceinline__ void boids_grid(Params p, GridShape g, fu64 step,
     }
 }
 
-extern "C" __global__ void boids_grid_kernel2(Params p, GridShape g, fu64 step,
-                                              const fu32* cell_start, const fu32* scell,
-                                              const fu32* ids, const float* spos,
-                                              const float* svel, const fi64* svfix,
-                                              float* out_pos, float* out_vel, fu64* bad) {
+extern "C" __global__ __launch_bounds__(BLOCK, STEP_BLOCKS_PER_SM)
+void boids_grid_kernel2(Params p, GridShape g, fu64 step, const fu32* cell_start, const fu32* scell,
+                        const fu32* ids, const float* spos, const float* svel, const fi64* svfix,
+                        float* out_pos, float* out_vel, fu64* bad) {
     boids_grid<2>(p, g, step, cell_start, scell, ids, spos, svel, svfix, out_pos, out_vel, bad);
 }
 
-extern "C" __global__ void boids_grid_kernel3(Params p, GridShape g, fu64 step,
-                                              const fu32* cell_start, const fu32* scell,
-                                              const fu32* ids, const float* spos,
-                                              const float* svel, const fi64* svfix,
-                                              float* out_pos, float* out_vel, fu64* bad) {
+extern "C" __global__ __launch_bounds__(BLOCK, STEP_BLOCKS_PER_SM)
+void boids_grid_kernel3(Params p, GridShape g, fu64 step, const fu32* cell_start, const fu32* scell,
+                        const fu32* ids, const float* spos, const float* svel, const fi64* svfix,
+                        float* out_pos, float* out_vel, fu64* bad) {
     boids_grid<3>(p, g, step, cell_start, scell, ids, spos, svel, svfix, out_pos, out_vel, bad);
 }
 
-extern "C" __global__ void vicsek_grid_kernel(Params p, GridShape g, fu64 step,
-                                              const fu32* cell_start, const fu32* scell,
-                                              const fu32* ids, const float* spos,
-                                              const float* svel, const fi64* svfix,
-                                              float* out_pos, float* out_vel, fu64* bad) {
+extern "C" __global__ __launch_bounds__(BLOCK, STEP_BLOCKS_PER_SM)
+void vicsek_grid_kernel(Params p, GridShape g, fu64 step, const fu32* cell_start, const fu32* scell,
+                        const fu32* ids, const float* spos, const float* svel, const fi64* svfix,
+                        float* out_pos, float* out_vel, fu64* bad) {
     fu32 t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= p.n) {
         return;
