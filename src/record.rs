@@ -294,3 +294,121 @@ impl FrameOut for Recorder {
         self.record_pending(frame)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bfs::{Header, Reader};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A frame "from a device": ready at once, or past a divergence (`None`); counts drops.
+    struct Fake {
+        step: u64,
+        pos: Vec<f32>,
+        vel: Vec<f32>,
+        diverged: bool,
+        dropped: Arc<AtomicUsize>,
+    }
+
+    impl PendingFrame for Fake {
+        fn step(&self) -> u64 {
+            self.step
+        }
+        fn wait(&mut self) -> Option<(&[f32], &[f32])> {
+            (!self.diverged).then_some((&self.pos, &self.vel))
+        }
+    }
+
+    impl Drop for Fake {
+        fn drop(&mut self) {
+            self.dropped.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    fn header(n: u32) -> Header {
+        let mut h = Header::for_scene(&crate::scene::Scene::load("cuplan").unwrap());
+        h.agents = n;
+        h
+    }
+
+    fn fake(step: u64, n: usize, diverged: bool, dropped: &Arc<AtomicUsize>) -> Box<Fake> {
+        Box::new(Fake {
+            step,
+            pos: vec![step as f32; 2 * n],
+            vel: vec![-(step as f32); 2 * n],
+            diverged,
+            dropped: dropped.clone(),
+        })
+    }
+
+    #[test]
+    fn pending_frames_are_written_in_order_and_given_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("p.bfs");
+        let n = 5;
+        let w = Writer::new(File::create(&path).unwrap(), &header(n as u32)).unwrap();
+        let mut rec = Recorder::start(w, 2, n).unwrap();
+        let dropped = Arc::new(AtomicUsize::new(0));
+        // Frames from the CPU path and the device path interleave; one past a divergence is
+        // not written.
+        rec.record_with(0, |p, v| {
+            p.fill(0.5);
+            v.fill(1.5);
+        })
+        .unwrap();
+        for step in 1..=4 {
+            rec.record_pending(fake(step, n, step == 4, &dropped))
+                .unwrap();
+        }
+        assert_eq!(rec.finish().unwrap(), 4);
+        assert_eq!(
+            dropped.load(Ordering::SeqCst),
+            4,
+            "every pending frame given back"
+        );
+        let mut r = Reader::open(&path).unwrap();
+        assert_eq!(r.frame_count(), 4);
+        let f = r.read_frame(0).unwrap();
+        assert_eq!((f.step, f.pos[0], f.vel[0]), (0, 0.5, 1.5));
+        for k in 1..4u64 {
+            let f = r.read_frame(k).unwrap();
+            assert_eq!(f.step, k);
+            assert!(f.pos.iter().all(|&x| x == k as f32));
+            assert!(f.vel.iter().all(|&x| x == -(k as f32)));
+        }
+    }
+
+    #[test]
+    fn a_failed_writer_gives_every_pending_frame_back() {
+        // A pipe whose reader is gone once the header is through: every frame's write fails
+        // (EPIPE), so the writer thread stops at its first frame.
+        use std::os::fd::FromRawFd;
+        let mut fds = [0i32; 2];
+        // SAFETY: pipe fills the two descriptors it is given.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        // SAFETY: both descriptors were just created and are owned here alone.
+        let (read, write) = unsafe { (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) };
+        let n = 100_000;
+        let w = Writer::new(write, &header(n as u32)).unwrap();
+        drop(read);
+        let mut rec = Recorder::start(w, 2, n).unwrap();
+        let dropped = Arc::new(AtomicUsize::new(0));
+        let mut sent = 0;
+        let mut refused = false;
+        // Until the writer thread has met the error (within seconds at most).
+        for step in 0..5000 {
+            sent += 1;
+            if rec.record_pending(fake(step, n, false, &dropped)).is_err() {
+                refused = true;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert!(refused, "a writer that failed refuses further frames");
+        assert_eq!(
+            dropped.load(Ordering::SeqCst),
+            sent,
+            "no frame kept by a dead writer"
+        );
+    }
+}

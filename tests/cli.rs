@@ -168,7 +168,7 @@ fn topological_neighbours_are_stored_and_run_on_the_cpu() {
             d.path(),
             &["simulate", s.to_str().unwrap(), "-o", "n.bfs", "--force"],
         );
-        // `auto` is the CPU until the CUDA backend is verified: a note would change nothing.
+        // Without a CUDA driver `auto` is the CPU: a note would change nothing.
         assert!(!r.stderr.contains("note:"), "{}", r.stderr);
         let v = info_json(d.path(), "n.bfs");
         let b = &v["scene_json"]["boids"];
@@ -1620,8 +1620,8 @@ fn misspelt_scene_gets_a_suggestion() {
     has(&err, "built-in: turbulence");
 }
 
-/// On a machine without CUDA (or while the CUDA backend is unverified), `--backend auto` is the
-/// CPU and says nothing about it: a note would change nothing.
+/// On a machine without CUDA, `--backend auto` is the CPU and says nothing about it: a note
+/// would change nothing.
 #[test]
 fn no_cuda_note_when_it_changes_nothing() {
     let d = tmp();
@@ -1995,4 +1995,44 @@ fn render_help_is_grouped_with_examples() {
             }
         }
     }
+}
+
+/// `--every K` is the scene's `record_every`: a frame at the start and every K steps, stored in
+/// the recording; 0 and a recording (for `view`) are refused naming the flag.
+#[test]
+fn every_records_a_frame_every_k_steps() {
+    let d = tmp();
+    succeeds(
+        d.path(),
+        &[
+            "simulate", "cuplan", "--steps", "12", "--every", "4", "-o", "e.bfs", "-q",
+        ],
+    );
+    let v = info_json(d.path(), "e.bfs");
+    assert_eq!(v["record_every"], 4, "{v}");
+    assert_eq!(v["frames"], 4, "{v}");
+    assert_eq!(v["scene_json"]["record_every"], 4, "{v}");
+    // The same bytes as the scene field's.
+    let s = write(
+        d.path(),
+        "e.json",
+        r#"{"preset": "cuplan", "agents": 40, "steps": 12, "record_every": 4}"#,
+    );
+    let s = s.to_str().unwrap();
+    succeeds(d.path(), &["simulate", s, "-o", "f.bfs", "-q"]);
+    succeeds(
+        d.path(),
+        &["simulate", s, "--every", "4", "-o", "g.bfs", "-q"],
+    );
+    assert!(
+        std::fs::read(d.path().join("f.bfs")).unwrap()
+            == std::fs::read(d.path().join("g.bfs")).unwrap()
+    );
+    let err = fails(
+        d.path(),
+        &["simulate", "cuplan", "--every", "0", "-o", "z.bfs"],
+    );
+    has(&err, "--every: must be in 1..=");
+    let err = fails(d.path(), &["view", "e.bfs", "--every", "2"]);
+    has(&err, "--every: applies to a scene");
 }

@@ -713,12 +713,7 @@ fn agent_order(dim: usize, n: usize, pos: &[f32], vel: &[f32], ids: &[u32]) -> S
     };
     let (fp, fv) = frame.split_at(dim * n);
     assert!(
-        bits(&st)
-            == fp
-                .iter()
-                .chain(fv)
-                .map(|x| x.to_bits())
-                .collect::<Vec<_>>(),
+        bits(&st) == fp.iter().chain(fv).map(|x| x.to_bits()).collect::<Vec<_>>(),
         "frame_slot's frame differs from unpermute's (n={n}, dim={dim})"
     );
     st

@@ -22,7 +22,7 @@ use cudarc::driver::{
 use super::{driver, grid_shape, CudaError, Device, GridShape};
 use crate::scene::{Model, Search};
 use crate::sim::cpu::{choose_search, unpermute};
-use crate::sim::{Diverged, FrameOut, PendingFrame, Params, RecordError, State};
+use crate::sim::{Diverged, FrameOut, Params, PendingFrame, RecordError, State};
 
 /// Threads per block of the per-agent kernels (`BLOCK` in step.cu) and of the scan
 /// (`SCAN_BLOCK`).
