@@ -22,16 +22,16 @@ fn main() {
         _ => version.to_string(),
     };
     println!("cargo:rustc-env=FORGE_VERSION={line}");
-    // Rerun when HEAD moves (a commit, a checkout).
-    for path in ["HEAD", "packed-refs"] {
-        if let Some(p) = git(&["rev-parse", "--git-path", path]) {
-            println!("cargo:rerun-if-changed={p}");
-        }
-    }
-    if let Some(head) = git(&["symbolic-ref", "-q", "HEAD"]) {
-        if let Some(p) = git(&["rev-parse", "--git-path", &head]) {
-            println!("cargo:rerun-if-changed={p}");
-        }
+    // Rerun when HEAD moves (a commit, a checkout, a reset): git appends a line to HEAD's reflog
+    // each time, so that one file is watched. Only a path that exists may be watched: cargo
+    // takes a missing one for a change and would rerun this script, and rebuild the library,
+    // on every build (a fresh clone has no packed-refs, say). Without a reflog, HEAD itself.
+    let watched = ["logs/HEAD", "HEAD"]
+        .into_iter()
+        .filter_map(|p| git(&["rev-parse", "--git-path", p]))
+        .find(|p| std::path::Path::new(p).is_file());
+    if let Some(p) = watched {
+        println!("cargo:rerun-if-changed={p}");
     }
     println!("cargo:rerun-if-changed=build.rs");
 }
