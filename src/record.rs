@@ -135,8 +135,10 @@ impl<T> Drop for DrainOnDrop<T> {
 }
 
 /// A writer thread fed through a bounded queue; buffers come back for reuse, so recording
-/// allocates nothing after start-up. The thread checksums each frame (in parallel for large
-/// ones, see `bfs::frame_crc`) and writes it while the solver runs the next steps.
+/// allocates nothing after start-up. The thread checksums each frame and writes it while the
+/// solver runs the next steps; a frame of 8 MB or more (half a million agents in 2D) is
+/// checksummed in pieces on threads started for it (`bfs::frame_crc`), whose start allocates
+/// and whose end frees.
 pub struct Recorder {
     jobs: Arc<Queue<Job>>,
     free: Arc<Queue<Buffers>>,

@@ -385,11 +385,20 @@ const CRC_THREADS: usize = 8;
 
 /// `h.update(bytes)`, on several threads where `bytes` is large and cores are free.
 fn crc_update(h: &mut crc32fast::Hasher, bytes: &[u8]) {
-    let threads = std::thread::available_parallelism()
-        .map(|t| t.get())
-        .unwrap_or(1)
-        .min(CRC_THREADS)
-        .min(bytes.len() / CRC_PIECE);
+    // Asked once: the answer reads cgroup files, which allocates (and a frame too small to
+    // split must cost the writer no allocation).
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let pieces = bytes.len() / CRC_PIECE;
+    let threads = if pieces < 2 {
+        1
+    } else {
+        let cores = *CORES.get_or_init(|| {
+            std::thread::available_parallelism()
+                .map(|t| t.get())
+                .unwrap_or(1)
+        });
+        cores.min(CRC_THREADS).min(pieces)
+    };
     if threads < 2 {
         h.update(bytes);
         return;

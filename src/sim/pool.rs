@@ -2,6 +2,11 @@
 //! mutex/condvar handshake. Unlike a general-purpose pool it never allocates per pass
 //! (rayon's injector queue allocates a block every few dozen jobs), which keeps the step
 //! loop allocation-free.
+//!
+//! One pass runs at a time: [`Pool::run`] takes the pool for its pass, and a call that finds
+//! it taken (another thread's pass, or a pass started from inside `f`) runs its own pass on
+//! the calling thread alone. Either way every index is visited once and `run` returns when
+//! `f` is done with all of them.
 
 use std::ops::Range;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -36,6 +41,8 @@ struct Shared {
 pub struct Pool {
     shared: Arc<Shared>,
     workers: Vec<JoinHandle<()>>,
+    /// Held for the whole of a pass on the workers: the job state in `shared` belongs to it.
+    busy: Mutex<()>,
 }
 
 /// Chunks a pass is split into, per thread: small enough to balance uneven cells.
@@ -87,7 +94,11 @@ impl Pool {
                     .spawn(move || worker(&sh))?,
             );
         }
-        Ok(Pool { shared, workers })
+        Ok(Pool {
+            shared,
+            workers,
+            busy: Mutex::new(()),
+        })
     }
 
     pub fn threads(&self) -> usize {
@@ -95,8 +106,24 @@ impl Pool {
     }
 
     /// Call `f` on chunks partitioning `0..n`, on every thread; returns when all are done.
+    /// While another pass holds the workers, the chunks run on the calling thread.
     pub fn run(&self, n: usize, f: &(dyn Fn(Range<usize>) + Sync)) {
         let chunks = self.threads() * CHUNKS_PER_THREAD;
+        let _pass = match self.busy.try_lock() {
+            Ok(g) => g,
+            // A panic in an earlier pass left no state behind (`run` waits for every worker
+            // before it unwinds): the pool is free.
+            Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => {
+                for c in 0..chunks {
+                    let r = chunk(c, chunks, n);
+                    if !r.is_empty() {
+                        f(r);
+                    }
+                }
+                return;
+            }
+        };
         // SAFETY: erase the borrow's lifetime; we do not return before every worker is done
         // with it (the `active` handshake below).
         let job = Job(unsafe {
@@ -179,6 +206,43 @@ impl Drop for Pool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The sum of `0..n` through `pool`, each index added once.
+    fn sum(pool: &Pool, n: usize) -> usize {
+        let total = AtomicUsize::new(0);
+        pool.run(n, &|r: Range<usize>| {
+            total.fetch_add(r.sum::<usize>(), Ordering::Relaxed);
+        });
+        total.into_inner()
+    }
+
+    /// A pool shared by several threads at once, and a pass started from inside a pass: every
+    /// call visits each index once and returns the right result.
+    #[test]
+    fn concurrent_and_nested_passes_are_each_complete() {
+        let pool = Arc::new(Pool::new(3).unwrap());
+        let n = 20_000;
+        let want = n * (n - 1) / 2;
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let pool = pool.clone();
+                std::thread::spawn(move || (0..200).all(|_| sum(&pool, n) == want))
+            })
+            .collect();
+        for t in threads {
+            assert!(
+                t.join().unwrap(),
+                "a concurrent pass lost or repeated indices"
+            );
+        }
+        let inner = AtomicUsize::new(0);
+        pool.run(8, &|r: Range<usize>| {
+            for _ in r {
+                inner.fetch_add(sum(&pool, 100), Ordering::Relaxed);
+            }
+        });
+        assert_eq!(inner.into_inner(), 8 * 4950);
+    }
 
     #[test]
     fn every_index_once() {

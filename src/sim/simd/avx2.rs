@@ -123,8 +123,8 @@ fn lanes(j: usize, b: usize) -> (bool, __m256i) {
 /// Eight positions of one axis from slot `j` (masked lanes read as 0, never out of bounds).
 ///
 /// # Safety
-/// The CPU has AVX2; with `full`, `j + 8 <= s.len()`; otherwise every lane set in `valid`
-/// is an index within `s`.
+/// The CPU has AVX2; `j < s.len()`; with `full`, `j + 8 <= s.len()`; otherwise every lane set in
+/// `valid` is an index within `s`.
 #[inline]
 #[target_feature(enable = "avx2")]
 unsafe fn load_f(s: &[f32], j: usize, full: bool, valid: __m256i) -> __m256 {
@@ -145,19 +145,25 @@ unsafe fn load_f(s: &[f32], j: usize, full: bool, valid: __m256i) -> __m256 {
 #[inline]
 #[target_feature(enable = "avx2")]
 unsafe fn load_i(s: &[i64], j: usize, full: bool, valid: (__m256i, __m256i)) -> (__m256i, __m256i) {
-    let p = s.as_ptr().add(j) as *const __m256i;
+    debug_assert!(j < s.len());
+    // SAFETY (caller): j < s.len(), so the pointer stays inside the slice.
+    let q = unsafe { s.as_ptr().add(j) };
     if full {
-        // SAFETY (caller): j + 8 <= s.len().
+        let p = q as *const __m256i;
+        // SAFETY (caller): j + 8 <= s.len(): both halves are inside s.
         unsafe { (_mm256_loadu_si256(p), _mm256_loadu_si256(p.add(1))) }
     } else {
-        let q = s.as_ptr().add(j);
         // SAFETY (caller): lanes set in `valid` are within s.
-        unsafe {
-            (
-                _mm256_maskload_epi64(q, valid.0),
-                _mm256_maskload_epi64(q.add(4), valid.1),
-            )
-        }
+        let lo = unsafe { _mm256_maskload_epi64(q, valid.0) };
+        // The upper half starts at j + 4; where that is past the slice, none of its lanes is
+        // valid, and no pointer is made there (not even one that is never read through).
+        let hi = if j + 4 < s.len() {
+            // SAFETY: j + 4 < s.len(), and lanes set in `valid.1` are within s (caller).
+            unsafe { _mm256_maskload_epi64(q.add(4), valid.1) }
+        } else {
+            _mm256_setzero_si256()
+        };
+        (lo, hi)
     }
 }
 
