@@ -1675,14 +1675,14 @@ const SUBCOMMANDS: &[&str] = &[
 /// Options that take a value and have no default: they are off, required, or override the
 /// scene only when given. Every other option that takes a value shows `[default: ...]`.
 const NO_DEFAULT: &[(&str, &[&str])] = &[
-    ("simulate", &["--steps", "--agents", "--seed"]),
+    ("simulate", &["--steps", "--agents", "--seed", "--every"]),
     ("info", &["--metrics", "--plot", "--gnf-csv", "--gnf-plot"]),
     ("render", &["--png", "--chunk"]),
     ("still", &["--output"]),
-    ("run", &["--steps", "--agents", "--seed", "--png"]),
+    ("run", &["--steps", "--agents", "--seed", "--every", "--png"]),
     ("sweep", &["--vary", "--output", "--plot", "--shard"]),
     ("concat", &["--output"]),
-    ("view", &["--steps", "--agents", "--seed"]),
+    ("view", &["--steps", "--agents", "--seed", "--every"]),
 ];
 
 /// Concrete defaults each subcommand's help must show for the flag (besides the shared ones).
