@@ -369,3 +369,32 @@ fn prints_our_version(binary: &Path) {
         "{version}"
     );
 }
+
+/// build.rs asks cargo to rerun it only for paths that exist: cargo takes a missing watched
+/// path for a change, and would rerun the script and rebuild the library on every build (a
+/// fresh clone has no `.git/packed-refs`, say). Read from the build script's own output.
+#[test]
+fn the_build_script_watches_only_paths_that_exist() {
+    let output = Path::new(env!("OUT_DIR")).with_file_name("output");
+    let text = fs::read_to_string(&output)
+        .unwrap_or_else(|e| panic!("{}: {e} (the build script's output)", output.display()));
+    let watched: Vec<&str> = text
+        .lines()
+        .filter_map(|l| {
+            l.strip_prefix("cargo:rerun-if-changed=")
+                .or_else(|| l.strip_prefix("cargo::rerun-if-changed="))
+        })
+        .collect();
+    assert!(watched.contains(&"build.rs"), "{text}");
+    for p in &watched {
+        let path = repo().join(p);
+        assert!(path.exists(), "build.rs watches {p}, which does not exist");
+    }
+    // In a git checkout, the commit stamp follows HEAD: one git path is watched.
+    if repo().join(".git").exists() {
+        assert!(
+            watched.iter().any(|p| p.contains("HEAD")),
+            "no git path watched: {watched:?}"
+        );
+    }
+}
