@@ -23,6 +23,10 @@
 //!   checks), [`signal`] (SIGINT/SIGTERM as a flag the work loops poll), [`process`] (every
 //!   external program run with a deadline, stopped on a signal), [`progress`],
 //!   [`units`], [`sys`] (free memory and disk space, opening only regular files).
+// Every unsafe operation sits in an `unsafe` block with its SAFETY note, unsafe fns included.
+#![deny(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 pub mod bench;
 pub mod bfs;
 pub mod cli;

@@ -1679,7 +1679,10 @@ const NO_DEFAULT: &[(&str, &[&str])] = &[
     ("info", &["--metrics", "--plot", "--gnf-csv", "--gnf-plot"]),
     ("render", &["--png", "--chunk"]),
     ("still", &["--output"]),
-    ("run", &["--steps", "--agents", "--seed", "--every", "--png"]),
+    (
+        "run",
+        &["--steps", "--agents", "--seed", "--every", "--png"],
+    ),
     ("sweep", &["--vary", "--output", "--plot", "--shard"]),
     ("concat", &["--output"]),
     ("view", &["--steps", "--agents", "--seed", "--every"]),

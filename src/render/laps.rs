@@ -60,8 +60,9 @@ impl Pass {
 
 /// The process's CPU time (user and system, every thread) in seconds; 0 where unknown.
 fn cpu_secs() -> f64 {
-    // SAFETY: getrusage fills the struct it is given and reads nothing else.
+    // SAFETY: rusage is plain integers, for which all zeros is a valid value.
     let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage fills the struct it is given and reads nothing else.
     if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } != 0 {
         return 0.0;
     }

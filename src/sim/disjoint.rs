@@ -35,7 +35,8 @@ impl<T> OutArr<T> {
     #[inline(always)]
     pub(super) unsafe fn set(&self, i: usize, v: T) {
         debug_assert!(i < self.len);
-        *self.ptr.add(i) = v;
+        // SAFETY: (the caller) i < len, inside the allocation, and no other task writes i.
+        unsafe { *self.ptr.add(i) = v };
     }
 }
 
@@ -60,8 +61,11 @@ impl StateOut {
     /// As for [`OutArr::set`], for index `idx` of both arrays.
     #[inline(always)]
     pub(super) unsafe fn set(&self, idx: usize, p: f32, v: f32) {
-        self.pos.set(idx, p);
-        self.vel.set(idx, v);
+        // SAFETY: (the caller) idx is within both arrays and this task's alone.
+        unsafe {
+            self.pos.set(idx, p);
+            self.vel.set(idx, v);
+        }
     }
 
     /// Every axis of slot `s`: indices `k*n + s` for k < D.
@@ -77,7 +81,9 @@ impl StateOut {
         v: &[f32; D],
     ) {
         for k in 0..D {
-            self.set(k * n + s, p[k], v[k]);
+            // SAFETY: (the caller) s < n and D*n fit both arrays, so k*n + s is within them,
+            // and slot s is this task's alone.
+            unsafe { self.set(k * n + s, p[k], v[k]) };
         }
     }
 }

@@ -64,6 +64,7 @@ fn compile_inner(src: &str, arch: &str) -> Result<Compiled, CudaError> {
     opts.push(format!("--gpu-architecture={arch}"));
     // SAFETY: prog was created above and is destroyed once, below.
     let compiled = unsafe { result::compile_program(prog, &opts) };
+    // SAFETY: prog is alive (destroyed once, below).
     let log = unsafe { result::get_program_log(prog) }
         .map(|raw| {
             // SAFETY: NVRTC's log is NUL-terminated.

@@ -130,10 +130,10 @@ fn lanes(j: usize, b: usize) -> (bool, __m256i) {
 unsafe fn load_f(s: &[f32], j: usize, full: bool, valid: __m256i) -> __m256 {
     debug_assert!(j < s.len());
     if full {
-        // SAFETY (caller): j + 8 <= s.len().
+        // SAFETY: (the caller) j + 8 <= s.len().
         unsafe { _mm256_loadu_ps(s.as_ptr().add(j)) }
     } else {
-        // SAFETY (caller): lanes set in `valid` are within s.
+        // SAFETY: (the caller) lanes set in `valid` are within s.
         unsafe { _mm256_maskload_ps(s.as_ptr().add(j), valid) }
     }
 }
@@ -146,14 +146,14 @@ unsafe fn load_f(s: &[f32], j: usize, full: bool, valid: __m256i) -> __m256 {
 #[target_feature(enable = "avx2")]
 unsafe fn load_i(s: &[i64], j: usize, full: bool, valid: (__m256i, __m256i)) -> (__m256i, __m256i) {
     debug_assert!(j < s.len());
-    // SAFETY (caller): j < s.len(), so the pointer stays inside the slice.
+    // SAFETY: (the caller) j < s.len(), so the pointer stays inside the slice.
     let q = unsafe { s.as_ptr().add(j) };
     if full {
         let p = q as *const __m256i;
-        // SAFETY (caller): j + 8 <= s.len(): both halves are inside s.
+        // SAFETY: (the caller) j + 8 <= s.len(): both halves are inside s.
         unsafe { (_mm256_loadu_si256(p), _mm256_loadu_si256(p.add(1))) }
     } else {
-        // SAFETY (caller): lanes set in `valid` are within s.
+        // SAFETY: (the caller) lanes set in `valid` are within s.
         let lo = unsafe { _mm256_maskload_epi64(q, valid.0) };
         // The upper half starts at j + 4; where that is past the slice, none of its lanes is
         // valid, and no pointer is made there (not even one that is never read through).

@@ -46,7 +46,7 @@ unsafe fn offsets<const D: usize>(
 ) -> [__m256; D] {
     let mut d = [_mm256_setzero_ps(); D];
     for a in 0..D {
-        // SAFETY (caller): lanes set in k are slots within the axis (`in_bounds`); a masked
+        // SAFETY: (the caller) lanes set in k are slots within the axis (`in_bounds`); a masked
         // load never touches the others.
         let q = unsafe { _mm256_maskz_loadu_ps(k, c.pos[a].as_ptr().add(j)) };
         d[a] = _mm256_sub_ps(q, _mm256_set1_ps(pi[a]));

@@ -129,19 +129,22 @@ pub fn boids_sums<const D: usize>(
     };
     #[cfg(target_arch = "x86_64")]
     match (isa.0, sight) {
-        // SAFETY: an `Isa` other than the scalar one is made only by `detect`, on a CPU that
-        // has its instructions.
         (Kind::Avx512, None) => {
-            return unsafe { avx512::boids_sums::<D, false>(p, wrap, pi, &unused, c, ranges, out) }
+            // SAFETY: an `Isa` other than the scalar one is made only by `detect`, on a CPU
+            // that has its instructions.
+            return unsafe { avx512::boids_sums::<D, false>(p, wrap, pi, &unused, c, ranges, out) };
         }
         (Kind::Avx512, Some(s)) => {
-            return unsafe { avx512::boids_sums::<D, true>(p, wrap, pi, s, c, ranges, out) }
+            // SAFETY: as for the first arm: `detect` made this `Isa` on a CPU that has it.
+            return unsafe { avx512::boids_sums::<D, true>(p, wrap, pi, s, c, ranges, out) };
         }
         (Kind::Avx2, None) => {
-            return unsafe { avx2::boids_sums::<D, false>(p, wrap, pi, &unused, c, ranges, out) }
+            // SAFETY: as for the first arm: `detect` made this `Isa` on a CPU that has it.
+            return unsafe { avx2::boids_sums::<D, false>(p, wrap, pi, &unused, c, ranges, out) };
         }
         (Kind::Avx2, Some(s)) => {
-            return unsafe { avx2::boids_sums::<D, true>(p, wrap, pi, s, c, ranges, out) }
+            // SAFETY: as for the first arm: `detect` made this `Isa` on a CPU that has it.
+            return unsafe { avx2::boids_sums::<D, true>(p, wrap, pi, s, c, ranges, out) };
         }
         (Kind::Scalar, _) => {}
     }
@@ -191,6 +194,7 @@ pub fn vicsek_sum(
     match isa.0 {
         // SAFETY: as in `boids_sums`.
         Kind::Avx512 => return unsafe { avx512::vicsek_sum(p, pi, c, ranges) },
+        // SAFETY: as in `boids_sums`.
         Kind::Avx2 => return unsafe { avx2::vicsek_sum(p, pi, c, ranges) },
         Kind::Scalar => {}
     }
