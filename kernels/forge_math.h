@@ -77,6 +77,25 @@ FORGE_HD float from_fix(fi64 s) {
     return (float)s * FIX_INV;
 }
 
+// The bits of a float and back (Rust's to_bits / from_bits).
+FORGE_HD fu32 f32_bits(float x) {
+    union {
+        float f;
+        fu32 u;
+    } c;
+    c.f = x;
+    return c.u;
+}
+
+FORGE_HD float bits_f32(fu32 u) {
+    union {
+        float f;
+        fu32 u;
+    } c;
+    c.u = u;
+    return c.f;
+}
+
 // Shortest signed offset b - a along one axis (minimum image when the world wraps).
 FORGE_HD float wrap_delta(float d, float size, float half, bool wrap) {
     if (wrap) {
@@ -323,11 +342,444 @@ FORGE_HD bool sees(const Sight<D>* s, const float* d, float d2) {
     return (dot >= 0.0f) & (dd >= q);
 }
 
-// Steering from the sums, clamped to max_force; semi-implicit Euler; heading noise (keyed by step
-// and the agent's id); speed band; boundary.
+// ---- Obstacles (src/sim/obstacles/mod.rs) ----
+//
+// Look-ahead avoidance (a steering term added before the max_force clamp) and settling: no boid
+// ends a step inside a shape. Every function is its namesake in obstacles/mod.rs, operation for
+// operation. The CPU picks which shapes to test through per-cell masks; the kernels test every
+// shape, in the scene's order: the masks only skip shapes whose exact test fails (cells.rs), so
+// the bytes are the same.
+
+// One shape, prepared on the host (ObsShape in obstacles/mod.rs; 60 bytes). round: a capsule
+// from a to a + e of radius r (a circle or sphere when e = 0), else a box from a (min) to
+// e (max); e2 = e.e; the bounding sphere's centre and the squared distances within which a boid
+// may see it (near2) or be inside it after a move (touch2); cross2: the shortest squared move
+// that can pass through its core.
+struct ObsShape {
+    fu32 round;
+    float a[3];
+    float e[3];
+    float e2;
+    float r;
+    float centre[3];
+    float near2;
+    float touch2;
+    float cross2;
+};
+static_assert(sizeof(struct ObsShape) == 60, "ObsShape must match src/sim/obstacles/mod.rs");
+
+// The avoidance settings and the number of shapes (ObsHead in obstacles/mod.rs; 20 bytes).
+struct ObsHead {
+    fu32 n;
+    float w_avoid;
+    float look_ahead;
+    float clearance;
+    float inv_clearance;
+};
+static_assert(sizeof(struct ObsHead) == 20, "ObsHead must match src/sim/obstacles/mod.rs");
+
+// A run's obstacles as the step reads them.
+struct Obs {
+    ObsHead head;
+    const ObsShape* shapes;
+};
+
+// A boid put back on a round surface lands this much further out than the radius (1 + 2^-12).
+#define OBS_OUT 1.0002441f
+
+FORGE_HD float clamp01(float x) {
+    if (x < 0.0f) {
+        return 0.0f;
+    }
+    if (x > 1.0f) {
+        return 1.0f;
+    }
+    return x;
+}
+
+// a.b summed x, y, z in that order (obstacles' `dot`).
 template <int D>
+FORGE_HD float dotd(const float* a, const float* b) {
+    float s = a[0] * b[0];
+    for (int k = 1; k < D; k++) {
+        s = s + a[k] * b[k];
+    }
+    return s;
+}
+
+template <int D>
+FORGE_HD float obs_from_centre2(const ObsShape* sh, const float* x) {
+    float d2 = 0.0f;
+    for (int k = 0; k < D; k++) {
+        float d = x[k] - sh->centre[k];
+        d2 = d2 + d * d;
+    }
+    return d2;
+}
+
+// Parameter in [0, 1] of the core segment's point nearest x (0 for a circle).
+template <int D>
+FORGE_HD float obs_core_t(const ObsShape* sh, const float* x) {
+    if (sh->e2 <= 0.0f) {
+        return 0.0f;
+    }
+    float w = 0.0f;
+    for (int k = 0; k < D; k++) {
+        w = w + (x[k] - sh->a[k]) * sh->e[k];
+    }
+    return clamp01(w / sh->e2);
+}
+
+// The outward normal at the surface point nearest x into n; returns the signed distance of x
+// from the surface (negative inside).
+template <int D>
+FORGE_HD float obs_surface(const ObsShape* sh, const float* x, float* n) {
+    for (int k = 0; k < D; k++) {
+        n[k] = 0.0f;
+    }
+    if (sh->round) {
+        float t = obs_core_t<D>(sh, x);
+        float d[D];
+        for (int k = 0; k < D; k++) {
+            d[k] = x[k] - (sh->a[k] + sh->e[k] * t);
+        }
+        float l = sqrtf(dotd<D>(d, d));
+        if (l > 0.0f) {
+            for (int k = 0; k < D; k++) {
+                n[k] = d[k] / l;
+            }
+        } else {
+            n[0] = 1.0f;
+        }
+        return l - sh->r;
+    }
+    float d[D];
+    for (int k = 0; k < D; k++) {
+        float c = x[k] < sh->a[k] ? sh->a[k] : (x[k] > sh->e[k] ? sh->e[k] : x[k]);
+        d[k] = x[k] - c;
+    }
+    float l2 = dotd<D>(d, d);
+    if (l2 > 0.0f) {
+        float l = sqrtf(l2);
+        for (int k = 0; k < D; k++) {
+            n[k] = d[k] / l;
+        }
+        return l;
+    }
+    // Inside (or on the surface): the nearest face, the lowest axis and the min side first.
+    float best = bits_f32(0x7f800000u);
+    int axis = 0;
+    bool high = false;
+    for (int k = 0; k < D; k++) {
+        float pl = x[k] - sh->a[k], ph = sh->e[k] - x[k];
+        if (pl < best) {
+            best = pl;
+            axis = k;
+            high = false;
+        }
+        if (ph < best) {
+            best = ph;
+            axis = k;
+            high = true;
+        }
+    }
+    n[axis] = high ? 1.0f : -1.0f;
+    return -best;
+}
+
+// Round shape: which way a boid at x on the path x + f s steers around it, unit length.
+template <int D>
+FORGE_HD void obs_sideways(const ObsShape* sh, const float* x, const float* f, float* n) {
+    float t = obs_core_t<D>(sh, x);
+    float m[D];
+    for (int k = 0; k < D; k++) {
+        m[k] = x[k] - (sh->a[k] + sh->e[k] * t);
+        n[k] = 0.0f;
+    }
+    float ff = dotd<D>(f, f);
+    if (ff > 0.0f) {
+        float along = dotd<D>(m, f) / ff;
+        for (int k = 0; k < D; k++) {
+            m[k] = m[k] - along * f[k];
+        }
+    }
+    float l2 = dotd<D>(m, m);
+    if (l2 > 0.0f) {
+        float l = sqrtf(l2);
+        for (int k = 0; k < D; k++) {
+            n[k] = m[k] / l;
+        }
+        return;
+    }
+    if (ff <= 0.0f) {
+        n[0] = 1.0f;
+        return;
+    }
+    if (D == 2) {
+        float l = sqrtf(ff);
+        n[0] = -f[1] / l;
+        n[1] = f[0] / l;
+        return;
+    }
+    // 3D: f x (the axis of f's smallest component).
+    int ax = 0;
+    for (int k = 1; k < D; k++) {
+        if (fabsf(f[k]) < fabsf(f[ax])) {
+            ax = k;
+        }
+    }
+    int i = (ax + 1) % 3, j = (ax + 2) % 3;
+    n[i] = f[j];
+    n[j] = -f[i];
+    float l = sqrtf(n[i] * n[i] + n[j] * n[j]);
+    n[i] = n[i] / l;
+    n[j] = n[j] / l;
+}
+
+// Round shape: the point y of the path x + f s, s in [0, 1], nearest the core segment; returns s.
+template <int D>
+FORGE_HD float obs_closest_on_path(const ObsShape* sh, const float* x, const float* f, float* y) {
+    float rr[D], e[D];
+    for (int k = 0; k < D; k++) {
+        rr[k] = x[k] - sh->a[k];
+        e[k] = sh->e[k];
+    }
+    float a = dotd<D>(f, f);
+    float ee = sh->e2;
+    float ff = dotd<D>(e, rr);
+    float s;
+    if (a <= 0.0f) {
+        s = 0.0f;
+    } else {
+        float c = dotd<D>(f, rr);
+        if (ee <= 0.0f) {
+            s = clamp01(-c / a);
+        } else {
+            float b = dotd<D>(f, e);
+            float denom = a * ee - b * b;
+            s = denom > 0.0f ? clamp01((b * ff - c * ee) / denom) : 0.0f;
+            float t = (b * s + ff) / ee;
+            if (t < 0.0f) {
+                s = clamp01(-c / a);
+            } else if (t > 1.0f) {
+                s = clamp01((b - c) / a);
+            }
+        }
+    }
+    for (int k = 0; k < D; k++) {
+        y[k] = x[k] + f[k] * s;
+    }
+    return s;
+}
+
+// Box lo..hi: the middle y of the chord of the path x + f s, s in [0, 1], through the box grown
+// by c (slab clipping), and its s; false when the path misses it.
+template <int D>
+FORGE_HD bool obs_chord_middle(const float* lo0, const float* hi0, const float* x, const float* f,
+                               float c, float* s_out, float* y) {
+    float t0 = 0.0f, t1 = 1.0f;
+    for (int k = 0; k < D; k++) {
+        float lo = lo0[k] - c, hi = hi0[k] + c;
+        if (f[k] == 0.0f) {
+            if (x[k] < lo || x[k] > hi) {
+                return false;
+            }
+            continue;
+        }
+        float u0 = (lo - x[k]) / f[k], u1 = (hi - x[k]) / f[k];
+        if (u0 > u1) {
+            float t = u0;
+            u0 = u1;
+            u1 = t;
+        }
+        if (u0 > t0) {
+            t0 = u0;
+        }
+        if (u1 < t1) {
+            t1 = u1;
+        }
+        if (t0 > t1) {
+            return false;
+        }
+    }
+    float s = (t0 + t1) * 0.5f;
+    *s_out = s;
+    for (int k = 0; k < D; k++) {
+        y[k] = x[k] + f[k] * s;
+    }
+    return true;
+}
+
+// x, inside, moved onto the surface along n (from obs_surface).
+template <int D>
+FORGE_HD void obs_put_out(const ObsShape* sh, float* x, const float* n) {
+    if (sh->round) {
+        float t = obs_core_t<D>(sh, x);
+        float r = sh->r * OBS_OUT;
+        for (int k = 0; k < D; k++) {
+            x[k] = (sh->a[k] + sh->e[k] * t) + n[k] * r;
+        }
+    } else {
+        for (int k = 0; k < D; k++) {
+            if (n[k] > 0.0f) {
+                x[k] = sh->e[k];
+            } else if (n[k] < 0.0f) {
+                x[k] = sh->a[k];
+            }
+        }
+    }
+}
+
+// Whether the straight move from -> to passed through the shape's core.
+template <int D>
+FORGE_HD bool obs_crossed(const ObsShape* sh, const float* from, const float* to) {
+    float f[D], y[D], n[D];
+    for (int k = 0; k < D; k++) {
+        f[k] = to[k] - from[k];
+    }
+    if (sh->round) {
+        obs_closest_on_path<D>(sh, from, f, y);
+        float dist = obs_surface<D>(sh, y, n);
+        return dist + sh->r * 0.5f < 0.0f;
+    }
+    float lo[D], hi[D], s;
+    for (int k = 0; k < D; k++) {
+        float q = (sh->e[k] - sh->a[k]) * 0.25f;
+        lo[k] = sh->a[k] + q;
+        hi[k] = sh->e[k] - q;
+    }
+    return obs_chord_middle<D>(lo, hi, from, f, 0.0f, &s, y);
+}
+
+// The avoidance steering of a boid at pos with velocity vel, added to acc (Obstacles::steer).
+template <int D>
+FORGE_HD void obs_steer(const Obs* o, const float* pos, const float* vel, float* acc) {
+    float f[D];
+    for (int k = 0; k < D; k++) {
+        f[k] = vel[k] * o->head.look_ahead;
+    }
+    float c = o->head.clearance;
+    for (fu32 i = 0; i < o->head.n; i++) {
+        const ObsShape* sh = &o->shapes[i];
+        if (!(obs_from_centre2<D>(sh, pos) < sh->near2)) {
+            continue;
+        }
+        float s, dist, n[D], y[D];
+        if (sh->round) {
+            s = obs_closest_on_path<D>(sh, pos, f, y);
+            float unused[D];
+            dist = obs_surface<D>(sh, y, unused);
+            obs_sideways<D>(sh, pos, f, n);
+        } else {
+            if (!obs_chord_middle<D>(sh->a, sh->e, pos, f, c, &s, y)) {
+                continue;
+            }
+            dist = obs_surface<D>(sh, y, n);
+        }
+        if (dist < c) {
+            float g = (c - dist) * o->head.inv_clearance;
+            if (g > 1.0f) {
+                g = 1.0f;
+            }
+            g = o->head.w_avoid * g * (1.0f - s);
+            for (int k = 0; k < D; k++) {
+                acc[k] = acc[k] + g * n[k];
+            }
+        }
+    }
+}
+
+// Whether x is in the world as its boundary keeps it (wrap: [0, size); reflect: [0, size];
+// open: anywhere).
+template <int D>
+FORGE_HD bool in_world(const Params* p, const float* x) {
+    for (int k = 0; k < D; k++) {
+        bool in = p->boundary == 0   ? x[k] >= 0.0f && x[k] < p->world[k]
+                  : p->boundary == 1 ? x[k] >= 0.0f && x[k] <= p->world[k]
+                                     : true;
+        if (!in) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// Whether pos is inside a shape (strictly).
+template <int D>
+FORGE_HD bool obs_inside(const Obs* o, const float* pos) {
+    for (fu32 i = 0; i < o->head.n; i++) {
+        const ObsShape* sh = &o->shapes[i];
+        float n[D];
+        if (obs_from_centre2<D>(sh, pos) < sh->touch2 && obs_surface<D>(sh, pos, n) < 0.0f) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// pos and vel of a boid after its move from old to pos (moved: old + vel dt before the world's
+// boundary acted): no boid ends inside a shape (Obstacles::settle).
+template <int D>
+FORGE_HD void obs_settle(const Params* p, const Obs* o, const float* old, const float* moved,
+                         float* pos, float* vel) {
+    bool touched = false, projected = false;
+    for (fu32 i = 0; i < o->head.n; i++) {
+        const ObsShape* sh = &o->shapes[i];
+        // Each tested where the shapes before it left the boid.
+        if (!(obs_from_centre2<D>(sh, pos) < sh->touch2)) {
+            continue;
+        }
+        touched = true;
+        float n[D];
+        float dist = obs_surface<D>(sh, pos, n);
+        if (dist < 0.0f) {
+            obs_put_out<D>(sh, pos, n);
+            projected = true;
+            float vn = dotd<D>(vel, n);
+            if (vn < 0.0f) {
+                for (int k = 0; k < D; k++) {
+                    vel[k] = vel[k] - vn * n[k];
+                }
+            }
+        }
+    }
+    if (!touched) {
+        return;
+    }
+    bool bad = false;
+    if (projected) {
+        bad = !in_world<D>(p, pos) || obs_inside<D>(o, pos);
+    } else {
+        bool same = true;
+        for (int k = 0; k < D; k++) {
+            same = same && moved[k] == pos[k];
+        }
+        if (same) {
+            float m2 = 0.0f;
+            for (int k = 0; k < D; k++) {
+                float d = pos[k] - old[k];
+                m2 = m2 + d * d;
+            }
+            for (fu32 i = 0; i < o->head.n && !bad; i++) {
+                const ObsShape* sh = &o->shapes[i];
+                bad = m2 >= sh->cross2 && obs_from_centre2<D>(sh, pos) < sh->touch2 &&
+                      obs_crossed<D>(sh, old, pos);
+            }
+        }
+    }
+    if (bad) {
+        for (int k = 0; k < D; k++) {
+            pos[k] = old[k];
+        }
+    }
+}
+
+// Steering from the sums (with OBS, and the obstacles' avoidance), clamped to max_force;
+// semi-implicit Euler; heading noise (keyed by step and the agent's id); speed band; boundary
+// (with OBS, and settling out of the obstacles) (math.rs boids_integrate, boids_move).
+template <int D, bool OBS = false>
 FORGE_HD void boids_integrate(const Params* p, const BoidsAcc<D>* acc, fu64 step, fu64 agent,
-                              float* pos, float* vel) {
+                              float* pos, float* vel, const Obs* obs = 0) {
     float a[D];
     for (int k = 0; k < D; k++) {
         a[k] = p->w_sep * from_fix(acc->sep[k]);
@@ -343,6 +795,9 @@ FORGE_HD void boids_integrate(const Params* p, const BoidsAcc<D>* acc, fu64 step
         for (int k = 0; k < D; k++) {
             a[k] = a[k] + p->w_coh * (from_fix(acc->coh[k]) / n);
         }
+    }
+    if constexpr (OBS) {
+        obs_steer<D>(obs, pos, vel, a);
     }
     float a2 = norm2<D>(a);
     if (a2 > p->max_force * p->max_force) {
@@ -369,9 +824,22 @@ FORGE_HD void boids_integrate(const Params* p, const BoidsAcc<D>* acc, fu64 step
             vel[k] = vel[k] * f;
         }
     }
-    for (int k = 0; k < D; k++) {
-        pos[k] = pos[k] + vel[k] * p->dt;
-        apply_boundary(&pos[k], &vel[k], p->world[k], p->boundary);
+    if constexpr (!OBS) {
+        for (int k = 0; k < D; k++) {
+            pos[k] = pos[k] + vel[k] * p->dt;
+            apply_boundary(&pos[k], &vel[k], p->world[k], p->boundary);
+        }
+    } else {
+        float old[D], moved[D];
+        for (int k = 0; k < D; k++) {
+            old[k] = pos[k];
+            pos[k] = pos[k] + vel[k] * p->dt;
+            moved[k] = pos[k];
+        }
+        for (int k = 0; k < D; k++) {
+            apply_boundary(&pos[k], &vel[k], p->world[k], p->boundary);
+        }
+        obs_settle<D>(p, obs, old, moved, pos, vel);
     }
 }
 
@@ -571,10 +1039,10 @@ struct Src {
 // One boid's step (number step); me is its own slot in src, agent its id; wrap: whether to apply
 // the minimum image. Alignment and cohesion over the candidates in its field of view. Writes its
 // new position and velocity.
-template <int D>
+template <int D, bool OBS = false>
 FORGE_HD void boids_agent(const Params* p, float rmax2, bool wrap, const Src* src, fu32 me,
                           const fu32 (*ranges)[2], int nr, fu64 step, fu32 agent, float* pi,
-                          float* vi) {
+                          float* vi, const Obs* obs = 0) {
     fu64 m = src->m;
     for (int k = 0; k < D; k++) {
         pi[k] = src->pos[k * m + me];
@@ -607,7 +1075,7 @@ FORGE_HD void boids_agent(const Params* p, float rmax2, bool wrap, const Src* sr
         vself[k] = src->vfix[k * m + me];
     }
     boids_remove_self<D>(&acc, p, vself);
-    boids_integrate<D>(p, &acc, step, agent, pi, vi);
+    boids_integrate<D, OBS>(p, &acc, step, agent, pi, vi, obs);
 }
 
 // One Vicsek particle's step; agent keys the noise.
@@ -635,6 +1103,257 @@ FORGE_HD void vicsek_agent(const Params* p, fu64 step, fu32 agent, const Src* sr
     vel[0] = 0.0f;
     vel[1] = 0.0f;
     vicsek_integrate(p, sum, count, own, step, agent, pos, vel);
+}
+
+// ---- Topological neighbours (src/sim/topo.rs) ----
+//
+// Alignment and cohesion over the k nearest other agents that the boid sees; separation stays
+// metric. "The k nearest" is the set of the k smallest keys (d2 bits << 32 | agent id): unique
+// keys, so one well-defined set whatever the search or the order agents are found in, summed in
+// fixed point. The grid search visits cells ring by ring and stops when the k found and every
+// agent within r_sep are certain (topo.rs `rings`, the same stopping rule).
+
+// Largest k the kernels take: each thread keeps its k best in local memory. The CUDA backend
+// refuses a larger k (src/sim/backend.rs `cpu_only`).
+#define TOPO_K_MAX 64
+
+// One boid's search state: the k best candidates as a max-heap on the key (key[0] the worst
+// kept), each with its slot, and the separation and neighbour sums.
+template <int D>
+struct Topo {
+    const Params* p;
+    const Src* src;
+    const fu32* ids;
+    fu32 me;
+    bool wrap;
+    int k;
+    int len;
+    fu64 key[TOPO_K_MAX];
+    fu32 slot[TOPO_K_MAX];
+    float pi[D];
+    bool fov;
+    Sight<D> sight;
+    BoidsAcc<D> acc;
+};
+
+// Offer one candidate to the heap of the k best (topo.rs `offer`).
+template <int D>
+FORGE_HD void topo_offer(Topo<D>* t, fu64 key, fu32 slot) {
+    if (t->len < t->k) {
+        int i = t->len++;
+        t->key[i] = key;
+        t->slot[i] = slot;
+        while (i > 0) {
+            int parent = (i - 1) / 2;
+            if (t->key[parent] >= key) {
+                break;
+            }
+            t->key[i] = t->key[parent];
+            t->slot[i] = t->slot[parent];
+            t->key[parent] = key;
+            t->slot[parent] = slot;
+            i = parent;
+        }
+    } else if (t->k > 0 && key < t->key[0]) {
+        t->key[0] = key;
+        t->slot[0] = slot;
+        int i = 0;
+        for (;;) {
+            int l = 2 * i + 1, r = 2 * i + 2, big = i;
+            if (l < t->len && t->key[l] > t->key[big]) {
+                big = l;
+            }
+            if (r < t->len && t->key[r] > t->key[big]) {
+                big = r;
+            }
+            if (big == i) {
+                break;
+            }
+            fu64 tk = t->key[i];
+            fu32 ts = t->slot[i];
+            t->key[i] = t->key[big];
+            t->slot[i] = t->slot[big];
+            t->key[big] = tk;
+            t->slot[big] = ts;
+            i = big;
+        }
+    }
+}
+
+// d = p_j - p_i (minimum image) and its squared length, as the metric rules compute them.
+template <int D>
+FORGE_HD float topo_offset(const Topo<D>* t, fu32 j, float* d) {
+    fu64 m = t->src->m;
+    for (int k = 0; k < D; k++) {
+        d[k] = wrap_delta(t->src->pos[k * m + j] - t->pi[k], t->p->world[k], t->p->half_world[k],
+                          t->wrap);
+    }
+    return norm2<D>(d);
+}
+
+// Slot j as a candidate: separation if within r_sep, the heap if seen (topo.rs `visit`).
+template <int D>
+FORGE_HD void topo_visit(Topo<D>* t, fu32 j) {
+    if (j == t->me) {
+        return;
+    }
+    float d[D];
+    float d2 = topo_offset<D>(t, j, d);
+    if ((d2 < t->p->r_sep2) & (d2 > 0.0f)) {
+        for (int k = 0; k < D; k++) {
+            t->acc.sep[k] = (fi64)((fu64)t->acc.sep[k] + (fu64)to_fix(-d[k] / d2));
+        }
+    }
+    if (!t->fov || sees<D>(&t->sight, d, d2)) {
+        fu32 id = t->ids ? t->ids[j] : j;
+        topo_offer<D>(t, ((fu64)f32_bits(d2) << 32) | (fu64)id, j);
+    }
+}
+
+// Every slot of the cell at offset (ox, oy, oz) from the cell at coordinates cc (wrapped
+// around the world when it wraps) as a candidate.
+template <int D>
+FORGE_HD void topo_cell(Topo<D>* t, const fu32* cell_start, const fi64* cc, const fi64* dims,
+                        fi64 ox, fi64 oy, fi64 oz) {
+    fi64 o[3] = {ox, oy, oz};
+    fu64 cell = 0;
+    for (int a = D - 1; a >= 0; a--) {
+        fi64 x = cc[a] + o[a];
+        if (t->wrap) {
+            x %= dims[a];
+            if (x < 0) {
+                x += dims[a];
+            }
+        }
+        cell = cell * (fu64)dims[a] + (fu64)x;
+    }
+    for (fu32 j = cell_start[cell]; j < cell_start[cell + 1]; j++) {
+        topo_visit<D>(t, j);
+    }
+}
+
+// Grid search from the boid's cell c: cells ring by ring (Chebyshev distance in cells), each
+// once, until the k best and every agent within r_sep are certain (topo.rs `rings`).
+template <int D>
+FORGE_HD void topo_rings(Topo<D>* t, const GridShape* g, const fu32* cell_start, fu32 c) {
+    const Params* p = t->p;
+    bool wrap = t->wrap;
+    fi64 cc[3];
+    fi64 dims[3];
+    {
+        fu32 r = c;
+        for (int a = 0; a < 3; a++) {
+            dims[a] = g->dims[a];
+            cc[a] = r % g->dims[a];
+            r /= g->dims[a];
+        }
+    }
+    fi64 lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+    double h_min = 0.0;
+    fi64 d_max = 1;
+    for (int a = 0; a < D; a++) {
+        if (wrap) {
+            lo[a] = -((dims[a] - 1) / 2);
+            hi[a] = dims[a] / 2;
+        } else {
+            lo[a] = -cc[a];
+            hi[a] = dims[a] - 1 - cc[a];
+        }
+        double h = (double)p->world[a] / (double)dims[a];
+        h_min = a == 0 || h < h_min ? h : h_min;
+        d_max = dims[a] > d_max ? dims[a] : d_max;
+    }
+    fi64 r_last = 0;
+    for (int a = 0; a < D; a++) {
+        fi64 e = -lo[a] > hi[a] ? -lo[a] : hi[a];
+        r_last = e > r_last ? e : r_last;
+    }
+    double slack = 0.01 + (double)d_max / (double)(1ULL << 20);
+    for (fi64 r = 0; r <= r_last; r++) {
+        fi64 zlo = 0, zhi = 0;
+        if (D == 3) {
+            zlo = -r > lo[2] ? -r : lo[2];
+            zhi = r < hi[2] ? r : hi[2];
+        }
+        fi64 ylo = -r > lo[1] ? -r : lo[1];
+        fi64 yhi = r < hi[1] ? r : hi[1];
+        fi64 xlo = -r > lo[0] ? -r : lo[0];
+        fi64 xhi = r < hi[0] ? r : hi[0];
+        for (fi64 oz = zlo; oz <= zhi; oz++) {
+            bool z_on = (oz < 0 ? -oz : oz) == r;
+            for (fi64 oy = ylo; oy <= yhi; oy++) {
+                if (z_on || (oy < 0 ? -oy : oy) == r) {
+                    for (fi64 ox = xlo; ox <= xhi; ox++) {
+                        topo_cell<D>(t, cell_start, cc, dims, ox, oy, oz);
+                    }
+                } else {
+                    if (-r >= lo[0]) {
+                        topo_cell<D>(t, cell_start, cc, dims, -r, oy, oz);
+                    }
+                    if (r <= hi[0]) {
+                        topo_cell<D>(t, cell_start, cc, dims, r, oy, oz);
+                    }
+                }
+            }
+        }
+        // Every agent not yet visited is more than `reach` away.
+        double reach = ((double)r - slack) * h_min;
+        if (reach > 0.0) {
+            double reach2 = reach * reach * (1.0 - 1e-5);
+            if ((double)p->r_sep2 <= reach2 && t->len == t->k &&
+                (t->k == 0 || (double)bits_f32((fu32)(t->key[0] >> 32)) <= reach2)) {
+                return;
+            }
+        }
+    }
+}
+
+// One boid's step with topological alignment and cohesion (topo.rs `boids_agent`): me is its
+// slot in src, ids[slot] the agent in each slot (ids = NULL: slot = agent); g and cell_start the grid src is sorted by
+// (cell c), or g = NULL for brute force over every slot.
+template <int D, bool OBS = false>
+FORGE_HD void topo_agent(const Params* p, const Src* src, const fu32* ids, fu32 me,
+                         const GridShape* g, const fu32* cell_start, fu32 c, fu64 step, float* pi,
+                         float* vi, const Obs* obs = 0) {
+    fu64 m = src->m;
+    Topo<D> t;
+    t.p = p;
+    t.src = src;
+    t.ids = ids;
+    t.me = me;
+    t.wrap = p->boundary == 0;
+    fu32 k = src->m > 0 ? src->m - 1 : 0;
+    k = p->topo_k < k ? p->topo_k : k;
+    t.k = k < TOPO_K_MAX ? (int)k : TOPO_K_MAX;
+    t.len = 0;
+    for (int a = 0; a < D; a++) {
+        t.pi[a] = src->pos[a * m + me];
+        vi[a] = src->vel[a * m + me];
+    }
+    t.fov = sight_new<D>(p, vi, &t.sight);
+    boids_acc_new<D>(&t.acc);
+    if (g == 0) {
+        for (fu32 j = 0; j < src->m; j++) {
+            topo_visit<D>(&t, j);
+        }
+    } else {
+        topo_rings<D>(&t, g, cell_start, c);
+    }
+    for (int i = 0; i < t.len; i++) {
+        fu32 j = t.slot[i];
+        float d[D];
+        topo_offset<D>(&t, j, d);
+        for (int a = 0; a < D; a++) {
+            t.acc.ali[a] = (fi64)((fu64)t.acc.ali[a] + (fu64)src->vfix[a * m + j]);
+            t.acc.coh[a] = (fi64)((fu64)t.acc.coh[a] + (fu64)to_fix(d[a]));
+        }
+    }
+    t.acc.n_ali = (fu32)t.len;
+    t.acc.n_coh = (fu32)t.len;
+    for (int a = 0; a < D; a++) {
+        pi[a] = t.pi[a];
+    }
+    boids_integrate<D, OBS>(p, &t.acc, step, ids ? ids[me] : me, pi, vi, obs);
 }
 
 // Whether a value is finite (the CPU's `check`), without relying on isfinite's host/device split.
@@ -736,11 +1455,11 @@ FORGE_HD bool put_slot(float* out_pos, float* out_vel, fu32 n, fu32 t, const flo
 
 // Grid search: the boid in sorted slot t (agent ids[t], cell scell[t]) of spos/svel/svfix steps
 // into slot t of out_* (boids_grid_kernel2/3). Returns whether its new state is finite.
-template <int D>
+template <int D, bool OBS = false>
 FORGE_HD bool boids_grid_slot(const Params* p, const GridShape* g, fu64 step,
                               const fu32* cell_start, const fu32* scell, const fu32* ids,
                               const float* spos, const float* svel, const fi64* svfix, fu32 t,
-                              float* out_pos, float* out_vel) {
+                              float* out_pos, float* out_vel, const Obs* obs = 0) {
     fu32 n = p->n;
     float rmax2 = fmaxf(fmaxf(p->r_sep2, p->r_ali2), p->r_coh2);
     // Sized for D: the array lives in local memory, which 2D then uses a third of.
@@ -749,8 +1468,33 @@ FORGE_HD bool boids_grid_slot(const Params* p, const GridShape* g, fu64 step,
     int nr = neighbour_ranges(g, cell_start, scell[t], g->wrap != 0, D, ranges, &seam);
     Src src = {spos, svel, svfix, n};
     float pi[D], vi[D];
-    boids_agent<D>(p, rmax2, seam, &src, t, ranges, nr, step, ids[t], pi, vi);
+    boids_agent<D, OBS>(p, rmax2, seam, &src, t, ranges, nr, step, ids[t], pi, vi, obs);
     return put_slot<D>(out_pos, out_vel, n, t, pi, vi);
+}
+
+// Grid search, topological neighbours: the boid in sorted slot t steps into slot t of out_*
+// (topo_grid_kernel2/3). Returns whether its new state is finite.
+template <int D, bool OBS = false>
+FORGE_HD bool topo_grid_slot(const Params* p, const GridShape* g, fu64 step,
+                             const fu32* cell_start, const fu32* scell, const fu32* ids,
+                             const float* spos, const float* svel, const fi64* svfix, fu32 t,
+                             float* out_pos, float* out_vel, const Obs* obs = 0) {
+    Src src = {spos, svel, svfix, p->n};
+    float pi[D], vi[D];
+    topo_agent<D, OBS>(p, &src, ids, t, g, cell_start, scell[t], step, pi, vi, obs);
+    return put_slot<D>(out_pos, out_vel, p->n, t, pi, vi);
+}
+
+// Brute force, topological neighbours: the boid in slot s = agent s against all n agents
+// (topo_brute_kernel2/3; brute force never reorders).
+template <int D, bool OBS = false>
+FORGE_HD bool topo_brute_slot(const Params* p, fu64 step, const float* pos, const float* vel,
+                              const fi64* bvfix, fu32 s, float* out_pos, float* out_vel,
+                              const Obs* obs = 0) {
+    Src src = {pos, vel, bvfix, p->n};
+    float pi[D], vi[D];
+    topo_agent<D, OBS>(p, &src, 0, s, 0, 0, 0, step, pi, vi, obs);
+    return put_slot<D>(out_pos, out_vel, p->n, s, pi, vi);
 }
 
 // Grid search: the Vicsek particle in sorted slot t (agent ids[t], cell scell[t]) of
@@ -771,15 +1515,16 @@ FORGE_HD bool vicsek_grid_slot(const Params* p, const GridShape* g, fu64 step,
 
 // Brute force: the boid in slot s = agent s (brute force never reorders) of pos/vel (bvfix from
 // brute_prep_slot) steps into slot s of out_* against all n agents (boids_brute_kernel2/3).
-template <int D>
+template <int D, bool OBS = false>
 FORGE_HD bool boids_brute_slot(const Params* p, fu64 step, const float* pos, const float* vel,
-                               const fi64* bvfix, fu32 s, float* out_pos, float* out_vel) {
+                               const fi64* bvfix, fu32 s, float* out_pos, float* out_vel,
+                               const Obs* obs = 0) {
     fu32 n = p->n;
     float rmax2 = fmaxf(fmaxf(p->r_sep2, p->r_ali2), p->r_coh2);
     fu32 all[1][2] = {{0u, n}};
     Src src = {pos, vel, bvfix, n};
     float pi[D], vi[D];
-    boids_agent<D>(p, rmax2, p->boundary == 0, &src, s, all, 1, step, s, pi, vi);
+    boids_agent<D, OBS>(p, rmax2, p->boundary == 0, &src, s, all, 1, step, s, pi, vi, obs);
     return put_slot<D>(out_pos, out_vel, n, s, pi, vi);
 }
 

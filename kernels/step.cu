@@ -7,11 +7,12 @@
 //   scan_add_kernel       exclusive prefix of the cell counts -> cell_start (counting sort)
 //   build_grid_kernel     coherent reorder into cell order: positions, velocities (Vicsek: unit
 //                         velocities), their fixed-point form (svfix), agent ids
-//   boids_grid_kernel2/3, vicsek_grid_kernel
+//   boids_grid_kernel2/3, vicsek_grid_kernel, topo_grid_kernel2/3 (topological neighbours)
 //                         the force and integration, boundaries, RNG; writes slot t of `next`
 // Brute force (small N), per step:
 //   build_brute_kernel    fixed-point velocities (Vicsek: unit velocities) in slot order
-//   boids_brute_kernel2/3, vicsek_brute_kernel
+//   boids_brute_kernel2/3, vicsek_brute_kernel, topo_brute_kernel2/3
+// With obstacles, the boids and topological kernels' _obs twins (boids_grid_obs_kernel2, ...).
 //
 // Recording (a frame every record_every steps):
 //   frame_kernel          the state in agent order, as a .bfs frame stores it, into a frame
@@ -158,18 +159,18 @@ extern "C" __global__ void build_brute_kernel(fu32 n, fu32 dim, fu32 is_units,
     brute_prep_slot(n, dim, is_units != 0, vel, units, bvfix, s);
 }
 
-template <int D>
+template <int D, bool OBS = false>
 __device__ __forceinline__ void boids_grid(Params p, GridShape g, fu64 step,
                                            const fu32* cell_start, const fu32* scell,
                                            const fu32* ids, const float* spos, const float* svel,
                                            const fi64* svfix, float* out_pos, float* out_vel,
-                                           fu64* bad) {
+                                           fu64* bad, const Obs* obs = 0) {
     fu32 t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= p.n) {
         return;
     }
-    if (!boids_grid_slot<D>(&p, &g, step, cell_start, scell, ids, spos, svel, svfix, t, out_pos,
-                            out_vel)) {
+    if (!boids_grid_slot<D, OBS>(&p, &g, step, cell_start, scell, ids, spos, svel, svfix, t,
+                                 out_pos, out_vel, obs)) {
         flag(bad, step + 1, ids[t]);
     }
 }
@@ -202,15 +203,15 @@ void vicsek_grid_kernel(Params p, GridShape g, fu64 step, const fu32* cell_start
     }
 }
 
-template <int D>
+template <int D, bool OBS = false>
 __device__ __forceinline__ void boids_brute(Params p, fu64 step, const float* pos,
                                             const float* vel, const fi64* bvfix, float* out_pos,
-                                            float* out_vel, fu64* bad) {
+                                            float* out_vel, fu64* bad, const Obs* obs = 0) {
     fu32 s = blockIdx.x * blockDim.x + threadIdx.x;
     if (s >= p.n) {
         return;
     }
-    if (!boids_brute_slot<D>(&p, step, pos, vel, bvfix, s, out_pos, out_vel)) {
+    if (!boids_brute_slot<D, OBS>(&p, step, pos, vel, bvfix, s, out_pos, out_vel, obs)) {
         flag(bad, step + 1, s);
     }
 }
@@ -239,3 +240,89 @@ extern "C" __global__ void vicsek_brute_kernel(Params p, fu64 step, const float*
         flag(bad, step + 1, s);
     }
 }
+
+// Topological neighbours (forge_math.h topo_agent): the k nearest seen agents, k <= TOPO_K_MAX.
+template <int D, bool OBS = false>
+__device__ __forceinline__ void topo_grid(Params p, GridShape g, fu64 step, const fu32* cell_start,
+                                          const fu32* scell, const fu32* ids, const float* spos,
+                                          const float* svel, const fi64* svfix, float* out_pos,
+                                          float* out_vel, fu64* bad, const Obs* obs = 0) {
+    fu32 t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= p.n) {
+        return;
+    }
+    if (!topo_grid_slot<D, OBS>(&p, &g, step, cell_start, scell, ids, spos, svel, svfix, t,
+                                out_pos, out_vel, obs)) {
+        flag(bad, step + 1, ids[t]);
+    }
+}
+
+extern "C" __global__ void topo_grid_kernel2(Params p, GridShape g, fu64 step,
+                                             const fu32* cell_start, const fu32* scell,
+                                             const fu32* ids, const float* spos,
+                                             const float* svel, const fi64* svfix,
+                                             float* out_pos, float* out_vel, fu64* bad) {
+    topo_grid<2>(p, g, step, cell_start, scell, ids, spos, svel, svfix, out_pos, out_vel, bad);
+}
+
+extern "C" __global__ void topo_grid_kernel3(Params p, GridShape g, fu64 step,
+                                             const fu32* cell_start, const fu32* scell,
+                                             const fu32* ids, const float* spos,
+                                             const float* svel, const fi64* svfix,
+                                             float* out_pos, float* out_vel, fu64* bad) {
+    topo_grid<3>(p, g, step, cell_start, scell, ids, spos, svel, svfix, out_pos, out_vel, bad);
+}
+
+template <int D, bool OBS = false>
+__device__ __forceinline__ void topo_brute(Params p, fu64 step, const float* pos,
+                                           const float* vel, const fi64* bvfix, float* out_pos,
+                                           float* out_vel, fu64* bad, const Obs* obs = 0) {
+    fu32 s = blockIdx.x * blockDim.x + threadIdx.x;
+    if (s >= p.n) {
+        return;
+    }
+    if (!topo_brute_slot<D, OBS>(&p, step, pos, vel, bvfix, s, out_pos, out_vel, obs)) {
+        flag(bad, step + 1, s);
+    }
+}
+
+extern "C" __global__ void topo_brute_kernel2(Params p, fu64 step, const float* pos,
+                                              const float* vel, const fi64* bvfix,
+                                              float* out_pos, float* out_vel, fu64* bad) {
+    topo_brute<2>(p, step, pos, vel, bvfix, out_pos, out_vel, bad);
+}
+
+extern "C" __global__ void topo_brute_kernel3(Params p, fu64 step, const float* pos,
+                                              const float* vel, const fi64* bvfix,
+                                              float* out_pos, float* out_vel, fu64* bad) {
+    topo_brute<3>(p, step, pos, vel, bvfix, out_pos, out_vel, bad);
+}
+
+// With obstacles (forge_math.h obs_steer, obs_settle): the same kernels, with the shapes. One
+// kernel per search, rule and dimension, named as above with _obs.
+#define OBS_GRID_KERNEL(name, fn, D)                                                              \
+    extern "C" __global__ void name(Params p, GridShape g, fu64 step, const fu32* cell_start,    \
+                                    const fu32* scell, const fu32* ids, const float* spos,       \
+                                    const float* svel, const fi64* svfix, float* out_pos,        \
+                                    float* out_vel, fu64* bad, ObsHead oh,                        \
+                                    const ObsShape* shapes) {                                     \
+        Obs obs = {oh, shapes};                                                                   \
+        fn<D, true>(p, g, step, cell_start, scell, ids, spos, svel, svfix, out_pos, out_vel, bad, \
+                    &obs);                                                                        \
+    }
+#define OBS_BRUTE_KERNEL(name, fn, D)                                                             \
+    extern "C" __global__ void name(Params p, fu64 step, const float* pos, const float* vel,     \
+                                    const fi64* bvfix, float* out_pos, float* out_vel, fu64* bad, \
+                                    ObsHead oh, const ObsShape* shapes) {                         \
+        Obs obs = {oh, shapes};                                                                   \
+        fn<D, true>(p, step, pos, vel, bvfix, out_pos, out_vel, bad, &obs);                       \
+    }
+
+OBS_GRID_KERNEL(boids_grid_obs_kernel2, boids_grid, 2)
+OBS_GRID_KERNEL(boids_grid_obs_kernel3, boids_grid, 3)
+OBS_GRID_KERNEL(topo_grid_obs_kernel2, topo_grid, 2)
+OBS_GRID_KERNEL(topo_grid_obs_kernel3, topo_grid, 3)
+OBS_BRUTE_KERNEL(boids_brute_obs_kernel2, boids_brute, 2)
+OBS_BRUTE_KERNEL(boids_brute_obs_kernel3, boids_brute, 3)
+OBS_BRUTE_KERNEL(topo_brute_obs_kernel2, topo_brute, 2)
+OBS_BRUTE_KERNEL(topo_brute_obs_kernel3, topo_brute, 3)

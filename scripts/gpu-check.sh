@@ -100,13 +100,14 @@ for scene in $("$FORGE" scenes 2>/dev/null | awk '{print $1}' | grep -E '^[a-z0-
     same "$scene N=1000" "brute grid" "$scene" --steps 30 --agents 1000
 done
 for n in 1 2; do
-    for scene in cuplan vicsek shoal3d; do
+    for scene in cuplan vicsek shoal3d murmuration obstacles; do
         same "$scene N=$n" "brute grid" "$scene" --steps 30 --agents "$n"
     done
 done
 same "vicsek-bands every 3rd" grid vicsek-bands --steps 30 --every 3
 same "turbulence N=100000" grid turbulence --steps 30 --agents 100000
 same "vicsek N=100000" grid vicsek --steps 30 --agents 100000
+same "murmuration N=100000" grid murmuration --steps 30 --agents 100000
 scene_at turbulence 1000000 1 "$TMP/t1m.json"
 same "turbulence N=1M" grid "$TMP/t1m.json" --steps 10
 scene_at flame3d 1000000 5 "$TMP/f1m.json"

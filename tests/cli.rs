@@ -152,9 +152,9 @@ fn bad_neighbours_name_the_field() {
 
 /// Topological neighbours travel in the recording's scene only when asked for, so recordings
 /// made before they existed keep their bytes (tests/determinism.rs pins them); the CUDA kernels
-/// do not implement them: `--backend cuda` refuses, `auto` says it uses the CPU.
+/// take k up to 64: `--backend cuda` refuses more, naming the field.
 #[test]
-fn topological_neighbours_are_stored_and_run_on_the_cpu() {
+fn topological_neighbours_are_stored_and_k_above_64_runs_on_the_cpu() {
     let d = tmp();
     for (neighbours, stored) in [(r#""metric""#, false), (r#""topological", "k": 5"#, true)] {
         let s = write(
@@ -178,11 +178,17 @@ fn topological_neighbours_are_stored_and_run_on_the_cpu() {
             assert_eq!(b["neighbours"]["k"], 5);
         }
     }
+    write(
+        d.path(),
+        "k.json",
+        r#"{"model": "boids", "agents": 100, "steps": 2, "boids": {"neighbours": {"kind": "topological", "k": 65}}}"#,
+    );
     fails_cleanly(
         d.path(),
-        &["simulate", "n.json", "-o", "c.bfs", "--backend", "cuda"],
+        &["simulate", "k.json", "-o", "c.bfs", "--backend", "cuda"],
         &[
-            "--backend cuda: topological neighbours (scene.boids.neighbours) run on the CPU only",
+            "--backend cuda: topological neighbours with k above 64 (scene.boids.neighbours.k) \
+             run on the CPU only",
             "use --backend cpu",
         ],
         &["c.bfs"],

@@ -155,8 +155,8 @@ fn cuda_matches_cpu_bytes_when_a_gpu_is_present() {
     }
     let dir = tmp();
     let scenes = forge::scene::builtin::names();
-    // What the kernels do not implement (topological neighbours, obstacles, species) runs on
-    // the CPU only: CUDA refuses those scenes, naming why.
+    // What the kernels do not implement (obstacles, species) runs on the CPU only: CUDA refuses
+    // those scenes, naming why.
     let (metric, cpu_only): (Vec<&str>, Vec<&str>) = scenes.iter().partition(|s| {
         let scene = forge::scene::Scene::load(s).unwrap();
         forge::sim::backend::cpu_only(
@@ -165,6 +165,29 @@ fn cuda_matches_cpu_bytes_when_a_gpu_is_present() {
         )
         .is_none()
     });
+    // Topological neighbours run on the GPU up to the kernels' k; a larger k is refused.
+    let many = dir.path().join("k65.json");
+    std::fs::write(
+        &many,
+        r#"{"model": "boids", "agents": 300, "world": {"size": [400, 300]},
+            "boids": {"neighbours": {"kind": "topological", "k": 65}}}"#,
+    )
+    .unwrap();
+    let err = fails(
+        dir.path(),
+        &[
+            "simulate",
+            "k65.json",
+            "--steps",
+            "2",
+            "--backend",
+            "cuda",
+            "-o",
+            "t.bfs",
+        ],
+    );
+    has(&err, "scene.boids.neighbours.k");
+    has(&err, "run on the CPU only");
     for scene in cpu_only {
         let err = fails(
             dir.path(),
@@ -191,6 +214,21 @@ fn cuda_matches_cpu_bytes_when_a_gpu_is_present() {
             vec!["--steps".into(), "20".into(), "--agents".into(), n.into()],
         ));
     }
+    // Topological neighbours: few agents (k at or above N - 1), and 3D with the kernels' most.
+    for n in ["1", "2", "11", "1000"] {
+        cases.push((
+            "murmuration".into(),
+            vec!["--steps".into(), "10".into(), "--agents".into(), n.into()],
+        ));
+    }
+    let k64 = dir.path().join("k64.json");
+    std::fs::write(
+        &k64,
+        r#"{"model": "boids", "dim": 3, "agents": 3000, "world": {"size": [300, 300, 300]},
+            "boids": {"neighbours": {"kind": "topological", "k": 64}, "fov": 270}}"#,
+    )
+    .unwrap();
+    cases.push(("k64.json".into(), vec!["--steps".into(), "10".into()]));
     // A frame every 3rd step, after the scene's warm-up.
     cases.push((
         "vicsek".into(),

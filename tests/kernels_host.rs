@@ -15,6 +15,7 @@ use forge::scene::Search;
 use forge::sim::cpu::CpuSolver;
 use forge::sim::cuda::{grid_shape, GridShape};
 use forge::sim::math::*;
+use forge::sim::obstacles::{ObsHead, ObsShape, Obstacles};
 use forge::sim::{init, Params, State};
 
 struct Lib {
@@ -29,6 +30,7 @@ struct Lib {
     apply_boundary: unsafe extern "C" fn(*mut f32, *mut f32, f32, u32),
     unit2: unsafe extern "C" fn(f32, f32, *mut f32),
     params_size: unsafe extern "C" fn() -> u32,
+    topo_k_max: unsafe extern "C" fn() -> u32,
     grid_shape_size: unsafe extern "C" fn() -> u32,
     params_offset: unsafe extern "C" fn(*const std::ffi::c_char) -> std::ffi::c_long,
     grid_shape_offset: unsafe extern "C" fn(*const std::ffi::c_char) -> std::ffi::c_long,
@@ -74,7 +76,13 @@ struct Lib {
         *mut f32,
         *mut f32,
         *mut u32,
+        *const ObsHead,
+        *const ObsShape,
     ) -> i64,
+    obs_shape_size: unsafe extern "C" fn() -> u32,
+    obs_head_size: unsafe extern "C" fn() -> u32,
+    obs_offset: unsafe extern "C" fn(*const std::ffi::c_char) -> std::ffi::c_long,
+    obs_head_offset: unsafe extern "C" fn(*const std::ffi::c_char) -> std::ffi::c_long,
 }
 
 /// Build kernels/host/shim.cpp into a shared library (once) and load it.
@@ -136,6 +144,7 @@ fn lib() -> &'static Lib {
                 apply_boundary: sym!("fm_apply_boundary"),
                 unit2: sym!("fm_unit2"),
                 params_size: sym!("fm_params_size"),
+                topo_k_max: sym!("fm_topo_k_max"),
                 grid_shape_size: sym!("fm_grid_shape_size"),
                 params_offset: sym!("fm_params_offset"),
                 grid_shape_offset: sym!("fm_grid_shape_offset"),
@@ -146,6 +155,10 @@ fn lib() -> &'static Lib {
                 heading: sym!("fm_heading"),
                 frame: sym!("fm_frame"),
                 step: sym!("fm_step"),
+                obs_shape_size: sym!("fm_obs_shape_size"),
+                obs_head_size: sym!("fm_obs_head_size"),
+                obs_offset: sym!("fm_obs_offset"),
+                obs_head_offset: sym!("fm_obs_head_offset"),
                 _lib: l,
             }
         }
@@ -218,6 +231,7 @@ fn layouts_match_field_by_field() {
     let l = lib();
     unsafe {
         assert_eq!((l.params_size)() as usize, std::mem::size_of::<Params>());
+        assert_eq!((l.topo_k_max)(), forge::sim::cuda::TOPO_K_MAX);
         assert_eq!(
             (l.grid_shape_size)() as usize,
             std::mem::size_of::<GridShape>()
@@ -251,6 +265,29 @@ fn layouts_match_field_by_field() {
     );
     let grid = offsets!(GridShape, dims, ncells, inv_cell, wrap);
     let c = |f: &str| std::ffi::CString::new(f).unwrap();
+    let shape = offsets!(ObsShape, round, a, e, e2, r, centre, near2, touch2, cross2);
+    let head = offsets!(ObsHead, n, w_avoid, look_ahead, clearance, inv_clearance);
+    unsafe {
+        assert_eq!(
+            (l.obs_shape_size)() as usize,
+            std::mem::size_of::<ObsShape>()
+        );
+        assert_eq!((l.obs_head_size)() as usize, std::mem::size_of::<ObsHead>());
+    }
+    for (name, rust) in shape {
+        let cpp = unsafe { (l.obs_offset)(c(name).as_ptr()) };
+        assert_eq!(
+            cpp, rust as std::ffi::c_long,
+            "ObsShape.{name}: C++ {cpp}, Rust {rust}"
+        );
+    }
+    for (name, rust) in head {
+        let cpp = unsafe { (l.obs_head_offset)(c(name).as_ptr()) };
+        assert_eq!(
+            cpp, rust as std::ffi::c_long,
+            "ObsHead.{name}: C++ {cpp}, Rust {rust}"
+        );
+    }
     for (name, rust) in params {
         let cpp = unsafe { (l.params_offset)(c(name).as_ptr()) };
         assert_eq!(
@@ -358,6 +395,17 @@ fn scene_params_with(
     n: usize,
     edit: impl Fn(&mut forge::scene::Scene),
 ) -> (Params, State) {
+    let (p, _, state) = scene_run(name, n, edit);
+    (p, state)
+}
+
+/// The scene `name` changed by `edit`, with `n` agents: its parameters, obstacles and initial
+/// state.
+fn scene_run(
+    name: &str,
+    n: usize,
+    edit: impl Fn(&mut forge::scene::Scene),
+) -> (Params, Obstacles, State) {
     let mut scene = forge::scene::Scene::load(name).unwrap();
     edit(&mut scene);
     scene.agents = n as u32;
@@ -365,7 +413,11 @@ fn scene_params_with(
         scene.init.count = Some(c.min(n as u32));
     }
     let state = init::initial_state(&scene).unwrap();
-    (Params::from_scene(&scene, state.n), state)
+    (
+        Params::from_scene(&scene, state.n),
+        Obstacles::from_scene(&scene),
+        state,
+    )
 }
 
 fn boids_pairs_case<const D: usize>(l: &Lib, p: &Params, r: &mut Rng) {
@@ -736,11 +788,15 @@ fn whole_steps(name: &str, n: usize, steps: u64) {
 /// [`whole_steps`] of the scene changed by `edit`.
 fn whole_steps_with(name: &str, n: usize, steps: u64, edit: impl Fn(&mut forge::scene::Scene)) {
     let l = lib();
-    let (p, state) = scene_params_with(name, n, edit);
+    let (p, obstacles, state) = scene_run(name, n, edit);
+    let (head, shapes) = obstacles.for_kernels();
     let n = state.n;
     let dim = state.dim;
     for (search, grid) in [(Search::Grid, 1), (Search::Brute, 0)] {
-        let mut cpu = CpuSolver::new(p, state.clone(), 1, search).unwrap();
+        let mut cpu = CpuSolver::new(p, state.clone(), 1, search)
+            .unwrap()
+            .with_obstacles(obstacles.clone())
+            .unwrap();
         let shape = if grid == 1 {
             grid_shape(&p, n).unwrap()
         } else {
@@ -763,6 +819,8 @@ fn whole_steps_with(name: &str, n: usize, steps: u64, edit: impl Fn(&mut forge::
                     npos.as_mut_ptr(),
                     nvel.as_mut_ptr(),
                     nids.as_mut_ptr(),
+                    &head,
+                    shapes.as_ptr(),
                 )
             };
             assert_eq!(
@@ -788,13 +846,43 @@ fn whole_steps_with(name: &str, n: usize, steps: u64, edit: impl Fn(&mut forge::
 
 #[test]
 fn whole_steps_match_the_cpu_on_every_builtin_scene() {
-    // The kernels run the metric rules only (CUDA refuses topological neighbours, which
-    // murmuration uses; tests/cuda.rs checks the refusal).
     for name in forge::scene::builtin::names() {
-        if scene_params(name, 400).0.topo_k == 0 {
-            whole_steps(name, 400, 25);
+        whole_steps(name, 400, 25);
+    }
+}
+
+/// Topological neighbours (the k nearest seen agents, ring by ring through the grid): k from 1
+/// to the kernels' most, k at or above the flock's size, N = 1, 2, 3, 2D and 3D, wrapping and
+/// reflecting worlds, with and without a field of view, and a flock so sparse that the rings
+/// go out to the far cells.
+#[test]
+fn whole_steps_match_the_cpu_with_topological_neighbours() {
+    let topo = |k: u32, fov: f32, reflect: bool| {
+        move |s: &mut forge::scene::Scene| {
+            let b = s.boids.as_mut().unwrap();
+            b.neighbours = forge::scene::Neighbours::Topological { k };
+            b.fov = fov;
+            if reflect {
+                s.boundary = forge::scene::Boundary::Reflect;
+            }
+        }
+    };
+    let kmax = forge::sim::cuda::TOPO_K_MAX;
+    whole_steps("murmuration", 2000, 8);
+    for name in ["cuplan", "murmuration3d", "shoal3d"] {
+        for (k, fov, reflect) in [(1, 360.0, false), (7, 300.0, true), (kmax, 200.0, false)] {
+            whole_steps_with(name, 500, 8, topo(k, fov, reflect));
         }
     }
+    for n in [1, 2, 3, 11] {
+        for k in [1, 2, 10] {
+            whole_steps_with("cuplan", n, 10, topo(k, 360.0, false));
+            whole_steps_with("murmuration3d", n, 10, topo(k, 250.0, true));
+        }
+    }
+    // 40 agents in a large world: most cells empty, the k-th nearest many rings out.
+    whole_steps_with("schooling", 40, 10, topo(12, 360.0, false));
+    whole_steps_with("murmuration3d", 40, 10, topo(12, 360.0, true));
 }
 
 #[test]
@@ -828,4 +916,63 @@ fn whole_steps_match_the_cpu_with_heading_noise_and_a_field_of_view() {
             b.fov = 120.0;
         });
     }
+}
+
+/// A scene file in the test's scratch folder, for `whole_steps_with`.
+fn scene_file(name: &str, json: &str) -> String {
+    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("kernels_host_{}_{name}.json", std::process::id()));
+    std::fs::write(&path, json).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+/// Obstacles (circles or spheres, a box, a capsule), 2D and 3D, wrapping and reflecting,
+/// with avoidance and without (then only settling keeps boids out), with topological
+/// neighbours, and fast boids against a thin wall (the undone move): the kernels test every
+/// shape where the CPU tests those its cells' masks name, and must give the same bytes.
+#[test]
+fn whole_steps_match_the_cpu_with_obstacles() {
+    let field = |dim: usize, boundary: &str, extra: &str| {
+        let (world, z, b0, b1) = if dim == 2 {
+            ("[600, 400]", "", "", "")
+        } else {
+            ("[600, 400, 300]", ", 150", ", 60", ", 240")
+        };
+        format!(
+            r#"{{"model": "boids", "dim": {dim}, "agents": 600, "seed": 5, "dt": 0.05,
+                "world": {{"size": {world}, "boundary": "{boundary}"}},
+                "boids": {{"w_sep": 40{extra}}},
+                "obstacles": [
+                  {{"circle": {{"center": [300, 200{z}], "radius": 60}}}},
+                  {{"circle": {{"center": [150, 100{z}], "radius": 25}}}},
+                  {{"box": {{"min": [420, 50{b0}], "max": [480, 350{b1}]}}}},
+                  {{"segment": {{"from": [100, 300{z}], "to": [250, 360{z}], "radius": 4}}}}
+                ],
+                "init": {{"layout": "clusters", "count": 4, "radius": 80,
+                          "velocity": "aligned"}}}}"#
+        )
+    };
+    for dim in [2, 3] {
+        for boundary in ["wrap", "reflect"] {
+            for (i, extra) in [
+                "",
+                r#", "w_avoid": 0"#,
+                r#", "neighbours": {"kind": "topological", "k": 6}, "fov": 270"#,
+                r#", "v_min": 300, "v_max": 900, "w_avoid": 0"#,
+            ]
+            .iter()
+            .enumerate()
+            {
+                let f = scene_file(
+                    &format!("obs{dim}{boundary}{i}"),
+                    &field(dim, boundary, extra),
+                );
+                whole_steps(&f, 600, 30);
+            }
+        }
+    }
+    for n in [1, 2, 3] {
+        whole_steps("obstacles", n, 20);
+    }
+    whole_steps("obstacles", 4000, 10);
 }

@@ -1,6 +1,6 @@
 //! Obstacles through the real binary: every bad field named by its JSON path; no agent ever
 //! ends a step inside one (checked in float64 on every frame, 2D and 3D, with and without
-//! avoidance); avoidance keeps agents off the surfaces; the CUDA backend refuses them by name;
+//! avoidance); avoidance keeps agents off the surfaces; the CUDA backend runs them;
 //! the recording carries them and the renderer draws them.
 
 use std::path::Path;
@@ -260,26 +260,49 @@ fn bad_obstacles_are_named_by_their_json_path() {
     }
 }
 
+/// The CUDA backend runs obstacles: with a GPU, the same bytes as the CPU; without one, the
+/// error is the missing device, never a refusal of the scene.
 #[test]
-fn the_cuda_backend_refuses_obstacles_by_name() {
+fn the_cuda_backend_runs_obstacles() {
     let dir = tmp();
-    let s = write(dir.path(), "s.json", &field(2, "wrap", ""));
-    let err = fails(
-        dir.path(),
-        &[
+    let s = write(dir.path(), "s.json", &field(2, "reflect", ""));
+    let args = |backend: &'static str, out: &'static str| {
+        [
             "simulate",
             s.to_str().unwrap(),
+            "--steps",
+            "20",
+            "-q",
             "-o",
-            "x.bfs",
+            out,
             "--backend",
-            "cuda",
-        ],
+            backend,
+        ]
+        .map(String::from)
+    };
+    let cuda = args("cuda", "g.bfs");
+    let cuda: Vec<&str> = cuda.iter().map(String::as_str).collect();
+    if forge::sim::cuda::open_device().is_err() {
+        let err = fails(dir.path(), &cuda);
+        assert!(!err.contains("CPU only"), "{err}");
+        assert!(
+            err.contains("driver") || err.contains("device") || err.contains("NVRTC"),
+            "{err}"
+        );
+        no_output(dir.path(), "g.bfs");
+        return;
+    }
+    let cpu = args("cpu", "c.bfs");
+    succeeds(
+        dir.path(),
+        &cpu.iter().map(String::as_str).collect::<Vec<_>>(),
     );
-    has(
-        &err,
-        "--backend cuda: obstacles (scene.obstacles) run on the CPU only",
+    succeeds(dir.path(), &cuda);
+    assert!(
+        std::fs::read(dir.path().join("c.bfs")).unwrap()
+            == std::fs::read(dir.path().join("g.bfs")).unwrap(),
+        "CPU and CUDA recordings with obstacles differ"
     );
-    no_output(dir.path(), "x.bfs");
 }
 
 #[test]

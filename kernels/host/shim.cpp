@@ -46,6 +46,24 @@ static int sees_d(const Params* p, const float* vel, const float* d, float d2) {
     return sees<D>(&sight, d, d2) ? 1 : 0;
 }
 
+// One boid's slot of a whole step, as the kernel for its search (grid), rule (topo) and
+// obstacles (OBS) runs it: boids_grid_kernel2/3, topo_grid_kernel2/3, boids_brute_kernel2/3,
+// topo_brute_kernel2/3 and their _obs twins.
+template <int D, bool OBS>
+static bool boids_slot(const Params* p, const GridShape* g, int grid, bool topo, fu64 step,
+                       const fu32* cell_start, const fu32* scell, const fu32* ids,
+                       const float* spos, const float* svel, const fi64* svfix, const float* pos,
+                       const float* vel, fu32 t, float* out_pos, float* out_vel, const Obs* obs) {
+    if (grid) {
+        return topo ? topo_grid_slot<D, OBS>(p, g, step, cell_start, scell, ids, spos, svel,
+                                             svfix, t, out_pos, out_vel, obs)
+                    : boids_grid_slot<D, OBS>(p, g, step, cell_start, scell, ids, spos, svel,
+                                              svfix, t, out_pos, out_vel, obs);
+    }
+    return topo ? topo_brute_slot<D, OBS>(p, step, pos, vel, svfix, t, out_pos, out_vel, obs)
+                : boids_brute_slot<D, OBS>(p, step, pos, vel, svfix, t, out_pos, out_vel, obs);
+}
+
 extern "C" {
 
 fi64 fm_to_fix(float x) { return to_fix(x); }
@@ -66,6 +84,9 @@ void fm_apply_boundary(float* p, float* v, float size, fu32 boundary) {
 }
 void fm_unit2(float vx, float vy, float* out) { unit2(vx, vy, out); }
 fu32 fm_params_size(void) { return (fu32)sizeof(Params); }
+fu32 fm_topo_k_max(void) { return TOPO_K_MAX; }
+fu32 fm_obs_shape_size(void) { return (fu32)sizeof(ObsShape); }
+fu32 fm_obs_head_size(void) { return (fu32)sizeof(ObsHead); }
 fu32 fm_grid_shape_size(void) { return (fu32)sizeof(GridShape); }
 
 // Where each field of Params and GridShape lies (offsetof), by name; -1 for a name neither has.
@@ -80,6 +101,17 @@ long fm_params_offset(const char* name) {
     FM_FIELD(Params, v_max) FM_FIELD(Params, v0) FM_FIELD(Params, noise)
     FM_FIELD(Params, seed) FM_FIELD(Params, noise_kind) FM_FIELD(Params, topo_k)
     FM_FIELD(Params, heading_noise) FM_FIELD(Params, fov_cos)
+    return -1;
+}
+long fm_obs_offset(const char* name) {
+    FM_FIELD(ObsShape, round) FM_FIELD(ObsShape, a) FM_FIELD(ObsShape, e) FM_FIELD(ObsShape, e2)
+    FM_FIELD(ObsShape, r) FM_FIELD(ObsShape, centre) FM_FIELD(ObsShape, near2)
+    FM_FIELD(ObsShape, touch2) FM_FIELD(ObsShape, cross2)
+    return -1;
+}
+long fm_obs_head_offset(const char* name) {
+    FM_FIELD(ObsHead, n) FM_FIELD(ObsHead, w_avoid) FM_FIELD(ObsHead, look_ahead)
+    FM_FIELD(ObsHead, clearance) FM_FIELD(ObsHead, inv_clearance)
     return -1;
 }
 long fm_grid_shape_offset(const char* name) {
@@ -142,10 +174,15 @@ void fm_frame(fu32 n, fu32 dim, const float* pos, const float* vel, const fu32* 
 // ids in out_ids). grid == 0: brute force (slots keep their agents: ids must be the identity,
 // as on the GPU). grid != 0: counting sort into the cells of `g`, with the agents inside a cell
 // in REVERSE of their current slot order (the GPU's atomics give an arbitrary order: the result
-// must not depend on it). Returns the first agent whose new state is not finite, or -1.
+// must not depend on it). oh, shapes: the obstacles (oh NULL: none). Returns the first agent
+// whose new state is not finite, or -1.
 long long fm_step(const Params* p, const GridShape* g, int grid, fu64 step, const float* pos,
                   const float* vel, const fu32* ids, float* out_pos, float* out_vel,
-                  fu32* out_ids) {
+                  fu32* out_ids, const ObsHead* oh, const ObsShape* shapes) {
+    Obs obs = {{0, 0.0f, 0.0f, 0.0f, 0.0f}, shapes};
+    if (oh) {
+        obs.head = *oh;
+    }
     fu32 n = p->n;
     fu32 dim = p->dim;
     bool vicsek = p->model == 1;
@@ -191,28 +228,29 @@ long long fm_step(const Params* p, const GridShape* g, int grid, fu64 step, cons
             brute_prep_slot(n, dim, vicsek, vel, svel, svfix, s);
         }
     }
-    // boids_grid_kernel2/3, vicsek_grid_kernel; boids_brute_kernel2/3, vicsek_brute_kernel
+    // boids_grid_kernel2/3, vicsek_grid_kernel, topo_grid_kernel2/3; boids_brute_kernel2/3,
+    // vicsek_brute_kernel, topo_brute_kernel2/3
     for (fu32 t = 0; t < n; t++) {
         bool ok;
-        if (grid) {
-            if (vicsek) {
-                ok = vicsek_grid_slot(p, g, step, cell_start, scell, out_ids, spos, svel, svfix, t,
-                                      out_pos, out_vel);
-            } else if (dim == 2) {
-                ok = boids_grid_slot<2>(p, g, step, cell_start, scell, out_ids, spos, svel, svfix,
-                                        t, out_pos, out_vel);
-            } else {
-                ok = boids_grid_slot<3>(p, g, step, cell_start, scell, out_ids, spos, svel, svfix,
-                                        t, out_pos, out_vel);
-            }
+        bool topo = !vicsek && p->topo_k > 0;
+        if (vicsek) {
+            ok = grid ? vicsek_grid_slot(p, g, step, cell_start, scell, out_ids, spos, svel, svfix,
+                                         t, out_pos, out_vel)
+                      : vicsek_brute_slot(p, step, pos, svel, svfix, t, out_pos, out_vel);
+        } else if (obs.head.n > 0) {
+            ok = dim == 2 ? boids_slot<2, true>(p, g, grid, topo, step, cell_start, scell, out_ids,
+                                                spos, svel, svfix, pos, vel, t, out_pos, out_vel,
+                                                &obs)
+                          : boids_slot<3, true>(p, g, grid, topo, step, cell_start, scell, out_ids,
+                                                spos, svel, svfix, pos, vel, t, out_pos, out_vel,
+                                                &obs);
         } else {
-            if (vicsek) {
-                ok = vicsek_brute_slot(p, step, pos, svel, svfix, t, out_pos, out_vel);
-            } else if (dim == 2) {
-                ok = boids_brute_slot<2>(p, step, pos, vel, svfix, t, out_pos, out_vel);
-            } else {
-                ok = boids_brute_slot<3>(p, step, pos, vel, svfix, t, out_pos, out_vel);
-            }
+            ok = dim == 2 ? boids_slot<2, false>(p, g, grid, topo, step, cell_start, scell,
+                                                 out_ids, spos, svel, svfix, pos, vel, t, out_pos,
+                                                 out_vel, &obs)
+                          : boids_slot<3, false>(p, g, grid, topo, step, cell_start, scell,
+                                                 out_ids, spos, svel, svfix, pos, vel, t, out_pos,
+                                                 out_vel, &obs);
         }
         if (!ok && bad < 0) {
             bad = out_ids[t];

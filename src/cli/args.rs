@@ -74,7 +74,7 @@ pub struct SimulateArgs {
     /// {"from": [..], "to": [..], "radius": r}}]` (a circle is a sphere in 3D); boids steer
     /// around them with `boids.w_avoid` (default max_force), looking `boids.look_ahead` time
     /// units ahead (default 1) for a berth of `boids.clearance` (default r_sep), and never end
-    /// a step inside one. CPU only: `--backend cuda` refuses them.
+    /// a step inside one.
     pub scene: String,
     /// Output recording [default: SCENE_NAME.bfs in the current folder]. Written as
     /// NAME.XXXXXX.partial and renamed when complete; stopped early (SIGINT, SIGTERM, a full

@@ -6,7 +6,7 @@ use std::fmt;
 use clap::ValueEnum;
 
 use super::cpu::{CpuError, CpuSolver};
-use super::cuda::{open_device, CudaError, CudaSolver, Device};
+use super::cuda::{open_device, CudaError, CudaSolver, Device, TOPO_K_MAX};
 use super::{Diverged, FrameOut, Params, RecordError, Rules, State};
 use crate::scene::Search;
 
@@ -55,15 +55,9 @@ pub fn cpu_only(params: &Params, rules: &Rules) -> Option<&'static str> {
              them",
         );
     }
-    if !rules.obstacles.is_empty() {
-        return Some(
-            "obstacles (scene.obstacles) run on the CPU only: the CUDA kernels do not implement \
-             them",
-        );
-    }
-    (params.topo_k > 0).then_some(
-        "topological neighbours (scene.boids.neighbours) run on the CPU only: the CUDA kernels \
-         implement the metric rules",
+    (params.topo_k > TOPO_K_MAX).then_some(
+        "topological neighbours with k above 64 (scene.boids.neighbours.k) run on the CPU only: \
+         the CUDA kernels keep at most 64 nearest neighbours a boid",
     )
 }
 
@@ -179,7 +173,7 @@ enum Inner {
 
 impl AnySolver {
     /// `state` in agent order; `threads == 0` means all cores (CPU only).
-    /// `rules`: the scene's obstacles and species (`Rules::from_scene`); CUDA refuses either.
+    /// `rules`: the scene's obstacles and species (`Rules::from_scene`); CUDA refuses species.
     pub fn new(
         chosen: &Chosen,
         params: Params,
@@ -196,7 +190,13 @@ impl AnySolver {
                 let why = cpu_only(&params, &rules).expect("checked just above");
                 return Err(SolverError::Cuda(CudaError::Unsupported(why)));
             }
-            Chosen::Cuda(d) => Inner::Cuda(Box::new(CudaSolver::new(d, params, state, search)?)),
+            Chosen::Cuda(d) => Inner::Cuda(Box::new(CudaSolver::new(
+                d,
+                params,
+                &rules.obstacles,
+                state,
+                search,
+            )?)),
         };
         let mut s = AnySolver {
             step: 0,

@@ -26,6 +26,11 @@ pub use nvrtc::{
 };
 pub use solver::{CudaSolver, BLOCK, SCAN_BLOCK};
 
+/// Largest topological k (`scene.boids.neighbours.k`) the kernels take: each thread keeps its
+/// k best candidates in local memory (`TOPO_K_MAX` in kernels/forge_math.h; the backend's
+/// refusal message names the figure).
+pub const TOPO_K_MAX: u32 = 64;
+
 use super::grid::Grid;
 use super::{AllocError, Params};
 
@@ -112,6 +117,9 @@ pub struct GridShape {
 unsafe impl DeviceRepr for GridShape {}
 // SAFETY: Params is #[repr(C)], declared identically in kernels/forge_math.h (112 bytes).
 unsafe impl DeviceRepr for Params {}
+// SAFETY: ObsHead is #[repr(C)] of five 4-byte fields, declared identically in
+// kernels/forge_math.h (20 bytes; tests/kernels_host.rs checks the layout).
+unsafe impl DeviceRepr for crate::sim::obstacles::ObsHead {}
 
 /// The CPU's grid sizing rule (src/sim/grid.rs `Grid::new`), for the kernels.
 pub fn grid_shape(p: &Params, n: usize) -> Result<GridShape, AllocError> {

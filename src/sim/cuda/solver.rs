@@ -22,6 +22,7 @@ use cudarc::driver::{
 use super::{driver, grid_shape, CudaError, Device, GridShape};
 use crate::scene::{Model, Search};
 use crate::sim::cpu::{choose_search, unpermute};
+use crate::sim::obstacles::{ObsHead, Obstacles};
 use crate::sim::{Diverged, FrameOut, Params, PendingFrame, RecordError, State};
 
 /// Threads per block of the per-agent kernels (`BLOCK` in step.cu) and of the scan
@@ -43,6 +44,19 @@ struct Kernels {
     boids_brute2: CudaFunction,
     boids_brute3: CudaFunction,
     vicsek_brute: CudaFunction,
+    topo_grid2: CudaFunction,
+    topo_grid3: CudaFunction,
+    topo_brute2: CudaFunction,
+    topo_brute3: CudaFunction,
+    /// With obstacles: the boids and topological kernels' `_obs` twins, in the order above.
+    boids_grid_obs2: CudaFunction,
+    boids_grid_obs3: CudaFunction,
+    boids_brute_obs2: CudaFunction,
+    boids_brute_obs3: CudaFunction,
+    topo_grid_obs2: CudaFunction,
+    topo_grid_obs3: CudaFunction,
+    topo_brute_obs2: CudaFunction,
+    topo_brute_obs3: CudaFunction,
 }
 
 impl Kernels {
@@ -65,6 +79,18 @@ impl Kernels {
             boids_brute2: f("boids_brute_kernel2")?,
             boids_brute3: f("boids_brute_kernel3")?,
             vicsek_brute: f("vicsek_brute_kernel")?,
+            topo_grid2: f("topo_grid_kernel2")?,
+            topo_grid3: f("topo_grid_kernel3")?,
+            topo_brute2: f("topo_brute_kernel2")?,
+            topo_brute3: f("topo_brute_kernel3")?,
+            boids_grid_obs2: f("boids_grid_obs_kernel2")?,
+            boids_grid_obs3: f("boids_grid_obs_kernel3")?,
+            boids_brute_obs2: f("boids_brute_obs_kernel2")?,
+            boids_brute_obs3: f("boids_brute_obs_kernel3")?,
+            topo_grid_obs2: f("topo_grid_obs_kernel2")?,
+            topo_grid_obs3: f("topo_grid_obs_kernel3")?,
+            topo_brute_obs2: f("topo_brute_obs_kernel2")?,
+            topo_brute_obs3: f("topo_brute_obs_kernel3")?,
         })
     }
 }
@@ -212,6 +238,10 @@ pub struct CudaSolver {
     block_sums: CudaSlice<u32>,
     /// First (step << 32 | agent) whose state became non-finite; u64::MAX while none.
     bad: CudaSlice<u64>,
+    /// The obstacles (`n == 0`: none, and the kernels without them run) and their shapes
+    /// (`struct ObsShape` in kernels/forge_math.h, as 4-byte words).
+    obs_head: ObsHead,
+    obs_shapes: CudaSlice<u32>,
     /// Recorded frames' device buffers (`HostFrame::index` names one).
     frames: Vec<DeviceFrame>,
     shared: Arc<Shared>,
@@ -228,18 +258,22 @@ pub const IN_FLIGHT: usize = 3;
 const _: () = assert!(IN_FLIGHT <= crate::sim::init::SINK_FRAMES);
 
 impl CudaSolver {
-    /// `state` in agent order.
+    /// `state` in agent order; `obstacles` those of the scene (`Obstacles::from_scene`).
     pub fn new(
         dev: &Device,
         params: Params,
+        obstacles: &Obstacles,
         state: State,
         search: Search,
     ) -> Result<Self, CudaError> {
-        // The scene's obstacles never reach here: `AnySolver::new` refuses them first.
-        let none = super::super::Rules::none();
-        if let Some(why) = super::super::backend::cpu_only(&params, &none) {
+        let rules = super::super::Rules {
+            obstacles: obstacles.clone(),
+            species: None,
+        };
+        if let Some(why) = super::super::backend::cpu_only(&params, &rules) {
             return Err(CudaError::Unsupported(why));
         }
+        let (obs_head, shapes) = obstacles.for_kernels();
         let n = state.n;
         let dim = state.dim;
         let search = choose_search(search, n);
@@ -301,6 +335,14 @@ impl CudaSolver {
             cell_start: stream.clone_htod(&start).map_err(err)?,
             block_sums: stream.alloc_zeros(nblocks).map_err(err)?,
             bad: bad_init,
+            obs_head,
+            // One word at least: the driver refuses an empty allocation.
+            obs_shapes: if shapes.is_empty() {
+                stream.alloc_zeros(1)
+            } else {
+                stream.clone_htod(bytemuck::cast_slice::<_, u32>(&shapes))
+            }
+            .map_err(err)?,
             frames,
             shared,
             host: state,
@@ -448,29 +490,38 @@ impl CudaSolver {
         let n = self.n as u32;
         let g = self.shape;
         let step = self.step;
-        let st = &self.stream;
-        let f = match (p.model() == Model::Vicsek, self.dim) {
-            (true, _) => &self.k.vicsek_grid,
-            (false, 2) => &self.k.boids_grid2,
-            (false, _) => &self.k.boids_grid3,
+        let obs = self.obs_head.n > 0;
+        let k = &self.k;
+        let f = match (p.model() == Model::Vicsek, p.topo_k > 0, obs, self.dim) {
+            (true, ..) => &k.vicsek_grid,
+            (false, false, false, 2) => &k.boids_grid2,
+            (false, false, false, _) => &k.boids_grid3,
+            (false, true, false, 2) => &k.topo_grid2,
+            (false, true, false, _) => &k.topo_grid3,
+            (false, false, true, 2) => &k.boids_grid_obs2,
+            (false, false, true, _) => &k.boids_grid_obs3,
+            (false, true, true, 2) => &k.topo_grid_obs2,
+            (false, true, true, _) => &k.topo_grid_obs3,
         };
-        // SAFETY: reads the sorted arrays, writes slot t of next_pos/next_vel only.
-        unsafe {
-            st.launch_builder(f)
-                .arg(&p)
-                .arg(&g)
-                .arg(&step)
-                .arg(&self.cell_start)
-                .arg(&self.scell)
-                .arg(&self.next_ids)
-                .arg(&self.spos)
-                .arg(&self.svel)
-                .arg(&self.svfix)
-                .arg(&mut self.next_pos)
-                .arg(&mut self.next_vel)
-                .arg(&mut self.bad)
-                .launch(cfg(n, BLOCK))?;
+        let mut b = self.stream.launch_builder(f);
+        b.arg(&p)
+            .arg(&g)
+            .arg(&step)
+            .arg(&self.cell_start)
+            .arg(&self.scell)
+            .arg(&self.next_ids)
+            .arg(&self.spos)
+            .arg(&self.svel)
+            .arg(&self.svfix)
+            .arg(&mut self.next_pos)
+            .arg(&mut self.next_vel)
+            .arg(&mut self.bad);
+        if obs {
+            b.arg(&self.obs_head).arg(&self.obs_shapes);
         }
+        // SAFETY: the arguments are the kernel's, in its order (kernels/step.cu); it reads the
+        // sorted arrays (and the obs_head.n shapes) and writes slot t of next_pos/next_vel only.
+        unsafe { b.launch(cfg(n, BLOCK)) }?;
         Ok(())
     }
 
@@ -498,27 +549,36 @@ impl CudaSolver {
         let p = self.params;
         let n = self.n as u32;
         let step = self.step;
-        let st = &self.stream;
         let vicsek = p.model() == Model::Vicsek;
-        let f = match (vicsek, self.dim) {
-            (true, _) => &self.k.vicsek_brute,
-            (false, 2) => &self.k.boids_brute2,
-            (false, _) => &self.k.boids_brute3,
+        let obs = self.obs_head.n > 0;
+        let k = &self.k;
+        let f = match (vicsek, p.topo_k > 0, obs, self.dim) {
+            (true, ..) => &k.vicsek_brute,
+            (false, false, false, 2) => &k.boids_brute2,
+            (false, false, false, _) => &k.boids_brute3,
+            (false, true, false, 2) => &k.topo_brute2,
+            (false, true, false, _) => &k.topo_brute3,
+            (false, false, true, 2) => &k.boids_brute_obs2,
+            (false, false, true, _) => &k.boids_brute_obs3,
+            (false, true, true, 2) => &k.topo_brute_obs2,
+            (false, true, true, _) => &k.topo_brute_obs3,
         };
         let vel_src = if vicsek { &self.svel } else { &self.vel };
-        // SAFETY: reads all slots, writes slot s of next_pos/next_vel only.
-        unsafe {
-            st.launch_builder(f)
-                .arg(&p)
-                .arg(&step)
-                .arg(&self.pos)
-                .arg(vel_src)
-                .arg(&self.svfix)
-                .arg(&mut self.next_pos)
-                .arg(&mut self.next_vel)
-                .arg(&mut self.bad)
-                .launch(cfg(n, BLOCK))?;
+        let mut b = self.stream.launch_builder(f);
+        b.arg(&p)
+            .arg(&step)
+            .arg(&self.pos)
+            .arg(vel_src)
+            .arg(&self.svfix)
+            .arg(&mut self.next_pos)
+            .arg(&mut self.next_vel)
+            .arg(&mut self.bad);
+        if obs {
+            b.arg(&self.obs_head).arg(&self.obs_shapes);
         }
+        // SAFETY: the arguments are the kernel's, in its order (kernels/step.cu); it reads all
+        // slots (and the obs_head.n shapes) and writes slot s of next_pos/next_vel only.
+        unsafe { b.launch(cfg(n, BLOCK)) }?;
         Ok(())
     }
 

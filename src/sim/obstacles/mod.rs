@@ -56,6 +56,34 @@ struct Shape {
     cross2: f32,
 }
 
+/// One shape as the CUDA kernels read it (`struct ObsShape` in kernels/forge_math.h, 60 bytes;
+/// tests/kernels_host.rs checks the layout): [`Shape`] less the cells' radii.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct ObsShape {
+    pub round: u32,
+    pub a: [f32; 3],
+    pub e: [f32; 3],
+    pub e2: f32,
+    pub r: f32,
+    pub centre: [f32; 3],
+    pub near2: f32,
+    pub touch2: f32,
+    pub cross2: f32,
+}
+
+/// The avoidance settings and the number of shapes, as the CUDA kernels read them (`struct
+/// ObsHead` in kernels/forge_math.h, 20 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ObsHead {
+    pub n: u32,
+    pub w_avoid: f32,
+    pub look_ahead: f32,
+    pub clearance: f32,
+    pub inv_clearance: f32,
+}
+
 /// The obstacles of a run and the avoidance settings, ready for the step.
 #[derive(Clone, Debug, Default)]
 pub struct Obstacles {
@@ -191,6 +219,35 @@ impl Obstacles {
 
     pub fn is_empty(&self) -> bool {
         self.shapes.is_empty()
+    }
+
+    /// The shapes and settings as the CUDA kernels read them. The kernels test every shape
+    /// where the CPU tests those its cells' masks name: the masks only skip shapes whose exact
+    /// test fails ([`Near`]), so both give the same bytes.
+    pub fn for_kernels(&self) -> (ObsHead, Vec<ObsShape>) {
+        let head = ObsHead {
+            n: self.shapes.len() as u32,
+            w_avoid: self.w_avoid,
+            look_ahead: self.look_ahead,
+            clearance: self.clearance,
+            inv_clearance: self.inv_clearance,
+        };
+        let shapes = self
+            .shapes
+            .iter()
+            .map(|s| ObsShape {
+                round: s.round as u32,
+                a: s.a,
+                e: s.e,
+                e2: s.e2,
+                r: s.r,
+                centre: s.centre,
+                near2: s.near2,
+                touch2: s.touch2,
+                cross2: s.cross2,
+            })
+            .collect();
+        (head, shapes)
     }
 
     pub fn len(&self) -> usize {
