@@ -774,13 +774,9 @@ FORGE_HD void obs_settle(const Params* p, const Obs* o, const float* old, const 
     }
 }
 
-// Steering from the sums (with OBS, and the obstacles' avoidance), clamped to max_force;
-// semi-implicit Euler; heading noise (keyed by step and the agent's id); speed band; boundary
-// (with OBS, and settling out of the obstacles) (math.rs boids_integrate, boids_move).
-template <int D, bool OBS = false>
-FORGE_HD void boids_integrate(const Params* p, const BoidsAcc<D>* acc, fu64 step, fu64 agent,
-                              float* pos, float* vel, const Obs* obs = 0) {
-    float a[D];
+// The steering of the three rules from the neighbour sums, into a (math.rs boids_accel).
+template <int D>
+FORGE_HD void boids_accel(const Params* p, const BoidsAcc<D>* acc, const float* vel, float* a) {
     for (int k = 0; k < D; k++) {
         a[k] = p->w_sep * from_fix(acc->sep[k]);
     }
@@ -796,6 +792,14 @@ FORGE_HD void boids_integrate(const Params* p, const BoidsAcc<D>* acc, fu64 step
             a[k] = a[k] + p->w_coh * (from_fix(acc->coh[k]) / n);
         }
     }
+}
+
+// The rest of the step from the steering a (math.rs boids_move): with OBS, the obstacles'
+// avoidance; the clamp to max_force; semi-implicit Euler; heading noise (keyed by step and the
+// agent's id); speed band; boundary; with OBS, settling out of the obstacles.
+template <int D, bool OBS = false>
+FORGE_HD void boids_move(const Params* p, float* a, fu64 step, fu64 agent, float* pos, float* vel,
+                         const Obs* obs = 0) {
     if constexpr (OBS) {
         obs_steer<D>(obs, pos, vel, a);
     }
@@ -841,6 +845,16 @@ FORGE_HD void boids_integrate(const Params* p, const BoidsAcc<D>* acc, fu64 step
         }
         obs_settle<D>(p, obs, old, moved, pos, vel);
     }
+}
+
+// One boid's whole integration from its sums (math.rs boids_integrate): boids_accel, then
+// boids_move.
+template <int D, bool OBS = false>
+FORGE_HD void boids_integrate(const Params* p, const BoidsAcc<D>* acc, fu64 step, fu64 agent,
+                              float* pos, float* vel, const Obs* obs = 0) {
+    float a[D];
+    boids_accel<D>(p, acc, vel, a);
+    boids_move<D, OBS>(p, a, step, agent, pos, vel, obs);
 }
 
 // A velocity's direction (zero stays zero).
@@ -1356,6 +1370,268 @@ FORGE_HD void topo_agent(const Params* p, const Src* src, const fu32* ids, fu32 
     boids_integrate<D, OBS>(p, &t.acc, step, ids ? ids[me] : me, pi, vi, obs);
 }
 
+// ---- Species and predators (src/sim/species.rs) ----
+//
+// Each agent steers by its own species' parameters and counts a neighbour for separation,
+// alignment and cohesion as the interaction matrix says for the pair; a predator chases the
+// nearest flock agent within its chase radius (smallest squared distance, then smallest id); a
+// flock agent flees every predator within its flight radius, summed in id order. The sums are
+// the CPU's masked loop (the CPU's faster paths give the same integers); the flight reads the
+// predators' positions as hunters_slot gathered them before the step.
+
+// Interaction bits of species_mask (species.rs SEPARATE, ALIGN, COHERE).
+#define SP_SEPARATE 1u
+#define SP_ALIGN 2u
+#define SP_COHERE 4u
+
+// One species as the kernels read it (SpeciesRow in species.rs; 36 bytes): its agent ids
+// lo..hi, whether it is a predator, where its first agent goes among the hunters, its largest
+// squared radius, and the squared radius and weight of its chase and of its flight.
+struct SpeciesRow {
+    fu32 lo;
+    fu32 hi;
+    fu32 predator;
+    fu32 hunter_base;
+    float rmax2;
+    float chase_r2;
+    float chase_w;
+    float flee_r2;
+    float flee_w;
+};
+static_assert(sizeof(struct SpeciesRow) == 36, "SpeciesRow must match src/sim/species.rs");
+
+// A predator as the flight reads it: its agent id and position.
+struct Hunter {
+    fu32 id;
+    float pos[3];
+};
+
+// The counts of a run's species (SpeciesHead in species.rs; 12 bytes): species, whether any
+// is a predator, and predators (the hunters).
+struct SpeciesHead {
+    fu32 count;
+    fu32 any_predator;
+    fu32 n_hunters;
+};
+static_assert(sizeof(struct SpeciesHead) == 12, "SpeciesHead must match src/sim/species.rs");
+
+// The species of a run: their counts, each one's parameters and row, the interaction matrix
+// (mask[a * count + b]: what a does with b), the species of each agent id, and this step's
+// hunters (in id order).
+struct SpeciesTab {
+    fu32 count;
+    fu32 any_predator;
+    fu32 n_hunters;
+    const Params* params;
+    const SpeciesRow* rows;
+    const unsigned char* mask;
+    const unsigned char* of_agent;
+    const Hunter* hunters;
+};
+
+// Slot s (agent ids[s]; ids = NULL: slot = agent) of pos (component-major, n agents) into the
+// hunters, where its agent is a predator (hunters_kernel).
+FORGE_HD void hunters_slot(const SpeciesTab* sp, fu32 n, fu32 dim, const float* pos,
+                           const fu32* ids, fu32 s, Hunter* hunters) {
+    fu32 id = ids ? ids[s] : s;
+    const SpeciesRow* row = &sp->rows[sp->of_agent[id]];
+    if (!row->predator) {
+        return;
+    }
+    Hunter* h = &hunters[row->hunter_base + (id - row->lo)];
+    h->id = id;
+    for (fu32 k = 0; k < 3; k++) {
+        h->pos[k] = k < dim ? pos[(fu64)k * n + s] : 0.0f;
+    }
+}
+
+// The best prey so far of a predator at pi (species.rs nearest_prey's `visit`) among slots
+// lo..hi.
+template <int D>
+struct Prey {
+    bool found;
+    float d2;
+    fu32 id;
+    float d[D];
+};
+
+template <int D>
+FORGE_HD void prey_visit(const SpeciesTab* sp, const Params* p, const Src* src, const fu32* ids,
+                         const float* pi, float r2, fu32 lo, fu32 hi, Prey<D>* best) {
+    fu64 m = src->m;
+    bool wrap = p->boundary == 0;
+    for (fu32 j = lo; j < hi; j++) {
+        fu32 id = ids ? ids[j] : j;
+        if (sp->rows[sp->of_agent[id]].predator) {
+            continue;
+        }
+        float d[D];
+        for (int k = 0; k < D; k++) {
+            d[k] = wrap_delta(src->pos[k * m + j] - pi[k], p->world[k], p->half_world[k], wrap);
+        }
+        float d2 = norm2<D>(d);
+        if (!(d2 < r2)) {
+            continue;
+        }
+        if (!best->found || d2 < best->d2 || (d2 == best->d2 && id < best->id)) {
+            best->found = true;
+            best->d2 = d2;
+            best->id = id;
+            for (int k = 0; k < D; k++) {
+                best->d[k] = d[k];
+            }
+        }
+    }
+}
+
+// The nearest prey within squared radius r2 of pi: over every cell of the grid g (cell_start)
+// within reach (grid.rs each_cell_within), or every slot (g = NULL).
+template <int D>
+FORGE_HD void nearest_prey(const SpeciesTab* sp, const Params* p, const Src* src,
+                           const fu32* ids, const GridShape* g, const fu32* cell_start,
+                           const float* pi, float r2, Prey<D>* best) {
+    best->found = false;
+    if (g == 0) {
+        prey_visit<D>(sp, p, src, ids, pi, r2, 0, src->m, best);
+        return;
+    }
+    bool wrap = p->boundary == 0;
+    float r = sqrtf(r2);
+    fi64 lo[3], hi[3], dims[3];
+    for (int k = 0; k < 3; k++) {
+        dims[k] = g->dims[k];
+        if (k >= D) {
+            lo[k] = 0;
+            hi[k] = 0;
+            continue;
+        }
+        fi64 c = cell_coord(g, pi[k], k);
+        // Rust's `as i64` saturates: so does this, for a radius of many cells.
+        float v = r * g->inv_cell[k];
+        fi64 reach = (v < 1e15f ? (fi64)v : (fi64)1e15) + 2;
+        if (2 * reach + 1 >= dims[k]) {
+            lo[k] = 0;
+            hi[k] = dims[k] - 1;
+        } else if (wrap) {
+            lo[k] = c - reach;
+            hi[k] = c + reach;
+        } else {
+            lo[k] = c - reach > 0 ? c - reach : 0;
+            hi[k] = c + reach < dims[k] - 1 ? c + reach : dims[k] - 1;
+        }
+    }
+    for (fi64 z = lo[2]; z <= hi[2]; z++) {
+        fi64 az = ((z % dims[2]) + dims[2]) % dims[2];
+        for (fi64 y = lo[1]; y <= hi[1]; y++) {
+            fi64 ay = ((y % dims[1]) + dims[1]) % dims[1];
+            fu64 row = ((fu64)az * (fu64)dims[1] + (fu64)ay) * (fu64)dims[0];
+            for (fi64 x = lo[0]; x <= hi[0]; x++) {
+                fu64 c = row + (fu64)(((x % dims[0]) + dims[0]) % dims[0]);
+                prey_visit<D>(sp, p, src, ids, pi, r2, cell_start[c], cell_start[c + 1], best);
+            }
+        }
+    }
+}
+
+// One agent's step with species (species.rs sums_of's masked loop, then finish_of): me is its
+// slot in src, ids[slot] the agent in each slot (NULL: slot = agent), ranges its candidate
+// slots; g and cell_start the grid src is sorted by (NULL: brute force), for the chase.
+template <int D, bool OBS = false>
+FORGE_HD void species_agent(const SpeciesTab* sp, const Src* src, const fu32* ids, fu32 me,
+                            const fu32 (*ranges)[2], int nr, const GridShape* g,
+                            const fu32* cell_start, fu64 step, float* pi, float* vi,
+                            const Obs* obs = 0) {
+    fu64 m = src->m;
+    fu32 id = ids ? ids[me] : me;
+    fu32 a = sp->of_agent[id];
+    const Params* p = &sp->params[a];
+    const SpeciesRow* row = &sp->rows[a];
+    const unsigned char* mrow = &sp->mask[(fu64)a * sp->count];
+    bool wrap = p->boundary == 0;
+    for (int k = 0; k < D; k++) {
+        pi[k] = src->pos[k * m + me];
+        vi[k] = src->vel[k * m + me];
+    }
+    Sight<D> sight;
+    bool fov = sight_new<D>(p, vi, &sight);
+    BoidsAcc<D> acc;
+    boids_acc_new<D>(&acc);
+    for (int r = 0; r < nr; r++) {
+        for (fu32 j = ranges[r][0]; j < ranges[r][1]; j++) {
+            if (j == me) {
+                continue;
+            }
+            float d[D];
+            for (int k = 0; k < D; k++) {
+                d[k] = wrap_delta(src->pos[k * m + j] - pi[k], p->world[k], p->half_world[k],
+                                  wrap);
+            }
+            float d2 = norm2<D>(d);
+            if (!(d2 < row->rmax2)) {
+                continue;
+            }
+            fu32 mask = mrow[sp->of_agent[ids ? ids[j] : j]];
+            if ((mask & SP_SEPARATE) != 0 && d2 < p->r_sep2 && d2 > 0.0f) {
+                for (int k = 0; k < D; k++) {
+                    acc.sep[k] = (fi64)((fu64)acc.sep[k] + (fu64)to_fix(-d[k] / d2));
+                }
+            }
+            if ((mask & (SP_ALIGN | SP_COHERE)) == 0) {
+                continue;
+            }
+            if (fov && !sees<D>(&sight, d, d2)) {
+                continue;
+            }
+            if ((mask & SP_ALIGN) != 0 && d2 < p->r_ali2) {
+                for (int k = 0; k < D; k++) {
+                    acc.ali[k] = (fi64)((fu64)acc.ali[k] + (fu64)src->vfix[k * m + j]);
+                }
+                acc.n_ali += 1;
+            }
+            if ((mask & SP_COHERE) != 0 && d2 < p->r_coh2) {
+                for (int k = 0; k < D; k++) {
+                    acc.coh[k] = (fi64)((fu64)acc.coh[k] + (fu64)to_fix(d[k]));
+                }
+                acc.n_coh += 1;
+            }
+        }
+    }
+    float av[D];
+    boids_accel<D>(p, &acc, vi, av);
+    if (row->predator) {
+        Prey<D> best;
+        nearest_prey<D>(sp, p, src, ids, g, cell_start, pi, row->chase_r2, &best);
+        if (best.found) {
+            float d2 = norm2<D>(best.d);
+            if (d2 > 0.0f) {
+                float s = sqrtf(d2);
+                for (int k = 0; k < D; k++) {
+                    av[k] = av[k] + row->chase_w * (best.d[k] / s);
+                }
+            }
+        }
+    } else if (sp->any_predator) {
+        for (fu32 h = 0; h < sp->n_hunters; h++) {
+            const Hunter* hu = &sp->hunters[h];
+            if (hu->id == id) {
+                continue;
+            }
+            float d[D];
+            for (int k = 0; k < D; k++) {
+                d[k] = wrap_delta(pi[k] - hu->pos[k], p->world[k], p->half_world[k], wrap);
+            }
+            float d2 = norm2<D>(d);
+            if (d2 < row->flee_r2 && d2 > 0.0f) {
+                float s = sqrtf(d2);
+                for (int k = 0; k < D; k++) {
+                    av[k] = av[k] + row->flee_w * (d[k] / s);
+                }
+            }
+        }
+    }
+    boids_move<D, OBS>(p, av, step, id, pi, vi, obs);
+}
+
 // Whether a value is finite (the CPU's `check`), without relying on isfinite's host/device split.
 FORGE_HD bool finite_f32(float x) {
     return x - x == 0.0f;
@@ -1494,6 +1770,36 @@ FORGE_HD bool topo_brute_slot(const Params* p, fu64 step, const float* pos, cons
     Src src = {pos, vel, bvfix, p->n};
     float pi[D], vi[D];
     topo_agent<D, OBS>(p, &src, 0, s, 0, 0, 0, step, pi, vi, obs);
+    return put_slot<D>(out_pos, out_vel, p->n, s, pi, vi);
+}
+
+// Grid search, species: the agent in sorted slot t steps into slot t of out_*
+// (species_grid_kernel2/3). Returns whether its new state is finite.
+template <int D, bool OBS = false>
+FORGE_HD bool species_grid_slot(const Params* p, const SpeciesTab* sp, const GridShape* g,
+                                fu64 step, const fu32* cell_start, const fu32* scell,
+                                const fu32* ids, const float* spos, const float* svel,
+                                const fi64* svfix, fu32 t, float* out_pos, float* out_vel,
+                                const Obs* obs = 0) {
+    fu32 ranges[MAX_RANGES(D)][2];
+    bool seam;
+    int nr = neighbour_ranges(g, cell_start, scell[t], g->wrap != 0, D, ranges, &seam);
+    Src src = {spos, svel, svfix, p->n};
+    float pi[D], vi[D];
+    species_agent<D, OBS>(sp, &src, ids, t, ranges, nr, g, cell_start, step, pi, vi, obs);
+    return put_slot<D>(out_pos, out_vel, p->n, t, pi, vi);
+}
+
+// Brute force, species: the agent in slot s = agent s against all n agents
+// (species_brute_kernel2/3).
+template <int D, bool OBS = false>
+FORGE_HD bool species_brute_slot(const Params* p, const SpeciesTab* sp, fu64 step,
+                                 const float* pos, const float* vel, const fi64* bvfix, fu32 s,
+                                 float* out_pos, float* out_vel, const Obs* obs = 0) {
+    fu32 all[1][2] = {{0u, p->n}};
+    Src src = {pos, vel, bvfix, p->n};
+    float pi[D], vi[D];
+    species_agent<D, OBS>(sp, &src, 0, s, all, 1, 0, 0, step, pi, vi, obs);
     return put_slot<D>(out_pos, out_vel, p->n, s, pi, vi);
 }
 

@@ -13,6 +13,8 @@
 //   build_brute_kernel    fixed-point velocities (Vicsek: unit velocities) in slot order
 //   boids_brute_kernel2/3, vicsek_brute_kernel, topo_brute_kernel2/3
 // With obstacles, the boids and topological kernels' _obs twins (boids_grid_obs_kernel2, ...).
+// Species: hunters_kernel (the predators' positions, in id order), then species_grid_kernel2/3
+// or species_brute_kernel2/3 (and their _obs twins).
 //
 // Recording (a frame every record_every steps):
 //   frame_kernel          the state in agent order, as a .bfs frame stores it, into a frame
@@ -326,3 +328,104 @@ OBS_BRUTE_KERNEL(boids_brute_obs_kernel2, boids_brute, 2)
 OBS_BRUTE_KERNEL(boids_brute_obs_kernel3, boids_brute, 3)
 OBS_BRUTE_KERNEL(topo_brute_obs_kernel2, topo_brute, 2)
 OBS_BRUTE_KERNEL(topo_brute_obs_kernel3, topo_brute, 3)
+
+// ---- Species (forge_math.h species_agent) ----
+
+// The species tables as kernel arguments, and as the step reads them.
+#define SPECIES_ARGS                                                                              \
+    SpeciesHead sh, const Params *sp_params, const SpeciesRow *sp_rows,                           \
+        const unsigned char *sp_mask, const unsigned char *sp_of, const Hunter *hunters
+#define SPECIES_TAB                                                                               \
+    SpeciesTab sp = {sh.count, sh.any_predator, sh.n_hunters, sp_params,                         \
+                     sp_rows,  sp_mask,         sp_of,        hunters};
+
+// The predators of the state pos (slot order; ids = NULL: slot = agent) into `out`, in id
+// order, for the flight of the step that follows.
+extern "C" __global__ void hunters_kernel(fu32 n, fu32 dim, const float* __restrict__ pos,
+                                          const fu32* __restrict__ ids, fu32 has_ids,
+                                          SpeciesHead sh, const Params* sp_params,
+                                          const SpeciesRow* sp_rows, const unsigned char* sp_mask,
+                                          const unsigned char* sp_of, Hunter* out) {
+    fu32 s = blockIdx.x * blockDim.x + threadIdx.x;
+    if (s >= n) {
+        return;
+    }
+    SpeciesTab sp = {sh.count, sh.any_predator, sh.n_hunters, sp_params, sp_rows, sp_mask, sp_of,
+                     out};
+    hunters_slot(&sp, n, dim, pos, has_ids ? ids : 0, s, out);
+}
+
+template <int D, bool OBS>
+__device__ __forceinline__ void species_grid(Params p, GridShape g, fu64 step,
+                                             const fu32* cell_start, const fu32* scell,
+                                             const fu32* ids, const float* spos, const float* svel,
+                                             const fi64* svfix, float* out_pos, float* out_vel,
+                                             fu64* bad, const SpeciesTab* sp, const Obs* obs) {
+    fu32 t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= p.n) {
+        return;
+    }
+    if (!species_grid_slot<D, OBS>(&p, sp, &g, step, cell_start, scell, ids, spos, svel, svfix,
+                                   t, out_pos, out_vel, obs)) {
+        flag(bad, step + 1, ids[t]);
+    }
+}
+
+template <int D, bool OBS>
+__device__ __forceinline__ void species_brute(Params p, fu64 step, const float* pos,
+                                              const float* vel, const fi64* bvfix, float* out_pos,
+                                              float* out_vel, fu64* bad, const SpeciesTab* sp,
+                                              const Obs* obs) {
+    fu32 s = blockIdx.x * blockDim.x + threadIdx.x;
+    if (s >= p.n) {
+        return;
+    }
+    if (!species_brute_slot<D, OBS>(&p, sp, step, pos, vel, bvfix, s, out_pos, out_vel, obs)) {
+        flag(bad, step + 1, s);
+    }
+}
+
+#define SPECIES_GRID_KERNEL(name, D)                                                              \
+    extern "C" __global__ void name(Params p, GridShape g, fu64 step, const fu32* cell_start,    \
+                                    const fu32* scell, const fu32* ids, const float* spos,       \
+                                    const float* svel, const fi64* svfix, float* out_pos,        \
+                                    float* out_vel, fu64* bad, SPECIES_ARGS) {                    \
+        SPECIES_TAB                                                                               \
+        species_grid<D, false>(p, g, step, cell_start, scell, ids, spos, svel, svfix, out_pos,   \
+                               out_vel, bad, &sp, 0);                                             \
+    }
+#define SPECIES_GRID_OBS_KERNEL(name, D)                                                          \
+    extern "C" __global__ void name(Params p, GridShape g, fu64 step, const fu32* cell_start,    \
+                                    const fu32* scell, const fu32* ids, const float* spos,       \
+                                    const float* svel, const fi64* svfix, float* out_pos,        \
+                                    float* out_vel, fu64* bad, SPECIES_ARGS, ObsHead oh,          \
+                                    const ObsShape* shapes) {                                     \
+        SPECIES_TAB                                                                               \
+        Obs obs = {oh, shapes};                                                                   \
+        species_grid<D, true>(p, g, step, cell_start, scell, ids, spos, svel, svfix, out_pos,    \
+                              out_vel, bad, &sp, &obs);                                           \
+    }
+#define SPECIES_BRUTE_KERNEL(name, D)                                                             \
+    extern "C" __global__ void name(Params p, fu64 step, const float* pos, const float* vel,     \
+                                    const fi64* bvfix, float* out_pos, float* out_vel, fu64* bad, \
+                                    SPECIES_ARGS) {                                               \
+        SPECIES_TAB                                                                               \
+        species_brute<D, false>(p, step, pos, vel, bvfix, out_pos, out_vel, bad, &sp, 0);        \
+    }
+#define SPECIES_BRUTE_OBS_KERNEL(name, D)                                                         \
+    extern "C" __global__ void name(Params p, fu64 step, const float* pos, const float* vel,     \
+                                    const fi64* bvfix, float* out_pos, float* out_vel, fu64* bad, \
+                                    SPECIES_ARGS, ObsHead oh, const ObsShape* shapes) {           \
+        SPECIES_TAB                                                                               \
+        Obs obs = {oh, shapes};                                                                   \
+        species_brute<D, true>(p, step, pos, vel, bvfix, out_pos, out_vel, bad, &sp, &obs);      \
+    }
+
+SPECIES_GRID_KERNEL(species_grid_kernel2, 2)
+SPECIES_GRID_KERNEL(species_grid_kernel3, 3)
+SPECIES_GRID_OBS_KERNEL(species_grid_obs_kernel2, 2)
+SPECIES_GRID_OBS_KERNEL(species_grid_obs_kernel3, 3)
+SPECIES_BRUTE_KERNEL(species_brute_kernel2, 2)
+SPECIES_BRUTE_KERNEL(species_brute_kernel3, 3)
+SPECIES_BRUTE_OBS_KERNEL(species_brute_obs_kernel2, 2)
+SPECIES_BRUTE_OBS_KERNEL(species_brute_obs_kernel3, 3)

@@ -4,7 +4,7 @@
 # where cargo exists). NVRTC comes from the system, else from PyPI (scripts/nvrtc.sh).
 #
 #  1. identity: CPU and CUDA recordings are the same bytes (cmp) for every built-in scene the
-#     kernels run (the others must be refused, naming why), at their own size and N = 1000 with
+#     kernels run (any other must be refused, naming why), at their own size and N = 1000 with
 #     both searches, N = 1 and 2, 100k, a frame every 3rd step, and 1M;
 #  2. speed: the whole `forge simulate` command, ms/step as (T(long) − T(short)) / (steps
 #     between), so start-up does not count, beside FORGE_BEFORE (another build) if set; then
@@ -108,6 +108,8 @@ same "vicsek-bands every 3rd" grid vicsek-bands --steps 30 --every 3
 same "turbulence N=100000" grid turbulence --steps 30 --agents 100000
 same "vicsek N=100000" grid vicsek --steps 30 --agents 100000
 same "murmuration N=100000" grid murmuration --steps 30 --agents 100000
+same "murmuration-falcon N=100000" grid murmuration-falcon --steps 30 --agents 100000
+same "obstacles N=100000" grid obstacles --steps 30 --agents 100000
 scene_at turbulence 1000000 1 "$TMP/t1m.json"
 same "turbulence N=1M" grid "$TMP/t1m.json" --steps 10
 scene_at flame3d 1000000 5 "$TMP/f1m.json"

@@ -70,12 +70,7 @@ impl Live {
             Some(p) => Some(output::claim(&[(p, "--record")], &inputs, s.force)?),
             None => None,
         };
-        let chosen = backend::choose(
-            s.backend,
-            true,
-            &Params::from_scene(&s.scene, 0),
-            &Rules::from_scene(&s.scene),
-        )?;
+        let chosen = backend::choose(s.backend, true, &Params::from_scene(&s.scene, 0))?;
         let state = init::initial_state(&s.scene)?;
         s.scene.agents = state.n as u32;
         let header = Header::for_scene(&s.scene);

@@ -15,7 +15,9 @@ use forge::scene::Search;
 use forge::sim::cpu::CpuSolver;
 use forge::sim::cuda::{grid_shape, GridShape};
 use forge::sim::math::*;
-use forge::sim::obstacles::{ObsHead, ObsShape, Obstacles};
+use forge::sim::obstacles::{ObsHead, ObsShape};
+use forge::sim::species::{KernelSpecies, SpeciesHead, SpeciesRow};
+use forge::sim::Rules;
 use forge::sim::{init, Params, State};
 
 struct Lib {
@@ -78,7 +80,16 @@ struct Lib {
         *mut u32,
         *const ObsHead,
         *const ObsShape,
+        *const SpeciesHead,
+        *const Params,
+        *const SpeciesRow,
+        *const u8,
+        *const u8,
     ) -> i64,
+    species_row_size: unsafe extern "C" fn() -> u32,
+    species_head_size: unsafe extern "C" fn() -> u32,
+    species_offset: unsafe extern "C" fn(*const std::ffi::c_char) -> std::ffi::c_long,
+    species_head_offset: unsafe extern "C" fn(*const std::ffi::c_char) -> std::ffi::c_long,
     obs_shape_size: unsafe extern "C" fn() -> u32,
     obs_head_size: unsafe extern "C" fn() -> u32,
     obs_offset: unsafe extern "C" fn(*const std::ffi::c_char) -> std::ffi::c_long,
@@ -159,6 +170,10 @@ fn lib() -> &'static Lib {
                 obs_head_size: sym!("fm_obs_head_size"),
                 obs_offset: sym!("fm_obs_offset"),
                 obs_head_offset: sym!("fm_obs_head_offset"),
+                species_row_size: sym!("fm_species_row_size"),
+                species_head_size: sym!("fm_species_head_size"),
+                species_offset: sym!("fm_species_offset"),
+                species_head_offset: sym!("fm_species_head_offset"),
                 _lib: l,
             }
         }
@@ -281,6 +296,43 @@ fn layouts_match_field_by_field() {
             "ObsShape.{name}: C++ {cpp}, Rust {rust}"
         );
     }
+    let row = offsets!(
+        SpeciesRow,
+        lo,
+        hi,
+        predator,
+        hunter_base,
+        rmax2,
+        chase_r2,
+        chase_w,
+        flee_r2,
+        flee_w
+    );
+    let sp_head = offsets!(SpeciesHead, count, any_predator, n_hunters);
+    unsafe {
+        assert_eq!(
+            (l.species_row_size)() as usize,
+            std::mem::size_of::<SpeciesRow>()
+        );
+        assert_eq!(
+            (l.species_head_size)() as usize,
+            std::mem::size_of::<SpeciesHead>()
+        );
+    }
+    for (name, rust) in row {
+        let cpp = unsafe { (l.species_offset)(c(name).as_ptr()) };
+        assert_eq!(
+            cpp, rust as std::ffi::c_long,
+            "SpeciesRow.{name}: C++ {cpp}, Rust {rust}"
+        );
+    }
+    for (name, rust) in sp_head {
+        let cpp = unsafe { (l.species_head_offset)(c(name).as_ptr()) };
+        assert_eq!(
+            cpp, rust as std::ffi::c_long,
+            "SpeciesHead.{name}: C++ {cpp}, Rust {rust}"
+        );
+    }
     for (name, rust) in head {
         let cpp = unsafe { (l.obs_head_offset)(c(name).as_ptr()) };
         assert_eq!(
@@ -399,23 +451,27 @@ fn scene_params_with(
     (p, state)
 }
 
-/// The scene `name` changed by `edit`, with `n` agents: its parameters, obstacles and initial
-/// state.
+/// The scene `name` changed by `edit`, with `n` agents (given to its species in proportion,
+/// as `--agents` does): its parameters, obstacles and species, and initial state.
 fn scene_run(
     name: &str,
     n: usize,
     edit: impl Fn(&mut forge::scene::Scene),
-) -> (Params, Obstacles, State) {
+) -> (Params, Rules, State) {
     let mut scene = forge::scene::Scene::load(name).unwrap();
     edit(&mut scene);
-    scene.agents = n as u32;
+    if scene.species.is_empty() {
+        scene.agents = n as u32;
+    } else {
+        scene.set_agents(n as u32).unwrap();
+    }
     if let Some(c) = scene.init.count {
         scene.init.count = Some(c.min(n as u32));
     }
     let state = init::initial_state(&scene).unwrap();
     (
         Params::from_scene(&scene, state.n),
-        Obstacles::from_scene(&scene),
+        Rules::from_scene(&scene),
         state,
     )
 }
@@ -788,14 +844,16 @@ fn whole_steps(name: &str, n: usize, steps: u64) {
 /// [`whole_steps`] of the scene changed by `edit`.
 fn whole_steps_with(name: &str, n: usize, steps: u64, edit: impl Fn(&mut forge::scene::Scene)) {
     let l = lib();
-    let (p, obstacles, state) = scene_run(name, n, edit);
-    let (head, shapes) = obstacles.for_kernels();
+    let (p, rules, state) = scene_run(name, n, edit);
+    let (head, shapes) = rules.obstacles.for_kernels();
+    let sp = rules.species.as_ref().map(|s| s.for_kernels());
+    let k = sp.clone().unwrap_or(KernelSpecies::default());
     let n = state.n;
     let dim = state.dim;
     for (search, grid) in [(Search::Grid, 1), (Search::Brute, 0)] {
         let mut cpu = CpuSolver::new(p, state.clone(), 1, search)
             .unwrap()
-            .with_obstacles(obstacles.clone())
+            .with_rules(rules.clone())
             .unwrap();
         let shape = if grid == 1 {
             grid_shape(&p, n).unwrap()
@@ -821,6 +879,11 @@ fn whole_steps_with(name: &str, n: usize, steps: u64, edit: impl Fn(&mut forge::
                     nids.as_mut_ptr(),
                     &head,
                     shapes.as_ptr(),
+                    sp.as_ref().map_or(std::ptr::null(), |s| &s.head),
+                    k.params.as_ptr(),
+                    k.rows.as_ptr(),
+                    k.mask.as_ptr(),
+                    k.of_agent.as_ptr(),
                 )
             };
             assert_eq!(
@@ -975,4 +1038,63 @@ fn whole_steps_match_the_cpu_with_obstacles() {
         whole_steps("obstacles", n, 20);
     }
     whole_steps("obstacles", 4000, 10);
+}
+
+/// Species and predators: the built-in scenes at several sizes (a falcon among few starlings,
+/// N near the species count), three species with a full interaction matrix in 3D and in a
+/// reflecting world, many predators (the flight sums over all of them in id order), and species
+/// with obstacles.
+#[test]
+fn whole_steps_match_the_cpu_with_species_and_predators() {
+    for n in [2, 3, 40, 600] {
+        whole_steps("murmuration-falcon", n, 20);
+        whole_steps("two-flocks", n, 20);
+    }
+    let three = |dim: usize, boundary: &str, hunters: u32, obstacles: bool| {
+        let (world, z) = if dim == 2 {
+            ("[500, 400]", "")
+        } else {
+            ("[500, 400, 300]", ", 150")
+        };
+        let obstacles = if obstacles {
+            format!(
+                r#", "obstacles": [{{"circle": {{"center": [250, 200{z}], "radius": 40}}}},
+                     {{"box": {{"min": [60, 60{b}], "max": [120, 140{c}]}}}}]"#,
+                b = if dim == 2 { "" } else { ", 60" },
+                c = if dim == 2 { "" } else { ", 140" },
+            )
+        } else {
+            String::new()
+        };
+        format!(
+            r#"{{"model": "boids", "dim": {dim}, "seed": 9, "dt": 0.05,
+                "world": {{"size": {world}, "boundary": "{boundary}"}},
+                "boids": {{"r_sep": 8, "r_ali": 30, "r_coh": 40, "w_sep": 40, "noise": 0.4}},
+                "species": [
+                  {{"name": "a", "agents": 300, "boids": {{"fov": 250, "w_flee": 500,
+                    "flee_radius": 80}}}},
+                  {{"name": "b", "agents": 200, "boids": {{"r_coh": 60, "v_max": 90,
+                    "w_flee": 300, "flee_radius": 60}}}},
+                  {{"name": "hawk", "agents": {hunters}, "role": "predator",
+                    "boids": {{"chase_radius": 150, "w_chase": 300}}}}
+                ],
+                "interactions": {{
+                  "a": {{"b": {{"separate": true, "align": true}}}},
+                  "b": {{"a": {{"cohere": true}}, "hawk": {{"separate": true}}}}
+                }}{obstacles},
+                "init": {{"layout": "clusters", "count": 5, "radius": 70,
+                          "velocity": "random"}}}}"#
+        )
+    };
+    for dim in [2, 3] {
+        for (boundary, hunters, obstacles) in [
+            ("wrap", 3, false),
+            ("reflect", 80, false),
+            ("wrap", 5, true),
+        ] {
+            let json = three(dim, boundary, hunters, obstacles);
+            let f = scene_file(&format!("sp{dim}{boundary}{hunters}{obstacles}"), &json);
+            whole_steps(&f, 500 + hunters as usize, 25);
+        }
+    }
 }

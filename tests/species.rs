@@ -1,5 +1,5 @@
 //! Species and predators through the real binary: every bad field named by its JSON path; the
-//! agent count and the species' counts agree; the CUDA backend refuses species by name; scenes
+//! agent count and the species' counts agree; the CUDA backend runs species; scenes
 //! without species store nothing new; the chase and flight rules checked against a float64
 //! reference on every agent-step; prey thin out around a predator.
 
@@ -214,32 +214,56 @@ fn agents_on_the_command_line_scale_every_species() {
     no_output(dir.path(), "x.bfs");
 }
 
+/// The CUDA backend runs species: with a GPU, the same bytes as the CPU; without one, the error
+/// is the missing device, never a refusal of the scene; `auto` runs them either way.
 #[test]
-fn the_cuda_backend_refuses_species_by_name() {
+fn the_cuda_backend_runs_species() {
     let dir = tmp();
     let s = write(
         dir.path(),
         "s.json",
-        &format!(r#"{{"model": "boids", "steps": 2, "species": {TWO}}}"#),
+        &format!(r#"{{"model": "boids", "steps": 20, "species": {TWO}}}"#),
     );
-    let err = fails(
+    let s = s.to_str().unwrap();
+    let run = |backend: &str, out: &str| {
+        vec![
+            "simulate".to_string(),
+            s.to_string(),
+            "-q".into(),
+            "-o".into(),
+            out.into(),
+            "--backend".into(),
+            backend.into(),
+        ]
+    };
+    let cuda = run("cuda", "g.bfs");
+    let cuda: Vec<&str> = cuda.iter().map(String::as_str).collect();
+    if forge::sim::cuda::open_device().is_err() {
+        let err = fails(dir.path(), &cuda);
+        assert!(!err.contains("CPU only"), "{err}");
+        assert!(
+            err.contains("driver") || err.contains("device") || err.contains("NVRTC"),
+            "{err}"
+        );
+        no_output(dir.path(), "g.bfs");
+    } else {
+        let cpu = run("cpu", "c.bfs");
+        succeeds(
+            dir.path(),
+            &cpu.iter().map(String::as_str).collect::<Vec<_>>(),
+        );
+        succeeds(dir.path(), &cuda);
+        assert!(
+            std::fs::read(dir.path().join("c.bfs")).unwrap()
+                == std::fs::read(dir.path().join("g.bfs")).unwrap(),
+            "CPU and CUDA recordings with species differ"
+        );
+    }
+    let auto = run("auto", "a.bfs");
+    succeeds(
         dir.path(),
-        &[
-            "simulate",
-            s.to_str().unwrap(),
-            "-o",
-            "x.bfs",
-            "--backend",
-            "cuda",
-        ],
+        &auto.iter().map(String::as_str).collect::<Vec<_>>(),
     );
-    has(
-        &err,
-        "--backend cuda: species (scene.species) run on the CPU only",
-    );
-    no_output(dir.path(), "x.bfs");
-    // `auto` runs them on the CPU.
-    simulate(dir.path(), &s, &["--backend", "auto"]);
 }
 
 #[test]

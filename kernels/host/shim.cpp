@@ -64,6 +64,26 @@ static bool boids_slot(const Params* p, const GridShape* g, int grid, bool topo,
                 : boids_brute_slot<D, OBS>(p, step, pos, vel, svfix, t, out_pos, out_vel, obs);
 }
 
+// One agent's slot of a whole step with species, as species_grid_kernel2/3 or
+// species_brute_kernel2/3 (or their _obs twins, with obstacles) runs it.
+template <int D>
+static bool species_slot(const Params* p, const SpeciesTab* sp, const GridShape* g, int grid,
+                         fu64 step, const fu32* cell_start, const fu32* scell, const fu32* ids,
+                         const float* spos, const float* svel, const fi64* svfix,
+                         const float* pos, const float* vel, fu32 t, float* out_pos,
+                         float* out_vel, const Obs* obs) {
+    if (obs->head.n > 0) {
+        return grid ? species_grid_slot<D, true>(p, sp, g, step, cell_start, scell, ids, spos,
+                                                 svel, svfix, t, out_pos, out_vel, obs)
+                    : species_brute_slot<D, true>(p, sp, step, pos, vel, svfix, t, out_pos,
+                                                  out_vel, obs);
+    }
+    return grid ? species_grid_slot<D, false>(p, sp, g, step, cell_start, scell, ids, spos, svel,
+                                              svfix, t, out_pos, out_vel)
+                : species_brute_slot<D, false>(p, sp, step, pos, vel, svfix, t, out_pos,
+                                               out_vel);
+}
+
 extern "C" {
 
 fi64 fm_to_fix(float x) { return to_fix(x); }
@@ -87,6 +107,8 @@ fu32 fm_params_size(void) { return (fu32)sizeof(Params); }
 fu32 fm_topo_k_max(void) { return TOPO_K_MAX; }
 fu32 fm_obs_shape_size(void) { return (fu32)sizeof(ObsShape); }
 fu32 fm_obs_head_size(void) { return (fu32)sizeof(ObsHead); }
+fu32 fm_species_row_size(void) { return (fu32)sizeof(SpeciesRow); }
+fu32 fm_species_head_size(void) { return (fu32)sizeof(SpeciesHead); }
 fu32 fm_grid_shape_size(void) { return (fu32)sizeof(GridShape); }
 
 // Where each field of Params and GridShape lies (offsetof), by name; -1 for a name neither has.
@@ -112,6 +134,17 @@ long fm_obs_offset(const char* name) {
 long fm_obs_head_offset(const char* name) {
     FM_FIELD(ObsHead, n) FM_FIELD(ObsHead, w_avoid) FM_FIELD(ObsHead, look_ahead)
     FM_FIELD(ObsHead, clearance) FM_FIELD(ObsHead, inv_clearance)
+    return -1;
+}
+long fm_species_offset(const char* name) {
+    FM_FIELD(SpeciesRow, lo) FM_FIELD(SpeciesRow, hi) FM_FIELD(SpeciesRow, predator)
+    FM_FIELD(SpeciesRow, hunter_base) FM_FIELD(SpeciesRow, rmax2) FM_FIELD(SpeciesRow, chase_r2)
+    FM_FIELD(SpeciesRow, chase_w) FM_FIELD(SpeciesRow, flee_r2) FM_FIELD(SpeciesRow, flee_w)
+    return -1;
+}
+long fm_species_head_offset(const char* name) {
+    FM_FIELD(SpeciesHead, count) FM_FIELD(SpeciesHead, any_predator)
+    FM_FIELD(SpeciesHead, n_hunters)
     return -1;
 }
 long fm_grid_shape_offset(const char* name) {
@@ -174,15 +207,25 @@ void fm_frame(fu32 n, fu32 dim, const float* pos, const float* vel, const fu32* 
 // ids in out_ids). grid == 0: brute force (slots keep their agents: ids must be the identity,
 // as on the GPU). grid != 0: counting sort into the cells of `g`, with the agents inside a cell
 // in REVERSE of their current slot order (the GPU's atomics give an arbitrary order: the result
-// must not depend on it). oh, shapes: the obstacles (oh NULL: none). Returns the first agent
-// whose new state is not finite, or -1.
+// must not depend on it). oh, shapes: the obstacles (oh NULL: none); sh, sp_*: the species
+// (sh NULL: none). Returns the first agent whose new state is not finite, or -1.
 long long fm_step(const Params* p, const GridShape* g, int grid, fu64 step, const float* pos,
                   const float* vel, const fu32* ids, float* out_pos, float* out_vel,
-                  fu32* out_ids, const ObsHead* oh, const ObsShape* shapes) {
+                  fu32* out_ids, const ObsHead* oh, const ObsShape* shapes,
+                  const SpeciesHead* sh, const Params* sp_params, const SpeciesRow* sp_rows,
+                  const unsigned char* sp_mask, const unsigned char* sp_of) {
     Obs obs = {{0, 0.0f, 0.0f, 0.0f, 0.0f}, shapes};
     if (oh) {
         obs.head = *oh;
     }
+    SpeciesTab sp = {0, 0, 0, sp_params, sp_rows, sp_mask, sp_of, NULL};
+    if (sh) {
+        sp.count = sh->count;
+        sp.any_predator = sh->any_predator;
+        sp.n_hunters = sh->n_hunters;
+    }
+    Hunter* hunters = (Hunter*)calloc((size_t)sp.n_hunters + 1, sizeof(Hunter));
+    sp.hunters = hunters;
     fu32 n = p->n;
     fu32 dim = p->dim;
     bool vicsek = p->model == 1;
@@ -228,8 +271,14 @@ long long fm_step(const Params* p, const GridShape* g, int grid, fu64 step, cons
             brute_prep_slot(n, dim, vicsek, vel, svel, svfix, s);
         }
     }
-    // boids_grid_kernel2/3, vicsek_grid_kernel, topo_grid_kernel2/3; boids_brute_kernel2/3,
-    // vicsek_brute_kernel, topo_brute_kernel2/3
+    // hunters_kernel, over the slots the step reads.
+    if (sp.count > 0) {
+        for (fu32 s = 0; s < n; s++) {
+            hunters_slot(&sp, n, dim, grid ? spos : pos, grid ? out_ids : NULL, s, hunters);
+        }
+    }
+    // boids_grid_kernel2/3, vicsek_grid_kernel, topo_grid_kernel2/3, species_grid_kernel2/3;
+    // boids_brute_kernel2/3, vicsek_brute_kernel, topo_brute_kernel2/3, species_brute_kernel2/3
     for (fu32 t = 0; t < n; t++) {
         bool ok;
         bool topo = !vicsek && p->topo_k > 0;
@@ -237,6 +286,11 @@ long long fm_step(const Params* p, const GridShape* g, int grid, fu64 step, cons
             ok = grid ? vicsek_grid_slot(p, g, step, cell_start, scell, out_ids, spos, svel, svfix,
                                          t, out_pos, out_vel)
                       : vicsek_brute_slot(p, step, pos, svel, svfix, t, out_pos, out_vel);
+        } else if (sp.count > 0) {
+            ok = dim == 2 ? species_slot<2>(p, &sp, g, grid, step, cell_start, scell, out_ids, spos,
+                                            svel, svfix, pos, vel, t, out_pos, out_vel, &obs)
+                          : species_slot<3>(p, &sp, g, grid, step, cell_start, scell, out_ids, spos,
+                                            svel, svfix, pos, vel, t, out_pos, out_vel, &obs);
         } else if (obs.head.n > 0) {
             ok = dim == 2 ? boids_slot<2, true>(p, g, grid, topo, step, cell_start, scell, out_ids,
                                                 spos, svel, svfix, pos, vel, t, out_pos, out_vel,
@@ -261,6 +315,7 @@ long long fm_step(const Params* p, const GridShape* g, int grid, fu64 step, cons
     free(svfix);
     free(scell);
     free(cell_start);
+    free(hunters);
     return bad;
 }
 

@@ -16,7 +16,7 @@ use forge::scene::{Boundary, Scene, Search};
 use forge::sim::backend::{self, AnySolver, Backend};
 use forge::sim::frames::FrameOut;
 use forge::sim::Rules;
-use forge::sim::{init, Params, State};
+use forge::sim::{init, Params};
 
 use crate::errors::{arg_err, to_py, ForgeError};
 use crate::scene::PyScene;
@@ -173,8 +173,7 @@ impl PySimulation {
             .detach(move || -> anyhow::Result<(AnySolver, Scene)> {
                 let mut scene = s2;
                 let rules = Rules::from_scene(&scene);
-                let chosen =
-                    backend::choose(backend, true, &Params::from_scene(&scene, 0), &rules)?;
+                let chosen = backend::choose(backend, true, &Params::from_scene(&scene, 0))?;
                 let state = init::initial_state(&scene)?;
                 scene.agents = state.n as u32;
                 let params = Params::from_scene(&scene, state.n);

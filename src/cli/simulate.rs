@@ -100,12 +100,7 @@ impl<'a> Plan<'a> {
         let inputs = scene_inputs(&a.scene, &scene);
         let inputs: Vec<(&Path, &str)> = inputs.iter().map(|(p, w)| (p.as_path(), *w)).collect();
         let claim = output::claim(&[(out_path, "output")], &inputs, a.force)?;
-        let backend = backend::choose(
-            a.backend,
-            a.quiet,
-            &Params::from_scene(&scene, 0),
-            &Rules::from_scene(&scene),
-        )?;
+        let backend = backend::choose(a.backend, a.quiet, &Params::from_scene(&scene, 0))?;
         let state = init::initial_state(&scene).map_err(|e| {
             // Outside `layout: file` (whose errors name scene.init.*), the only failures are
             // about the agent count (memory): name the field or flag that set it.

@@ -48,13 +48,7 @@ impl std::error::Error for CudaRequired {
 
 /// Why a run with `params` can use the CPU backend only, if it can: what the CUDA kernels do not
 /// implement.
-pub fn cpu_only(params: &Params, rules: &Rules) -> Option<&'static str> {
-    if rules.species.is_some() {
-        return Some(
-            "species (scene.species) run on the CPU only: the CUDA kernels do not implement \
-             them",
-        );
-    }
+pub fn cpu_only(params: &Params) -> Option<&'static str> {
     (params.topo_k > TOPO_K_MAX).then_some(
         "topological neighbours with k above 64 (scene.boids.neighbours.k) run on the CPU only: \
          the CUDA kernels keep at most 64 nearest neighbours a boid",
@@ -71,13 +65,8 @@ fn auto_may_use_cuda() -> bool {
 /// Resolve `--backend` for a run with `params`: `cuda` fails with the reason; `auto` falls back
 /// to the CPU, with a one-line note (unless `quiet`) where CUDA could otherwise have run; `cpu`
 /// is the CPU.
-pub fn choose(
-    backend: Backend,
-    quiet: bool,
-    params: &Params,
-    rules: &Rules,
-) -> Result<Chosen, CudaRequired> {
-    match (backend, cpu_only(params, rules)) {
+pub fn choose(backend: Backend, quiet: bool, params: &Params) -> Result<Chosen, CudaRequired> {
+    match (backend, cpu_only(params)) {
         (Backend::Cpu, _) => return Ok(Chosen::Cpu),
         (Backend::Cuda, Some(why)) => return Err(CudaRequired(CudaError::Unsupported(why))),
         (Backend::Auto, Some(why)) => {
@@ -173,7 +162,7 @@ enum Inner {
 
 impl AnySolver {
     /// `state` in agent order; `threads == 0` means all cores (CPU only).
-    /// `rules`: the scene's obstacles and species (`Rules::from_scene`); CUDA refuses species.
+    /// `rules`: the scene's obstacles and species (`Rules::from_scene`).
     pub fn new(
         chosen: &Chosen,
         params: Params,
@@ -186,17 +175,13 @@ impl AnySolver {
             Chosen::Cpu => {
                 Inner::Cpu(CpuSolver::new(params, state, threads, search)?.with_rules(rules)?)
             }
-            Chosen::Cuda(_) if cpu_only(&params, &rules).is_some() => {
-                let why = cpu_only(&params, &rules).expect("checked just above");
+            Chosen::Cuda(_) if cpu_only(&params).is_some() => {
+                let why = cpu_only(&params).expect("checked just above");
                 return Err(SolverError::Cuda(CudaError::Unsupported(why)));
             }
-            Chosen::Cuda(d) => Inner::Cuda(Box::new(CudaSolver::new(
-                d,
-                params,
-                &rules.obstacles,
-                state,
-                search,
-            )?)),
+            Chosen::Cuda(d) => {
+                Inner::Cuda(Box::new(CudaSolver::new(d, params, &rules, state, search)?))
+            }
         };
         let mut s = AnySolver {
             step: 0,

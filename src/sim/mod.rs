@@ -110,7 +110,7 @@ pub fn filled<T: Clone>(len: usize, v: T, what: impl Fn() -> String) -> Result<V
 /// Parameters of one run, identical in layout to `struct Params` in `kernels/forge_math.h`
 /// (keep in sync; 112 bytes).
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct Params {
     pub n: u32,
     pub dim: u32,

@@ -68,6 +68,47 @@ pub struct Species {
     pub bulk: Bulk,
 }
 
+/// One species as the CUDA kernels read it (`struct SpeciesRow` in kernels/forge_math.h, 36
+/// bytes; tests/kernels_host.rs checks the layout).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct SpeciesRow {
+    /// Its agents' ids, `lo..hi`.
+    pub lo: u32,
+    pub hi: u32,
+    /// 1 for a predator.
+    pub predator: u32,
+    /// Where its first agent goes in the list of predators in id order (predators only).
+    pub hunter_base: u32,
+    pub rmax2: f32,
+    pub chase_r2: f32,
+    pub chase_w: f32,
+    pub flee_r2: f32,
+    pub flee_w: f32,
+}
+
+/// The counts of a run's species, as the CUDA kernels read them (`struct SpeciesHead`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SpeciesHead {
+    pub count: u32,
+    pub any_predator: u32,
+    pub n_hunters: u32,
+}
+
+/// A run's species as the CUDA kernels read them ([`Species::for_kernels`]).
+#[derive(Clone, Debug, Default)]
+pub struct KernelSpecies {
+    pub head: SpeciesHead,
+    /// Each species' parameters.
+    pub params: Vec<Params>,
+    pub rows: Vec<SpeciesRow>,
+    /// `mask[a * count + b]`: what a does with b.
+    pub mask: Vec<u8>,
+    /// The species of each agent id.
+    pub of_agent: Vec<u8>,
+}
+
 /// The largest species: its agents' ids `lo..hi`, its index and parameters (a copy, at an
 /// address that does not depend on the agent: the step's loads of them need not wait for
 /// the agent's species to be known).
@@ -182,6 +223,44 @@ impl Species {
 
     pub fn count(&self) -> usize {
         self.params.len()
+    }
+
+    /// The species as the CUDA kernels read them. The kernels take every agent through the
+    /// masked loop and every predator into the flight, where the CPU takes faster paths that
+    /// give the same integers and skip predators out of reach (see the module's header).
+    pub fn for_kernels(&self) -> KernelSpecies {
+        let mut base = 0u32;
+        let rows = (0..self.count())
+            .map(|a| {
+                let (lo, hi) = self.ids[a];
+                let row = SpeciesRow {
+                    lo,
+                    hi,
+                    predator: self.predator[a] as u32,
+                    hunter_base: base,
+                    rmax2: self.rmax2[a],
+                    chase_r2: self.chase[a].0,
+                    chase_w: self.chase[a].1,
+                    flee_r2: self.flee[a].0,
+                    flee_w: self.flee[a].1,
+                };
+                if self.predator[a] {
+                    base += hi - lo;
+                }
+                row
+            })
+            .collect();
+        KernelSpecies {
+            head: SpeciesHead {
+                count: self.count() as u32,
+                any_predator: self.any_predator as u32,
+                n_hunters: base,
+            },
+            params: self.params.clone(),
+            rows,
+            mask: self.mask.clone(),
+            of_agent: self.of_agent.clone(),
+        }
     }
 
     /// The species of agent `id`. Species hold consecutive ids, so with a few species it is

@@ -120,6 +120,9 @@ unsafe impl DeviceRepr for Params {}
 // SAFETY: ObsHead is #[repr(C)] of five 4-byte fields, declared identically in
 // kernels/forge_math.h (20 bytes; tests/kernels_host.rs checks the layout).
 unsafe impl DeviceRepr for crate::sim::obstacles::ObsHead {}
+// SAFETY: SpeciesHead is #[repr(C)] of three u32, declared identically in kernels/forge_math.h
+// (12 bytes; tests/kernels_host.rs checks the layout).
+unsafe impl DeviceRepr for crate::sim::species::SpeciesHead {}
 
 /// The CPU's grid sizing rule (src/sim/grid.rs `Grid::new`), for the kernels.
 pub fn grid_shape(p: &Params, n: usize) -> Result<GridShape, AllocError> {

@@ -16,14 +16,15 @@ use std::sync::{Arc, Condvar, Mutex};
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{
     CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DriverError,
-    LaunchConfig, PinnedHostSlice, PushKernelArg,
+    LaunchArgs, LaunchConfig, PinnedHostSlice, PushKernelArg,
 };
 
 use super::{driver, grid_shape, CudaError, Device, GridShape};
 use crate::scene::{Model, Search};
 use crate::sim::cpu::{choose_search, unpermute};
-use crate::sim::obstacles::{ObsHead, Obstacles};
-use crate::sim::{Diverged, FrameOut, Params, PendingFrame, RecordError, State};
+use crate::sim::obstacles::ObsHead;
+use crate::sim::species::{KernelSpecies, SpeciesHead};
+use crate::sim::{Diverged, FrameOut, Params, PendingFrame, RecordError, Rules, State};
 
 /// Threads per block of the per-agent kernels (`BLOCK` in step.cu) and of the scan
 /// (`SCAN_BLOCK`).
@@ -57,6 +58,16 @@ struct Kernels {
     topo_grid_obs3: CudaFunction,
     topo_brute_obs2: CudaFunction,
     topo_brute_obs3: CudaFunction,
+    /// Species: the predators' positions, then the step (without and with obstacles).
+    hunters: CudaFunction,
+    species_grid2: CudaFunction,
+    species_grid3: CudaFunction,
+    species_grid_obs2: CudaFunction,
+    species_grid_obs3: CudaFunction,
+    species_brute2: CudaFunction,
+    species_brute3: CudaFunction,
+    species_brute_obs2: CudaFunction,
+    species_brute_obs3: CudaFunction,
 }
 
 impl Kernels {
@@ -91,6 +102,15 @@ impl Kernels {
             topo_grid_obs3: f("topo_grid_obs_kernel3")?,
             topo_brute_obs2: f("topo_brute_obs_kernel2")?,
             topo_brute_obs3: f("topo_brute_obs_kernel3")?,
+            hunters: f("hunters_kernel")?,
+            species_grid2: f("species_grid_kernel2")?,
+            species_grid3: f("species_grid_kernel3")?,
+            species_grid_obs2: f("species_grid_obs_kernel2")?,
+            species_grid_obs3: f("species_grid_obs_kernel3")?,
+            species_brute2: f("species_brute_kernel2")?,
+            species_brute3: f("species_brute_kernel3")?,
+            species_brute_obs2: f("species_brute_obs_kernel2")?,
+            species_brute_obs3: f("species_brute_obs_kernel3")?,
         })
     }
 }
@@ -101,6 +121,77 @@ fn cfg(n: u32, block: u32) -> LaunchConfig {
         block_dim: (block, 1, 1),
         shared_mem_bytes: 0,
     }
+}
+
+/// The species' tables on the device, each at least one element long (the driver refuses an
+/// empty allocation).
+fn species_dev(st: &Arc<CudaStream>, k: &KernelSpecies) -> Result<SpeciesDev, DriverError> {
+    let words = |w: &[u32]| -> Result<CudaSlice<u32>, DriverError> {
+        if w.is_empty() {
+            st.alloc_zeros(1)
+        } else {
+            st.clone_htod(w)
+        }
+    };
+    let bytes = |b: &[u8]| -> Result<CudaSlice<u8>, DriverError> {
+        if b.is_empty() {
+            st.alloc_zeros(1)
+        } else {
+            st.clone_htod(b)
+        }
+    };
+    Ok(SpeciesDev {
+        head: k.head,
+        params: bytes(bytemuck::cast_slice(&k.params))?,
+        rows: words(bytemuck::cast_slice(&k.rows))?,
+        mask: bytes(&k.mask)?,
+        of_agent: bytes(&k.of_agent)?,
+        hunters: st.alloc_zeros(4 * (k.head.n_hunters as usize).max(1))?,
+    })
+}
+
+/// The species kernels' arguments after the state's (`SPECIES_ARGS` in kernels/step.cu).
+fn species_args<'a>(b: &mut LaunchArgs<'a>, sp: &'a SpeciesDev) {
+    b.arg(&sp.head)
+        .arg(&sp.params)
+        .arg(&sp.rows)
+        .arg(&sp.mask)
+        .arg(&sp.of_agent)
+        .arg(&sp.hunters);
+}
+
+/// `hunters_kernel`: the predators of the state `pos` (slot order, agent ids `ids` where
+/// `has_ids`, else slot = agent) into `sp.hunters`, in id order.
+#[allow(clippy::too_many_arguments)]
+fn hunters(
+    st: &Arc<CudaStream>,
+    f: &CudaFunction,
+    sp: &SpeciesDev,
+    n: u32,
+    dim: usize,
+    pos: &CudaSlice<f32>,
+    ids: &CudaSlice<u32>,
+    has_ids: u32,
+) -> Result<(), DriverError> {
+    let dim = dim as u32;
+    // SAFETY: pos holds dim*n values and ids n; each thread writes the hunter of its own slot's
+    // agent only, at an index below n_hunters (`KernelSpecies`: hunter_base + id - lo).
+    unsafe {
+        st.launch_builder(f)
+            .arg(&n)
+            .arg(&dim)
+            .arg(pos)
+            .arg(ids)
+            .arg(&has_ids)
+            .arg(&sp.head)
+            .arg(&sp.params)
+            .arg(&sp.rows)
+            .arg(&sp.mask)
+            .arg(&sp.of_agent)
+            .arg(&sp.hunters)
+            .launch(cfg(n, BLOCK))?;
+    }
+    Ok(())
 }
 
 /// A frame buffer in pinned host memory: a recorded frame in agent order (positions, then
@@ -242,6 +333,8 @@ pub struct CudaSolver {
     /// (`struct ObsShape` in kernels/forge_math.h, as 4-byte words).
     obs_head: ObsHead,
     obs_shapes: CudaSlice<u32>,
+    /// The species as the kernels read them, and this step's predators; None: no species.
+    sp: Option<SpeciesDev>,
     /// Recorded frames' device buffers (`HostFrame::index` names one).
     frames: Vec<DeviceFrame>,
     shared: Arc<Shared>,
@@ -251,6 +344,18 @@ pub struct CudaSolver {
     diverged: Option<Diverged>,
 }
 
+/// A run's species on the device (`KernelSpecies`): each species' parameters (as bytes) and row
+/// (as 4-byte words), the interaction matrix, the species of each agent, and the predators of
+/// the step being taken (`struct Hunter`, 4 words each).
+struct SpeciesDev {
+    head: SpeciesHead,
+    params: CudaSlice<u8>,
+    rows: CudaSlice<u32>,
+    mask: CudaSlice<u8>,
+    of_agent: CudaSlice<u8>,
+    hunters: CudaSlice<u32>,
+}
+
 /// Recorded frames in flight between the step loop and the sink (the disk), each a device
 /// buffer and a pinned host buffer of a frame. The solver's memory check
 /// (`sim::init::check_memory`) budgets for this many.
@@ -258,22 +363,18 @@ pub const IN_FLIGHT: usize = 3;
 const _: () = assert!(IN_FLIGHT <= crate::sim::init::SINK_FRAMES);
 
 impl CudaSolver {
-    /// `state` in agent order; `obstacles` those of the scene (`Obstacles::from_scene`).
+    /// `state` in agent order; `rules` the scene's obstacles and species (`Rules::from_scene`).
     pub fn new(
         dev: &Device,
         params: Params,
-        obstacles: &Obstacles,
+        rules: &Rules,
         state: State,
         search: Search,
     ) -> Result<Self, CudaError> {
-        let rules = super::super::Rules {
-            obstacles: obstacles.clone(),
-            species: None,
-        };
-        if let Some(why) = super::super::backend::cpu_only(&params, &rules) {
+        if let Some(why) = super::super::backend::cpu_only(&params) {
             return Err(CudaError::Unsupported(why));
         }
-        let (obs_head, shapes) = obstacles.for_kernels();
+        let (obs_head, shapes) = rules.obstacles.for_kernels();
         let n = state.n;
         let dim = state.dim;
         let search = choose_search(search, n);
@@ -343,6 +444,10 @@ impl CudaSolver {
                 stream.clone_htod(bytemuck::cast_slice::<_, u32>(&shapes))
             }
             .map_err(err)?,
+            sp: match &rules.species {
+                Some(s) => Some(species_dev(&stream, &s.for_kernels()).map_err(err)?),
+                None => None,
+            },
             frames,
             shared,
             host: state,
@@ -491,8 +596,26 @@ impl CudaSolver {
         let g = self.shape;
         let step = self.step;
         let obs = self.obs_head.n > 0;
+        if let Some(sp) = &self.sp {
+            hunters(
+                &self.stream,
+                &self.k.hunters,
+                sp,
+                n,
+                self.dim,
+                &self.spos,
+                &self.next_ids,
+                1,
+            )?;
+        }
         let k = &self.k;
         let f = match (p.model() == Model::Vicsek, p.topo_k > 0, obs, self.dim) {
+            _ if self.sp.is_some() => match (obs, self.dim) {
+                (false, 2) => &k.species_grid2,
+                (false, _) => &k.species_grid3,
+                (true, 2) => &k.species_grid_obs2,
+                (true, _) => &k.species_grid_obs3,
+            },
             (true, ..) => &k.vicsek_grid,
             (false, false, false, 2) => &k.boids_grid2,
             (false, false, false, _) => &k.boids_grid3,
@@ -516,6 +639,9 @@ impl CudaSolver {
             .arg(&mut self.next_pos)
             .arg(&mut self.next_vel)
             .arg(&mut self.bad);
+        if let Some(sp) = &self.sp {
+            species_args(&mut b, sp);
+        }
         if obs {
             b.arg(&self.obs_head).arg(&self.obs_shapes);
         }
@@ -551,8 +677,26 @@ impl CudaSolver {
         let step = self.step;
         let vicsek = p.model() == Model::Vicsek;
         let obs = self.obs_head.n > 0;
+        if let Some(sp) = &self.sp {
+            hunters(
+                &self.stream,
+                &self.k.hunters,
+                sp,
+                n,
+                self.dim,
+                &self.pos,
+                &self.ids,
+                0,
+            )?;
+        }
         let k = &self.k;
         let f = match (vicsek, p.topo_k > 0, obs, self.dim) {
+            _ if self.sp.is_some() => match (obs, self.dim) {
+                (false, 2) => &k.species_brute2,
+                (false, _) => &k.species_brute3,
+                (true, 2) => &k.species_brute_obs2,
+                (true, _) => &k.species_brute_obs3,
+            },
             (true, ..) => &k.vicsek_brute,
             (false, false, false, 2) => &k.boids_brute2,
             (false, false, false, _) => &k.boids_brute3,
@@ -573,6 +717,9 @@ impl CudaSolver {
             .arg(&mut self.next_pos)
             .arg(&mut self.next_vel)
             .arg(&mut self.bad);
+        if let Some(sp) = &self.sp {
+            species_args(&mut b, sp);
+        }
         if obs {
             b.arg(&self.obs_head).arg(&self.obs_shapes);
         }
