@@ -67,6 +67,15 @@ if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
     export FORGE_REQUIRE_TMPFS=1
 fi
 
+# A real scheduler: scripts/slurm-check.sh brings up a one-node Slurm (Debian's slurm-wlm and
+# munge). Installed as root, so that a fresh machine runs the check instead of skipping it.
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null &&
+    ! { command -v slurmctld && command -v munged; } >/dev/null; then
+    { DEBIAN_FRONTEND=noninteractive apt-get install -y slurm-wlm munge ||
+        { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y slurm-wlm munge; }; } \
+        >/dev/null 2>&1 || true
+fi
+
 cargo test --release
 
 # The Python package (python/): its wheel built by maturin into a venv under target/, then its
@@ -79,5 +88,5 @@ scripts/py-test.sh
 if [ "$(id -u)" = 0 ] && command -v slurmctld >/dev/null && command -v munged >/dev/null; then
     FORGE="${CARGO_TARGET_DIR:-target}/release/forge" scripts/slurm-check.sh
 else
-    echo "note: scripts/slurm-check.sh skipped (needs root and apt-get install slurm-wlm munge)" >&2
+    echo "warning: scripts/slurm-check.sh skipped (needs root and apt-get install slurm-wlm munge)" >&2
 fi

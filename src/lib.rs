@@ -4,6 +4,8 @@
 //! - [`scene`]: scene files and built-in scenes, resolved and validated;
 //! - [`sim`]: the models, the neighbour grid, the CPU and CUDA solvers (no I/O);
 //! - [`record`]: the background writer that takes frames from a solver to a [`bfs`] file;
+//! - [`simulate`]: a scene simulated into a recording, the one way every front end (the CLI,
+//!   the player's live mode, the Python package) does it;
 //! - [`bfs`]: the format (write, read, BoidForge's BFS1) — the only contract between the
 //!   solver and the renderer;
 //! - [`look`]: the one type of a look's settings (flags, look files and a scene's `render`
@@ -45,6 +47,7 @@ pub mod render;
 pub mod scene;
 pub mod signal;
 pub mod sim;
+pub mod simulate;
 pub mod sweep;
 pub mod sys;
 pub mod units;

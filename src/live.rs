@@ -5,7 +5,7 @@
 //! (paused) stops the solver after at most one frame more. The player depends on this module,
 //! never on the solver: it receives frames, it never steps the physics.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TryRecvError};
 use std::sync::Arc;
@@ -17,21 +17,18 @@ use crate::bfs::{self, Frame, Header};
 use crate::output::{self, OutputFile};
 use crate::record::Recorder;
 use crate::scene::Scene;
-use crate::sim::backend::{self, AnySolver, Backend, Schedule};
-use crate::sim::Rules;
-use crate::sim::{init, FrameOut, Params, State};
+use crate::sim::backend::{self, Schedule};
+use crate::sim::{FrameOut, State};
+use crate::simulate;
 
 /// A scene to simulate while it is watched.
 pub struct LiveScene {
     /// The scene, its command-line overrides applied.
     pub scene: Scene,
-    /// The files it reads, `(path, what)`, which `record` must not be.
-    pub inputs: Vec<(PathBuf, &'static str)>,
     /// `--record FILE.bfs`.
     pub record: Option<PathBuf>,
-    pub force: bool,
-    pub threads: usize,
-    pub backend: Backend,
+    /// The scene's inputs, threads, backend and `--force`, as for `forge simulate`.
+    pub setup: simulate::Setup,
 }
 
 /// What the solver thread says.
@@ -64,33 +61,31 @@ pub struct Live {
 
 impl Live {
     /// Checks and claims the recording's output, builds the initial state, starts the solver.
-    pub fn start(mut s: LiveScene) -> Result<Live> {
-        let inputs: Vec<(&Path, &str)> = s.inputs.iter().map(|(p, w)| (p.as_path(), *w)).collect();
-        let claim = match &s.record {
-            Some(p) => Some(output::claim(&[(p, "--record")], &inputs, s.force)?),
-            None => None,
-        };
-        let chosen = backend::choose(s.backend, true, &Params::from_scene(&s.scene, 0))?;
-        let state = init::initial_state(&s.scene)?;
-        s.scene.agents = state.n as u32;
-        let header = Header::for_scene(&s.scene);
+    pub fn start(s: LiveScene) -> Result<Live> {
+        let p = simulate::prepare(
+            s.scene,
+            s.record.as_deref().map(|r| (r, "--record")),
+            &s.setup,
+        )?;
+        let header = p.header.clone();
         let (out, file) = match &s.record {
-            Some(p) => {
-                let (out, file) = OutputFile::create(p, s.force, "--record")?;
+            Some(r) => {
+                let (out, file) = OutputFile::create(r, s.setup.force, "--record")?;
                 (Some(out), Some(file))
             }
             None => (None, None),
         };
-        let total = s.scene.steps / u64::from(s.scene.record_every.max(1)) + 1;
+        let total = p.scene.steps / u64::from(p.scene.record_every.max(1)) + 1;
         let (tx, rx) = sync_channel::<Msg>(1);
         let (recycle, free) = sync_channel::<Frame>(4);
         let stop = Arc::new(AtomicBool::new(false));
         let run = Run {
-            scene: s.scene,
+            scene: p.scene,
             header: header.clone(),
-            threads: s.threads,
+            threads: s.setup.threads,
             stop: stop.clone(),
         };
+        let (chosen, state) = (p.backend, p.state);
         let thread = std::thread::Builder::new()
             .name("forge view solver".into())
             .spawn(move || run.simulate(chosen, state, file, tx, free))
@@ -101,7 +96,7 @@ impl Live {
             stop,
             thread: Some(thread),
             out,
-            _claim: claim,
+            _claim: p.claim,
             header,
             total,
         })
@@ -207,7 +202,7 @@ fn keep(out: OutputFile, frames: u64) {
 struct Run {
     scene: Scene,
     header: Header,
-    threads: usize,
+    threads: Option<usize>,
     stop: Arc<AtomicBool>,
 }
 
@@ -228,15 +223,7 @@ impl Run {
             Some(f) => Some(Recorder::start(bfs::Writer::new(f, &self.header)?, dim, n)?),
             None => None,
         };
-        let params = Params::from_scene(scene, n);
-        let mut solver = AnySolver::new(
-            &chosen,
-            params,
-            Rules::from_scene(scene),
-            state,
-            self.threads,
-            scene.search,
-        )?;
+        let mut solver = simulate::solver(scene, &chosen, state, self.threads)?;
         let mut out = Tee {
             rec,
             tx: &tx,

@@ -1,5 +1,6 @@
 //! `Simulation`: forge's solver (`AnySolver`, CPU or CUDA) stepped from Python, and
-//! `simulate`: a recording made by `forge simulate`'s own code (`cli::simulate::record`).
+//! `simulate`: a recording made by the library's recording function (`forge::simulate::record`),
+//! as `forge simulate` makes it.
 
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -10,9 +11,8 @@ use numpy::IntoPyArray;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use forge::cli::{Overrides, SimulateArgs};
 use forge::metrics::{self, Space};
-use forge::scene::{Boundary, Scene, Search};
+use forge::scene::{Boundary, Overrides, Scene};
 use forge::sim::backend::{self, AnySolver, Backend};
 use forge::sim::frames::FrameOut;
 use forge::sim::Rules;
@@ -333,8 +333,9 @@ pub fn metrics_dict<'py>(
     Ok(d)
 }
 
-/// `forge simulate SCENE -o PATH [--steps] [--seed] [--threads] [--backend] [--force]`, with
-/// `every` as the scene's `record_every`.
+/// A recording of `scene` at `path` by the library's one recording function
+/// (`forge::simulate::record`, which `forge simulate` calls too), `steps`, `seed` and `every`
+/// overriding the scene's (`every`: its `record_every`).
 #[allow(clippy::too_many_arguments)]
 pub fn simulate_scene(
     py: Python<'_>,
@@ -349,37 +350,35 @@ pub fn simulate_scene(
     force: bool,
 ) -> PyResult<()> {
     check_threads(threads)?;
-    let scene = scene.clone();
-    let args = SimulateArgs {
-        // The scene's inputs (its file) are checked against the output, as the CLI does.
-        scene: arg.unwrap_or_else(|| scene.name.clone()),
-        output: Some(path.clone()),
-        overrides: Overrides {
-            steps,
-            agents: None,
-            seed,
-            every: every.map(u64::from),
-        },
-        threads,
-        search: None::<Search>,
-        backend,
-        force,
-        quiet: true,
+    let mut scene = scene.clone();
+    let overrides = Overrides {
+        steps,
+        agents: None,
+        seed,
+        every: every.map(u64::from),
     };
     // The overrides checked here, before any work, as the argument errors they are
     // (`ValueError`); forge's message names the flag, here the keyword.
-    args.overrides
-        .apply(&mut scene.clone())
+    overrides
+        .apply(&mut scene)
         .map_err(|e| arg_err(format!("{e:#}").trim_start_matches("--").to_string()))?;
-    let code = crate::work::run(py, move || {
-        forge::cli::simulate::record(scene, &path, &args, forge::cli::simulate::Unfinished::Keep)
+    let setup = forge::simulate::Setup {
+        // The scene's inputs (its file) are checked against the output, as the CLI does.
+        inputs: forge::simulate::scene_inputs(arg.as_deref().unwrap_or(&scene.name), &scene),
+        threads,
+        backend,
+        force,
+        quiet: true,
+        agents_from: "scene.agents",
+        unfinished: forge::simulate::Unfinished::Keep,
+    };
+    let outcome = crate::work::run(py, move || {
+        forge::simulate::record(scene, &path, &setup, &mut forge::signal::caught)
+            .map(|o| (o.diverged_message(&path), o))
     })?;
-    if code != std::process::ExitCode::SUCCESS {
-        // The only failure reported by exit code: the run diverged (forge printed it; the
-        // recording keeps the good frames).
-        return Err(ForgeError::new_err(
-            "the simulation diverged (see the message above); the recording keeps the good frames",
-        ));
+    if let (Some(msg), _) = outcome {
+        // The recording keeps the good frames.
+        return Err(ForgeError::new_err(msg));
     }
     Ok(())
 }

@@ -7,13 +7,14 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use clap::ValueEnum;
 
-use super::simulate::{record, scene_inputs, Unfinished};
+use super::simulate::record;
 use super::*;
 use crate::bfs::FrameRange;
 use crate::look::Size;
 use crate::output;
 use crate::scene::{builtin, Scene};
 use crate::sim::backend::Backend;
+use crate::simulate::{scene_inputs, Unfinished};
 use crate::units::bytes;
 use crate::video::codec::{self, Container, EncodingFlags};
 use crate::video::{Destination, Job, Report, StillFormat};

@@ -5,11 +5,11 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Result};
 
-use super::simulate::scene_inputs;
 use super::ViewArgs;
 use crate::live::LiveScene;
 use crate::player::{Input, Options};
 use crate::scene::Scene;
+use crate::simulate::{scene_inputs, Setup, Unfinished};
 
 /// Whether `arg` names a recording: a file that starts like one, or any name ending in `.bfs`
 /// (which then fails to open with the reader's own message).
@@ -51,14 +51,23 @@ pub fn view_cmd(a: ViewArgs) -> Result<ExitCode> {
             bail!("--threads: must be at least 1");
         }
         crate::sim::cpu::check_threads("--threads", a.threads)?;
-        let inputs = scene_inputs(&a.input, &scene);
+        let setup = Setup {
+            inputs: scene_inputs(&a.input, &scene),
+            threads: a.threads,
+            backend: a.backend,
+            force: a.force,
+            quiet: true,
+            agents_from: if a.overrides.agents.is_some() {
+                "--agents"
+            } else {
+                "scene.agents"
+            },
+            unfinished: Unfinished::Keep,
+        };
         Input::Scene(Box::new(LiveScene {
             scene,
-            inputs,
             record: a.record.clone(),
-            force: a.force,
-            threads: a.threads.unwrap_or(0),
-            backend: a.backend,
+            setup,
         }))
     };
     if let Some(s) = a.quit_after {

@@ -12,6 +12,7 @@ mod ctx;
 mod file;
 mod lines;
 pub mod obstacles;
+mod overrides;
 mod resolve;
 pub mod species;
 
@@ -24,6 +25,7 @@ use ctx::Ctx;
 use file::SceneFile;
 pub use lines::json_lines;
 pub use obstacles::Obstacle;
+pub use overrides::Overrides;
 use resolve::resolve;
 pub use species::{Interaction, Interactions, Role, Species};
 
