@@ -12,6 +12,8 @@
 //! - `solver`: [`CudaSolver`], the step on the device and frames to the host.
 
 mod device;
+mod inflight;
+mod kernels;
 mod nvrtc;
 mod solver;
 

@@ -1,302 +1,33 @@
 //! The CUDA solver: the state stays on the device for the whole run; each step is a few kernel
 //! launches on one stream, with no synchronisation and no copy. A recorded frame is put in
 //! agent order on the device (`frame_kernel`), copied to pinned host memory on a second stream
-//! while the next steps run, and handed to the sink as a [`PendingFrame`]: the recorder's
-//! writer thread waits for the copy, checksums and writes the frame, and gives the buffers
-//! back. The step loop waits only when every frame buffer is still on its way to the disk.
+//! while the next steps run, and handed to the sink as a
+//! [`PendingFrame`](crate::sim::PendingFrame): the recorder's writer thread waits for the copy,
+//! checksums and writes the frame, and gives the buffers back. The step loop waits only when
+//! every frame buffer is still on its way to the disk.
 //!
 //! The context does not track buffer uses with events (see `device::open_device`): the two
-//! streams meet only where this file says so — the copy stream waits for an event recorded
-//! after `frame_kernel`, the host waits for an event recorded after the copy, and a frame
-//! buffer is written again only once its previous frame has been given back.
+//! streams meet only where this file and inflight.rs say so — the copy stream waits for an
+//! event recorded after `frame_kernel`, the host waits for an event recorded after the copy,
+//! and a frame buffer is written again only once its previous frame has been given back.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
-use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::{
-    CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DriverError,
-    LaunchArgs, LaunchConfig, PinnedHostSlice, PushKernelArg,
-};
+use cudarc::driver::{CudaSlice, CudaStream, DriverError, LaunchConfig, PushKernelArg};
 
+use super::inflight::{alloc_frame, CudaFrame, DeviceFrame, HostFrame, Shared};
+use super::kernels::{cfg, hunters, species_args, species_dev, Kernels, SpeciesDev};
 use super::{driver, grid_shape, CudaError, Device, GridShape};
 use crate::scene::{Model, Search};
 use crate::sim::cpu::{choose_search, unpermute};
 use crate::sim::obstacles::ObsHead;
-use crate::sim::species::{KernelSpecies, SpeciesHead};
-use crate::sim::{Diverged, FrameOut, Params, PendingFrame, RecordError, Rules, State};
+use crate::sim::{Diverged, FrameOut, Params, RecordError, Rules, State};
 
 /// Threads per block of the per-agent kernels (`BLOCK` in step.cu) and of the scan
 /// (`SCAN_BLOCK`).
 pub const BLOCK: u32 = 256;
 pub const SCAN_BLOCK: u32 = 1024;
-
-struct Kernels {
-    frame: CudaFunction,
-    cell_index: CudaFunction,
-    scan_blocks: CudaFunction,
-    scan_sums: CudaFunction,
-    scan_add: CudaFunction,
-    build_grid: CudaFunction,
-    build_brute: CudaFunction,
-    boids_grid2: CudaFunction,
-    boids_grid3: CudaFunction,
-    vicsek_grid: CudaFunction,
-    boids_brute2: CudaFunction,
-    boids_brute3: CudaFunction,
-    vicsek_brute: CudaFunction,
-    topo_grid2: CudaFunction,
-    topo_grid3: CudaFunction,
-    topo_brute2: CudaFunction,
-    topo_brute3: CudaFunction,
-    /// With obstacles: the boids and topological kernels' `_obs` twins, in the order above.
-    boids_grid_obs2: CudaFunction,
-    boids_grid_obs3: CudaFunction,
-    boids_brute_obs2: CudaFunction,
-    boids_brute_obs3: CudaFunction,
-    topo_grid_obs2: CudaFunction,
-    topo_grid_obs3: CudaFunction,
-    topo_brute_obs2: CudaFunction,
-    topo_brute_obs3: CudaFunction,
-    /// Species: the predators' positions, then the step (without and with obstacles).
-    hunters: CudaFunction,
-    species_grid2: CudaFunction,
-    species_grid3: CudaFunction,
-    species_grid_obs2: CudaFunction,
-    species_grid_obs3: CudaFunction,
-    species_brute2: CudaFunction,
-    species_brute3: CudaFunction,
-    species_brute_obs2: CudaFunction,
-    species_brute_obs3: CudaFunction,
-}
-
-impl Kernels {
-    fn load(m: &Arc<CudaModule>) -> Result<Kernels, CudaError> {
-        let f = |name: &'static str| {
-            m.load_function(name)
-                .map_err(|source| CudaError::MissingKernel { name, source })
-        };
-        Ok(Kernels {
-            frame: f("frame_kernel")?,
-            cell_index: f("cell_index_kernel")?,
-            scan_blocks: f("scan_blocks_kernel")?,
-            scan_sums: f("scan_sums_kernel")?,
-            scan_add: f("scan_add_kernel")?,
-            build_grid: f("build_grid_kernel")?,
-            build_brute: f("build_brute_kernel")?,
-            boids_grid2: f("boids_grid_kernel2")?,
-            boids_grid3: f("boids_grid_kernel3")?,
-            vicsek_grid: f("vicsek_grid_kernel")?,
-            boids_brute2: f("boids_brute_kernel2")?,
-            boids_brute3: f("boids_brute_kernel3")?,
-            vicsek_brute: f("vicsek_brute_kernel")?,
-            topo_grid2: f("topo_grid_kernel2")?,
-            topo_grid3: f("topo_grid_kernel3")?,
-            topo_brute2: f("topo_brute_kernel2")?,
-            topo_brute3: f("topo_brute_kernel3")?,
-            boids_grid_obs2: f("boids_grid_obs_kernel2")?,
-            boids_grid_obs3: f("boids_grid_obs_kernel3")?,
-            boids_brute_obs2: f("boids_brute_obs_kernel2")?,
-            boids_brute_obs3: f("boids_brute_obs_kernel3")?,
-            topo_grid_obs2: f("topo_grid_obs_kernel2")?,
-            topo_grid_obs3: f("topo_grid_obs_kernel3")?,
-            topo_brute_obs2: f("topo_brute_obs_kernel2")?,
-            topo_brute_obs3: f("topo_brute_obs_kernel3")?,
-            hunters: f("hunters_kernel")?,
-            species_grid2: f("species_grid_kernel2")?,
-            species_grid3: f("species_grid_kernel3")?,
-            species_grid_obs2: f("species_grid_obs_kernel2")?,
-            species_grid_obs3: f("species_grid_obs_kernel3")?,
-            species_brute2: f("species_brute_kernel2")?,
-            species_brute3: f("species_brute_kernel3")?,
-            species_brute_obs2: f("species_brute_obs_kernel2")?,
-            species_brute_obs3: f("species_brute_obs_kernel3")?,
-        })
-    }
-}
-
-fn cfg(n: u32, block: u32) -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: (n.div_ceil(block).max(1), 1, 1),
-        block_dim: (block, 1, 1),
-        shared_mem_bytes: 0,
-    }
-}
-
-/// The species' tables on the device, each at least one element long (the driver refuses an
-/// empty allocation).
-fn species_dev(st: &Arc<CudaStream>, k: &KernelSpecies) -> Result<SpeciesDev, DriverError> {
-    let words = |w: &[u32]| -> Result<CudaSlice<u32>, DriverError> {
-        if w.is_empty() {
-            st.alloc_zeros(1)
-        } else {
-            st.clone_htod(w)
-        }
-    };
-    let bytes = |b: &[u8]| -> Result<CudaSlice<u8>, DriverError> {
-        if b.is_empty() {
-            st.alloc_zeros(1)
-        } else {
-            st.clone_htod(b)
-        }
-    };
-    Ok(SpeciesDev {
-        head: k.head,
-        params: bytes(bytemuck::cast_slice(&k.params))?,
-        rows: words(bytemuck::cast_slice(&k.rows))?,
-        mask: bytes(&k.mask)?,
-        of_agent: bytes(&k.of_agent)?,
-        hunters: st.alloc_zeros(4 * (k.head.n_hunters as usize).max(1))?,
-    })
-}
-
-/// The species kernels' arguments after the state's (`SPECIES_ARGS` in kernels/step.cu).
-fn species_args<'a>(b: &mut LaunchArgs<'a>, sp: &'a SpeciesDev) {
-    b.arg(&sp.head)
-        .arg(&sp.params)
-        .arg(&sp.rows)
-        .arg(&sp.mask)
-        .arg(&sp.of_agent)
-        .arg(&sp.hunters);
-}
-
-/// `hunters_kernel`: the predators of the state `pos` (slot order, agent ids `ids` where
-/// `has_ids`, else slot = agent) into `sp.hunters`, in id order.
-#[allow(clippy::too_many_arguments)]
-fn hunters(
-    st: &Arc<CudaStream>,
-    f: &CudaFunction,
-    sp: &SpeciesDev,
-    n: u32,
-    dim: usize,
-    pos: &CudaSlice<f32>,
-    ids: &CudaSlice<u32>,
-    has_ids: u32,
-) -> Result<(), DriverError> {
-    let dim = dim as u32;
-    // SAFETY: pos holds dim*n values and ids n; each thread writes the hunter of its own slot's
-    // agent only, at an index below n_hunters (`KernelSpecies`: hunter_base + id - lo).
-    unsafe {
-        st.launch_builder(f)
-            .arg(&n)
-            .arg(&dim)
-            .arg(pos)
-            .arg(ids)
-            .arg(&has_ids)
-            .arg(&sp.head)
-            .arg(&sp.params)
-            .arg(&sp.rows)
-            .arg(&sp.mask)
-            .arg(&sp.of_agent)
-            .arg(&sp.hunters)
-            .launch(cfg(n, BLOCK))?;
-    }
-    Ok(())
-}
-
-/// A frame buffer in pinned host memory: a recorded frame in agent order (positions, then
-/// velocities), the divergence key as of its step, and the event recorded after the copy into
-/// them. `index` names its device twin (`CudaSolver::frames`).
-struct HostFrame {
-    index: usize,
-    data: PinnedHostSlice<f32>,
-    bad: PinnedHostSlice<u64>,
-    copied: CudaEvent,
-    ctx: Arc<CudaContext>,
-}
-
-impl Drop for HostFrame {
-    fn drop(&mut self) {
-        // Freeing pinned memory needs the context current on this thread (the writer's, say).
-        let _ = self.ctx.bind_to_thread();
-    }
-}
-
-/// A recorded frame's device buffers: `frame_kernel` writes them, the copy stream reads them
-/// once `ready` (recorded after the kernel) has passed.
-struct DeviceFrame {
-    data: CudaSlice<f32>,
-    bad: CudaSlice<u64>,
-    ready: CudaEvent,
-}
-
-/// What the solver shares with its frames in flight: the free host buffers, and what a frame
-/// found while the sink waited for it.
-struct Shared {
-    free: Mutex<Vec<HostFrame>>,
-    returned: Condvar,
-    /// The earliest divergence key (step << 32 | agent) a frame found; u64::MAX while none.
-    bad: AtomicU64,
-    /// A copy that failed.
-    failed: Mutex<Option<DriverError>>,
-}
-
-impl Shared {
-    /// A free host buffer, waiting for the sink to give one back if all are in flight.
-    fn take(&self) -> HostFrame {
-        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
-        loop {
-            if let Some(f) = free.pop() {
-                return f;
-            }
-            free = self.returned.wait(free).unwrap_or_else(|e| e.into_inner());
-        }
-    }
-}
-
-/// A recorded frame on its way to the host; given back to the solver when dropped.
-struct CudaFrame {
-    step: u64,
-    len: usize,
-    buf: Option<HostFrame>,
-    shared: Arc<Shared>,
-}
-
-impl CudaFrame {
-    /// Waits for the copy; whether the frame was reached without divergence.
-    fn arrived(&self, f: &HostFrame) -> Result<bool, DriverError> {
-        f.copied.synchronize()?;
-        let bad = f.bad.as_slice()?[0];
-        if bad != u64::MAX && (bad >> 32) <= self.step {
-            self.shared.bad.fetch_min(bad, Ordering::Relaxed);
-            return Ok(false);
-        }
-        Ok(true)
-    }
-}
-
-impl PendingFrame for CudaFrame {
-    fn step(&self) -> u64 {
-        self.step
-    }
-
-    fn wait(&mut self) -> Option<(&[f32], &[f32])> {
-        let f = self.buf.as_ref()?;
-        match self.arrived(f) {
-            Ok(true) => {}
-            Ok(false) => return None,
-            Err(e) => {
-                let mut failed = self.shared.failed.lock().unwrap_or_else(|e| e.into_inner());
-                failed.get_or_insert(e);
-                return None;
-            }
-        }
-        let data = f.data.as_slice().ok()?;
-        Some(data[..2 * self.len].split_at(self.len))
-    }
-}
-
-impl Drop for CudaFrame {
-    fn drop(&mut self) {
-        if let Some(f) = self.buf.take() {
-            // Never handed over before its copy is done: the buffer may be written again.
-            let _ = f.copied.synchronize();
-            let mut free = self.shared.free.lock().unwrap_or_else(|e| e.into_inner());
-            free.push(f);
-            self.shared.returned.notify_one();
-        }
-    }
-}
 
 /// The CUDA solver: state stays on the device for the whole run.
 pub struct CudaSolver {
@@ -342,18 +73,6 @@ pub struct CudaSolver {
     host: State,
     host_ids: Vec<u32>,
     diverged: Option<Diverged>,
-}
-
-/// A run's species on the device (`KernelSpecies`): each species' parameters (as bytes) and row
-/// (as 4-byte words), the interaction matrix, the species of each agent, and the predators of
-/// the step being taken (`struct Hunter`, 4 words each).
-struct SpeciesDev {
-    head: SpeciesHead,
-    params: CudaSlice<u8>,
-    rows: CudaSlice<u32>,
-    mask: CudaSlice<u8>,
-    of_agent: CudaSlice<u8>,
-    hunters: CudaSlice<u32>,
 }
 
 /// Recorded frames in flight between the step loop and the sink (the disk), each a device
@@ -857,40 +576,4 @@ impl Drop for CudaSolver {
         let _ = self.copy.synchronize();
         let _ = self.stream.synchronize();
     }
-}
-
-/// One frame buffer of `len` floats on the device and its pinned host twin.
-fn alloc_frame(
-    ctx: &Arc<CudaContext>,
-    stream: &Arc<CudaStream>,
-    index: usize,
-    len: usize,
-) -> Result<(DeviceFrame, HostFrame), CudaError> {
-    let err = driver("CUDA frame buffers");
-    let dev = DeviceFrame {
-        data: stream.alloc_zeros(len).map_err(err)?,
-        bad: stream.alloc_zeros(1).map_err(err)?,
-        ready: ctx
-            .new_event(Some(CUevent_flags::CU_EVENT_DISABLE_TIMING))
-            .map_err(err)?,
-    };
-    // SAFETY: every element is written by a copy before it is read (after `copied`).
-    // Flags 0: ordinary (not write-combined) pinned memory, which the host reads fast.
-    let (data, bad) = unsafe {
-        (
-            ctx.alloc_pinned_with_flags(len, 0).map_err(err)?,
-            ctx.alloc_pinned_with_flags(1, 0).map_err(err)?,
-        )
-    };
-    let host = HostFrame {
-        index,
-        data,
-        bad,
-        // The writer thread sleeps on it rather than spin a core.
-        copied: ctx
-            .new_event(Some(CUevent_flags::CU_EVENT_BLOCKING_SYNC))
-            .map_err(err)?,
-        ctx: ctx.clone(),
-    };
-    Ok((dev, host))
 }
