@@ -80,6 +80,28 @@ pub fn open_regular(path: &Path) -> io::Result<File> {
     Ok(file)
 }
 
+/// The largest look file read (a look is a few hundred bytes).
+pub const MAX_LOOK_BYTES: u64 = 1 << 20;
+/// The largest scene file read (4096 obstacles and 256 species fit in well under a megabyte).
+pub const MAX_SCENE_BYTES: u64 = 64 << 20;
+
+/// The text of the regular file `path` ([`open_regular`]), refused with an `InvalidData` error
+/// when it holds more than `max` bytes (read no further) or is not UTF-8.
+pub fn read_text(path: &Path, max: u64) -> io::Result<String> {
+    use std::io::Read;
+    let file = open_regular(path)?;
+    let mut bytes = Vec::new();
+    file.take(max + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("larger than {} KiB: not a file of this kind", max >> 10),
+        ));
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "not UTF-8 text"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

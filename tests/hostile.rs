@@ -430,6 +430,40 @@ fn a_sweep_of_4294967295_seeds_or_100000_jobs_is_refused_before_any_output() {
 
 const QUICK: Duration = Duration::from_secs(20);
 
+/// A look file is a regular file of a look's size: a FIFO, a device that never ends or one of
+/// zeros, and a huge file are refused at once, naming `--look`, the file and why; never waited
+/// on, never read to the end.
+#[test]
+fn a_look_file_that_is_no_look_file_is_refused_at_once() {
+    let d = tmp();
+    let p = d.path();
+    simulate(
+        p,
+        "l.bfs",
+        r#"{"model": "vicsek", "agents": 20, "steps": 2}"#,
+    );
+    mkfifo(&p.join("look.fifo"));
+    fs::write(p.join("big.json"), vec![b' '; 2 << 20]).unwrap();
+    for (look, why) in [
+        ("look.fifo", "FIFO"),
+        ("/dev/zero", "character device"),
+        ("/dev/urandom", "character device"),
+        ("big.json", "larger than 1024 KiB"),
+    ] {
+        for args in [
+            &["still", "l.bfs", "-o", "x.png", "--look", look][..],
+            &[
+                "run", "vicsek", "--steps", "2", "-o", "x.mp4", "--look", look,
+            ][..],
+        ] {
+            let r = run_within(p, args, QUICK);
+            failed_naming(&r, args, &["--look", look, why]);
+        }
+    }
+    no_output(p, "x.png");
+    no_output(p, "x.mp4");
+}
+
 #[test]
 fn a_fifo_as_a_recording_is_refused_not_waited_on() {
     let d = tmp();
@@ -868,4 +902,193 @@ fn a_recording_larger_than_the_free_space_is_announced_with_its_size() {
     ] {
         assert!(line.contains(want), "no {want:?} in {line:?}");
     }
+}
+
+/// What forge writes to standard output (`--help`, `--version`, `completions`, `man`) fails
+/// with a message and a non-zero status when it cannot be written (a full device, a closed
+/// pipe): never a panic, never a success.
+#[test]
+fn output_that_cannot_be_written_fails_clearly() {
+    use std::process::Stdio;
+    let d = tmp();
+    let cases: [&[&str]; 6] = [
+        &["--help"],
+        &["--version"],
+        &["simulate", "--help"],
+        &["completions", "bash"],
+        &["completions", "zsh"],
+        &["man"],
+    ];
+    for args in cases {
+        if Path::new("/dev/full").exists() {
+            let full = fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .unwrap();
+            let r = run_process(
+                std::process::Command::new(forge_bin())
+                    .current_dir(d.path())
+                    .args(args)
+                    .stdout(full),
+            );
+            assert_ne!(r.code, Some(0), "forge {args:?} > /dev/full succeeded");
+            assert!(!r.stderr.contains("panicked"), "{args:?}: {}", r.stderr);
+            assert!(
+                r.stderr.contains("standard output"),
+                "{args:?}: {}",
+                r.stderr
+            );
+        }
+        // A pipe whose reader has gone: the write fails with EPIPE (SIGPIPE is ignored).
+        let mut child = std::process::Command::new(forge_bin())
+            .current_dir(d.path())
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_ne!(out.status.code(), Some(101), "{args:?}: {stderr}");
+    }
+}
+
+/// Every look value has a range, checked in one place for the flag, the look file and the
+/// scene's `render` section: a value that would render a white or an empty frame is refused
+/// naming the field and its range, and nothing is written.
+#[test]
+fn look_values_out_of_range_are_refused_everywhere() {
+    let d = tmp();
+    let p = d.path();
+    simulate(
+        p,
+        "l.bfs",
+        r#"{"model": "vicsek", "agents": 20, "steps": 2}"#,
+    );
+    for (flag, field, value, range) in [
+        ("--exposure", "exposure", "1e9", "[0, 100]"),
+        ("--bloom", "bloom", "3.4e38", "[0, 10]"),
+        ("--point-size", "point_size", "1e6", "[0, 64]"),
+        ("--vignette", "vignette", "1e9", "[0, 4]"),
+    ] {
+        let args = ["still", "l.bfs", "-o", "x.png", flag, value];
+        let r = run_within(p, &args, QUICK);
+        failed_naming(&r, &args, &[flag, range]);
+        fs::write(p.join("look.json"), format!(r#"{{"{field}": {value}}}"#)).unwrap();
+        let args = ["still", "l.bfs", "-o", "x.png", "--look", "look.json"];
+        let r = run_within(p, &args, QUICK);
+        failed_naming(&r, &args, &[field, range]);
+        fs::write(
+            p.join("s.json"),
+            format!(
+                r#"{{"model": "vicsek", "agents": 20, "steps": 2, "render": {{"{field}": {value}}}}}"#
+            ),
+        )
+        .unwrap();
+        let args = ["simulate", "s.json", "-o", "s.bfs"];
+        let r = run_within(p, &args, QUICK);
+        failed_naming(&r, &args, &[&format!("scene.render.{field}"), range]);
+        no_output(p, "x.png");
+        no_output(p, "s.bfs");
+    }
+}
+
+/// `forge view --bench-frames` on a recording of one frame (nothing to play) is refused at
+/// once, naming the flag and the file, instead of spinning.
+#[test]
+fn bench_frames_on_a_single_frame_is_refused() {
+    let d = tmp();
+    let p = d.path();
+    simulate(
+        p,
+        "one.bfs",
+        r#"{"model": "vicsek", "agents": 20, "steps": 0}"#,
+    );
+    let args = ["view", "one.bfs", "--bench-frames", "5"];
+    let r = run_within(p, &args, QUICK);
+    failed_naming(&r, &args, &["--bench-frames", "one.bfs", "holds 1 frame;"]);
+}
+
+/// A scene's lists have their limits counted while the file is parsed: a million obstacles
+/// (45 MB of JSON) are refused at the 4097th, in little memory, naming the field; species
+/// likewise.
+#[test]
+fn a_scene_list_over_its_limit_is_refused_before_it_is_read() {
+    let d = tmp();
+    let p = d.path();
+    let shapes = vec![r#"{"circle": {"center": [1, 1], "radius": 1}}"#; 1_000_000].join(",");
+    write(
+        p,
+        "many.json",
+        &format!(r#"{{"model": "boids", "agents": 10, "obstacles": [{shapes}]}}"#),
+    );
+    let m = peak_memory(p, &["simulate", "many.json", "-o", "x.bfs"], &[]);
+    failed(&m.run, &["simulate", "many.json"]);
+    has(&m.run.stderr, "scene.obstacles");
+    has(&m.run.stderr, "at most 4096");
+    assert!(m.peak_mb < 200.0, "{:.0} MB", m.peak_mb);
+    let species: Vec<String> = (0..300)
+        .map(|i| format!(r#"{{"name": "s{i}", "agents": 1}}"#))
+        .collect();
+    write(
+        p,
+        "species.json",
+        &format!(
+            r#"{{"model": "boids", "agents": 300, "species": [{}]}}"#,
+            species.join(",")
+        ),
+    );
+    let r = run_within(p, &["simulate", "species.json", "-o", "x.bfs"], QUICK);
+    failed_naming(
+        &r,
+        &["simulate", "species.json"],
+        &["scene.species", "at most 256"],
+    );
+    no_output(p, "x.bfs");
+}
+
+/// A frame size no GPU takes is refused before anything is sized by it: little memory, the
+/// flag named.
+#[test]
+fn an_impossible_frame_size_is_refused_before_memory_is_taken() {
+    let d = tmp();
+    let p = d.path();
+    simulate(
+        p,
+        "l.bfs",
+        r#"{"model": "vicsek", "agents": 20, "steps": 2}"#,
+    );
+    for size in ["2147483648x2", "2x4294967294", "70000x2"] {
+        let args = ["still", "l.bfs", "-o", "x.png", "--size", size];
+        let m = peak_memory(p, &args, &[]);
+        failed(&m.run, &args);
+        has(&m.run.stderr, "--size");
+        has(&m.run.stderr, "at most 65536");
+        assert!(m.peak_mb < 300.0, "--size {size}: {:.0} MB", m.peak_mb);
+        no_output(p, "x.png");
+    }
+}
+
+/// A value the user did not write is never named in an error: `w_chase` and `w_flee` default
+/// to `max_force`, and a `max_force` near the limit is not reported as theirs.
+#[test]
+fn defaults_taken_from_another_field_are_not_reported_as_errors() {
+    let d = tmp();
+    let p = d.path();
+    write(
+        p,
+        "s.json",
+        r#"{"model": "boids", "steps": 2, "boids": {"max_force": 1e30},
+            "species": [
+              {"name": "prey", "agents": 30, "boids": {"flee_radius": 50}},
+              {"name": "hawk", "agents": 1, "role": "predator", "boids": {"chase_radius": 80}}
+            ]}"#,
+    );
+    let r = run_within(p, &["simulate", "s.json", "-o", "x.bfs"], QUICK);
+    for never in ["w_chase", "w_flee"] {
+        assert!(!r.stderr.contains(never), "{never} named:\n{}", r.stderr);
+    }
+    no_panic(&r);
 }

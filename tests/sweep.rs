@@ -567,3 +567,33 @@ fn topological_k_is_varied_like_any_parameter() {
         );
     }
 }
+
+/// A sweep takes every point's agent count as `forge simulate --agents` does, before it
+/// starts: a two-species scene with one agent is refused naming the point, not run.
+#[test]
+fn a_sweep_refuses_an_agent_count_simulate_refuses() {
+    let d = tmp();
+    let err = fails_cleanly(
+        d.path(),
+        &[
+            "sweep",
+            "two-flocks",
+            "--vary",
+            "agents=1,100",
+            "--equilibrate",
+            "1",
+            "--measure",
+            "1",
+            "-o",
+            "x.csv",
+        ],
+        &["agents=1", "at least 2 with 2 species"],
+        &["x.csv"],
+    );
+    let sim = fails(
+        d.path(),
+        &["simulate", "two-flocks", "--agents", "1", "-o", "x.bfs"],
+    );
+    has(&sim, "at least 2 with 2 species");
+    assert!(!err.contains("agents=100"), "{err}");
+}

@@ -6,13 +6,13 @@ rendered by forge's own code, with the CLI's guarantees.
 - :class:`Simulation` — forge's solver stepped from Python (the GIL released, Ctrl-C honoured);
   positions and velocities as read-only ``float32`` arrays of shape ``(N, dim)``.
 - :func:`simulate` / :meth:`Simulation.record` — ``forge simulate``'s recording, byte for byte.
-- :class:`Recording` — a ``.bfs`` file (forge's or BoidForge's BFS1): frames as NumPy views of
-  the memory-mapped file, no copy.
+- :class:`Recording` — a ``.bfs`` file (forge's or BoidForge's BFS1): frames as read-only NumPy
+  arrays read from the file it opened.
 - :func:`still` / :func:`render` — ``forge still`` / ``forge render`` with the keys of a scene's
   ``render`` section as keyword arguments.
 
-The native module is ``forge_flocks._forge``; this file adds the memory-mapped frames and the
-Python protocols (``len``, indexing, slicing, iteration, ``_repr_png_``).
+The native module is ``forge_flocks._forge``; this file adds the Python protocols (``len``,
+indexing, slicing, iteration, ``_repr_png_``).
 """
 
 from __future__ import annotations
@@ -78,8 +78,8 @@ def simulate(
 
 class Frame:
     """One recorded frame: ``index``, ``step``, ``time`` and the arrays ``positions`` and
-    ``velocities`` (``float32``, shape ``(N, dim)``, read-only views of the memory-mapped file:
-    strided, since the file stores them component-major)."""
+    ``velocities`` (``float32``, shape ``(N, dim)``, read-only; strided, since they keep the
+    file's component-major layout)."""
 
     __slots__ = ("index", "step", "time", "positions", "velocities", "_rec")
 
@@ -105,11 +105,12 @@ class Recording:
     """A recording (``.bfs``, forge's or BoidForge's BFS1), opened and checked by forge's reader.
 
     ``len(rec)`` is the number of complete frames; ``rec[k]`` (negative ``k`` from the end) is a
-    :class:`Frame` whose arrays are views of the memory-mapped file; ``rec[a:b:c]`` a list of
-    them; iterating yields every frame. Each frame is checked as it is taken: its tag and index,
-    and with ``verify=True`` (the default) its CRC-32 — which reads the frame once; with
-    ``verify=False`` taking a frame reads only its 24-byte prefix. A damaged file or frame
-    raises :class:`RecordingError`.
+    :class:`Frame` whose arrays forge's reader read from the file this ``Recording`` opened (a
+    file replaced or cut short since is never read in its place: :class:`RecordingError`);
+    ``rec[a:b:c]`` a list of them; iterating yields every frame. Each frame is checked as it is
+    taken: its tag and index, with ``verify=True`` (the default) its CRC-32, and that every
+    value is a finite number (as ``forge still`` and ``forge render`` check). A damaged file or
+    frame raises :class:`RecordingError`.
     """
 
     def __init__(self, path: PathLike, verify: bool = True):
@@ -117,7 +118,6 @@ class Recording:
         self.verify = bool(verify)
         self._reader = _Reader(self.path)
         self.header: Dict[str, Any] = self._reader.header()
-        self._map: Optional[np.memmap] = None
 
     def __len__(self) -> int:
         return len(self._reader)
@@ -144,22 +144,11 @@ class Recording:
         polarization, mean_speed, nn_distance, pairwise_distance."""
         return self._reader.metrics()
 
-    def _mapping(self) -> np.memmap:
-        if self._map is None:
-            self._map = np.memmap(self.path, dtype=np.uint8, mode="r")
-        return self._map
-
     def _frame(self, k: int) -> Frame:
-        at, step, n = self._reader.locate(k, self.verify)
-        dim = self.dim
-        m = self._mapping()
-        size = 4 * dim * n
-        if at + 2 * size > m.shape[0]:
-            # The file shrank since it was opened.
-            raise RecordingError(f"{self.path}: frame {k} is past the end of the file")
-        pos = np.ndarray((dim, n), dtype="<f4", buffer=m, offset=at).T
-        vel = np.ndarray((dim, n), dtype="<f4", buffer=m, offset=at + size).T
-        return Frame(self, k, step, pos, vel)
+        step, pos, vel = self._reader.read(k, self.verify)
+        for a in (pos, vel):
+            a.flags.writeable = False
+        return Frame(self, k, step, pos.T, vel.T)
 
     def __getitem__(self, key: Union[int, slice]) -> Union[Frame, List[Frame]]:
         count = len(self)

@@ -1,18 +1,28 @@
 //! The native half of `Recording`: forge's reader (`bfs::Reader`, forge and BoidForge BFS1
-//! files) opens and checks the file and says where each frame's arrays lie; the Python half
-//! maps the file and views them there, without a copy.
+//! files) opens and checks the file, and reads each frame from the descriptor it opened into
+//! arrays of its own: a file replaced or cut short afterwards is never read in its place.
 
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use numpy::IntoPyArray;
+use numpy::ndarray::Array2;
+use numpy::{IntoPyArray, PyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use forge::bfs::{self, Reader, SourceFormat};
 use forge::metrics::{self, Space};
 
-use crate::errors::bfs_err;
+use crate::errors::{bfs_err, RecordingError};
+
+/// Frame `k` of the recording at `path` holds `bad`: damaged, as every reader of forge says.
+fn non_finite(path: &std::path::Path, k: u64, bad: bfs::NonFinite) -> PyErr {
+    RecordingError::new_err(format!(
+        "{}: frame {k}: {bad}: forge's solver never records one, so the recording is damaged \
+         or was written by another program",
+        path.display()
+    ))
+}
 
 #[pyclass(module = "forge_flocks._forge", name = "Reader")]
 pub struct PyReader {
@@ -34,6 +44,15 @@ impl PyReader {
     fn err(&self, e: bfs::BfsError) -> PyErr {
         let msg = format!("{}: {e}", self.path.display());
         bfs_err(&e, msg)
+    }
+
+    /// The rule every reader of forge keeps: a frame holding a value that is not a finite
+    /// number is damaged (forge's solver never records one).
+    fn finite(&self, f: &bfs::Frame, k: u64, dim: usize) -> PyResult<()> {
+        match f.non_finite(dim) {
+            Some(bad) => Err(non_finite(&self.path, k, bad)),
+            None => Ok(()),
+        }
     }
 }
 
@@ -100,6 +119,36 @@ impl PyReader {
         Ok((span.payload_at, span.step, span.agents))
     }
 
+    /// Frame `k` as `(step, positions, velocities)`, each array `dim × agents` (component-
+    /// major), copied from the file this reader opened (a file replaced or cut short since is
+    /// never read in its place, never mapped: a clear error, not a signal). With `verify` its
+    /// checksum is compared; a value that is not a finite number is refused as `forge still`
+    /// and `forge render` refuse it.
+    #[allow(clippy::type_complexity)]
+    fn read<'py>(
+        &self,
+        py: Python<'py>,
+        k: u64,
+        verify: bool,
+    ) -> PyResult<(u64, Bound<'py, PyArray2<f32>>, Bound<'py, PyArray2<f32>>)> {
+        let (f, dim) = self
+            .with(py, |r| -> Result<_, bfs::BfsError> {
+                let dim = usize::from(r.header().dim);
+                let mut f = bfs::Frame::empty();
+                r.read_frame_checked(k, &mut f, verify)?;
+                Ok((f, dim))
+            })
+            .map_err(|e| self.err(e))?;
+        self.finite(&f, k, dim)?;
+        let n = f.agents(dim);
+        let shaped = |v: Vec<f32>| -> PyResult<Bound<'py, PyArray2<f32>>> {
+            let a = Array2::from_shape_vec((dim, n), v)
+                .map_err(|e| RecordingError::new_err(e.to_string()))?;
+            Ok(a.into_pyarray(py))
+        };
+        Ok((f.step, shaped(f.pos)?, shaped(f.vel)?))
+    }
+
     /// forge's metrics of every frame (`forge info --metrics`), as columns of NumPy arrays.
     fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let cols = self
@@ -111,6 +160,9 @@ impl PyReader {
                 let mut f = bfs::Frame::empty();
                 for k in 0..count {
                     r.read_frame_into(k, &mut f)?;
+                    if let Some(bad) = f.non_finite(space.dim) {
+                        return Ok(Err((k, bad)));
+                    }
                     let n = f.agents(space.dim);
                     let m = metrics::frame_metrics(&space, n, &f.pos, &f.vel);
                     step.push(f.step);
@@ -119,9 +171,10 @@ impl PyReader {
                     nn.push(m.nn_distance);
                     pair.push(m.pairwise_distance);
                 }
-                Ok((step, pol, speed, nn, pair))
+                Ok(Ok((step, pol, speed, nn, pair)))
             })
-            .map_err(|e| self.err(e))?;
+            .map_err(|e| self.err(e))?
+            .map_err(|(k, bad)| non_finite(&self.path, k, bad))?;
         let d = PyDict::new(py);
         let frames: Vec<u64> = (0..cols.0.len() as u64).collect();
         d.set_item("frame", frames.into_pyarray(py))?;
@@ -135,14 +188,14 @@ impl PyReader {
 
     /// forge's metrics of frame `k`.
     fn frame_metrics<'py>(&self, py: Python<'py>, k: u64) -> PyResult<Bound<'py, PyDict>> {
-        let (step, m) = self
+        let (f, space) = self
             .with(py, |r| -> Result<_, bfs::BfsError> {
-                let space = Space::of(r.header());
-                let f = r.read_frame(k)?;
-                let n = f.agents(space.dim);
-                Ok((f.step, metrics::frame_metrics(&space, n, &f.pos, &f.vel)))
+                Ok((r.read_frame(k)?, Space::of(r.header())))
             })
             .map_err(|e| self.err(e))?;
+        self.finite(&f, k, space.dim)?;
+        let n = f.agents(space.dim);
+        let (step, m) = (f.step, metrics::frame_metrics(&space, n, &f.pos, &f.vel));
         crate::simulation::metrics_dict(py, step, &m)
     }
 }

@@ -55,6 +55,34 @@ def test_existing_output_needs_force(tmp_path, small_scene):
     assert len(ff.Recording(out)) == 3
 
 
+def test_threads_writing_one_output_exclude_each_other(tmp_path, small_scene):
+    # The output's lock excludes the threads of one process as it excludes processes: of four
+    # calls writing one path without force, one writes it and the others are refused.
+    import threading
+
+    out = tmp_path / "one.bfs"
+    results = []
+    start = threading.Barrier(4)
+
+    def run():
+        start.wait()
+        try:
+            ff.simulate(small_scene, out, steps=400, threads=1)
+            results.append("ok")
+        except ff.ForgeError as e:
+            results.append(str(e))
+
+    workers = [threading.Thread(target=run) for _ in range(4)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    assert results.count("ok") == 1, results
+    for r in results:
+        assert r == "ok" or "one.bfs" in r, results
+    assert len(ff.Recording(out)) == 401
+
+
 def test_bad_arguments(tmp_path, small_scene):
     with pytest.raises(ValueError, match="every"):
         ff.simulate(small_scene, tmp_path / "a.bfs", every=0)

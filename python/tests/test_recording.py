@@ -1,13 +1,17 @@
-"""Recording: forge's reader, frames memory-mapped; damaged files fail clearly."""
+"""Recording: forge's reader, frames read from the file it opened; damaged files fail clearly."""
 
 import mmap
+import os
 import struct
+import subprocess
+import textwrap
+import zlib
 
 import numpy as np
 import pytest
 
 import forge_flocks as ff
-from conftest import forge
+from conftest import FORGE, PYTHON, forge
 
 
 def test_len_index_slice_iter(cli_recording):
@@ -28,7 +32,7 @@ def test_len_index_slice_iter(cli_recording):
         rec["a"]
 
 
-def test_frames_are_read_only_views_of_the_mapping(cli_recording):
+def test_frames_are_read_only_arrays_of_their_own(cli_recording):
     rec = ff.Recording(cli_recording)
     f = rec[3]
     for a in (f.positions, f.velocities):
@@ -36,12 +40,71 @@ def test_frames_are_read_only_views_of_the_mapping(cli_recording):
         assert not a.flags.writeable
         with pytest.raises(ValueError):
             a[0, 0] = 0.0
-        # No copy: the array's memory is the file's mapping.
+        # Read from the file into memory of their own: nothing maps the file.
         base = a
         while isinstance(base, np.ndarray) and base.base is not None:
             base = base.base
-        assert isinstance(base, mmap.mmap)
-        assert np.shares_memory(a, rec._mapping())
+        assert not isinstance(base, mmap.mmap)
+    assert not np.shares_memory(f.positions, rec[3].positions)
+
+
+def test_a_file_cut_short_after_opening_is_an_error_not_a_signal(tmp_path, cli_recording):
+    # Run in a child: a SIGBUS there (a mapped frame past the new end) shows as its status.
+    p = tmp_path / "cut.bfs"
+    p.write_bytes(cli_recording.read_bytes())
+    script = textwrap.dedent(f"""
+        import os, forge_flocks as ff
+        rec = ff.Recording({str(p)!r})
+        f = rec[18]
+        os.truncate({str(p)!r}, 4096)
+        try:
+            rec[19].positions.sum()
+        except ff.RecordingError as e:
+            print("error:", e)
+        print(float(f.positions.sum()))
+    """)
+    r = subprocess.run([PYTHON, "-c", script], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, (r.returncode, r.stderr)
+    assert "error:" in r.stdout and "cut.bfs" in r.stdout, r.stdout
+
+
+def test_a_file_replaced_after_opening_is_not_read_in_its_place(tmp_path, cli_recording, small_scene):
+    p = tmp_path / "swap.bfs"
+    p.write_bytes(cli_recording.read_bytes())
+    rec = ff.Recording(p)
+    other = tmp_path / "other.bfs"
+    ff.simulate(dict(small_scene, seed=99), other, steps=20)
+    assert not np.array_equal(ff.Recording(other)[10].positions, rec[10].positions)
+    os.replace(other, p)
+    # The reader holds the file it opened: the old frames, consistent with the old header.
+    want = ff.Recording(cli_recording)[10].positions
+    assert np.array_equal(rec[10].positions, want)
+
+
+def test_non_finite_values_are_refused_as_the_cli_refuses_them(tmp_path, cli_recording):
+    # A NaN written with a valid checksum: forge's reader takes the frame, and the rule that
+    # forge still/render keep (a non-finite value is damage) holds here too.
+    b = bytearray(cli_recording.read_bytes())
+    rec = ff.Recording(cli_recording)
+    at, step, n = rec._reader.locate(5, False)
+    b[at + 4 * 7 : at + 4 * 8] = struct.pack("<f", float("nan"))
+    # Frame prefix: tag (4), crc (4), index (8), step (8); the CRC covers index, step, arrays.
+    prefix = at - 24
+    body = bytes(b[prefix + 8 : at + 2 * 4 * 2 * n])
+    struct.pack_into("<I", b, prefix + 4, zlib.crc32(body))
+    p = tmp_path / "nan.bfs"
+    p.write_bytes(bytes(b))
+    bad = ff.Recording(p)
+    bad[4]
+    for take in (lambda: bad[5], bad.metrics, lambda: bad._reader.frame_metrics(5)):
+        with pytest.raises(ff.RecordingError, match="frame 5.*not a finite number"):
+            take()
+    r = subprocess.run(
+        [str(FORGE), "still", str(p), "--frame", "5", "-o", str(tmp_path / "x.png")],
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode != 0 and "frame 5" in r.stderr, r.stderr
 
 
 def test_frames_equal_forge_export(tmp_path, cli_recording):

@@ -373,6 +373,17 @@ impl Reader {
 
     /// Reads frame `k` into `f`, reusing its buffers.
     pub fn read_frame_into(&mut self, k: u64, f: &mut Frame) -> Result<(), BfsError> {
+        self.read_frame_checked(k, f, true)
+    }
+
+    /// [`Reader::read_frame_into`], its checksum compared only with `verify` (a forge file;
+    /// BFS1 has none): the tag and index are checked either way.
+    pub fn read_frame_checked(
+        &mut self,
+        k: u64,
+        f: &mut Frame,
+        verify: bool,
+    ) -> Result<(), BfsError> {
         self.in_range(k)?;
         match &self.layout {
             Layout::Forge {
@@ -387,7 +398,7 @@ impl Reader {
                 let index = le_u64(&prefix, 8);
                 let agents = u64::from(self.header.agents);
                 check_frame_memory(f, values, k, agents, self.header.dim)?;
-                if 8 * values as u64 > VERIFY_BEFORE_READING {
+                if verify && 8 * values as u64 > VERIFY_BEFORE_READING {
                     // A frame this large is checked (checksum, index) by streaming it once
                     // before its arrays are allocated: a header that lies over a sparse file
                     // costs a read of zeros, not gigabytes of memory.
@@ -403,7 +414,7 @@ impl Reader {
                 read_frame_bytes(&mut self.file, bytemuck::cast_slice_mut(&mut f.pos), k)?;
                 read_frame_bytes(&mut self.file, bytemuck::cast_slice_mut(&mut f.vel), k)?;
                 let step = le_u64(&prefix, 16);
-                if frame_crc(index, step, &f.pos, &f.vel) != crc {
+                if verify && frame_crc(index, step, &f.pos, &f.vel) != crc {
                     return Err(BfsError::CorruptFrame { frame: k });
                 }
                 same_index(index, k)?;
@@ -426,10 +437,9 @@ impl Reader {
     }
 }
 
-/// Where frame `k`'s arrays lie in the file, for a reader that maps the file instead of
-/// reading it (the Python package's zero-copy frames): positions at `payload_at`, `dim ×
-/// agents` little-endian `f32`, component-major, then the velocities, same layout. The offset
-/// is a multiple of 8 in both formats, so the arrays are aligned in a mapping.
+/// Where frame `k`'s arrays lie in the file (for tools that inspect or patch a file in place):
+/// positions at `payload_at`, `dim × agents` little-endian `f32`, component-major, then the
+/// velocities, same layout. The offset is a multiple of 8 in both formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FrameSpan {
     pub index: u64,

@@ -12,7 +12,7 @@ mod view;
 use std::io::Write;
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 
 pub use args::*;
@@ -84,7 +84,26 @@ pub enum Command {
 /// The command line, parsed; `--help`, `--version` and usage errors end the process here
 /// (clap prints them and exits), before anything is created.
 pub fn parse() -> Cli {
-    Cli::parse()
+    match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // clap's own `exit` would take a failed write of `--help` or `--version` (a full
+            // disk, a closed pipe) for success.
+            let written = e.print().and_then(|()| {
+                if e.use_stderr() {
+                    std::io::stderr().flush()
+                } else {
+                    std::io::stdout().flush()
+                }
+            });
+            if let Err(w) = written {
+                let stream = if e.use_stderr() { "error" } else { "output" };
+                eprintln!("error: cannot write to standard {stream}: {w}");
+                std::process::exit(1);
+            }
+            std::process::exit(e.exit_code());
+        }
+    }
 }
 
 impl Cli {
@@ -204,9 +223,13 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::View(a) => view::view_cmd(a),
         Command::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
+            // Made in memory first: clap_complete panics on a failed write.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut cmd, "forge", &mut script);
             let mut out = std::io::stdout().lock();
-            clap_complete::generate(shell, &mut cmd, "forge", &mut out);
-            out.flush()?;
+            out.write_all(&script)
+                .and_then(|()| out.flush())
+                .context("cannot write the completions to standard output")?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Man { command } => man(command.as_deref()),
@@ -233,7 +256,9 @@ fn man(command: Option<&str>) -> Result<ExitCode> {
         }
     };
     let mut out = std::io::stdout().lock();
-    clap_mangen::Man::new(page).render(&mut out)?;
-    out.flush()?;
+    clap_mangen::Man::new(page)
+        .render(&mut out)
+        .and_then(|()| out.flush())
+        .context("cannot write the man page to standard output")?;
     Ok(ExitCode::SUCCESS)
 }

@@ -58,12 +58,13 @@ pub struct Look {
         allow_hyphen_values = true
     )]
     pub range: Option<Span>,
-    /// Exposure before tone mapping [default: measured over the whole recording: how much
-    /// light the agents pile up on screen].
+    /// Exposure before tone mapping, 0..100 [default: measured over the whole recording: how
+    /// much light the agents pile up on screen].
     #[arg(help_heading = "Agents and light", long)]
     pub exposure: Option<f32>,
-    /// Sprite core radius in pixels at 1080p, scaled with the output height [default: with a
-    /// measured exposure, 0.15 of the agents' mean spacing on screen (1.4..4.5), else 1.5].
+    /// Sprite core radius in pixels at 1080p, scaled with the output height, 0..64 [default:
+    /// with a measured exposure, 0.15 of the agents' mean spacing on screen (1.4..4.5), else
+    /// 1.5].
     #[arg(help_heading = "Agents and light", long)]
     pub point_size: Option<f32>,
     /// Agents as round dots or as darts along their velocity [default: dot].
@@ -78,8 +79,8 @@ pub struct Look {
     /// halves in 0.15 s: 0.86 at 30 fps].
     #[arg(help_heading = "Agents and light", long)]
     pub trails: Option<f32>,
-    /// Bloom strength, 0 = off [default: 0.5; in 2D less for a flock that covers more than 85%
-    /// of its world, none from 95%; 0 in ink].
+    /// Bloom strength, 0..10, 0 = off [default: 0.5; in 2D less for a flock that covers more
+    /// than 85% of its world, none from 95%; 0 in ink].
     #[arg(help_heading = "Agents and light", long)]
     pub bloom: Option<f32>,
     /// Bloom's size, relative to the default: 2 = the same glow twice as wide, 0.5 = half; the
@@ -113,7 +114,7 @@ pub struct Look {
     /// Grading: gain, scales the whites [default: 1].
     #[arg(help_heading = "Background and grading", long)]
     pub gain: Option<f32>,
-    /// Vignette strength, 0 = none [default: 0.25].
+    /// Vignette strength, 0..4, 0 = none [default: 0.25].
     #[arg(help_heading = "Background and grading", long)]
     pub vignette: Option<f32>,
     /// Motion blur: the shutter angle in degrees, film's convention (180 = open half of each
@@ -200,6 +201,10 @@ pub struct Look {
     pub zoom: Option<f32>,
 }
 
+/// The largest side of a frame, more than any GPU takes in a texture: checked before anything
+/// is sized by it (`--size` is checked against the adapter's own limit later).
+pub const MAX_SIDE: u32 = 65536;
+
 /// The settings that apply to 3D recordings only.
 pub const FIELDS_3D: &[&str] = &[
     "camera",
@@ -260,6 +265,14 @@ impl Look {
                         "must be two even numbers above zero (H.264 in yuv420p needs even sizes), got {w}x{h}"
                     ),
                 );
+            } else if w.max(h) > MAX_SIDE {
+                // Before anything is sized by it; the adapter's own limit is checked later.
+                bad(
+                    "size",
+                    format!(
+                        "must be at most {MAX_SIDE} pixels a side (more than any GPU's textures), got {w}x{h}"
+                    ),
+                );
             }
         }
         if let Some(fps) = self.fps {
@@ -280,12 +293,17 @@ impl Look {
             &|x| (0.0..=0.9).contains(&x),
             "in [0, 0.9]",
         );
-        within("exposure", self.exposure, &|x| x >= 0.0, "a number >= 0");
+        within(
+            "exposure",
+            self.exposure,
+            &|x| (0.0..=100.0).contains(&x),
+            "in [0, 100]",
+        );
         within(
             "point_size",
             self.point_size,
-            &|x| x >= 0.0,
-            "a number >= 0",
+            &|x| (0.0..=64.0).contains(&x),
+            "in [0, 64] (pixels at 1080p)",
         );
         within(
             "trails",
@@ -293,7 +311,12 @@ impl Look {
             &|x| (0.0..1.0).contains(&x),
             "in [0, 1)",
         );
-        within("bloom", self.bloom, &|x| x >= 0.0, "a number >= 0");
+        within(
+            "bloom",
+            self.bloom,
+            &|x| (0.0..=10.0).contains(&x),
+            "in [0, 10]",
+        );
         within(
             "stacking",
             self.stacking,
@@ -336,7 +359,12 @@ impl Look {
             &|x| (0.25..=4.0).contains(&x),
             "in 0.25..=4 (times the default reach)",
         );
-        within("vignette", self.vignette, &|x| x >= 0.0, "a number >= 0");
+        within(
+            "vignette",
+            self.vignette,
+            &|x| (0.0..=4.0).contains(&x),
+            "in [0, 4]",
+        );
         within(
             "motion_blur",
             self.motion_blur,
@@ -397,13 +425,12 @@ impl Look {
         String::from_utf8(out).expect("JSON is UTF-8")
     }
 
-    /// A look file: JSON with the fields of a scene's `render` section; an error names the
-    /// file, the field at fault and the line, in serde's words (`expected f32`: the caller puts
-    /// them in the user's, with `units::types_in_words`, which this leaf cannot import).
-    pub fn read_file(path: &Path) -> Result<Look, String> {
-        let text =
-            std::fs::read_to_string(path).map_err(|e| format!("--look {}: {e}", path.display()))?;
-        let mut de = serde_json::Deserializer::from_str(&text);
+    /// A look file's `text` (read from `path` by the caller, which checks what the file is):
+    /// JSON with the fields of a scene's `render` section; an error names the file, the field
+    /// at fault and the line, in serde's words (`expected f32`: the caller puts them in the
+    /// user's, with `units::types_in_words`, which this leaf cannot import).
+    pub fn parse_file(text: &str, path: &Path) -> Result<Look, String> {
+        let mut de = serde_json::Deserializer::from_str(text);
         let look: Look = serde_path_to_error::deserialize(&mut de).map_err(|e| {
             let at = e.path().to_string();
             let inner = e.inner();

@@ -7,15 +7,25 @@ use std::ffi::OsString;
 use std::fs::{File, OpenOptions, TryLockError};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
+use std::thread::ThreadId;
 
 use anyhow::{bail, Context, Result};
 
 use super::shortened;
 
-/// The lock files this process holds, by path, with how many [`Lock`]s share each (a command
-/// claims its outputs up front, and the writer of each output takes the same lock again).
-fn held() -> &'static Mutex<HashMap<PathBuf, (File, usize)>> {
-    static HELD: OnceLock<Mutex<HashMap<PathBuf, (File, usize)>>> = OnceLock::new();
+/// A lock file this process holds: the file, the thread that took it, and how many [`Lock`]s
+/// share it (a command claims its outputs up front, and the writer of each output takes the
+/// same lock again, on the same thread).
+struct Held {
+    /// Kept open: closing it releases the lock.
+    _file: File,
+    owner: ThreadId,
+    count: usize,
+}
+
+/// The lock files this process holds, by path.
+fn held() -> &'static Mutex<HashMap<PathBuf, Held>> {
+    static HELD: OnceLock<Mutex<HashMap<PathBuf, Held>>> = OnceLock::new();
     HELD.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
@@ -86,13 +96,23 @@ pub struct Lock {
 }
 
 impl Lock {
-    /// Takes the lock of `path`, or fails at once if another process holds it.
+    /// Takes the lock of `path`, or fails at once if another process holds it, or another
+    /// thread of this one (two calls of the library writing one output, from Python threads
+    /// say: `flock` alone would let both through).
     pub fn acquire(path: &Path, what: &str) -> Result<Lock> {
         let key =
             lock_path(path).with_context(|| format!("cannot create {what} {}", path.display()))?;
         let mut held = held().lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, n)) = held.get_mut(&key) {
-            *n += 1;
+        let me = std::thread::current().id();
+        if let Some(h) = held.get_mut(&key) {
+            if h.owner != me {
+                bail!(
+                    "{what} {} is being written by another call in this process; wait for it \
+                     to finish, or choose another name",
+                    path.display()
+                );
+            }
+            h.count += 1;
             return Ok(Lock { key: Some(key) });
         }
         for _ in 0..100 {
@@ -120,7 +140,12 @@ impl Lock {
             let named = std::fs::metadata(&key);
             if let (Ok(a), Ok(b)) = (&ours, &named) {
                 if same_inode(a, b) {
-                    held.insert(key.clone(), (f, 1));
+                    let h = Held {
+                        _file: f,
+                        owner: me,
+                        count: 1,
+                    };
+                    held.insert(key.clone(), h);
                     return Ok(Lock { key: Some(key) });
                 }
             }
@@ -138,9 +163,9 @@ impl Drop for Lock {
         let Some(key) = self.key.take() else { return };
         let mut held = held().lock().unwrap_or_else(|e| e.into_inner());
         let last = match held.get_mut(&key) {
-            Some((_, n)) => {
-                *n -= 1;
-                *n == 0
+            Some(h) => {
+                h.count -= 1;
+                h.count == 0
             }
             None => false,
         };

@@ -25,12 +25,63 @@ pub(super) struct SceneFile {
     pub(super) boids: Option<BoidsFile>,
     pub(super) vicsek: Option<VicsekFile>,
     pub(super) init: Option<InitFile>,
-    /// Shapes boids steer around (src/scene/obstacles.rs): checked there, entry by entry.
+    /// Shapes boids steer around (src/scene/obstacles.rs): checked there, entry by entry. At
+    /// most MAX_OBSTACLES, counted while parsing: a longer list is refused before it is read.
+    #[serde(
+        default,
+        deserialize_with = "at_most::<_, _, { super::obstacles::MAX_OBSTACLES }>"
+    )]
     pub(super) obstacles: Option<Vec<super::obstacles::ObstacleFile>>,
-    /// The flock's species (src/scene/species.rs) and who does what with whom.
+    /// The flock's species (src/scene/species.rs) and who does what with whom; at most
+    /// MAX_SPECIES, counted while parsing.
+    #[serde(
+        default,
+        deserialize_with = "at_most::<_, _, { super::species::MAX_SPECIES }>"
+    )]
     pub(super) species: Option<Vec<super::species::SpeciesFile>>,
     pub(super) interactions: Option<super::species::InteractionsFile>,
     pub(super) render: Option<Look>,
+}
+
+/// A list of at most `N` entries (or null), refused at its entry N + 1: a huge list is never
+/// read into memory before its length is checked.
+fn at_most<'de, D, T, const N: usize>(d: D) -> Result<Option<Vec<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    struct Bounded<T, const N: usize>(std::marker::PhantomData<T>);
+    impl<'de, T: Deserialize<'de>, const N: usize> serde::de::Visitor<'de> for Bounded<T, N> {
+        type Value = Option<Vec<T>>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            write!(f, "a list of at most {N} entries")
+        }
+        fn visit_none<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_some<D2: serde::Deserializer<'de>>(self, d: D2) -> Result<Self::Value, D2::Error> {
+            d.deserialize_seq(self)
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut out = Vec::new();
+            while let Some(x) = seq.next_element()? {
+                if out.len() == N {
+                    return Err(serde::de::Error::custom(format!(
+                        "at most {N} entries, got more"
+                    )));
+                }
+                out.push(x);
+            }
+            Ok(Some(out))
+        }
+    }
+    d.deserialize_option(Bounded::<T, N>(std::marker::PhantomData))
 }
 
 #[derive(Clone, Deserialize, Default)]

@@ -459,14 +459,12 @@ impl Scene {
             }
             // Opened without blocking and checked again on the descriptor: a file swapped for
             // a FIFO after the check above is refused, not waited on.
-            let text = crate::sys::open_regular(path)
-                .and_then(|mut f| {
-                    let mut text = String::new();
-                    std::io::Read::read_to_string(&mut f, &mut text).map(|_| text)
-                })
-                .map_err(|source| LoadError::Read {
-                    path: path.to_path_buf(),
-                    source,
+            let text =
+                crate::sys::read_text(path, crate::sys::MAX_SCENE_BYTES).map_err(|source| {
+                    LoadError::Read {
+                        path: path.to_path_buf(),
+                        source,
+                    }
                 })?;
             let dir = match path.parent() {
                 Some(p) if !p.as_os_str().is_empty() => p,

@@ -33,8 +33,12 @@ fn fmt_num(x: f64) -> String {
 }
 
 /// A number that must be finite and positive (`allow_zero`: or zero); the default on error.
+/// Only a value the user wrote is checked (and named): a default, a constant or a field
+/// checked where it was given (`w_chase` defaults to `max_force`), is taken as it is.
 fn pos_f(cx: &mut Ctx, path: &str, v: Option<f64>, default: f64, allow_zero: bool) -> f32 {
-    let x = v.unwrap_or(default);
+    let Some(x) = v else {
+        return default as f32;
+    };
     if !x.is_finite() {
         cx.err(path, format!("must be a finite number, got {x}"));
         return default as f32;
@@ -74,7 +78,9 @@ fn pos_f(cx: &mut Ctx, path: &str, v: Option<f64>, default: f64, allow_zero: boo
 
 /// A finite number of any sign; the default on error.
 fn any_f(cx: &mut Ctx, path: &str, v: Option<f64>, default: f64) -> f32 {
-    let x = v.unwrap_or(default);
+    let Some(x) = v else {
+        return default as f32;
+    };
     if !x.is_finite() || x.abs() > 1e30 {
         cx.err(path, format!("must be a finite number, got {x}"));
         return default as f32;

@@ -96,6 +96,9 @@ pub enum PointError {
         volume: f64,
         agents: f64,
     },
+    /// The agent count the scene cannot take (`Scene::set_agents`, as `--agents` is checked).
+    #[error("agents: {0}")]
+    Agents(String),
     #[error("v_min must be < v_max, got v_min {v_min} >= v_max {v_max}")]
     SpeedsCrossed { v_min: f32, v_max: f32 },
     #[error("at least one of r_sep, r_ali, r_coh must be > 0")]
@@ -164,10 +167,8 @@ fn set_param(s: &mut Scene, p: Param, x: f64) -> Result<(), PointError> {
             }
         }
         Param::Agents => {
-            // With species fewer agents than species keep one each (Species::from_scene).
-            if s.set_agents(x as u32).is_err() {
-                s.agents = x as u32;
-            }
+            // As `forge simulate --agents` takes it: too few for the species is refused.
+            s.set_agents(x as u32).map_err(PointError::Agents)?;
             if let Some(c) = s.init.count {
                 s.init.count = Some(c.min(s.agents));
             }
@@ -231,9 +232,7 @@ fn set_density(s: &mut Scene, varies: &[Vary], rho: f64) -> Result<(), PointErro
                 agents: n,
             });
         }
-        if s.set_agents(n as u32).is_err() {
-            s.agents = n as u32;
-        }
+        s.set_agents(n as u32).map_err(PointError::Agents)?;
         if let Some(c) = s.init.count {
             s.init.count = Some(c.min(s.agents));
         }

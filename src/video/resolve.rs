@@ -676,7 +676,11 @@ fn view3(
 
 /// A look file's layer, read and named.
 pub fn read_look_file(path: &Path) -> Result<(PathBuf, Look)> {
+    // A regular file only (a FIFO would block, a device never end), and a look's size.
+    let text = crate::sys::read_text(path, crate::sys::MAX_LOOK_BYTES)
+        .map_err(|e| anyhow!("--look {}: {e}", path.display()))?;
     // "expected f32" is Rust's word, not the user's.
-    let look = Look::read_file(path).map_err(|e| anyhow!(crate::units::types_in_words(&e)))?;
+    let look =
+        Look::parse_file(&text, path).map_err(|e| anyhow!(crate::units::types_in_words(&e)))?;
     Ok((path.to_path_buf(), look))
 }
