@@ -18,6 +18,7 @@ indexing, slicing, iteration, ``_repr_png_``).
 from __future__ import annotations
 
 import json
+import operator
 import os
 from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
@@ -196,14 +197,20 @@ def still(recording: Union[PathLike, Recording], frame: int = 0, **look: Any) ->
     """Frame ``frame`` of ``recording`` (negative from the end) rendered as ``forge still`` renders
     it, as an ``(H, W, 3)`` ``uint8`` array (an :class:`Image`, shown inline in Jupyter). The
     keyword arguments are the keys of a scene's ``render`` section (``size=[320, 180]``,
-    ``color="heading"``, …); an unknown key raises :class:`LookError` naming it."""
+    ``color="heading"``, …); an unknown key raises :class:`LookError` naming it, a frame the
+    recording does not have :class:`IndexError`."""
     path = _recording_path(recording)
-    if frame < 0:
-        rec = recording if isinstance(recording, Recording) else Recording(path, verify=False)
-        frame += len(rec)
-        if frame < 0:
-            raise IndexError(f"frame {frame - len(rec)} is out of range: {path} has {len(rec)} frames")
-    a = _still(path, frame, look or None)
+    try:
+        k = operator.index(frame)
+    except TypeError:
+        raise TypeError(f"frame: must be a whole number, got {type(frame).__name__}") from None
+    rec = recording if isinstance(recording, Recording) else Recording(path, verify=False)
+    count = len(rec)
+    if k < 0:
+        k += count
+    if not 0 <= k < count:
+        raise IndexError(f"frame {frame} is out of range: {path} has frames 0..{count}")
+    a = _still(path, k, look or None)
     return a.view(Image)
 
 

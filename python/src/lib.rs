@@ -4,6 +4,7 @@
 //! errors, releases the GIL and relays Ctrl-C. The Python half (`forge_flocks/__init__.py`)
 //! maps recordings into NumPy without a copy.
 
+mod args;
 mod errors;
 mod recording;
 mod render;

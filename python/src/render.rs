@@ -25,7 +25,7 @@ fn look_of(py: Python<'_>, look: Option<&Bound<'_, PyDict>>) -> PyResult<Look> {
         return Ok(Look::default());
     };
     let text = crate::scene::dumps(py, d.as_any())
-        .map_err(|e| LookError::new_err(format!("look: not JSON: {e}")))?;
+        .map_err(|e| LookError::new_err(format!("look: {}", e.value(py))))?;
     let mut de = serde_json::Deserializer::from_str(&text);
     let look: Look = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let at = e.path().to_string();
@@ -56,7 +56,7 @@ fn look_of(py: Python<'_>, look: Option<&Bound<'_, PyDict>>) -> PyResult<Look> {
 pub fn still<'py>(
     py: Python<'py>,
     recording: PathBuf,
-    frame: u64,
+    #[pyo3(from_py_with = crate::args::frame)] frame: u64,
     look: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyArray3<u8>>> {
     let look = look_of(py, look)?;
@@ -122,7 +122,7 @@ pub fn render<'py>(
     py: Python<'py>,
     recording: PathBuf,
     output: PathBuf,
-    frames: Option<(Option<u64>, Option<u64>)>,
+    #[pyo3(from_py_with = crate::args::frames)] frames: Option<(Option<u64>, Option<u64>)>,
     force: bool,
     look: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<(u64, u32, u32)> {

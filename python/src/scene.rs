@@ -19,12 +19,72 @@ pub struct PyScene {
     pub arg: Option<String>,
 }
 
-/// The text of a JSON value from Python (`json.dumps`), compact: one line.
+/// The text of a JSON value from Python (`json.dumps`), compact: one line. NumPy scalars are
+/// taken as the Python numbers they hold; a number that is not finite is refused naming its
+/// key (`boids.noise: must be a finite number, got nan`), which `json.dumps` would not say.
 pub fn dumps(py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<String> {
+    let plain = plain(py, v, "")?;
     let json = py.import("json")?;
     let kw = PyDict::new(py);
     kw.set_item("allow_nan", false)?;
-    json.call_method("dumps", (v,), Some(&kw))?.extract()
+    json.call_method("dumps", (plain,), Some(&kw))?.extract()
+}
+
+/// `v` with NumPy scalars made Python numbers, every float checked finite; `at` is its path.
+fn plain<'py>(py: Python<'py>, v: &Bound<'py, PyAny>, at: &str) -> PyResult<Bound<'py, PyAny>> {
+    let key = |k: &str| {
+        if at.is_empty() {
+            k.to_string()
+        } else {
+            format!("{at}.{k}")
+        }
+    };
+    if let Ok(d) = v.cast::<PyDict>() {
+        let out = PyDict::new(py);
+        for (k, x) in d.iter() {
+            let name = k.str().map(|s| s.to_string()).unwrap_or_default();
+            out.set_item(&k, plain(py, &x, &key(&name))?)?;
+        }
+        return Ok(out.into_any());
+    }
+    if let Ok(l) = v.cast::<pyo3::types::PyList>() {
+        let items = l
+            .iter()
+            .enumerate()
+            .map(|(i, x)| plain(py, &x, &format!("{at}[{i}]")))
+            .collect::<PyResult<Vec<_>>>()?;
+        return Ok(pyo3::types::PyList::new(py, items)?.into_any());
+    }
+    if let Ok(t) = v.cast::<pyo3::types::PyTuple>() {
+        let items = t
+            .iter()
+            .enumerate()
+            .map(|(i, x)| plain(py, &x, &format!("{at}[{i}]")))
+            .collect::<PyResult<Vec<_>>>()?;
+        return Ok(pyo3::types::PyList::new(py, items)?.into_any());
+    }
+    // A NumPy scalar (numpy.float32, numpy.int64, ...): the Python number it holds.
+    let numpy_scalar = v
+        .get_type()
+        .module()
+        .is_ok_and(|m| m.to_string() == "numpy")
+        && v.hasattr("item").unwrap_or(false);
+    let v = if numpy_scalar {
+        v.call_method0("item")?
+    } else {
+        v.clone()
+    };
+    if v.is_instance_of::<pyo3::types::PyFloat>() {
+        let x: f64 = v.extract()?;
+        if !x.is_finite() {
+            let name = if at.is_empty() { "value" } else { at };
+            let shown = v.repr().map(|r| r.to_string()).unwrap_or_default();
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "{name}: must be a finite number, got {shown}"
+            )));
+        }
+    }
+    Ok(v)
 }
 
 pub fn loads<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
@@ -42,7 +102,7 @@ impl PyScene {
         }
         if source.is_instance_of::<PyDict>() {
             let text = dumps(py, source)
-                .map_err(|e| SceneError::new_err(format!("scene (a dict): not JSON: {e}")))?;
+                .map_err(|e| SceneError::new_err(format!("scene (a dict): {}", e.value(py))))?;
             let parsed = scene::parse(&scene::Source {
                 text: &text,
                 dir: Path::new("."),

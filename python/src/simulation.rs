@@ -152,16 +152,15 @@ impl PySimulation {
     /// (step 0, before any warm-up), in forge's solver. `threads` (CPU) does not change the
     /// result; `seed` replaces the scene's.
     #[new]
-    #[pyo3(signature = (scene, seed=None, threads=None, backend="auto"))]
+    #[pyo3(signature = (scene, seed=None, threads=None, backend=Backend::Auto))]
     fn new(
         py: Python<'_>,
         scene: &Bound<'_, PyAny>,
-        seed: Option<u64>,
-        threads: Option<usize>,
-        backend: &str,
+        #[pyo3(from_py_with = crate::args::seed)] seed: Option<u64>,
+        #[pyo3(from_py_with = crate::args::threads)] threads: Option<usize>,
+        #[pyo3(from_py_with = crate::args::backend)] backend: Backend,
     ) -> PyResult<PySimulation> {
         let sc = PyScene::from_any(py, scene)?;
-        let backend = parse_backend(backend)?;
         check_threads(threads)?;
         let mut seeded = sc.scene.clone();
         if let Some(s) = seed {
@@ -196,7 +195,7 @@ impl PySimulation {
     /// Advances `n` steps with the GIL released; Ctrl-C stops it between two steps
     /// (`KeyboardInterrupt`, the state that of the last step done).
     #[pyo3(signature = (n=1))]
-    fn step(&self, py: Python<'_>, n: u64) -> PyResult<()> {
+    fn step(&self, py: Python<'_>, #[pyo3(from_py_with = crate::args::n)] n: u64) -> PyResult<()> {
         let r: PyResult<()> = py.detach(|| {
             let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
             let mut polled = Instant::now();
@@ -288,8 +287,8 @@ impl PySimulation {
         &self,
         py: Python<'_>,
         path: PathBuf,
-        steps: Option<u64>,
-        every: Option<u32>,
+        #[pyo3(from_py_with = crate::args::steps)] steps: Option<u64>,
+        #[pyo3(from_py_with = crate::args::every)] every: Option<u32>,
         force: bool,
     ) -> PyResult<()> {
         let sc = self.scene.get();
@@ -386,21 +385,20 @@ pub fn simulate_scene(
 /// `simulate(scene, output, steps=None, seed=None, every=None, threads=None, backend="auto",
 /// force=False)`: `forge simulate`'s recording, by its own code.
 #[pyfunction]
-#[pyo3(signature = (scene, output, steps=None, seed=None, every=None, threads=None, backend="auto", force=false))]
+#[pyo3(signature = (scene, output, steps=None, seed=None, every=None, threads=None, backend=Backend::Auto, force=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn simulate(
     py: Python<'_>,
     scene: &Bound<'_, PyAny>,
     output: PathBuf,
-    steps: Option<u64>,
-    seed: Option<u64>,
-    every: Option<u32>,
-    threads: Option<usize>,
-    backend: &str,
+    #[pyo3(from_py_with = crate::args::steps)] steps: Option<u64>,
+    #[pyo3(from_py_with = crate::args::seed)] seed: Option<u64>,
+    #[pyo3(from_py_with = crate::args::every)] every: Option<u32>,
+    #[pyo3(from_py_with = crate::args::threads)] threads: Option<usize>,
+    #[pyo3(from_py_with = crate::args::backend)] backend: Backend,
     force: bool,
 ) -> PyResult<()> {
     let sc = PyScene::from_any(py, scene)?;
-    let backend = parse_backend(backend)?;
     simulate_scene(
         py, &sc.scene, sc.arg, output, steps, seed, every, threads, backend, force,
     )

@@ -86,6 +86,12 @@ def test_threads_writing_one_output_exclude_each_other(tmp_path, small_scene):
 def test_bad_arguments(tmp_path, small_scene):
     with pytest.raises(ValueError, match="every"):
         ff.simulate(small_scene, tmp_path / "a.bfs", every=0)
+    with pytest.raises(ValueError, match="^every: must be a whole number in 1..=4294967295"):
+        ff.simulate(small_scene, tmp_path / "a.bfs", every=2**32)
+    with pytest.raises(ValueError, match="^steps: must be a whole number in 0..="):
+        ff.simulate(small_scene, tmp_path / "a.bfs", steps=-5)
+    with pytest.raises(ValueError, match="^seed: must be a whole number in 0..="):
+        ff.simulate(small_scene, tmp_path / "a.bfs", seed=-1)
     with pytest.raises(ValueError, match="^steps: must be at most"):
         ff.simulate(small_scene, tmp_path / "a.bfs", steps=1 << 50)
     assert not (tmp_path / "a.bfs").exists()

@@ -1,5 +1,6 @@
 """Simulation: forge's solver from Python; arrays, determinism, metrics, errors, Ctrl-C."""
 
+import json
 import signal
 import subprocess
 import sys
@@ -73,10 +74,48 @@ def test_seed_changes_the_state(small_scene):
 def test_argument_errors(small_scene):
     with pytest.raises(ValueError, match="backend"):
         ff.Simulation(small_scene, backend="gpu")
+    with pytest.raises(TypeError, match="^backend: expected"):
+        ff.Simulation(small_scene, backend=None)
     with pytest.raises(ValueError, match="threads"):
         ff.Simulation(small_scene, threads=0)
     with pytest.raises(ff.SceneError):
         ff.Simulation(dict(small_scene, dim=4))
+
+
+@pytest.mark.parametrize(
+    "kwargs, kind, words",
+    [
+        (dict(seed=-1), ValueError, "seed: must be a whole number in 0..=18446744073709551615, got -1"),
+        (dict(seed=2**64), ValueError, "seed: must be a whole number in 0..="),
+        (dict(seed="7"), TypeError, "seed: must be a whole number"),
+        (dict(seed=True), TypeError, "seed: must be a whole number"),
+        (dict(threads=-1), ValueError, "threads: must be a whole number in 1..="),
+        (dict(threads=2.0), TypeError, "threads: must be a whole number"),
+    ],
+)
+def test_conversion_errors_name_the_argument(small_scene, kwargs, kind, words):
+    with pytest.raises(kind) as e:
+        ff.Simulation(small_scene, **kwargs)
+    assert str(e.value).startswith(words), str(e.value)
+
+
+def test_numpy_integers_are_arguments_like_ints(small_scene):
+    a = ff.Simulation(small_scene, seed=np.uint64(7), threads=np.int32(1))
+    b = ff.Simulation(small_scene, seed=7, threads=1)
+    a.step(np.int64(3))
+    b.step(3)
+    assert np.array_equal(a.positions, b.positions)
+    with pytest.raises(ValueError, match="^n: must be a whole number in 0..="):
+        a.step(-5)
+
+
+def test_non_finite_scene_values_name_their_key(small_scene):
+    scene = json.loads(json.dumps(small_scene))
+    scene["boids"]["w_ali"] = float("nan")
+    with pytest.raises(ff.SceneError, match="boids.w_ali: must be a finite number, got nan"):
+        ff.Simulation(scene)
+    scene["boids"]["w_ali"] = np.float32(2.2)
+    ff.Simulation(scene, threads=1)
 
 
 def test_cuda_missing_is_an_error_not_a_crash(small_scene):

@@ -51,8 +51,27 @@ def test_look_errors_name_the_key(cli_recording):
 
 
 def test_frame_past_the_end(cli_recording):
-    with pytest.raises(ff.ForgeError, match="--frame: 99"):
-        ff.still(cli_recording, 99, **LOOK)
+    # One exception for one kind of mistake: a frame the recording does not have, either end.
+    for frame in (99, 10**6, -22, -1000):
+        with pytest.raises(IndexError, match=f"frame {frame} is out of range"):
+            ff.still(cli_recording, frame, **LOOK)
+    with pytest.raises(TypeError, match="^frame: must be a whole number"):
+        ff.still(cli_recording, "1", **LOOK)
+
+
+def test_look_values_of_numpy_type_and_non_finite_ones(cli_recording):
+    # NumPy scalars are numbers like Python's; NaN or infinity is refused naming its key.
+    a = ff.still(cli_recording, 0, **dict(LOOK, trails=np.float32(0.0)))
+    assert np.array_equal(a, ff.still(cli_recording, 0, **LOOK))
+    for bad in (float("nan"), float("inf"), np.float32("nan")):
+        with pytest.raises(ff.LookError, match="exposure: must be a finite number"):
+            ff.still(cli_recording, 0, **dict(LOOK, exposure=bad))
+
+
+def test_render_frames_are_named_in_errors(tmp_path, cli_recording):
+    for frames, kind in (((-1, None), ValueError), (("a", 2), TypeError), (5, TypeError)):
+        with pytest.raises(kind, match="^frames: "):
+            ff.render(cli_recording, tmp_path / "x.mp4", frames=frames, **LOOK)
 
 
 @pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg missing")
