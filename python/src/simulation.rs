@@ -371,8 +371,13 @@ pub fn simulate_scene(
         agents_from: "scene.agents",
         unfinished: forge::simulate::Unfinished::Keep,
     };
-    let outcome = crate::work::run(py, move || {
-        forge::simulate::record(scene, &path, &setup, &mut forge::signal::caught)
+    // Stopped by this call's Ctrl-C only, never by another call's.
+    let outcome = crate::work::run_stoppable(py, move |stop| {
+        let mut stopped = || match stop.load(std::sync::atomic::Ordering::Relaxed) {
+            0 => None,
+            s => Some(s),
+        };
+        forge::simulate::record(scene, &path, &setup, &mut stopped)
             .map(|o| (o.diverged_message(&path), o))
     })?;
     if let (Some(msg), _) = outcome {

@@ -97,6 +97,37 @@ def test_bad_arguments(tmp_path, small_scene):
     assert not (tmp_path / "a.bfs").exists()
 
 
+def test_ctrl_c_stops_its_own_call_only(tmp_path, small_scene):
+    # Ctrl-C reaches the main thread's simulate(); another thread's simulate() runs on and
+    # finishes its recording.
+    long, other = tmp_path / "long.bfs", tmp_path / "other.bfs"
+    script = textwrap.dedent(f"""
+        import sys, threading, forge_flocks as ff
+        done = []
+        def worker():
+            ff.simulate({small_scene!r}, {str(other)!r}, steps=8000, threads=1)
+            done.append("finished")
+        t = threading.Thread(target=worker)
+        t.start()
+        print("ready", flush=True)
+        try:
+            ff.simulate({small_scene!r}, {str(long)!r}, steps=10**7, threads=1)
+        except KeyboardInterrupt:
+            print("main interrupted", flush=True)
+        t.join()
+        print(done, flush=True)
+    """)
+    p = subprocess.Popen([PYTHON, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "ready"
+    time.sleep(0.5)
+    p.send_signal(signal.SIGINT)
+    out, _ = p.communicate(timeout=120)
+    assert p.returncode == 0, out
+    assert "main interrupted" in out and "['finished']" in out, out
+    assert len(ff.Recording(other)) == 8001
+    assert not long.exists()
+
+
 def test_ctrl_c_keeps_complete_frames_not_the_final_name(tmp_path, small_scene):
     out = tmp_path / "long.bfs"
     script = textwrap.dedent(f"""
