@@ -1050,6 +1050,28 @@ struct Src {
     fu32 m;
 };
 
+// The agent in slot me: its position and velocity.
+template <int D>
+FORGE_HD void src_load(const Src* src, fu32 me, float* pi, float* vi) {
+    fu64 m = src->m;
+    for (int k = 0; k < D; k++) {
+        pi[k] = src->pos[k * m + me];
+        vi[k] = src->vel[k * m + me];
+    }
+}
+
+// d = p_j - p_i of slot j from the point pi (minimum image where wrap), and its squared
+// length: the offset every rule computes, in this order.
+template <int D>
+FORGE_HD float src_offset(const Params* p, const Src* src, const float* pi, fu32 j, bool wrap,
+                          float* d) {
+    fu64 m = src->m;
+    for (int k = 0; k < D; k++) {
+        d[k] = wrap_delta(src->pos[k * m + j] - pi[k], p->world[k], p->half_world[k], wrap);
+    }
+    return norm2<D>(d);
+}
+
 // One boid's step (number step); me is its own slot in src, agent its id; wrap: whether to apply
 // the minimum image. Alignment and cohesion over the candidates in its field of view. Writes its
 // new position and velocity.
@@ -1058,10 +1080,7 @@ FORGE_HD void boids_agent(const Params* p, float rmax2, bool wrap, const Src* sr
                           const fu32 (*ranges)[2], int nr, fu64 step, fu32 agent, float* pi,
                           float* vi, const Obs* obs = 0) {
     fu64 m = src->m;
-    for (int k = 0; k < D; k++) {
-        pi[k] = src->pos[k * m + me];
-        vi[k] = src->vel[k * m + me];
-    }
+    src_load<D>(src, me, pi, vi);
     Sight<D> sight;
     bool fov = sight_new<D>(p, vi, &sight);
     BoidsAcc<D> acc;
@@ -1069,10 +1088,7 @@ FORGE_HD void boids_agent(const Params* p, float rmax2, bool wrap, const Src* sr
     for (int r = 0; r < nr; r++) {
         for (fu32 j = ranges[r][0]; j < ranges[r][1]; j++) {
             float d[D];
-            for (int k = 0; k < D; k++) {
-                d[k] = wrap_delta(src->pos[k * m + j] - pi[k], p->world[k], p->half_world[k], wrap);
-            }
-            float d2 = norm2<D>(d);
+            float d2 = src_offset<D>(p, src, pi, j, wrap, d);
             if (d2 < rmax2) {
                 fi64 vfix[D];
                 for (int k = 0; k < D; k++) {
@@ -1197,12 +1213,7 @@ FORGE_HD void topo_offer(Topo<D>* t, fu64 key, fu32 slot) {
 // d = p_j - p_i (minimum image) and its squared length, as the metric rules compute them.
 template <int D>
 FORGE_HD float topo_offset(const Topo<D>* t, fu32 j, float* d) {
-    fu64 m = t->src->m;
-    for (int k = 0; k < D; k++) {
-        d[k] = wrap_delta(t->src->pos[k * m + j] - t->pi[k], t->p->world[k], t->p->half_world[k],
-                          t->wrap);
-    }
-    return norm2<D>(d);
+    return src_offset<D>(t->p, t->src, t->pi, j, t->wrap, d);
 }
 
 // Slot j as a candidate: separation if within r_sep, the heap if seen (topo.rs `visit`).
@@ -1458,7 +1469,6 @@ struct Prey {
 template <int D>
 FORGE_HD void prey_visit(const SpeciesTab* sp, const Params* p, const Src* src, const fu32* ids,
                          const float* pi, float r2, fu32 lo, fu32 hi, Prey<D>* best) {
-    fu64 m = src->m;
     bool wrap = p->boundary == 0;
     for (fu32 j = lo; j < hi; j++) {
         fu32 id = ids ? ids[j] : j;
@@ -1466,10 +1476,7 @@ FORGE_HD void prey_visit(const SpeciesTab* sp, const Params* p, const Src* src, 
             continue;
         }
         float d[D];
-        for (int k = 0; k < D; k++) {
-            d[k] = wrap_delta(src->pos[k * m + j] - pi[k], p->world[k], p->half_world[k], wrap);
-        }
-        float d2 = norm2<D>(d);
+        float d2 = src_offset<D>(p, src, pi, j, wrap, d);
         if (!(d2 < r2)) {
             continue;
         }
@@ -1548,10 +1555,7 @@ FORGE_HD void species_agent(const SpeciesTab* sp, const Src* src, const fu32* id
     const SpeciesRow* row = &sp->rows[a];
     const unsigned char* mrow = &sp->mask[(fu64)a * sp->count];
     bool wrap = p->boundary == 0;
-    for (int k = 0; k < D; k++) {
-        pi[k] = src->pos[k * m + me];
-        vi[k] = src->vel[k * m + me];
-    }
+    src_load<D>(src, me, pi, vi);
     Sight<D> sight;
     bool fov = sight_new<D>(p, vi, &sight);
     BoidsAcc<D> acc;
@@ -1562,11 +1566,7 @@ FORGE_HD void species_agent(const SpeciesTab* sp, const Src* src, const fu32* id
                 continue;
             }
             float d[D];
-            for (int k = 0; k < D; k++) {
-                d[k] = wrap_delta(src->pos[k * m + j] - pi[k], p->world[k], p->half_world[k],
-                                  wrap);
-            }
-            float d2 = norm2<D>(d);
+            float d2 = src_offset<D>(p, src, pi, j, wrap, d);
             if (!(d2 < row->rmax2)) {
                 continue;
             }

@@ -161,7 +161,9 @@ extern "C" __global__ void build_brute_kernel(fu32 n, fu32 dim, fu32 is_units,
     brute_prep_slot(n, dim, is_units != 0, vel, units, bvfix, s);
 }
 
-template <int D, bool OBS = false>
+// A boids step kernel's body, grid search: metric rules, or with TOPO topological neighbours;
+// with OBS, obstacles.
+template <int D, bool OBS = false, bool TOPO = false>
 __device__ __forceinline__ void boids_grid(Params p, GridShape g, fu64 step,
                                            const fu32* cell_start, const fu32* scell,
                                            const fu32* ids, const float* spos, const float* svel,
@@ -171,8 +173,15 @@ __device__ __forceinline__ void boids_grid(Params p, GridShape g, fu64 step,
     if (t >= p.n) {
         return;
     }
-    if (!boids_grid_slot<D, OBS>(&p, &g, step, cell_start, scell, ids, spos, svel, svfix, t,
-                                 out_pos, out_vel, obs)) {
+    bool ok;
+    if constexpr (TOPO) {
+        ok = topo_grid_slot<D, OBS>(&p, &g, step, cell_start, scell, ids, spos, svel, svfix, t,
+                                    out_pos, out_vel, obs);
+    } else {
+        ok = boids_grid_slot<D, OBS>(&p, &g, step, cell_start, scell, ids, spos, svel, svfix, t,
+                                     out_pos, out_vel, obs);
+    }
+    if (!ok) {
         flag(bad, step + 1, ids[t]);
     }
 }
@@ -205,7 +214,8 @@ void vicsek_grid_kernel(Params p, GridShape g, fu64 step, const fu32* cell_start
     }
 }
 
-template <int D, bool OBS = false>
+// A boids step kernel's body, brute force (see boids_grid).
+template <int D, bool OBS = false, bool TOPO = false>
 __device__ __forceinline__ void boids_brute(Params p, fu64 step, const float* pos,
                                             const float* vel, const fi64* bvfix, float* out_pos,
                                             float* out_vel, fu64* bad, const Obs* obs = 0) {
@@ -213,7 +223,13 @@ __device__ __forceinline__ void boids_brute(Params p, fu64 step, const float* po
     if (s >= p.n) {
         return;
     }
-    if (!boids_brute_slot<D, OBS>(&p, step, pos, vel, bvfix, s, out_pos, out_vel, obs)) {
+    bool ok;
+    if constexpr (TOPO) {
+        ok = topo_brute_slot<D, OBS>(&p, step, pos, vel, bvfix, s, out_pos, out_vel, obs);
+    } else {
+        ok = boids_brute_slot<D, OBS>(&p, step, pos, vel, bvfix, s, out_pos, out_vel, obs);
+    }
+    if (!ok) {
         flag(bad, step + 1, s);
     }
 }
@@ -244,27 +260,13 @@ extern "C" __global__ void vicsek_brute_kernel(Params p, fu64 step, const float*
 }
 
 // Topological neighbours (forge_math.h topo_agent): the k nearest seen agents, k <= TOPO_K_MAX.
-template <int D, bool OBS = false>
-__device__ __forceinline__ void topo_grid(Params p, GridShape g, fu64 step, const fu32* cell_start,
-                                          const fu32* scell, const fu32* ids, const float* spos,
-                                          const float* svel, const fi64* svfix, float* out_pos,
-                                          float* out_vel, fu64* bad, const Obs* obs = 0) {
-    fu32 t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= p.n) {
-        return;
-    }
-    if (!topo_grid_slot<D, OBS>(&p, &g, step, cell_start, scell, ids, spos, svel, svfix, t,
-                                out_pos, out_vel, obs)) {
-        flag(bad, step + 1, ids[t]);
-    }
-}
-
 extern "C" __global__ void topo_grid_kernel2(Params p, GridShape g, fu64 step,
                                              const fu32* cell_start, const fu32* scell,
                                              const fu32* ids, const float* spos,
                                              const float* svel, const fi64* svfix,
                                              float* out_pos, float* out_vel, fu64* bad) {
-    topo_grid<2>(p, g, step, cell_start, scell, ids, spos, svel, svfix, out_pos, out_vel, bad);
+    boids_grid<2, false, true>(p, g, step, cell_start, scell, ids, spos, svel, svfix, out_pos,
+                               out_vel, bad);
 }
 
 extern "C" __global__ void topo_grid_kernel3(Params p, GridShape g, fu64 step,
@@ -272,62 +274,50 @@ extern "C" __global__ void topo_grid_kernel3(Params p, GridShape g, fu64 step,
                                              const fu32* ids, const float* spos,
                                              const float* svel, const fi64* svfix,
                                              float* out_pos, float* out_vel, fu64* bad) {
-    topo_grid<3>(p, g, step, cell_start, scell, ids, spos, svel, svfix, out_pos, out_vel, bad);
-}
-
-template <int D, bool OBS = false>
-__device__ __forceinline__ void topo_brute(Params p, fu64 step, const float* pos,
-                                           const float* vel, const fi64* bvfix, float* out_pos,
-                                           float* out_vel, fu64* bad, const Obs* obs = 0) {
-    fu32 s = blockIdx.x * blockDim.x + threadIdx.x;
-    if (s >= p.n) {
-        return;
-    }
-    if (!topo_brute_slot<D, OBS>(&p, step, pos, vel, bvfix, s, out_pos, out_vel, obs)) {
-        flag(bad, step + 1, s);
-    }
+    boids_grid<3, false, true>(p, g, step, cell_start, scell, ids, spos, svel, svfix, out_pos,
+                               out_vel, bad);
 }
 
 extern "C" __global__ void topo_brute_kernel2(Params p, fu64 step, const float* pos,
                                               const float* vel, const fi64* bvfix,
                                               float* out_pos, float* out_vel, fu64* bad) {
-    topo_brute<2>(p, step, pos, vel, bvfix, out_pos, out_vel, bad);
+    boids_brute<2, false, true>(p, step, pos, vel, bvfix, out_pos, out_vel, bad);
 }
 
 extern "C" __global__ void topo_brute_kernel3(Params p, fu64 step, const float* pos,
                                               const float* vel, const fi64* bvfix,
                                               float* out_pos, float* out_vel, fu64* bad) {
-    topo_brute<3>(p, step, pos, vel, bvfix, out_pos, out_vel, bad);
+    boids_brute<3, false, true>(p, step, pos, vel, bvfix, out_pos, out_vel, bad);
 }
 
 // With obstacles (forge_math.h obs_steer, obs_settle): the same kernels, with the shapes. One
 // kernel per search, rule and dimension, named as above with _obs.
-#define OBS_GRID_KERNEL(name, fn, D)                                                              \
+#define OBS_GRID_KERNEL(name, D, TOPO)                                                            \
     extern "C" __global__ void name(Params p, GridShape g, fu64 step, const fu32* cell_start,    \
                                     const fu32* scell, const fu32* ids, const float* spos,       \
                                     const float* svel, const fi64* svfix, float* out_pos,        \
                                     float* out_vel, fu64* bad, ObsHead oh,                        \
                                     const ObsShape* shapes) {                                     \
         Obs obs = {oh, shapes};                                                                   \
-        fn<D, true>(p, g, step, cell_start, scell, ids, spos, svel, svfix, out_pos, out_vel, bad, \
-                    &obs);                                                                        \
+        boids_grid<D, true, TOPO>(p, g, step, cell_start, scell, ids, spos, svel, svfix,         \
+                                  out_pos, out_vel, bad, &obs);                                   \
     }
-#define OBS_BRUTE_KERNEL(name, fn, D)                                                             \
+#define OBS_BRUTE_KERNEL(name, D, TOPO)                                                           \
     extern "C" __global__ void name(Params p, fu64 step, const float* pos, const float* vel,     \
                                     const fi64* bvfix, float* out_pos, float* out_vel, fu64* bad, \
                                     ObsHead oh, const ObsShape* shapes) {                         \
         Obs obs = {oh, shapes};                                                                   \
-        fn<D, true>(p, step, pos, vel, bvfix, out_pos, out_vel, bad, &obs);                       \
+        boids_brute<D, true, TOPO>(p, step, pos, vel, bvfix, out_pos, out_vel, bad, &obs);        \
     }
 
-OBS_GRID_KERNEL(boids_grid_obs_kernel2, boids_grid, 2)
-OBS_GRID_KERNEL(boids_grid_obs_kernel3, boids_grid, 3)
-OBS_GRID_KERNEL(topo_grid_obs_kernel2, topo_grid, 2)
-OBS_GRID_KERNEL(topo_grid_obs_kernel3, topo_grid, 3)
-OBS_BRUTE_KERNEL(boids_brute_obs_kernel2, boids_brute, 2)
-OBS_BRUTE_KERNEL(boids_brute_obs_kernel3, boids_brute, 3)
-OBS_BRUTE_KERNEL(topo_brute_obs_kernel2, topo_brute, 2)
-OBS_BRUTE_KERNEL(topo_brute_obs_kernel3, topo_brute, 3)
+OBS_GRID_KERNEL(boids_grid_obs_kernel2, 2, false)
+OBS_GRID_KERNEL(boids_grid_obs_kernel3, 3, false)
+OBS_GRID_KERNEL(topo_grid_obs_kernel2, 2, true)
+OBS_GRID_KERNEL(topo_grid_obs_kernel3, 3, true)
+OBS_BRUTE_KERNEL(boids_brute_obs_kernel2, 2, false)
+OBS_BRUTE_KERNEL(boids_brute_obs_kernel3, 3, false)
+OBS_BRUTE_KERNEL(topo_brute_obs_kernel2, 2, true)
+OBS_BRUTE_KERNEL(topo_brute_obs_kernel3, 3, true)
 
 // ---- Species (forge_math.h species_agent) ----
 

@@ -266,43 +266,8 @@ fn bad_obstacles_are_named_by_their_json_path() {
 fn the_cuda_backend_runs_obstacles() {
     let dir = tmp();
     let s = write(dir.path(), "s.json", &field(2, "reflect", ""));
-    let args = |backend: &'static str, out: &'static str| {
-        [
-            "simulate",
-            s.to_str().unwrap(),
-            "--steps",
-            "20",
-            "-q",
-            "-o",
-            out,
-            "--backend",
-            backend,
-        ]
-        .map(String::from)
-    };
-    let cuda = args("cuda", "g.bfs");
-    let cuda: Vec<&str> = cuda.iter().map(String::as_str).collect();
-    if forge::sim::cuda::open_device().is_err() {
-        let err = fails(dir.path(), &cuda);
-        assert!(!err.contains("CPU only"), "{err}");
-        assert!(
-            err.contains("driver") || err.contains("device") || err.contains("NVRTC"),
-            "{err}"
-        );
-        no_output(dir.path(), "g.bfs");
-        return;
-    }
-    let cpu = args("cpu", "c.bfs");
-    succeeds(
-        dir.path(),
-        &cpu.iter().map(String::as_str).collect::<Vec<_>>(),
-    );
-    succeeds(dir.path(), &cuda);
-    assert!(
-        std::fs::read(dir.path().join("c.bfs")).unwrap()
-            == std::fs::read(dir.path().join("g.bfs")).unwrap(),
-        "CPU and CUDA recordings with obstacles differ"
-    );
+    let args = [s.to_str().unwrap(), "--steps", "20"];
+    cuda_runs_as_the_cpu(dir.path(), &args, "with obstacles");
 }
 
 #[test]

@@ -225,44 +225,10 @@ fn the_cuda_backend_runs_species() {
         &format!(r#"{{"model": "boids", "steps": 20, "species": {TWO}}}"#),
     );
     let s = s.to_str().unwrap();
-    let run = |backend: &str, out: &str| {
-        vec![
-            "simulate".to_string(),
-            s.to_string(),
-            "-q".into(),
-            "-o".into(),
-            out.into(),
-            "--backend".into(),
-            backend.into(),
-        ]
-    };
-    let cuda = run("cuda", "g.bfs");
-    let cuda: Vec<&str> = cuda.iter().map(String::as_str).collect();
-    if forge::sim::cuda::open_device().is_err() {
-        let err = fails(dir.path(), &cuda);
-        assert!(!err.contains("CPU only"), "{err}");
-        assert!(
-            err.contains("driver") || err.contains("device") || err.contains("NVRTC"),
-            "{err}"
-        );
-        no_output(dir.path(), "g.bfs");
-    } else {
-        let cpu = run("cpu", "c.bfs");
-        succeeds(
-            dir.path(),
-            &cpu.iter().map(String::as_str).collect::<Vec<_>>(),
-        );
-        succeeds(dir.path(), &cuda);
-        assert!(
-            std::fs::read(dir.path().join("c.bfs")).unwrap()
-                == std::fs::read(dir.path().join("g.bfs")).unwrap(),
-            "CPU and CUDA recordings with species differ"
-        );
-    }
-    let auto = run("auto", "a.bfs");
+    cuda_runs_as_the_cpu(dir.path(), &[s], "with species");
     succeeds(
         dir.path(),
-        &auto.iter().map(String::as_str).collect::<Vec<_>>(),
+        &["simulate", s, "-q", "-o", "a.bfs", "--backend", "auto"],
     );
 }
 

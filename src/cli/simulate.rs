@@ -43,11 +43,7 @@ pub fn record(
         backend: a.backend,
         force: a.force,
         quiet: a.quiet,
-        agents_from: if a.overrides.agents.is_some() {
-            "--agents"
-        } else {
-            "scene.agents"
-        },
+        agents_from: a.overrides.agents_from(),
         unfinished,
     };
     let name = scene.name.clone();

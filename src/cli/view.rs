@@ -68,11 +68,7 @@ pub fn view_cmd(a: ViewArgs) -> Result<ExitCode> {
             backend: a.backend,
             force: a.force,
             quiet: true,
-            agents_from: if a.overrides.agents.is_some() {
-                "--agents"
-            } else {
-                "scene.agents"
-            },
+            agents_from: a.overrides.agents_from(),
             unfinished: Unfinished::Keep,
         };
         Input::Scene(Box::new(LiveScene {

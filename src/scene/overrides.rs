@@ -23,6 +23,16 @@ pub struct Overrides {
 }
 
 impl Overrides {
+    /// What sets the agent count, for messages about it: `--agents` when given, else the
+    /// scene's field.
+    pub fn agents_from(&self) -> &'static str {
+        if self.agents.is_some() {
+            "--agents"
+        } else {
+            "scene.agents"
+        }
+    }
+
     /// Applies the overrides to `scene`, naming the flag at fault.
     pub fn apply(&self, scene: &mut Scene) -> Result<(), anyhow::Error> {
         if let Some(s) = self.steps {

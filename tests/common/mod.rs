@@ -821,3 +821,32 @@ pub fn video_codes_against_png(video: &Path, png: &Path, first: u64) -> [CodeDif
     }
     sums
 }
+
+/// `forge simulate ARGS --backend cuda -o g.bfs` in `dir`: with a CUDA device, the same bytes
+/// as `--backend cpu -o c.bfs` (`what` names the case in the failure); without one, a failure
+/// naming the missing driver, device or NVRTC, never a refusal of the scene ("CPU only"), and
+/// no output left.
+pub fn cuda_runs_as_the_cpu(dir: &Path, args: &[&str], what: &str) {
+    let with = |backend: &'static str, out: &'static str| -> Vec<&str> {
+        let mut v = vec!["simulate"];
+        v.extend_from_slice(args);
+        v.extend(["-q", "-o", out, "--backend", backend]);
+        v
+    };
+    if forge::sim::cuda::open_device().is_err() {
+        let err = fails(dir, &with("cuda", "g.bfs"));
+        assert!(!err.contains("CPU only"), "{err}");
+        assert!(
+            err.contains("driver") || err.contains("device") || err.contains("NVRTC"),
+            "{err}"
+        );
+        no_output(dir, "g.bfs");
+        return;
+    }
+    succeeds(dir, &with("cpu", "c.bfs"));
+    succeeds(dir, &with("cuda", "g.bfs"));
+    assert!(
+        fs::read(dir.join("c.bfs")).unwrap() == fs::read(dir.join("g.bfs")).unwrap(),
+        "CPU and CUDA recordings {what} differ"
+    );
+}

@@ -20,78 +20,63 @@ pub(super) struct Kernels {
     pub(super) scan_add: CudaFunction,
     pub(super) build_grid: CudaFunction,
     pub(super) build_brute: CudaFunction,
-    pub(super) boids_grid2: CudaFunction,
-    pub(super) boids_grid3: CudaFunction,
-    pub(super) vicsek_grid: CudaFunction,
-    pub(super) boids_brute2: CudaFunction,
-    pub(super) boids_brute3: CudaFunction,
-    pub(super) vicsek_brute: CudaFunction,
-    pub(super) topo_grid2: CudaFunction,
-    pub(super) topo_grid3: CudaFunction,
-    pub(super) topo_brute2: CudaFunction,
-    pub(super) topo_brute3: CudaFunction,
-    /// With obstacles: the boids and topological kernels' `_obs` twins, in the order above.
-    pub(super) boids_grid_obs2: CudaFunction,
-    pub(super) boids_grid_obs3: CudaFunction,
-    pub(super) boids_brute_obs2: CudaFunction,
-    pub(super) boids_brute_obs3: CudaFunction,
-    pub(super) topo_grid_obs2: CudaFunction,
-    pub(super) topo_grid_obs3: CudaFunction,
-    pub(super) topo_brute_obs2: CudaFunction,
-    pub(super) topo_brute_obs3: CudaFunction,
-    /// Species: the predators' positions, then the step (without and with obstacles).
+    /// Species: the predators' positions before each step.
     pub(super) hunters: CudaFunction,
-    pub(super) species_grid2: CudaFunction,
-    pub(super) species_grid3: CudaFunction,
-    pub(super) species_grid_obs2: CudaFunction,
-    pub(super) species_grid_obs3: CudaFunction,
-    pub(super) species_brute2: CudaFunction,
-    pub(super) species_brute3: CudaFunction,
-    pub(super) species_brute_obs2: CudaFunction,
-    pub(super) species_brute_obs3: CudaFunction,
+    /// The run's step kernel ([`step_kernel`]).
+    pub(super) step: CudaFunction,
+}
+
+/// What a run's step kernel does: its rule, search, obstacles and dimension.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct StepKind {
+    pub(super) rule: Rule,
+    pub(super) grid: bool,
+    pub(super) obstacles: bool,
+    pub(super) dim: usize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Rule {
+    Boids,
+    Topological,
+    Species,
+    Vicsek,
+}
+
+/// The name of the step kernel of kernels/step.cu for `k`: `{rule}_{grid|brute}[_obs]_kernel`
+/// and the dimension (Vicsek: 2D only, no obstacles, no dimension in the name).
+pub(super) fn step_kernel(k: StepKind) -> String {
+    let rule = match k.rule {
+        Rule::Boids => "boids",
+        Rule::Topological => "topo",
+        Rule::Species => "species",
+        Rule::Vicsek => return format!("vicsek_{}_kernel", if k.grid { "grid" } else { "brute" }),
+    };
+    format!(
+        "{rule}_{}{}_kernel{}",
+        if k.grid { "grid" } else { "brute" },
+        if k.obstacles { "_obs" } else { "" },
+        k.dim
+    )
 }
 
 impl Kernels {
-    pub(super) fn load(m: &Arc<CudaModule>) -> Result<Kernels, CudaError> {
-        let f = |name: &'static str| {
-            m.load_function(name)
+    /// The kernels every run launches, and the step kernel of `step`.
+    pub(super) fn load(m: &Arc<CudaModule>, step: StepKind) -> Result<Kernels, CudaError> {
+        let f = |name: String| {
+            m.load_function(&name)
                 .map_err(|source| CudaError::MissingKernel { name, source })
         };
         Ok(Kernels {
-            frame: f("frame_kernel")?,
-            cell_index: f("cell_index_kernel")?,
-            scan_blocks: f("scan_blocks_kernel")?,
-            scan_sums: f("scan_sums_kernel")?,
-            scan_add: f("scan_add_kernel")?,
-            build_grid: f("build_grid_kernel")?,
-            build_brute: f("build_brute_kernel")?,
-            boids_grid2: f("boids_grid_kernel2")?,
-            boids_grid3: f("boids_grid_kernel3")?,
-            vicsek_grid: f("vicsek_grid_kernel")?,
-            boids_brute2: f("boids_brute_kernel2")?,
-            boids_brute3: f("boids_brute_kernel3")?,
-            vicsek_brute: f("vicsek_brute_kernel")?,
-            topo_grid2: f("topo_grid_kernel2")?,
-            topo_grid3: f("topo_grid_kernel3")?,
-            topo_brute2: f("topo_brute_kernel2")?,
-            topo_brute3: f("topo_brute_kernel3")?,
-            boids_grid_obs2: f("boids_grid_obs_kernel2")?,
-            boids_grid_obs3: f("boids_grid_obs_kernel3")?,
-            boids_brute_obs2: f("boids_brute_obs_kernel2")?,
-            boids_brute_obs3: f("boids_brute_obs_kernel3")?,
-            topo_grid_obs2: f("topo_grid_obs_kernel2")?,
-            topo_grid_obs3: f("topo_grid_obs_kernel3")?,
-            topo_brute_obs2: f("topo_brute_obs_kernel2")?,
-            topo_brute_obs3: f("topo_brute_obs_kernel3")?,
-            hunters: f("hunters_kernel")?,
-            species_grid2: f("species_grid_kernel2")?,
-            species_grid3: f("species_grid_kernel3")?,
-            species_grid_obs2: f("species_grid_obs_kernel2")?,
-            species_grid_obs3: f("species_grid_obs_kernel3")?,
-            species_brute2: f("species_brute_kernel2")?,
-            species_brute3: f("species_brute_kernel3")?,
-            species_brute_obs2: f("species_brute_obs_kernel2")?,
-            species_brute_obs3: f("species_brute_obs_kernel3")?,
+            frame: f("frame_kernel".into())?,
+            cell_index: f("cell_index_kernel".into())?,
+            scan_blocks: f("scan_blocks_kernel".into())?,
+            scan_sums: f("scan_sums_kernel".into())?,
+            scan_add: f("scan_add_kernel".into())?,
+            build_grid: f("build_grid_kernel".into())?,
+            build_brute: f("build_brute_kernel".into())?,
+            hunters: f("hunters_kernel".into())?,
+            step: f(step_kernel(step))?,
         })
     }
 }
@@ -188,4 +173,41 @@ pub(super) struct SpeciesDev {
     pub(super) mask: CudaSlice<u8>,
     pub(super) of_agent: CudaSlice<u8>,
     pub(super) hunters: CudaSlice<u32>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every step kernel a run can ask for is defined in kernels/step.cu (by name, or by a
+    /// macro given the name): the solver loads only the one it runs, so a misspelt one would
+    /// otherwise surface on a GPU only.
+    #[test]
+    fn every_step_kernel_is_in_the_source() {
+        let src = super::super::nvrtc::STEP_CU;
+        let rules = [Rule::Boids, Rule::Topological, Rule::Species, Rule::Vicsek];
+        for rule in rules {
+            for grid in [true, false] {
+                for obstacles in [false, true] {
+                    for dim in [2, 3] {
+                        if rule == Rule::Vicsek && (obstacles || dim == 3) {
+                            continue;
+                        }
+                        let k = StepKind {
+                            rule,
+                            grid,
+                            obstacles,
+                            dim,
+                        };
+                        let name = step_kernel(k);
+                        assert!(
+                            src.contains(&format!("void {name}("))
+                                || src.contains(&format!("({name},")),
+                            "{name} is not defined in kernels/step.cu"
+                        );
+                    }
+                }
+            }
+        }
+    }
 }

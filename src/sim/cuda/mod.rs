@@ -68,7 +68,7 @@ pub enum CudaError {
     /// The module lacks a kernel the solver launches.
     #[error("kernel {name} is missing")]
     MissingKernel {
-        name: &'static str,
+        name: String,
         #[source]
         source: DriverError,
     },

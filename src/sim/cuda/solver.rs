@@ -17,7 +17,9 @@ use std::sync::{Arc, Condvar, Mutex};
 use cudarc::driver::{CudaSlice, CudaStream, DriverError, LaunchConfig, PushKernelArg};
 
 use super::inflight::{alloc_frame, CudaFrame, DeviceFrame, HostFrame, Shared};
-use super::kernels::{cfg, hunters, species_args, species_dev, Kernels, SpeciesDev};
+use super::kernels::{
+    cfg, hunters, species_args, species_dev, Kernels, Rule, SpeciesDev, StepKind,
+};
 use super::{driver, grid_shape, CudaError, Device, GridShape};
 use crate::scene::{Model, Search};
 use crate::sim::cpu::{choose_search, unpermute};
@@ -101,7 +103,19 @@ impl CudaSolver {
         let ctx = dev.ctx.clone();
         let stream = ctx.default_stream();
         let copy = ctx.new_stream().map_err(err)?;
-        let k = Kernels::load(&dev.module)?;
+        let rule = match (params.model(), &rules.species) {
+            (Model::Vicsek, _) => Rule::Vicsek,
+            (_, Some(_)) => Rule::Species,
+            _ if params.topo_k > 0 => Rule::Topological,
+            _ => Rule::Boids,
+        };
+        let step = StepKind {
+            rule,
+            grid: search == Search::Grid,
+            obstacles: !rules.obstacles.is_empty(),
+            dim,
+        };
+        let k = Kernels::load(&dev.module, step)?;
         let shape = if search == Search::Grid {
             grid_shape(&params, n)?
         } else {
@@ -327,25 +341,7 @@ impl CudaSolver {
                 1,
             )?;
         }
-        let k = &self.k;
-        let f = match (p.model() == Model::Vicsek, p.topo_k > 0, obs, self.dim) {
-            _ if self.sp.is_some() => match (obs, self.dim) {
-                (false, 2) => &k.species_grid2,
-                (false, _) => &k.species_grid3,
-                (true, 2) => &k.species_grid_obs2,
-                (true, _) => &k.species_grid_obs3,
-            },
-            (true, ..) => &k.vicsek_grid,
-            (false, false, false, 2) => &k.boids_grid2,
-            (false, false, false, _) => &k.boids_grid3,
-            (false, true, false, 2) => &k.topo_grid2,
-            (false, true, false, _) => &k.topo_grid3,
-            (false, false, true, 2) => &k.boids_grid_obs2,
-            (false, false, true, _) => &k.boids_grid_obs3,
-            (false, true, true, 2) => &k.topo_grid_obs2,
-            (false, true, true, _) => &k.topo_grid_obs3,
-        };
-        let mut b = self.stream.launch_builder(f);
+        let mut b = self.stream.launch_builder(&self.k.step);
         b.arg(&p)
             .arg(&g)
             .arg(&step)
@@ -408,26 +404,8 @@ impl CudaSolver {
                 0,
             )?;
         }
-        let k = &self.k;
-        let f = match (vicsek, p.topo_k > 0, obs, self.dim) {
-            _ if self.sp.is_some() => match (obs, self.dim) {
-                (false, 2) => &k.species_brute2,
-                (false, _) => &k.species_brute3,
-                (true, 2) => &k.species_brute_obs2,
-                (true, _) => &k.species_brute_obs3,
-            },
-            (true, ..) => &k.vicsek_brute,
-            (false, false, false, 2) => &k.boids_brute2,
-            (false, false, false, _) => &k.boids_brute3,
-            (false, true, false, 2) => &k.topo_brute2,
-            (false, true, false, _) => &k.topo_brute3,
-            (false, false, true, 2) => &k.boids_brute_obs2,
-            (false, false, true, _) => &k.boids_brute_obs3,
-            (false, true, true, 2) => &k.topo_brute_obs2,
-            (false, true, true, _) => &k.topo_brute_obs3,
-        };
         let vel_src = if vicsek { &self.svel } else { &self.vel };
-        let mut b = self.stream.launch_builder(f);
+        let mut b = self.stream.launch_builder(&self.k.step);
         b.arg(&p)
             .arg(&step)
             .arg(&self.pos)
