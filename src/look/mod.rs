@@ -280,6 +280,36 @@ impl Look {
                 bad("fps", format!("must be in 1..=240, got {fps}"));
             }
         }
+        self.number_problems(&mut bad);
+        if let Some(Span([a, b])) = self.range {
+            if !(a.is_finite() && b.is_finite() && a < b) {
+                bad("range", format!("must be A..B with A < B, got {a}..{b}"));
+            }
+        }
+        for (field, p) in [("eye", self.eye), ("target", self.target)] {
+            if let Some(Vec3(p)) = p {
+                if !p.iter().all(|x| x.is_finite()) {
+                    bad(field, "must be three finite numbers X,Y,Z".into());
+                }
+            }
+        }
+        if let Some(Vec2(p)) = self.center {
+            if !p.iter().all(|x| x.is_finite()) {
+                bad("center", "must be two finite numbers X,Y".into());
+            }
+        }
+        if dim.is_some_and(|d| d != 3) {
+            for field in FIELDS_3D {
+                if self.has(field) {
+                    bad(field, "applies to 3D only (dim 3); this is 2D".into());
+                }
+            }
+        }
+        out
+    }
+
+    /// The single numbers out of their ranges (each finite, and within its range), to `bad`.
+    fn number_problems(&self, bad: &mut impl FnMut(&'static str, String)) {
         let mut within = |field: &'static str, v: Option<f32>, ok: &dyn Fn(f32) -> bool, what| {
             if let Some(x) = v {
                 if !(x.is_finite() && ok(x)) {
@@ -390,31 +420,6 @@ impl Look {
             &|x| (0.01..=1000.0).contains(&x),
             "in 0.01..=1000",
         );
-        if let Some(Span([a, b])) = self.range {
-            if !(a.is_finite() && b.is_finite() && a < b) {
-                bad("range", format!("must be A..B with A < B, got {a}..{b}"));
-            }
-        }
-        for (field, p) in [("eye", self.eye), ("target", self.target)] {
-            if let Some(Vec3(p)) = p {
-                if !p.iter().all(|x| x.is_finite()) {
-                    bad(field, "must be three finite numbers X,Y,Z".into());
-                }
-            }
-        }
-        if let Some(Vec2(p)) = self.center {
-            if !p.iter().all(|x| x.is_finite()) {
-                bad("center", "must be two finite numbers X,Y".into());
-            }
-        }
-        if dim.is_some_and(|d| d != 3) {
-            for field in FIELDS_3D {
-                if self.has(field) {
-                    bad(field, "applies to 3D only (dim 3); this is 2D".into());
-                }
-            }
-        }
-        out
     }
 
     /// The look as JSON, one field a line (what `--print-look` prints and `--look` reads).
