@@ -848,6 +848,98 @@ fn bench_refuses_a_nan_or_infinite_duration() {
     }
 }
 
+/// A flag that the tables asked for would not read is refused, naming it and what reads it,
+/// before anything is measured: render flags on the solver's tables and the other way round,
+/// and a table's flag when `--only` leaves that table out.
+#[test]
+fn bench_refuses_flags_its_tables_would_not_read() {
+    let d = tmp();
+    let cases: &[(&[&str], &[&str])] = &[
+        (
+            &["bench", "--render-sizes", "320x180", "--only", "crossover"],
+            &["--render-sizes", "`forge bench render` only"],
+        ),
+        (
+            &["bench", "--memory-frames", "20", "--only", "crossover"],
+            &["--memory-frames", "`forge bench render` only"],
+        ),
+        (
+            &["bench", "--only", "record", "--sizes", "1000"],
+            &[
+                "--sizes",
+                "scaling table",
+                "--only record",
+                "--record-sizes",
+            ],
+        ),
+        (
+            &["bench", "--only", "scaling", "--record-sizes", "1000"],
+            &["--record-sizes", "record table", "--only scaling"],
+        ),
+        (
+            &["bench", "--only", "record", "--seconds", "1"],
+            &["--seconds", "--only record"],
+        ),
+        (
+            &["bench", "--only", "cuda", "--quick"],
+            &["--quick", "--only cuda"],
+        ),
+        (
+            &["bench", "render", "--sizes", "1000"],
+            &["--sizes", "not by `forge bench render`"],
+        ),
+        (
+            &["bench", "render", "--quick", "--only", "fps"],
+            &["--quick", "not by `forge bench render`"],
+        ),
+        (
+            &[
+                "bench",
+                "render",
+                "--only",
+                "fps",
+                "--passes-size",
+                "320x180",
+            ],
+            &["--passes-size", "passes table", "--only fps"],
+        ),
+        (
+            &[
+                "bench",
+                "render",
+                "--only",
+                "passes",
+                "--render-agents",
+                "10",
+            ],
+            &["--render-agents", "fps table", "--only passes"],
+        ),
+    ];
+    for (args, names) in cases {
+        let r = run_within(d.path(), args, QUICK);
+        failed_naming(&r, args, names);
+        assert!(
+            r.stdout.is_empty(),
+            "forge {args:?} measured:\n{}",
+            r.stdout
+        );
+    }
+    // Sizes given with --quick are measured as given.
+    let args = [
+        "bench",
+        "--quick",
+        "--only",
+        "scaling",
+        "--sizes",
+        "300",
+        "--seconds",
+        "0",
+    ];
+    let r = run_within(d.path(), &args, QUICK);
+    assert!(r.ok(), "{}", r.stderr);
+    assert!(r.stdout.contains("| 300 "), "{}", r.stdout);
+    assert!(!r.stdout.contains("| 1000 "), "{}", r.stdout);
+}
 #[test]
 fn a_recording_larger_than_the_free_space_is_announced_with_its_size() {
     let d = tmp();

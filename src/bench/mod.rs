@@ -17,71 +17,186 @@ mod cuda;
 mod obstacles;
 mod render;
 
+/// `forge bench`'s flags. Those with a default are `None` when not given, so that a flag the
+/// measurement asked for would not read is refused ([`check_flags_read`]) instead of ignored.
 #[derive(clap::Args, Debug)]
 pub struct BenchArgs {
     /// What to measure: the solver (default), or the renderer (`forge bench render`).
     #[arg(value_parser = ["solver", "render"], default_value = "solver")]
     pub what: String,
-    /// Renderer: output sizes to measure.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "1280x720,1920x1080,3840x2160"
-    )]
-    pub render_sizes: Vec<String>,
-    /// Renderer: dimensions to measure (3D through the default orbit camera).
-    #[arg(long, value_delimiter = ',', default_value = "2,3")]
-    pub render_dims: Vec<usize>,
-    /// Renderer: agent counts to measure.
-    #[arg(long, value_delimiter = ',', default_value = "2000,100000,1000000")]
-    pub render_agents: Vec<u64>,
-    /// Agent counts to measure (constant density).
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "1000,10000,100000,1000000"
-    )]
-    pub sizes: Vec<u64>,
-    /// CUDA table: agent counts of each workload (turbulence, flame3d, vicsek).
-    #[arg(long, value_delimiter = ',', default_value = "1000000")]
-    pub cuda_sizes: Vec<u64>,
-    /// Record table: agent counts (turbulence at its density, CPU backend).
-    #[arg(long, value_delimiter = ',', default_value = "100000,1000000")]
-    pub record_sizes: Vec<u64>,
-    /// Smaller and shorter: sizes 1000,10000,100000 and fewer repetitions.
+    /// Renderer, fps table: output sizes to measure [default: 1280x720,1920x1080,3840x2160].
+    #[arg(long, value_delimiter = ',')]
+    pub render_sizes: Option<Vec<String>>,
+    /// Renderer, fps table: dimensions to measure (3D through the default orbit camera)
+    /// [default: 2,3].
+    #[arg(long, value_delimiter = ',')]
+    pub render_dims: Option<Vec<usize>>,
+    /// Renderer, fps table: agent counts to measure [default: 2000,100000,1000000].
+    #[arg(long, value_delimiter = ',')]
+    pub render_agents: Option<Vec<u64>>,
+    /// Scaling table: agent counts to measure, at constant density [default:
+    /// 1000,10000,100000,1000000; with --quick 1000,10000,100000].
+    #[arg(long, value_delimiter = ',')]
+    pub sizes: Option<Vec<u64>>,
+    /// CUDA table: agent counts of each workload (turbulence, flame3d, vicsek) [default:
+    /// 1000000].
+    #[arg(long, value_delimiter = ',')]
+    pub cuda_sizes: Option<Vec<u64>>,
+    /// Record table: agent counts (turbulence at its density, CPU backend) [default:
+    /// 100000,1000000; with --quick 100000].
+    #[arg(long, value_delimiter = ',')]
+    pub record_sizes: Option<Vec<u64>>,
+    /// Smaller and shorter: the scaling and record tables' default sizes shrink, and rows
+    /// are measured for at most a quarter of a second.
     #[arg(long)]
     pub quick: bool,
-    /// Seconds to spend measuring each row (at least 3 steps are always timed).
-    #[arg(long, default_value_t = 0.5)]
-    pub seconds: f64,
+    /// Seconds to spend measuring each row of the boidforge, threads, scaling, crossover and
+    /// obstacles tables (at least 3 steps are always timed) [default: 0.5].
+    #[arg(long)]
+    pub seconds: Option<f64>,
     /// Which tables: all, scaling, crossover, threads, boidforge, record, memory, obstacles,
     /// cuda (`bench render`: all, fps, passes, memory). `FORGE_SIMD=off` measures the scalar
     /// candidate loop. The CUDA table runs where a device is present.
     #[arg(long, value_delimiter = ',', default_value = "all")]
     pub only: Vec<String>,
     /// Renderer, passes table: built-in scenes simulated (2000 agents), or `.bfs` recordings
-    /// as they are, rendered with their own looks, each pass timed.
-    #[arg(long, value_delimiter = ',', default_value = "murmuration,shoal3d")]
-    pub render_scenes: Vec<String>,
-    /// Renderer, passes table: the size rendered.
-    #[arg(long, default_value = "1280x720")]
-    pub passes_size: String,
-    /// Renderer, passes table: the steps simulated (the recording has one frame more).
-    #[arg(long, default_value_t = 300)]
-    pub passes_steps: u64,
-    /// Renderer, memory row: the long render's size.
-    #[arg(long, default_value = "640x360")]
-    pub memory_size: String,
+    /// as they are, rendered with their own looks, each pass timed [default:
+    /// murmuration,shoal3d].
+    #[arg(long, value_delimiter = ',')]
+    pub render_scenes: Option<Vec<String>>,
+    /// Renderer, passes table: the size rendered [default: 1280x720].
+    #[arg(long)]
+    pub passes_size: Option<String>,
+    /// Renderer, passes table: the steps simulated (the recording has one frame more)
+    /// [default: 300].
+    #[arg(long)]
+    pub passes_steps: Option<u64>,
+    /// Renderer, memory row: the long render's size [default: 640x360].
+    #[arg(long)]
+    pub memory_size: Option<String>,
     /// Renderer, memory row: frames of the long render (peak memory is also measured after a
-    /// tenth of them).
-    #[arg(long, default_value_t = 1500)]
-    pub memory_frames: u64,
+    /// tenth of them) [default: 1500].
+    #[arg(long)]
+    pub memory_frames: Option<u64>,
     /// Internal: render the memory row's frames of this recording and print peak memory.
     #[arg(long, hide = true)]
     pub render_memory_probe: Option<std::path::PathBuf>,
     /// Internal: run N agents for a few steps and print peak memory (used by the memory table).
     #[arg(long, hide = true)]
     pub memory_probe: Option<u64>,
+}
+
+/// A flag that only some tables read: the renderer's (`forge bench render`) or the solver's,
+/// and which of them (empty: any).
+struct Reader {
+    flag: &'static str,
+    render: bool,
+    tables: &'static [&'static str],
+}
+
+/// The solver's tables that `--seconds` times.
+const TIMED_TABLES: &[&str] = &["boidforge", "threads", "scaling", "crossover", "obstacles"];
+
+/// The solver's tables that `--quick` shortens (all but the CUDA table).
+const QUICK_TABLES: &[&str] = &[
+    "boidforge",
+    "threads",
+    "scaling",
+    "crossover",
+    "record",
+    "memory",
+    "obstacles",
+];
+
+/// The flags given on the command line that only some tables read.
+fn given_flags(a: &BenchArgs) -> Vec<Reader> {
+    let r = |flag, render, tables| Reader {
+        flag,
+        render,
+        tables,
+    };
+    [
+        (
+            a.render_sizes.is_some(),
+            r("--render-sizes", true, &["fps"]),
+        ),
+        (a.render_dims.is_some(), r("--render-dims", true, &["fps"])),
+        (
+            a.render_agents.is_some(),
+            r("--render-agents", true, &["fps"]),
+        ),
+        (
+            a.render_scenes.is_some(),
+            r("--render-scenes", true, &["passes"]),
+        ),
+        (
+            a.passes_size.is_some(),
+            r("--passes-size", true, &["passes"]),
+        ),
+        (
+            a.passes_steps.is_some(),
+            r("--passes-steps", true, &["passes"]),
+        ),
+        (
+            a.memory_size.is_some(),
+            r("--memory-size", true, &["memory"]),
+        ),
+        (
+            a.memory_frames.is_some(),
+            r("--memory-frames", true, &["memory"]),
+        ),
+        (a.sizes.is_some(), r("--sizes", false, &["scaling"])),
+        (a.cuda_sizes.is_some(), r("--cuda-sizes", false, &["cuda"])),
+        (
+            a.record_sizes.is_some(),
+            r("--record-sizes", false, &["record"]),
+        ),
+        (a.quick, r("--quick", false, QUICK_TABLES)),
+        (a.seconds.is_some(), r("--seconds", false, TIMED_TABLES)),
+    ]
+    .into_iter()
+    .filter_map(|(given, reader)| given.then_some(reader))
+    .collect()
+}
+
+/// Refuses a flag that the measurement asked for (`render`: `forge bench render`; `want`:
+/// whether `--only` keeps a table) would not read, naming the flag and what reads it.
+fn check_flags_read(a: &BenchArgs, render: bool, want: impl Fn(&str) -> bool) -> Result<()> {
+    let only = a.only.join(",");
+    for r in given_flags(a) {
+        if r.render != render {
+            let (reads, not) = if r.render {
+                (
+                    "`forge bench render` only",
+                    "the solver's tables (`forge bench`)",
+                )
+            } else {
+                (
+                    "the solver's tables (`forge bench`) only",
+                    "`forge bench render`",
+                )
+            };
+            bail!("{}: read by {reads}, not by {not}", r.flag);
+        }
+        if !r.tables.is_empty() && !r.tables.iter().any(|t| want(t)) {
+            let which = match r.tables {
+                [one] => format!("the {one} table"),
+                many => format!("the {} tables", many.join(", ")),
+            };
+            let hint = match r.flag {
+                "--sizes" | "--record-sizes" | "--cuda-sizes" => {
+                    " (the scaling table's agent counts are --sizes, the record table's \
+                     --record-sizes, the CUDA table's --cuda-sizes)"
+                }
+                _ => "",
+            };
+            bail!(
+                "{}: sets {which}, which --only {only} leaves out{hint}",
+                r.flag
+            );
+        }
+    }
+    Ok(())
 }
 
 /// BoidForge's preset at its published density (2000 agents in 1920×1080) scaled to `n`
@@ -200,6 +315,9 @@ fn threads_table(out: &mut impl Write, cores: usize, seconds: f64) -> Result<()>
     Ok(())
 }
 
+/// `--seconds` when not given.
+const DEFAULT_SECONDS: f64 = 0.5;
+
 /// Longest `--seconds` a row may take.
 const MAX_SECONDS: f64 = 3600.0;
 
@@ -248,11 +366,10 @@ const TABLES: [&str; 9] = [
 
 impl Plan {
     fn resolve(a: BenchArgs) -> Result<Plan> {
-        if !(a.seconds.is_finite() && (0.0..=MAX_SECONDS).contains(&a.seconds)) {
-            bail!(
-                "--seconds: must be a number of seconds in 0..={MAX_SECONDS}, got {}",
-                a.seconds
-            );
+        if let Some(s) = a.seconds {
+            if !(s.is_finite() && (0.0..=MAX_SECONDS).contains(&s)) {
+                bail!("--seconds: must be a number of seconds in 0..={MAX_SECONDS}, got {s}");
+            }
         }
         if a.what == "render" {
             return Ok(Plan::Render(render::Plan::resolve(a)?));
@@ -265,15 +382,22 @@ impl Plan {
                 "--only: unknown table {o:?} (all, scaling, crossover, threads, boidforge, record, memory, obstacles, cuda)"
             );
         }
-        let sizes: Vec<u64> = if a.quick {
-            vec![1000, 10_000, 100_000]
-        } else {
-            a.sizes
-        };
+        let all = a.only.iter().any(|o| o == "all");
+        check_flags_read(&a, false, |t| all || a.only.iter().any(|o| o == t))?;
+        // --quick shrinks the defaults; sizes given on the command line are measured as given.
+        let sizes = a.sizes.unwrap_or_else(|| match a.quick {
+            true => vec![1000, 10_000, 100_000],
+            false => vec![1000, 10_000, 100_000, 1_000_000],
+        });
+        let record_sizes = a.record_sizes.unwrap_or_else(|| match a.quick {
+            true => vec![100_000],
+            false => vec![100_000, 1_000_000],
+        });
+        let cuda_sizes = a.cuda_sizes.unwrap_or_else(|| vec![1_000_000]);
         for (flag, list) in [
             ("--sizes", &sizes),
-            ("--cuda-sizes", &a.cuda_sizes),
-            ("--record-sizes", &a.record_sizes),
+            ("--cuda-sizes", &cuda_sizes),
+            ("--record-sizes", &record_sizes),
         ] {
             if let Some(&bad) = list.iter().find(|&&n| n == 0 || n > scene::MAX_AGENTS) {
                 bail!(
@@ -282,20 +406,12 @@ impl Plan {
                 );
             }
         }
-        let record_sizes = if a.quick {
-            vec![100_000]
-        } else {
-            a.record_sizes
-        };
-        let seconds = if a.quick {
-            a.seconds.min(0.25)
-        } else {
-            a.seconds
-        };
+        let seconds = a.seconds.unwrap_or(DEFAULT_SECONDS);
+        let seconds = if a.quick { seconds.min(0.25) } else { seconds };
         Ok(Plan::Solver(Tables {
             only: a.only,
             sizes,
-            cuda_sizes: a.cuda_sizes,
+            cuda_sizes,
             record_sizes,
             seconds,
             quick: a.quick,

@@ -193,12 +193,14 @@ impl Plan {
     /// Checks the flags in the order their errors are reported, then every row against the
     /// adapter's limits.
     pub(super) fn resolve(a: BenchArgs) -> Result<Plan> {
+        let memory_size_text = a.memory_size.clone().unwrap_or_else(|| "640x360".into());
+        let memory_frames = a.memory_frames.unwrap_or(1500);
         if let Some(path) = a.render_memory_probe {
-            let size = parse_size("--memory-size", &a.memory_size)?;
+            let size = parse_size("--memory-size", &memory_size_text)?;
             return Ok(Plan::MemoryProbe {
                 path,
                 size,
-                frames: a.memory_frames,
+                frames: memory_frames,
             });
         }
         for o in &a.only {
@@ -208,29 +210,40 @@ impl Plan {
         }
         let all = a.only.iter().any(|o| o == "all");
         let want = |t: &str| all || a.only.iter().any(|o| o == t);
+        super::check_flags_read(&a, true, want)?;
+        let render_sizes = a.render_sizes.unwrap_or_else(|| {
+            ["1280x720", "1920x1080", "3840x2160"]
+                .map(String::from)
+                .to_vec()
+        });
+        let dims = a.render_dims.unwrap_or_else(|| vec![2, 3]);
+        let agents = a
+            .render_agents
+            .unwrap_or_else(|| vec![2000, 100_000, 1_000_000]);
+        let render_scenes = a
+            .render_scenes
+            .unwrap_or_else(|| vec!["murmuration".into(), "shoal3d".into()]);
+        let passes_steps = a.passes_steps.unwrap_or(300);
+        let passes_size = a.passes_size.unwrap_or_else(|| "1280x720".into());
         let mut sizes = Vec::new();
-        for s in &a.render_sizes {
+        for s in &render_sizes {
             sizes.push(parse_size("--render-sizes", s)?);
         }
-        let memory_size = parse_size("--memory-size", &a.memory_size)?;
-        if let Some(&d) = a.render_dims.iter().find(|&&d| d != 2 && d != 3) {
+        let memory_size = parse_size("--memory-size", &memory_size_text)?;
+        if let Some(&d) = dims.iter().find(|&&d| d != 2 && d != 3) {
             bail!("--render-dims: each must be 2 or 3, got {d}");
         }
-        if let Some(&n) = a
-            .render_agents
-            .iter()
-            .find(|&&n| n == 0 || n > scene::MAX_AGENTS)
-        {
+        if let Some(&n) = agents.iter().find(|&&n| n == 0 || n > scene::MAX_AGENTS) {
             bail!(
                 "--render-agents: each count must be in 1..={}, got {n}",
                 scene::MAX_AGENTS
             );
         }
         if want("passes") {
-            if a.passes_steps == 0 {
+            if passes_steps == 0 {
                 bail!("--passes-steps: at least 1, got 0");
             }
-            for name in &a.render_scenes {
+            for name in &render_scenes {
                 if !is_recording(name) && scene::builtin::find(name).is_none() {
                     bail!(
                         "--render-scenes: no built-in scene {name:?} (forge scenes lists them), \
@@ -239,23 +252,23 @@ impl Plan {
                 }
             }
         }
-        if want("memory") && a.memory_frames < 10 {
-            bail!("--memory-frames: at least 10, got {}", a.memory_frames);
+        if want("memory") && memory_frames < 10 {
+            bail!("--memory-frames: at least 10, got {memory_frames}");
         }
         let t = Tables {
             fps: want("fps"),
             passes: want("passes").then_some(Passes {
-                scenes: a.render_scenes,
-                size: parse_size("--passes-size", &a.passes_size)?,
-                steps: a.passes_steps,
+                scenes: render_scenes,
+                size: parse_size("--passes-size", &passes_size)?,
+                steps: passes_steps,
             }),
             memory: want("memory"),
             sizes,
-            dims: a.render_dims,
-            agents: a.render_agents,
+            dims,
+            agents,
             memory_size,
-            memory_size_text: a.memory_size,
-            memory_frames: a.memory_frames,
+            memory_size_text,
+            memory_frames,
             adapter: String::new(),
         };
         let adapter = t.check_rows()?;
