@@ -7,7 +7,7 @@
 //! SIGXFSZ (a file grew past `ulimit -f`) is caught too, so that the write fails with an error
 //! (EFBIG), handled like a full disk, instead of killing the process.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use signal_hook::consts::{SIGINT, SIGTERM};
@@ -40,27 +40,37 @@ pub fn install() {
     });
 }
 
-/// A stop asked for by the program that hosts the library (the Python package, which keeps
-/// its own SIGINT handler and turns Ctrl-C into `KeyboardInterrupt`): the signal's number, 0
-/// for none.
-static HOST_STOP: AtomicUsize = AtomicUsize::new(0);
-
-/// Asks the work loops to stop as if `signal` had been received, without any handler
-/// installed: [`caught`] returns it until [`clear_host_stop`].
-pub fn host_stop(signal: i32) {
-    HOST_STOP.store(signal.max(1) as usize, Ordering::Relaxed);
+thread_local! {
+    /// The stop of the call this thread runs for a program that hosts the library (the Python
+    /// package, which keeps its own SIGINT handler and turns Ctrl-C into `KeyboardInterrupt`):
+    /// a signal's number once that call is to stop, 0 until then. See [`with_stop`].
+    static CALL_STOP: std::cell::RefCell<Option<Arc<AtomicI32>>> =
+        const { std::cell::RefCell::new(None) };
 }
 
-/// Ends a stop asked for by [`host_stop`], so the next piece of work runs.
-pub fn clear_host_stop() {
-    HOST_STOP.store(0, Ordering::Relaxed);
+/// Runs `work` on this thread with `stop` as its call's stop: while it runs, [`caught`] on
+/// this thread also returns the signal stored in `stop` (0: none), as if it had been received.
+/// Each call of a host has a flag of its own, so a stop reaches that call and no other; the
+/// work loops that poll [`check`] run on the calling thread (reader and encoder threads never
+/// do).
+pub fn with_stop<T>(stop: Arc<AtomicI32>, work: impl FnOnce() -> T) -> T {
+    struct Reset(Option<Arc<AtomicI32>>);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            let before = self.0.take();
+            CALL_STOP.with(|c| *c.borrow_mut() = before);
+        }
+    }
+    let _reset = Reset(CALL_STOP.with(|c| c.borrow_mut().replace(stop)));
+    work()
 }
 
-/// The signal received (SIGINT or SIGTERM), if any, or the stop the host asked for.
+/// The signal received (SIGINT or SIGTERM), if any, or the stop of this thread's call
+/// ([`with_stop`]).
 pub fn caught() -> Option<i32> {
-    match HOST_STOP.load(Ordering::Relaxed) {
-        0 => {}
-        s => return Some(s as i32),
+    let call = CALL_STOP.with(|c| c.borrow().as_ref().map(|s| s.load(Ordering::Relaxed)));
+    if let Some(s @ 1..) = call {
+        return Some(s);
     }
     let f = FLAGS.get()?;
     if !f.any.load(Ordering::Relaxed) {
@@ -122,3 +132,38 @@ impl std::fmt::Display for Interrupted {
 }
 
 impl std::error::Error for Interrupted {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A call's stop reaches the thread running that call only, and ends with it.
+    #[test]
+    fn a_calls_stop_reaches_its_own_thread_only() {
+        let mine = Arc::new(AtomicI32::new(0));
+        let other = Arc::new(AtomicI32::new(0));
+        let (go, ready) = std::sync::mpsc::channel::<()>();
+        let (seen_tx, seen) = std::sync::mpsc::channel();
+        let o = other.clone();
+        let t = std::thread::spawn(move || {
+            with_stop(o, || {
+                ready.recv().unwrap();
+                seen_tx.send(caught()).unwrap();
+            })
+        });
+        with_stop(mine.clone(), || {
+            assert_eq!(caught(), None);
+            mine.store(SIGTERM, Ordering::Relaxed);
+            assert_eq!(caught(), Some(SIGTERM));
+            assert!(check().is_err());
+            go.send(()).unwrap();
+            assert_eq!(
+                seen.recv().unwrap(),
+                None,
+                "another call saw this call's stop"
+            );
+        });
+        t.join().unwrap();
+        assert_eq!(caught(), None, "the stop outlived its call");
+    }
+}

@@ -21,12 +21,13 @@ use crate::sim::backend::{self, AnySolver, Backend, Schedule};
 use crate::sim::{init, Diverged, Params, RecordError, Rules, State};
 use crate::units::bytes;
 
-/// The files a scene reads, as `(path, what)`: the scene file (a built-in has none) and the
-/// initial condition's recording (`init.path`).
-pub fn scene_inputs(arg: &str, scene: &Scene) -> Vec<(PathBuf, &'static str)> {
+/// The files a scene reads, as `(path, what)`: the scene file where the scene was named by
+/// one (`source`: what the user gave, a file or a built-in's name; `None` for a scene given
+/// as data, whose `name` is never a file) and the initial condition's recording (`init.path`).
+pub fn scene_inputs(source: Option<&str>, scene: &Scene) -> Vec<(PathBuf, &'static str)> {
     let mut v = Vec::new();
-    if Path::new(arg).is_file() {
-        v.push((PathBuf::from(arg), "scene file"));
+    if let Some(file) = source.filter(|s| Path::new(s).is_file()) {
+        v.push((PathBuf::from(file), "scene file"));
     }
     if let Some(p) = &scene.init.resolved_path {
         v.push((p.clone(), "scene.init.path"));
@@ -41,6 +42,22 @@ pub fn scene_inputs(arg: &str, scene: &Scene) -> Vec<(PathBuf, &'static str)> {
 pub enum Unfinished {
     Keep,
     Remove,
+    /// Kept, but removed when SIGTERM stopped it: for a host that dies of that signal once
+    /// the run has stopped (the Python package), where no one would hear where it was kept.
+    KeepUnlessTerminated,
+}
+
+impl Unfinished {
+    /// The rule for a run that `signal` stopped (None: a write error).
+    fn after(self, signal: Option<i32>) -> Unfinished {
+        match (self, signal) {
+            (Unfinished::KeepUnlessTerminated, Some(signal_hook::consts::SIGTERM)) => {
+                Unfinished::Remove
+            }
+            (Unfinished::KeepUnlessTerminated, _) => Unfinished::Keep,
+            (rule, _) => rule,
+        }
+    }
 }
 
 /// How a recording is made, besides its scene and output.
@@ -177,7 +194,7 @@ pub fn record(
     let (out, file) = OutputFile::create(out_path, setup.force, "output")?;
     let (o, interrupted) = match simulate(prepared, out_path, file, setup, stop) {
         Ok(o) => o,
-        Err(e) if setup.unfinished == Unfinished::Keep && e.is::<WriteFailed>() => {
+        Err(e) if setup.unfinished.after(None) == Unfinished::Keep && e.is::<WriteFailed>() => {
             return Err(keep_complete_frames(out, e));
         }
         Err(e) => {
@@ -186,7 +203,7 @@ pub fn record(
         }
     };
     if let Some(sig) = interrupted {
-        let note = interrupted_note(out, &o, setup.unfinished);
+        let note = interrupted_note(out, &o, setup.unfinished.after(Some(sig)));
         return Err(Interrupted::noting(sig, note).into());
     }
     out.commit()?;
@@ -289,7 +306,7 @@ fn interrupted_note(out: OutputFile, o: &Outcome, unfinished: Unfinished) -> Str
             ),
             None => String::new(),
         },
-        Unfinished::Remove => {
+        Unfinished::Remove | Unfinished::KeepUnlessTerminated => {
             out.abandon();
             String::new()
         }

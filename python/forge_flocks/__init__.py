@@ -24,7 +24,14 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
 import numpy as np
 
-from ._forge import (
+# Where XDG_RUNTIME_DIR is unset (cron, containers, CI), Mesa's Vulkan device-select layer
+# tries Wayland while listing GPUs and prints "XDG_RUNTIME_DIR is invalid" to stderr at every
+# render. The layer only reorders GPUs, and forge ranks them itself; it is switched off for
+# this process in that case, at import, before any thread of forge's starts.
+if not os.environ.get("XDG_RUNTIME_DIR"):
+    os.environ.setdefault("NODEVICE_SELECT", "1")
+
+from ._forge import (  # noqa: E402
     FORGE_VERSION,
     ForgeError,
     LookError,

@@ -2,6 +2,7 @@
 //! `simulate`: a recording made by the library's recording function (`forge::simulate::record`),
 //! as `forge simulate` makes it.
 
+use std::mem::ManuallyDrop;
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -75,13 +76,42 @@ pub struct PySimulation {
     seeded: Scene,
     threads: Option<usize>,
     backend: Backend,
-    /// Locked only with the GIL released (a thread stepping holds it while it runs).
-    inner: Mutex<Inner>,
+    /// Locked only with the GIL released (a thread stepping holds it while it runs). Dropped
+    /// by hand: see `Drop`.
+    inner: ManuallyDrop<Mutex<Inner>>,
     /// Locked only with the GIL held, never across a release.
     cached: Mutex<Cached>,
+    /// The process that made the solver, and whether it runs on CUDA: a CUDA context does not
+    /// survive `fork()` (a CPU solver does: its pool runs a forked child's passes itself).
+    pid: u32,
+    cuda: bool,
+}
+
+impl Drop for PySimulation {
+    fn drop(&mut self) {
+        if self.cuda && std::process::id() != self.pid {
+            // A forked child: the device memory and context are the parent's, not freed here.
+            return;
+        }
+        // SAFETY: dropped once, here, and never used again.
+        unsafe { ManuallyDrop::drop(&mut self.inner) }
+    }
 }
 
 impl PySimulation {
+    /// Refuses a CUDA solver in a forked child: its context is the parent's.
+    fn usable(&self) -> PyResult<()> {
+        if self.cuda && std::process::id() != self.pid {
+            return Err(ForgeError::new_err(format!(
+                "this Simulation runs on CUDA in process {}, and a CUDA context does not \
+                 survive fork(): create the Simulation in this process (or use \
+                 multiprocessing's \"spawn\" start method)",
+                self.pid
+            )));
+        }
+        Ok(())
+    }
+
     /// `f` on the solver, the GIL released.
     fn with<T: Send>(&self, py: Python<'_>, f: impl FnOnce(&mut Inner) -> T + Send) -> T {
         py.detach(|| {
@@ -121,6 +151,7 @@ impl PySimulation {
     /// The state as (N, dim) read-only views of (dim, N) arrays (the solver's component-major
     /// layout, in agent order), made once per step.
     fn arrays(&self, py: Python<'_>) -> PyResult<(Py<PyAny>, Py<PyAny>)> {
+        self.usable()?;
         let dim = self.seeded.dim;
         let step = self.with(py, |g| g.solver.step);
         if let Some((s, p, v)) = &*self.cached.lock().unwrap_or_else(|p| p.into_inner()) {
@@ -187,7 +218,9 @@ impl PySimulation {
             seeded,
             threads,
             backend,
-            inner: Mutex::new(Inner { solver }),
+            pid: std::process::id(),
+            cuda: solver.is_cuda(),
+            inner: ManuallyDrop::new(Mutex::new(Inner { solver })),
             cached: Mutex::new(None),
         })
     }
@@ -196,6 +229,7 @@ impl PySimulation {
     /// (`KeyboardInterrupt`, the state that of the last step done).
     #[pyo3(signature = (n=1))]
     fn step(&self, py: Python<'_>, #[pyo3(from_py_with = crate::args::n)] n: u64) -> PyResult<()> {
+        self.usable()?;
         let r: PyResult<()> = py.detach(|| {
             let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
             let mut polled = Instant::now();
@@ -269,6 +303,7 @@ impl PySimulation {
     /// forge's order parameters of this step (`forge info`'s): polarization, mean_speed,
     /// nn_distance, pairwise_distance.
     fn metrics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        self.usable()?;
         let dim = self.seeded.dim;
         let space = self.space();
         let (step, m) = self.with(py, |g| -> PyResult<(u64, metrics::Metrics)> {
@@ -362,22 +397,19 @@ pub fn simulate_scene(
         .apply(&mut scene)
         .map_err(|e| arg_err(format!("{e:#}").trim_start_matches("--").to_string()))?;
     let setup = forge::simulate::Setup {
-        // The scene's inputs (its file) are checked against the output, as the CLI does.
-        inputs: forge::simulate::scene_inputs(arg.as_deref().unwrap_or(&scene.name), &scene),
+        // The scene's inputs (its file; a dict has none) are checked against the output, as
+        // the CLI does.
+        inputs: forge::simulate::scene_inputs(arg.as_deref(), &scene),
         threads,
         backend,
         force,
         quiet: true,
         agents_from: "scene.agents",
-        unfinished: forge::simulate::Unfinished::Keep,
+        unfinished: forge::simulate::Unfinished::KeepUnlessTerminated,
     };
-    // Stopped by this call's Ctrl-C only, never by another call's.
-    let outcome = crate::work::run_stoppable(py, move |stop| {
-        let mut stopped = || match stop.load(std::sync::atomic::Ordering::Relaxed) {
-            0 => None,
-            s => Some(s),
-        };
-        forge::simulate::record(scene, &path, &setup, &mut stopped)
+    // Stopped by this call's Ctrl-C only, never by another call's (crate::work).
+    let outcome = crate::work::run(py, move || {
+        forge::simulate::record(scene, &path, &setup, &mut forge::signal::caught)
             .map(|o| (o.diverged_message(&path), o))
     })?;
     if let (Some(msg), _) = outcome {

@@ -151,3 +151,61 @@ def test_ctrl_c_keeps_complete_frames_not_the_final_name(tmp_path, small_scene):
     kept = list(tmp_path.glob("long.*.partial"))
     assert len(kept) == 1 and str(kept[0]) in msg
     assert len(ff.Recording(kept[0])) > 0
+
+
+def test_sigterm_leaves_no_partial_and_ends_the_process(tmp_path, small_scene):
+    # Python dies of SIGTERM (its default); forge stops the run and removes its temporary
+    # file first (no one would be told where it was kept), and the process still ends by that
+    # signal.
+    out = tmp_path / "long.bfs"
+    script = textwrap.dedent(f"""
+        import forge_flocks as ff
+        print("ready", flush=True)
+        ff.simulate({small_scene!r}, {str(out)!r}, steps=10**7, threads=1)
+        print("finished", flush=True)
+    """)
+    p = subprocess.Popen([PYTHON, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "ready"
+    time.sleep(1.5)
+    p.send_signal(signal.SIGTERM)
+    msg, _ = p.communicate(timeout=30)
+    assert p.returncode == -signal.SIGTERM, (p.returncode, msg)
+    assert "finished" not in msg
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_sigterm_handler_of_the_programs_own_is_honoured(tmp_path, small_scene):
+    # A program that handles SIGTERM itself gets its handler's exception, and the run stops as
+    # for Ctrl-C, keeping its complete frames.
+    out = tmp_path / "long.bfs"
+    script = textwrap.dedent(f"""
+        import signal, sys, forge_flocks as ff
+        def handler(sig, frame):
+            raise SystemExit(7)
+        signal.signal(signal.SIGTERM, handler)
+        print("ready", flush=True)
+        ff.simulate({small_scene!r}, {str(out)!r}, steps=10**7, threads=1)
+        sys.exit(3)
+    """)
+    p = subprocess.Popen([PYTHON, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "ready"
+    time.sleep(1.5)
+    p.send_signal(signal.SIGTERM)
+    p.communicate(timeout=30)
+    assert p.returncode == 7
+    assert not out.exists()
+    kept = list(tmp_path.glob("long.*.partial"))
+    assert len(kept) == 1 and len(ff.Recording(kept[0])) > 0
+
+
+def test_dict_scene_named_like_a_file_is_not_that_file(tmp_path, small_scene, monkeypatch):
+    # A dict has no scene file, whatever its name: writing over a file of that name with
+    # force=True is allowed, as for any output.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "o.bfs").write_bytes(b"old")
+    ff.simulate(dict(small_scene, name="o.bfs"), "o.bfs", steps=3, force=True)
+    assert len(ff.Recording(tmp_path / "o.bfs")) == 4
+    # A scene file is still an input that no output may replace.
+    (tmp_path / "s.json").write_text(json.dumps(small_scene))
+    with pytest.raises(ff.ForgeError, match="scene file"):
+        ff.simulate("s.json", "s.json", steps=3, force=True)

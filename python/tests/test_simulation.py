@@ -151,3 +151,37 @@ def test_ctrl_c_interrupts_a_long_step(small_scene, tmp_path):
     word, steps, _ = out.split()
     assert word == "interrupted" and int(steps) > 0
     assert took < 5, took
+
+
+def test_fork_after_a_threaded_simulation_stepped(small_scene, tmp_path):
+    # The child has the Simulation but not its solver's threads: its steps run on its own
+    # thread and give the parent's state, and it exits cleanly.
+    child_state = tmp_path / "child.npy"
+    script = textwrap.dedent(f"""
+        import os, sys
+        import numpy as np
+        import forge_flocks as ff
+        sim = ff.Simulation({small_scene!r}, threads=2)
+        sim.step(5)
+        pid = os.fork()
+        if pid == 0:
+            sim.step(5)
+            np.save({str(child_state)!r}, sim.positions)
+            sys.exit(0)
+        import signal, time
+        deadline = time.monotonic() + 30
+        while (w := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if w[0] == 0:
+            os.kill(pid, signal.SIGKILL)
+            print("child hung", flush=True)
+            sys.exit(1)
+        print("child", os.waitstatus_to_exitcode(w[1]), flush=True)
+        sim.step(5)
+        same = np.array_equal(np.load({str(child_state)!r}), sim.positions)
+        print("same" if same else "different", flush=True)
+    """)
+    r = subprocess.run([PYTHON, "-c", script], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, (r.stdout, r.stderr)
+    assert r.stdout.split() == ["child", "0", "same"], (r.stdout, r.stderr)
+    assert "panicked" not in r.stderr, r.stderr

@@ -1,5 +1,6 @@
 """still and render: forge's renderer (lavapipe where there is no GPU), the look as keywords."""
 
+import os
 import shutil
 
 import numpy as np
@@ -116,3 +117,99 @@ def test_ctrl_c_during_render_leaves_no_output(tmp_path, small_scene):
     assert p.returncode == 0, msg
     assert "interrupted by SIGINT" in msg
     assert sorted(x.name for x in tmp_path.iterdir()) == ["long.bfs"]
+
+
+def _long_recording(tmp_path, small_scene, name="long.bfs"):
+    rec = tmp_path / name
+    ff.simulate(dict(small_scene, agents=300), rec, steps=3000, threads=2)
+    return rec
+
+
+@pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg missing")
+def test_ctrl_c_in_one_render_does_not_stop_another(tmp_path, small_scene):
+    # Ctrl-C reaches the main thread's render(); another thread's render() runs on and
+    # finishes its video.
+    import signal
+    import subprocess
+    import textwrap
+    import time
+
+    from conftest import PYTHON
+
+    rec = _long_recording(tmp_path, small_scene)
+    mine, other = tmp_path / "mine.mp4", tmp_path / "other.mp4"
+    script = textwrap.dedent(f"""
+        import threading, forge_flocks as ff
+        done = []
+        def worker():
+            done.append(ff.render({str(rec)!r}, {str(other)!r}, frames=(0, 240), size=[160, 90]))
+        t = threading.Thread(target=worker)
+        t.start()
+        print("ready", flush=True)
+        try:
+            ff.render({str(rec)!r}, {str(mine)!r}, size=[160, 90])
+        except KeyboardInterrupt:
+            print("main interrupted", flush=True)
+        t.join()
+        print(done, flush=True)
+    """)
+    p = subprocess.Popen([PYTHON, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "ready"
+    time.sleep(2)
+    p.send_signal(signal.SIGINT)
+    out, _ = p.communicate(timeout=300)
+    assert p.returncode == 0, out
+    assert "main interrupted" in out and "[(240, 160, 90)]" in out, out
+    assert not mine.exists()
+    assert other.stat().st_size > 1000
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["long.bfs", "other.mp4"]
+
+
+@pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg missing")
+def test_sigterm_during_render_leaves_nothing_and_ends_the_process(tmp_path, small_scene):
+    # Python dies of SIGTERM (its default); forge stops FFmpeg and removes the unfinished
+    # video first, and the process still ends by that signal.
+    import signal
+    import subprocess
+    import textwrap
+    import time
+
+    from conftest import PYTHON
+
+    rec = _long_recording(tmp_path, small_scene)
+    out = tmp_path / "long.mp4"
+    script = textwrap.dedent(f"""
+        import forge_flocks as ff
+        print("ready", flush=True)
+        ff.render({str(rec)!r}, {str(out)!r}, size=[320, 180])
+        print("finished", flush=True)
+    """)
+    p = subprocess.Popen([PYTHON, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "ready"
+    time.sleep(3)
+    p.send_signal(signal.SIGTERM)
+    msg, _ = p.communicate(timeout=60)
+    assert p.returncode == -signal.SIGTERM, (p.returncode, msg)
+    assert "finished" not in msg
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["long.bfs"]
+
+
+def test_no_xdg_runtime_dir_line_on_stderr(tmp_path, cli_recording):
+    # cron and containers run without XDG_RUNTIME_DIR: a still renders without a word on
+    # stderr.
+    import subprocess
+    import textwrap
+
+    from conftest import PYTHON
+
+    env = {k: v for k, v in os.environ.items() if k not in ("XDG_RUNTIME_DIR", "NODEVICE_SELECT")}
+    script = textwrap.dedent(f"""
+        import forge_flocks as ff
+        a = ff.still({str(cli_recording)!r}, 0, size=[160, 90])
+        ff.render({str(cli_recording)!r}, {str(tmp_path / "v.mp4")!r}, frames=(0, 2), size=[160, 90])
+        print(a.shape)
+    """)
+    r = subprocess.run([PYTHON, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "(90, 160, 3)"
+    assert r.stderr == "", r.stderr

@@ -216,7 +216,7 @@ pub fn run_cmd(a: RunArgs) -> Result<ExitCode> {
     if let Some(b) = &a.bfs {
         outputs.push((b, "--bfs"));
     }
-    let inputs = scene_inputs(&a.scene, &scene);
+    let inputs = scene_inputs(Some(&a.scene), &scene);
     let inputs: Vec<(&Path, &str)> = inputs.iter().map(|(p, w)| (p.as_path(), *w)).collect();
     let _claim = output::claim(&outputs, &inputs, a.video.force)?;
     // The codec against this FFmpeg, and the video's name against its container, before the

@@ -38,7 +38,7 @@ pub fn record(
     }
     crate::sim::cpu::check_threads("--threads", a.threads)?;
     let setup = Setup {
-        inputs: scene_inputs(&a.scene, &scene),
+        inputs: scene_inputs(Some(&a.scene), &scene),
         threads: a.threads,
         backend: a.backend,
         force: a.force,

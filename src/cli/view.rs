@@ -63,7 +63,7 @@ pub fn view_cmd(a: ViewArgs) -> Result<ExitCode> {
         }
         crate::sim::cpu::check_threads("--threads", a.threads)?;
         let setup = Setup {
-            inputs: scene_inputs(&a.input, &scene),
+            inputs: scene_inputs(Some(&a.input), &scene),
             threads: a.threads,
             backend: a.backend,
             force: a.force,

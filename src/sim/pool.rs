@@ -7,6 +7,11 @@
 //! it taken (another thread's pass, or a pass started from inside `f`) runs its own pass on
 //! the calling thread alone. Either way every index is visited once and `run` returns when
 //! `f` is done with all of them.
+//!
+//! After `fork()` (Python's `os.fork`, `multiprocessing`'s default on Linux) the child has
+//! the pool but none of its threads: there every pass runs on the calling thread alone (the
+//! same results: they never depend on the thread count), and dropping the pool leaves the
+//! absent workers alone.
 
 use std::ops::Range;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -43,6 +48,8 @@ pub struct Pool {
     workers: Vec<JoinHandle<()>>,
     /// Held for the whole of a pass on the workers: the job state in `shared` belongs to it.
     busy: Mutex<()>,
+    /// The process the workers run in (a forked child has none of them).
+    pid: u32,
 }
 
 /// Chunks a pass is split into, per thread: small enough to balance uneven cells.
@@ -98,7 +105,23 @@ impl Pool {
             shared,
             workers,
             busy: Mutex::new(()),
+            pid: std::process::id(),
         })
+    }
+
+    /// This is a copy of the pool in a forked child: its workers are in the parent.
+    fn forked(&self) -> bool {
+        std::process::id() != self.pid
+    }
+
+    /// Every chunk of the pass on the calling thread, in order.
+    fn run_here(n: usize, chunks: usize, f: &(dyn Fn(Range<usize>) + Sync)) {
+        for c in 0..chunks {
+            let r = chunk(c, chunks, n);
+            if !r.is_empty() {
+                f(r);
+            }
+        }
     }
 
     pub fn threads(&self) -> usize {
@@ -109,20 +132,16 @@ impl Pool {
     /// While another pass holds the workers, the chunks run on the calling thread.
     pub fn run(&self, n: usize, f: &(dyn Fn(Range<usize>) + Sync)) {
         let chunks = self.threads() * CHUNKS_PER_THREAD;
+        if self.forked() {
+            // The pool's locks may have been held by a parent thread at the fork: not touched.
+            return Pool::run_here(n, chunks, f);
+        }
         let _pass = match self.busy.try_lock() {
             Ok(g) => g,
             // A panic in an earlier pass left no state behind (`run` waits for every worker
             // before it unwinds): the pool is free.
             Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
-            Err(std::sync::TryLockError::WouldBlock) => {
-                for c in 0..chunks {
-                    let r = chunk(c, chunks, n);
-                    if !r.is_empty() {
-                        f(r);
-                    }
-                }
-                return;
-            }
+            Err(std::sync::TryLockError::WouldBlock) => return Pool::run_here(n, chunks, f),
         };
         // SAFETY: erase the borrow's lifetime; we do not return before every worker is done
         // with it (the `active` handshake below).
@@ -193,6 +212,11 @@ fn worker(shared: &Shared) {
 
 impl Drop for Pool {
     fn drop(&mut self) {
+        if self.forked() {
+            // No workers here to stop or join; their handles name threads of the parent.
+            std::mem::forget(std::mem::take(&mut self.workers));
+            return;
+        }
         if let Ok(mut c) = self.shared.control.lock() {
             c.shutdown = true;
         }
@@ -242,6 +266,47 @@ mod tests {
             }
         });
         assert_eq!(inner.into_inner(), 8 * 4950);
+    }
+
+    /// In a child forked after the pool's workers started, a pass completes (on the calling
+    /// thread) and dropping the pool returns: the child exits 0, where it used to wait forever
+    /// for workers that exist only in the parent.
+    #[cfg(unix)]
+    #[test]
+    fn a_forked_child_runs_passes_and_drops_the_pool() {
+        let pool = Pool::new(3).unwrap();
+        let n = 10_000;
+        assert_eq!(sum(&pool, n), n * (n - 1) / 2);
+        // SAFETY: the child only runs the pool (no allocation on its forked path) and `_exit`s.
+        let child = unsafe { libc::fork() };
+        assert!(child >= 0, "fork failed");
+        if child == 0 {
+            let ok = sum(&pool, n) == n * (n - 1) / 2;
+            drop(pool);
+            // SAFETY: ends the child without running the parent's atexit handlers or unwinding.
+            unsafe { libc::_exit(if ok { 0 } else { 3 }) };
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        let mut status = 0;
+        loop {
+            // SAFETY: waits for our own child, non-blocking.
+            let r = unsafe { libc::waitpid(child, &mut status, libc::WNOHANG) };
+            if r == child {
+                break;
+            }
+            if std::time::Instant::now() > deadline {
+                // SAFETY: our own child.
+                unsafe { libc::kill(child, libc::SIGKILL) };
+                panic!("the forked child hung in the pool");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(
+            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+            "the forked child failed: status {status:#x}"
+        );
+        // The parent's pool is untouched.
+        assert_eq!(sum(&pool, n), n * (n - 1) / 2);
     }
 
     #[test]
