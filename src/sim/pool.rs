@@ -15,7 +15,7 @@
 
 use std::ops::Range;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
@@ -48,8 +48,29 @@ pub struct Pool {
     workers: Vec<JoinHandle<()>>,
     /// Held for the whole of a pass on the workers: the job state in `shared` belongs to it.
     busy: Mutex<()>,
-    /// The process the workers run in (a forked child has none of them).
-    pid: u32,
+    /// [`FORKS`] when the workers started: a child forked since has none of them.
+    forks: u64,
+}
+
+/// How many times this process is a forked child of the process that started it: counted by
+/// a `pthread_atfork` handler, so that a pass finds out with one atomic load (no `getpid`).
+static FORKS: AtomicU64 = AtomicU64::new(0);
+
+#[cfg(unix)]
+extern "C" fn count_fork() {
+    FORKS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Registers [`count_fork`] once, before the first pool's workers start.
+fn watch_forks() {
+    #[cfg(unix)]
+    {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        // SAFETY: registers a child handler that only increments an atomic.
+        ONCE.call_once(|| unsafe {
+            libc::pthread_atfork(None, None, Some(count_fork));
+        });
+    }
 }
 
 /// Chunks a pass is split into, per thread: small enough to balance uneven cells.
@@ -78,6 +99,8 @@ fn work(shared: &Shared, job: Job, n: usize, chunks: usize) {
 impl Pool {
     /// `threads` in total, the calling thread included.
     pub fn new(threads: usize) -> std::io::Result<Pool> {
+        watch_forks();
+        let forks = FORKS.load(Ordering::Relaxed);
         let shared = Arc::new(Shared {
             control: Mutex::new(Control {
                 generation: 0,
@@ -105,13 +128,13 @@ impl Pool {
             shared,
             workers,
             busy: Mutex::new(()),
-            pid: std::process::id(),
+            forks,
         })
     }
 
     /// This is a copy of the pool in a forked child: its workers are in the parent.
     fn forked(&self) -> bool {
-        std::process::id() != self.pid
+        FORKS.load(Ordering::Relaxed) != self.forks
     }
 
     /// Every chunk of the pass on the calling thread, in order.
