@@ -220,7 +220,11 @@ impl Run {
         let scene = &self.scene;
         let (dim, n) = (scene.dim, state.n);
         let rec = match file {
-            Some(f) => Some(Recorder::start(bfs::Writer::new(f, &self.header)?, dim, n)?),
+            Some(f) => Some(Recorder::start(
+                bfs::Writer::new(bfs::DirectFile::new(f), &self.header)?,
+                dim,
+                n,
+            )?),
             None => None,
         };
         let mut solver = simulate::solver(scene, &chosen, state, self.threads)?;

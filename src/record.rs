@@ -4,7 +4,6 @@
 //! when the recording is complete.
 
 use std::collections::VecDeque;
-use std::fs::File;
 use std::io;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -12,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use crate::bfs::{self, Writer};
+use crate::bfs::{self, DirectFile, Writer};
 use crate::sim::{filled, FrameOut, PendingFrame};
 
 /// A frame for the writer thread, in agent order.
@@ -142,7 +141,7 @@ impl<T> Drop for DrainOnDrop<T> {
 pub struct Recorder {
     jobs: Arc<Queue<Job>>,
     free: Arc<Queue<Buffers>>,
-    handle: Option<JoinHandle<Result<Writer<File>, bfs::BfsError>>>,
+    handle: Option<JoinHandle<Result<Writer<DirectFile>, bfs::BfsError>>>,
     frames: u64,
 }
 
@@ -152,7 +151,9 @@ pub const DEPTH: usize = 3;
 const _: () = assert!(DEPTH <= crate::sim::init::SINK_FRAMES);
 
 impl Recorder {
-    pub fn start(mut writer: Writer<File>, dim: usize, n: usize) -> Result<Recorder> {
+    /// `writer`: the recording's file ([`DirectFile`]: direct I/O where the file system takes
+    /// it, so that writing costs the solver's cores next to nothing).
+    pub fn start(mut writer: Writer<DirectFile>, dim: usize, n: usize) -> Result<Recorder> {
         let jobs = Queue::<Job>::new();
         let free = Queue::<Buffers>::new();
         let what = || format!("frame buffers for {n} agents");
@@ -274,7 +275,7 @@ impl Recorder {
                 )))
             }
         };
-        let (frames, file) = writer.finalize()?;
+        let (frames, mut file) = writer.finalize()?;
         // Best effort: a device like /dev/null cannot sync.
         let _ = file.sync_data();
         Ok(frames)
@@ -301,6 +302,7 @@ impl FrameOut for Recorder {
 mod tests {
     use super::*;
     use crate::bfs::{Header, Reader};
+    use std::fs::File;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     /// A frame "from a device": ready at once, or past a divergence (`None`); counts drops.
@@ -348,7 +350,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("p.bfs");
         let n = 5;
-        let w = Writer::new(File::create(&path).unwrap(), &header(n as u32)).unwrap();
+        let w = Writer::new(
+            DirectFile::new(File::create(&path).unwrap()),
+            &header(n as u32),
+        )
+        .unwrap();
         let mut rec = Recorder::start(w, 2, n).unwrap();
         let dropped = Arc::new(AtomicUsize::new(0));
         // Frames from the CPU path and the device path interleave; one past a divergence is
@@ -391,7 +397,7 @@ mod tests {
         // SAFETY: both descriptors were just created and are owned here alone.
         let (read, write) = unsafe { (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) };
         let n = 100_000;
-        let w = Writer::new(write, &header(n as u32)).unwrap();
+        let w = Writer::new(DirectFile::new(write), &header(n as u32)).unwrap();
         drop(read);
         let mut rec = Recorder::start(w, 2, n).unwrap();
         let dropped = Arc::new(AtomicUsize::new(0));

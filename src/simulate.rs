@@ -233,7 +233,7 @@ fn simulate(
             cause,
         })
     };
-    let writer = bfs::Writer::new(file, &header).map_err(wr)?;
+    let writer = bfs::Writer::new(bfs::DirectFile::new(file), &header).map_err(wr)?;
     let mut rec = Recorder::start(writer, dim, n)?;
     let mut solver = solver(&scene, &chosen, state, setup.threads)?;
     // The recorder's errors name the file; the solver's (CUDA) are its own.

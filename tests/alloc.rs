@@ -89,8 +89,12 @@ fn steps_and_recording_allocate_nothing() {
         let file = std::fs::File::create(dir.path().join("a.bfs")).unwrap();
         let mut h = forge::bfs::Header::for_scene(&s);
         h.agents = n as u32;
-        let mut rec =
-            Recorder::start(forge::bfs::Writer::new(file, &h).unwrap(), s.dim, n).unwrap();
+        let mut rec = Recorder::start(
+            forge::bfs::Writer::new(forge::bfs::DirectFile::new(file), &h).unwrap(),
+            s.dim,
+            n,
+        )
+        .unwrap();
         // Warm up: thread starts, and more frames than the recorder holds in flight, so the
         // writer thread has surely started (its start-up allocates) and handed buffers back.
         for _ in 0..2 * forge::record::DEPTH + 2 {

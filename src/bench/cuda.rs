@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use anyhow::{anyhow, Result};
 
-use crate::bfs::{Header, Writer};
+use crate::bfs::{DirectFile, Header, Writer};
 use crate::record::Recorder;
 use crate::scene::{self, Scene};
 use crate::sim::backend::{AnySolver, Chosen, Schedule};
@@ -93,7 +93,7 @@ pub fn ms_per_step(scene: &Scene, chosen: &Chosen, steps: u64, rec: Recording) -
                 .open(path)?;
             let mut h = Header::for_scene(scene);
             h.agents = n as u32;
-            let mut out = Recorder::start(Writer::new(file, &h)?, dim, n)?;
+            let mut out = Recorder::start(Writer::new(DirectFile::new(file), &h)?, dim, n)?;
             let sched = Schedule {
                 first,
                 last: first + steps,

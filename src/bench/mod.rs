@@ -435,7 +435,11 @@ fn memory_probe(n: u64) -> Result<ExitCode> {
     let file = std::fs::OpenOptions::new().write(true).open("/dev/null")?;
     let mut h = Header::for_scene(&s);
     h.agents = n as u32;
-    let mut rec = Recorder::start(crate::bfs::Writer::new(file, &h)?, 2, n as usize)?;
+    let mut rec = Recorder::start(
+        crate::bfs::Writer::new(crate::bfs::DirectFile::new(file), &h)?,
+        2,
+        n as usize,
+    )?;
     for _ in 0..3 {
         solver.step().expect("finite");
         solver.record(&mut rec)?;

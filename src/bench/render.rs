@@ -98,7 +98,10 @@ fn bench_recording(path: &Path, n: u64, dim: usize, frames: u64) -> Result<()> {
     let mut h = Header::for_scene(&s);
     h.agents = n as u32;
     let mut rec = Recorder::start(
-        crate::bfs::Writer::new(std::fs::File::create(path)?, &h)?,
+        crate::bfs::Writer::new(
+            crate::bfs::DirectFile::new(std::fs::File::create(path)?),
+            &h,
+        )?,
         dim,
         n as usize,
     )?;

@@ -99,11 +99,13 @@ use std::io;
 use crate::scene::{Boundary, Model, Scene};
 
 mod bfs1;
+mod direct;
 mod range;
 mod read;
 mod write;
 
 pub use bfs1::{write_bfs1, Bfs1Frame};
+pub use direct::DirectFile;
 pub use range::{FrameRange, RangeError};
 pub use read::{open_recording, FrameSpan, Reader};
 pub use write::Writer;

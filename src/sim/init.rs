@@ -206,10 +206,10 @@ pub const SINK_FRAMES: usize = 3;
 /// Refuse agent counts whose state (and the solver's work arrays) would not fit in memory.
 pub fn check_memory(n: usize, dim: usize) -> Result<()> {
     // Per agent: the state twice (double buffer) and its cell-sorted copy (24·dim bytes), four
-    // u32 index arrays (16), the sink's frame buffers in flight and its agent-order frame
-    // ((SINK_FRAMES + 1)·8·dim + SINK_FRAMES·4).
+    // u32 index arrays (16), the sink's frame buffers in flight, its agent-order frame and the
+    // solver's staging of a recorded frame ((SINK_FRAMES + 2)·8·dim + SINK_FRAMES·4).
     let depth = SINK_FRAMES as u128;
-    let per_agent = 24 * dim as u128 + 16 + (depth + 1) * 8 * dim as u128 + depth * 4;
+    let per_agent = 24 * dim as u128 + 16 + (depth + 2) * 8 * dim as u128 + depth * 4;
     let need = n as u128 * per_agent;
     if let Some(avail) = available_memory() {
         if need > avail as u128 / 10 * 9 {
