@@ -310,116 +310,64 @@ impl Look {
 
     /// The single numbers out of their ranges (each finite, and within its range), to `bad`.
     fn number_problems(&self, bad: &mut impl FnMut(&'static str, String)) {
-        let mut within = |field: &'static str, v: Option<f32>, ok: &dyn Fn(f32) -> bool, what| {
+        use Within::*;
+        let numbers: [(&'static str, Option<f32>, Within, &str); 18] = [
+            (
+                "colormap_start",
+                self.colormap_start,
+                Closed(0.0, 0.9),
+                "in [0, 0.9]",
+            ),
+            ("exposure", self.exposure, Closed(0.0, 100.0), "in [0, 100]"),
+            (
+                "point_size",
+                self.point_size,
+                Closed(0.0, 64.0),
+                "in [0, 64] (pixels at 1080p)",
+            ),
+            ("trails", self.trails, BelowTop(0.0, 1.0), "in [0, 1)"),
+            ("bloom", self.bloom, Closed(0.0, 10.0), "in [0, 10]"),
+            ("stacking", self.stacking, Closed(0.0, 1.0), "in [0, 1]"),
+            ("contrast", self.contrast, Closed(0.0, 4.0), "in [0, 4]"),
+            ("saturation", self.saturation, Closed(0.0, 4.0), "in [0, 4]"),
+            ("lift", self.lift, Closed(-0.5, 0.5), "in [-0.5, 0.5]"),
+            ("gamma", self.gamma, Closed(0.1, 10.0), "in [0.1, 10]"),
+            ("gain", self.gain, Closed(0.0, 4.0), "in [0, 4]"),
+            (
+                "bloom_radius",
+                self.bloom_radius,
+                Closed(0.25, 4.0),
+                "in 0.25..=4 (times the default reach)",
+            ),
+            ("vignette", self.vignette, Closed(0.0, 4.0), "in [0, 4]"),
+            (
+                "motion_blur",
+                self.motion_blur,
+                Closed(0.0, 360.0),
+                "a shutter angle in [0, 360] degrees",
+            ),
+            (
+                "orbit_speed",
+                self.orbit_speed,
+                EitherWay(36_000.0),
+                "degrees per second of video, at most 36000 either way",
+            ),
+            (
+                "fov",
+                self.fov,
+                Open(1.0, 170.0),
+                "between 1 and 170 degrees",
+            ),
+            ("fog", self.fog, Closed(0.0, 1.0), "in [0, 1]"),
+            ("zoom", self.zoom, Closed(0.01, 1000.0), "in 0.01..=1000"),
+        ];
+        for (field, v, span, what) in numbers {
             if let Some(x) = v {
-                if !(x.is_finite() && ok(x)) {
+                if !(x.is_finite() && span.holds(x)) {
                     bad(field, format!("must be {what}, got {x}"));
                 }
             }
-        };
-        within(
-            "colormap_start",
-            self.colormap_start,
-            &|x| (0.0..=0.9).contains(&x),
-            "in [0, 0.9]",
-        );
-        within(
-            "exposure",
-            self.exposure,
-            &|x| (0.0..=100.0).contains(&x),
-            "in [0, 100]",
-        );
-        within(
-            "point_size",
-            self.point_size,
-            &|x| (0.0..=64.0).contains(&x),
-            "in [0, 64] (pixels at 1080p)",
-        );
-        within(
-            "trails",
-            self.trails,
-            &|x| (0.0..1.0).contains(&x),
-            "in [0, 1)",
-        );
-        within(
-            "bloom",
-            self.bloom,
-            &|x| (0.0..=10.0).contains(&x),
-            "in [0, 10]",
-        );
-        within(
-            "stacking",
-            self.stacking,
-            &|x| (0.0..=1.0).contains(&x),
-            "in [0, 1]",
-        );
-        within(
-            "contrast",
-            self.contrast,
-            &|x| (0.0..=4.0).contains(&x),
-            "in [0, 4]",
-        );
-        within(
-            "saturation",
-            self.saturation,
-            &|x| (0.0..=4.0).contains(&x),
-            "in [0, 4]",
-        );
-        within(
-            "lift",
-            self.lift,
-            &|x| (-0.5..=0.5).contains(&x),
-            "in [-0.5, 0.5]",
-        );
-        within(
-            "gamma",
-            self.gamma,
-            &|x| (0.1..=10.0).contains(&x),
-            "in [0.1, 10]",
-        );
-        within(
-            "gain",
-            self.gain,
-            &|x| (0.0..=4.0).contains(&x),
-            "in [0, 4]",
-        );
-        within(
-            "bloom_radius",
-            self.bloom_radius,
-            &|x| (0.25..=4.0).contains(&x),
-            "in 0.25..=4 (times the default reach)",
-        );
-        within(
-            "vignette",
-            self.vignette,
-            &|x| (0.0..=4.0).contains(&x),
-            "in [0, 4]",
-        );
-        within(
-            "motion_blur",
-            self.motion_blur,
-            &|x| (0.0..=360.0).contains(&x),
-            "a shutter angle in [0, 360] degrees",
-        );
-        within(
-            "orbit_speed",
-            self.orbit_speed,
-            &|x| x.abs() <= 36_000.0,
-            "degrees per second of video, at most 36000 either way",
-        );
-        within(
-            "fov",
-            self.fov,
-            &|x| x > 1.0 && x < 170.0,
-            "between 1 and 170 degrees",
-        );
-        within("fog", self.fog, &|x| (0.0..=1.0).contains(&x), "in [0, 1]");
-        within(
-            "zoom",
-            self.zoom,
-            &|x| (0.01..=1000.0).contains(&x),
-            "in 0.01..=1000",
-        );
+        }
     }
 
     /// The look as JSON, one field a line (what `--print-look` prints and `--look` reads).
@@ -565,6 +513,30 @@ fn serde_fields<T: serde::de::DeserializeOwned>() -> &'static [&'static str] {
     match T::deserialize(Fields) {
         Err(Found(f)) => f,
         Ok(_) => &[],
+    }
+}
+
+/// Where a single number of the look may lie.
+#[derive(Clone, Copy)]
+enum Within {
+    /// `lo..=hi`.
+    Closed(f32, f32),
+    /// `lo..hi`.
+    BelowTop(f32, f32),
+    /// Strictly between.
+    Open(f32, f32),
+    /// `-m..=m`.
+    EitherWay(f32),
+}
+
+impl Within {
+    fn holds(self, x: f32) -> bool {
+        match self {
+            Within::Closed(lo, hi) => (lo..=hi).contains(&x),
+            Within::BelowTop(lo, hi) => (lo..hi).contains(&x),
+            Within::Open(lo, hi) => x > lo && x < hi,
+            Within::EitherWay(m) => x.abs() <= m,
+        }
     }
 }
 

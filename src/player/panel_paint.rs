@@ -92,6 +92,20 @@ fn buffer_for(
     }
 }
 
+/// egui's colours are premultiplied by alpha.
+const PREMULTIPLIED: wgpu::BlendState = wgpu::BlendState {
+    color: wgpu::BlendComponent {
+        src_factor: wgpu::BlendFactor::One,
+        dst_factor: wgpu::BlendFactor::OneMinusSrcAlpha,
+        operation: wgpu::BlendOperation::Add,
+    },
+    alpha: wgpu::BlendComponent {
+        src_factor: wgpu::BlendFactor::OneMinusDstAlpha,
+        dst_factor: wgpu::BlendFactor::One,
+        operation: wgpu::BlendOperation::Add,
+    },
+};
+
 impl PanelPainter {
     /// For a window of `format` (an sRGB one gets egui's sRGB-encoded colours decoded first).
     pub fn new(device: &wgpu::Device, format: wgpu::TextureFormat) -> PanelPainter {
@@ -156,19 +170,7 @@ impl PanelPainter {
                 compilation_options: Default::default(),
                 targets: &[Some(wgpu::ColorTargetState {
                     format,
-                    // egui's colours are premultiplied by alpha.
-                    blend: Some(wgpu::BlendState {
-                        color: wgpu::BlendComponent {
-                            src_factor: wgpu::BlendFactor::One,
-                            dst_factor: wgpu::BlendFactor::OneMinusSrcAlpha,
-                            operation: wgpu::BlendOperation::Add,
-                        },
-                        alpha: wgpu::BlendComponent {
-                            src_factor: wgpu::BlendFactor::OneMinusDstAlpha,
-                            dst_factor: wgpu::BlendFactor::One,
-                            operation: wgpu::BlendOperation::Add,
-                        },
-                    }),
+                    blend: Some(PREMULTIPLIED),
                     write_mask: wgpu::ColorWrites::ALL,
                 })],
             }),

@@ -228,6 +228,104 @@ fn additive_pipeline(
     })
 }
 
+/// The pass's pipelines, made from one shader module.
+struct Pipelines {
+    sprites: Sprites,
+    sprites3: Sprites,
+    world_box: wgpu::RenderPipeline,
+    count: wgpu::RenderPipeline,
+    count3: wgpu::RenderPipeline,
+}
+
+impl Pipelines {
+    /// `layout`: the sprites' and the box's (parameters, colour map, crowd texture);
+    /// `count_layout`: the crowd counts' (parameters alone); `display`: the display image's
+    /// format, which the world box is drawn onto.
+    fn new(
+        device: &wgpu::Device,
+        module: &wgpu::ShaderModule,
+        layout: &wgpu::PipelineLayout,
+        count_layout: &wgpu::PipelineLayout,
+        display: wgpu::TextureFormat,
+    ) -> Pipelines {
+        let make = |label,
+                    vs,
+                    fs,
+                    buffers: &[Option<wgpu::VertexBufferLayout>],
+                    topology,
+                    format,
+                    constants: &[(&str, f64)]| {
+            additive_pipeline(
+                device,
+                layout,
+                module,
+                label,
+                (vs, fs),
+                buffers,
+                topology,
+                format,
+                constants,
+            )
+        };
+        let attrs = instance_attributes();
+        let buffers = attribute_buffers(&attrs, wgpu::VertexStepMode::Instance);
+        // The crowd count: a vertex (a point) per agent, an instance per wrapped copy. Lavapipe
+        // runs each instance as a draw of its own: an instance per agent cost ~0.25 µs each.
+        let points = attribute_buffers(&attrs, wgpu::VertexStepMode::Vertex);
+        // 2D: x, y, vx, vy, density and the size multiple (location 7).
+        let buffers2: Vec<_> = buffers[..5].iter().chain(&buffers[7..]).cloned().collect();
+        let tri = wgpu::PrimitiveTopology::TriangleList;
+        let hdr = HDR_FORMAT;
+        let sprites = |label, vs, buffers: &[Option<wgpu::VertexBufferLayout>]| {
+            Sprites([0.0, 1.0, 2.0].map(|shapes| {
+                [0.0, 1.0].map(|wide| {
+                    make(
+                        label,
+                        vs,
+                        "fs_main",
+                        buffers,
+                        tri,
+                        hdr,
+                        &[("SHAPES", shapes), ("WIDE_CORE", wide)],
+                    )
+                })
+            }))
+        };
+        let pipeline = sprites("agents pipeline", "vs_main", &buffers2);
+        let pipeline3 = sprites("agents 3D pipeline", "vs_main3", &buffers);
+        // The box goes onto the display image, after tone mapping: no trails, no bloom.
+        let box_pipeline = make(
+            "world box pipeline",
+            "vs_box",
+            "fs_box",
+            &[],
+            wgpu::PrimitiveTopology::LineList,
+            display,
+            &[],
+        );
+        let count = |label, vs, buffers: &[Option<wgpu::VertexBufferLayout>]| {
+            additive_pipeline(
+                device,
+                count_layout,
+                module,
+                label,
+                (vs, "fs_count"),
+                buffers,
+                wgpu::PrimitiveTopology::PointList,
+                CROWD_FORMAT,
+                &[],
+            )
+        };
+        Pipelines {
+            sprites: pipeline,
+            sprites3: pipeline3,
+            world_box: box_pipeline,
+            count: count("crowd count pipeline", "vs_count", &points[..2]),
+            count3: count("crowd count 3D pipeline", "vs_count3", &points[..3]),
+        }
+    }
+}
+
 impl AgentsPass {
     /// `display`: the display image's format (the world box is drawn onto it); `size`: the
     /// frame's (the crowd texture is an eighth of it each way).
@@ -286,80 +384,13 @@ impl AgentsPass {
             bind_group_layouts: &[Some(&count_bgl)],
             immediate_size: 0,
         });
-        let make = |label,
-                    vs,
-                    fs,
-                    buffers: &[Option<wgpu::VertexBufferLayout>],
-                    topology,
-                    format,
-                    constants: &[(&str, f64)]| {
-            additive_pipeline(
-                device,
-                &layout,
-                &module,
-                label,
-                (vs, fs),
-                buffers,
-                topology,
-                format,
-                constants,
-            )
-        };
-        let attrs = instance_attributes();
-        let buffers = attribute_buffers(&attrs, wgpu::VertexStepMode::Instance);
-        // The crowd count: a vertex (a point) per agent, an instance per wrapped copy. Lavapipe
-        // runs each instance as a draw of its own: an instance per agent cost ~0.25 µs each.
-        let points = attribute_buffers(&attrs, wgpu::VertexStepMode::Vertex);
-        // 2D: x, y, vx, vy, density and the size multiple (location 7).
-        let buffers2: Vec<_> = buffers[..5].iter().chain(&buffers[7..]).cloned().collect();
-        let tri = wgpu::PrimitiveTopology::TriangleList;
-        let hdr = HDR_FORMAT;
-        let sprites = |label, vs, buffers: &[Option<wgpu::VertexBufferLayout>]| {
-            Sprites([0.0, 1.0, 2.0].map(|shapes| {
-                [0.0, 1.0].map(|wide| {
-                    make(
-                        label,
-                        vs,
-                        "fs_main",
-                        buffers,
-                        tri,
-                        hdr,
-                        &[("SHAPES", shapes), ("WIDE_CORE", wide)],
-                    )
-                })
-            }))
-        };
-        let pipeline = sprites("agents pipeline", "vs_main", &buffers2);
-        let pipeline3 = sprites("agents 3D pipeline", "vs_main3", &buffers);
-        // The box goes onto the display image, after tone mapping: no trails, no bloom.
-        let box_pipeline = make(
-            "world box pipeline",
-            "vs_box",
-            "fs_box",
-            &[],
-            wgpu::PrimitiveTopology::LineList,
-            display,
-            &[],
-        );
-        let count = |label, vs, buffers: &[Option<wgpu::VertexBufferLayout>]| {
-            additive_pipeline(
-                device,
-                &count_layout,
-                &module,
-                label,
-                (vs, "fs_count"),
-                buffers,
-                wgpu::PrimitiveTopology::PointList,
-                CROWD_FORMAT,
-                &[],
-            )
-        };
+        let p = Pipelines::new(device, &module, &layout, &count_layout, display);
         AgentsPass {
-            pipeline,
-            pipeline3,
-            box_pipeline,
-            count: count("crowd count pipeline", "vs_count", &points[..2]),
-            count3: count("crowd count 3D pipeline", "vs_count3", &points[..3]),
+            pipeline: p.sprites,
+            pipeline3: p.sprites3,
+            box_pipeline: p.world_box,
+            count: p.count,
+            count3: p.count3,
             crowd,
             bind_group,
             count_group,

@@ -85,6 +85,27 @@ fn entry_points(three: bool) -> &'static [(&'static str, bool)] {
     }
 }
 
+impl DensityParams {
+    /// The grid for `world` (and `depth`: a 3D world that deep, with a 3D grid), no agents yet.
+    fn of_world(world: [f32; 2], depth: Option<f32>, wrap: bool) -> DensityParams {
+        let (grid, grid_z) = match depth {
+            None => (grid_for(world), 1),
+            Some(d) => {
+                let g = grid_for_3d([world[0], world[1], d]);
+                ([g[0], g[1]], g[2])
+            }
+        };
+        DensityParams {
+            grid,
+            n: 0,
+            wrap: wrap as u32,
+            world,
+            grid_z,
+            world_z: depth.unwrap_or(0.0),
+        }
+    }
+}
+
 impl DensityPass {
     /// `pos` holds x\[0..cap\], y\[0..cap\] (and z\[0..cap\] when `depth` is given: a 3D
     /// world `depth` deep, with a 3D grid) from offset 0.
@@ -109,22 +130,8 @@ impl DensityPass {
                 layout_entry::storage(5, cs, false),
             ],
         });
-        let (grid, grid_z) = match depth {
-            None => (grid_for(world), 1),
-            Some(d) => {
-                let g = grid_for_3d([world[0], world[1], d]);
-                ([g[0], g[1]], g[2])
-            }
-        };
-        let cells = (grid[0] * grid[1] * grid_z) as u64;
-        let params = DensityParams {
-            grid,
-            n: 0,
-            wrap: wrap as u32,
-            world,
-            grid_z,
-            world_z: depth.unwrap_or(0.0),
-        };
+        let params = DensityParams::of_world(world, depth, wrap);
+        let cells = (params.grid[0] * params.grid[1] * params.grid_z) as u64;
         let dim = if depth.is_some() { 3 } else { 2 };
         let buf = |label: &str, size: u64, usage: wgpu::BufferUsages| {
             device.create_buffer(&wgpu::BufferDescriptor {

@@ -19,7 +19,7 @@ impl Renderer {
     ) -> bool {
         let (view_min, view_size, centre) = view;
         let queue = &self.gpu.queue;
-        let (w, h) = (self.look.width as f32, self.look.height as f32);
+        let h = self.look.height as f32;
         // Below ~0.7 px a core would fall between pixel centres and flicker: keep it a pixel.
         let core_px = (self.look.point_size * h / 1080.0).max(0.7);
         let radius_px = core_px * 4.0;
@@ -31,47 +31,8 @@ impl Renderer {
             None => core_px * self.smallest_size,
         };
         let wide_core = narrowest_core >= super::agents::WIDE_CORE_PX;
-        let fixed = self.look.fixed.map(|c| c.map(super::srgb_to_linear));
-        // The frame's parameters, the same in 2D and 3D, over the view's or camera's. Motion
-        // blur: the simulated time the shutter is open in each frame interval.
-        let frame = |p: AgentParams| AgentParams {
-            viewport: [w, h],
-            range,
-            radius_px,
-            core: (core_px / radius_px).clamp(0.05, 1.0),
-            // Species without their ids (a renderer never told them): one colour.
-            mode: match self.look.color {
-                super::ColorMode::Species if self.species.is_none() => {
-                    super::settings::color_code(super::ColorMode::Fixed)
-                }
-                c => super::settings::color_code(c),
-            },
-            intensity: 1.0,
-            halo: 0.35,
-            shutter: self.look.shutter / 360.0 * self.world.frame_dt,
-            stacking: self.look.stacking,
-            // A sprite's light covers about 4.76 core radii squared (see video::exposure).
-            stack_area: 4.76 * core_px * core_px
-                / (super::agents::CROWD_CELL * super::agents::CROWD_CELL) as f32,
-            shape: (self.look.shape == super::Shape::Dart) as u32,
-            mean_heading,
-            fixed: match fixed {
-                Some([r, g, b]) => [r, g, b, 1.0],
-                None => [0.0; 4],
-            },
-            ..p
-        };
-        // `--color species`: the species values where the density would be.
-        let density_buf = self
-            .density
-            .as_ref()
-            .map(|d| &d.density)
-            .or(self.species.as_ref())
-            .unwrap_or(&self.agents_buf);
-        // Each agent's size multiple where its species has one (else any buffer: unread).
-        let sizes = self.sizes.as_ref().filter(|b| b.size() >= n as u64 * 4);
-        let sized = sizes.is_some() as u32;
-        let sizes_buf = sizes.unwrap_or(&self.agents_buf);
+        let frame = |p: AgentParams| self.sprite_params(p, core_px, radius_px, range, mean_heading);
+        let (density_buf, sizes_buf, sized) = self.per_agent_slots(n);
         // Positions at 0, velocities right after them (the file's frame layout).
         let a = &self.agents_buf;
         let q = n as u64 * 4;
@@ -138,6 +99,65 @@ impl Renderer {
                 );
                 false
             }
+        }
+    }
+
+    /// The buffers of the density slot (`--color species`: the species values where the
+    /// density would be) and of the size slot (each agent's size multiple where its species has
+    /// one, else any buffer: unread), and whether sizes are read.
+    fn per_agent_slots(&self, n: u32) -> (&wgpu::Buffer, &wgpu::Buffer, u32) {
+        let density = self
+            .density
+            .as_ref()
+            .map(|d| &d.density)
+            .or(self.species.as_ref())
+            .unwrap_or(&self.agents_buf);
+        let sizes = self.sizes.as_ref().filter(|b| b.size() >= n as u64 * 4);
+        (
+            density,
+            sizes.unwrap_or(&self.agents_buf),
+            sizes.is_some() as u32,
+        )
+    }
+
+    /// `p` (the view's or the camera's parameters) with this frame's sprite parameters, the
+    /// same in 2D and 3D: sizes, colour mode and range, motion blur (the simulated time the
+    /// shutter is open in each frame interval), stacking, shape.
+    fn sprite_params(
+        &self,
+        p: AgentParams,
+        core_px: f32,
+        radius_px: f32,
+        range: [f32; 2],
+        mean_heading: f32,
+    ) -> AgentParams {
+        let fixed = self.look.fixed.map(|c| c.map(super::srgb_to_linear));
+        AgentParams {
+            viewport: [self.look.width as f32, self.look.height as f32],
+            range,
+            radius_px,
+            core: (core_px / radius_px).clamp(0.05, 1.0),
+            // Species without their ids (a renderer never told them): one colour.
+            mode: match self.look.color {
+                super::ColorMode::Species if self.species.is_none() => {
+                    super::settings::color_code(super::ColorMode::Fixed)
+                }
+                c => super::settings::color_code(c),
+            },
+            intensity: 1.0,
+            halo: 0.35,
+            shutter: self.look.shutter / 360.0 * self.world.frame_dt,
+            stacking: self.look.stacking,
+            // A sprite's light covers about 4.76 core radii squared (see video::exposure).
+            stack_area: 4.76 * core_px * core_px
+                / (super::agents::CROWD_CELL * super::agents::CROWD_CELL) as f32,
+            shape: (self.look.shape == super::Shape::Dart) as u32,
+            mean_heading,
+            fixed: match fixed {
+                Some([r, g, b]) => [r, g, b, 1.0],
+                None => [0.0; 4],
+            },
+            ..p
         }
     }
 

@@ -19,6 +19,7 @@ pub mod bloom;
 pub mod camera;
 pub mod colormap;
 mod deep;
+mod delivery;
 pub mod density;
 mod draw;
 pub mod fade;
@@ -123,6 +124,48 @@ fn padded_row(w: u32, output: Output) -> u32 {
         * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT
 }
 
+/// The overlays' pass, where the look asks for any: they go on display images (not on
+/// linear light), with the colour map's bytes `lut` for the legend.
+fn overlay_pass(
+    device: &wgpu::Device,
+    look: &Settings,
+    output: Output,
+    lut: &[u8],
+) -> Option<OverlayPass> {
+    (look.overlay.any() && output != Output::Linear).then(|| {
+        OverlayPass::new(
+            device,
+            look.overlay.clone(),
+            look.color,
+            lut.to_vec(),
+            look.width,
+            look.height,
+            output.display_format(),
+        )
+    })
+}
+
+/// The sampler the passes read their textures through: linear, clamped to the edges.
+fn linear_sampler(device: &wgpu::Device) -> wgpu::Sampler {
+    device.create_sampler(&wgpu::SamplerDescriptor {
+        label: Some("linear clamp sampler"),
+        address_mode_u: wgpu::AddressMode::ClampToEdge,
+        address_mode_v: wgpu::AddressMode::ClampToEdge,
+        mag_filter: wgpu::FilterMode::Linear,
+        min_filter: wgpu::FilterMode::Linear,
+        ..Default::default()
+    })
+}
+
+/// Bytes of one staging buffer of the readback ring: the Y'CbCr planes for video, else the
+/// display image's rows (`padded_row` bytes each).
+fn staging_bytes(yuv: Option<&YuvPass>, padded_row: u32, height: u32) -> u64 {
+    match yuv {
+        Some(y) => y.params().buffer_bytes(),
+        None => padded_row as u64 * height as u64,
+    }
+}
+
 /// The GPU side of rendering: owns every pass and target, renders one frame at a time and
 /// hands finished frames (oldest first, a few frames behind) to a callback.
 pub struct Renderer {
@@ -211,27 +254,9 @@ impl Renderer {
             (Some(p), ColorMode::Species) => colormap::palette(p),
             _ => colormap::bake(look.colormap, look.colormap_floor),
         };
-        // Overlays go on display images (not on linear light).
-        let overlay = (look.overlay.any() && output != Output::Linear).then(|| {
-            OverlayPass::new(
-                device,
-                look.overlay.clone(),
-                look.color,
-                lut_bytes.clone(),
-                w,
-                h,
-                display,
-            )
-        });
+        let overlay = overlay_pass(device, &look, output, &lut_bytes);
         let lut_view = colormap::texture(device, queue, &lut_bytes);
-        let sampler = device.create_sampler(&wgpu::SamplerDescriptor {
-            label: Some("linear clamp sampler"),
-            address_mode_u: wgpu::AddressMode::ClampToEdge,
-            address_mode_v: wgpu::AddressMode::ClampToEdge,
-            mag_filter: wgpu::FilterMode::Linear,
-            min_filter: wgpu::FilterMode::Linear,
-            ..Default::default()
-        });
+        let sampler = linear_sampler(device);
 
         let bloom = (look.bloom > 0.0)
             .then(|| BloomPass::new(device, queue, hdr_pair, [w, h], look.bloom_radius, &sampler));
@@ -244,11 +269,7 @@ impl Renderer {
         let planes = yuv.as_ref().map(|y| y.planes_target());
         let tonemap = TonemapPass::new(device, hdr_pair, bloom_view, &sampler, display, planes);
         let padded_row = padded_row(w, output);
-        let staging = match &yuv {
-            Some(y) => y.params().buffer_bytes(),
-            None => padded_row as u64 * h as u64,
-        };
-        let readback = Readback::new(device, staging);
+        let readback = Readback::new(device, staging_bytes(yuv.as_ref(), padded_row, h));
         let agents = AgentsPass::new(device, &lut_view, &sampler, display, [w, h]);
         let fade = FadePass::new(device);
         let capacity = capacity.max(1);
@@ -425,26 +446,7 @@ impl Renderer {
             y.start_frame(&self.gpu.queue, frame.index as u32);
         }
         self.display(&mut encoder, frame, rect, to_planes);
-        if let Some(o) = &self.obstacles {
-            let p = self.obstacle_params(view);
-            o.run(&self.gpu.queue, &mut encoder, &self.ldr_view, &p);
-        }
-        if with_box {
-            self.agents.draw_box(&mut encoder, &self.ldr_view);
-        }
-        if let Some(o) = &mut self.overlay {
-            let w = self.look.width as f32;
-            o.update(
-                &self.gpu.queue,
-                &FrameInfo {
-                    seconds: frame.step as f64 * self.world.dt as f64,
-                    step: frame.step,
-                    range,
-                    px_per_unit: cam3.is_none().then(|| w / view.1[0]),
-                },
-            );
-            o.run(&mut encoder, &self.ldr_view);
-        }
+        self.draw_over(&mut encoder, frame, view, cam3.is_some(), with_box, range);
         self.lap(&mut encoder, Pass::Overlay);
         if !self.showing {
             self.read_out(&mut encoder, to_planes);
@@ -462,6 +464,39 @@ impl Renderer {
         }
         self.drawn += 1;
         Ok(())
+    }
+
+    /// What goes over the display image after tone mapping: the obstacles, the 3D world
+    /// box (`with_box`), the overlays (`view`: the 2D view; `three`: a 3D camera instead).
+    fn draw_over(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        frame: &Frame,
+        view: ([f32; 2], [f32; 2], [f32; 2]),
+        three: bool,
+        with_box: bool,
+        range: [f32; 2],
+    ) {
+        if let Some(o) = &self.obstacles {
+            let p = self.obstacle_params(view);
+            o.run(&self.gpu.queue, encoder, &self.ldr_view, &p);
+        }
+        if with_box {
+            self.agents.draw_box(encoder, &self.ldr_view);
+        }
+        if let Some(o) = &mut self.overlay {
+            let w = self.look.width as f32;
+            o.update(
+                &self.gpu.queue,
+                &FrameInfo {
+                    seconds: frame.step as f64 * self.world.dt as f64,
+                    step: frame.step,
+                    range,
+                    px_per_unit: (!three).then(|| w / view.1[0]),
+                },
+            );
+            o.run(encoder, &self.ldr_view);
+        }
     }
 
     /// Makes room for `n` agents (a BFS1 file's count may grow): the limits checked, the
@@ -675,118 +710,5 @@ impl Renderer {
             .submit([std::mem::replace(encoder, fresh).finish()]);
         let _ = self.gpu.device.poll(wgpu::PollType::wait_indefinitely());
         l.lap(pass);
-    }
-
-    /// The display image into the next staging buffer: as Y'CbCr planes (video) or as it is.
-    /// `drawn`: the tone map already drew the planes.
-    fn read_out(&mut self, encoder: &mut wgpu::CommandEncoder, drawn: bool) {
-        match &self.yuv {
-            Some(y) => {
-                if !drawn {
-                    y.convert(encoder);
-                }
-                y.copy_out(encoder, self.readback.next_buffer());
-            }
-            None => encoder.copy_texture_to_buffer(
-                wgpu::TexelCopyTextureInfo {
-                    texture: &self.ldr,
-                    mip_level: 0,
-                    origin: wgpu::Origin3d::ZERO,
-                    aspect: wgpu::TextureAspect::All,
-                },
-                wgpu::TexelCopyBufferInfo {
-                    buffer: self.readback.next_buffer(),
-                    layout: wgpu::TexelCopyBufferLayout {
-                        offset: 0,
-                        bytes_per_row: Some(self.padded_row),
-                        rows_per_image: None,
-                    },
-                },
-                wgpu::Extent3d {
-                    width: self.look.width,
-                    height: self.look.height,
-                    depth_or_array_layers: 1,
-                },
-            ),
-        }
-    }
-
-    fn deliver_oldest(&mut self, sink: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
-        let mut tight = std::mem::take(&mut self.tight);
-        let (w, h) = (self.look.width as usize, self.look.height as usize);
-        let padded = self.padded_row as usize;
-        let yuv = self.yuv.as_ref().map(|y| *y.params());
-        let output = self.output;
-        if let Some(l) = &mut self.laps {
-            l.start();
-        }
-        self.readback
-            .take_oldest(&self.gpu.device, |bytes| match yuv {
-                Some(p) => p.unpack(bytes, &mut tight),
-                None => {
-                    tight.clear();
-                    let row_bytes = w * output.texel_bytes() as usize;
-                    for row in 0..h {
-                        let texels = &bytes[row * padded..row * padded + row_bytes];
-                        match output {
-                            Output::Rgba16 => deep::sixteen_bits(texels, &mut tight),
-                            Output::Linear => deep::floats(texels, &mut tight),
-                            _ => tight.extend_from_slice(texels),
-                        }
-                    }
-                }
-            })?;
-        if let Some(l) = &mut self.laps {
-            l.lap(Pass::ReadBack);
-        }
-        let r = sink(&tight);
-        if let Some(l) = &mut self.laps {
-            l.lap(Pass::Sink);
-        }
-        self.tight = tight;
-        r
-    }
-
-    /// Hands every frame still in flight to `sink`.
-    pub fn finish(&mut self, sink: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
-        while self.readback.pending() > 0 {
-            self.deliver_oldest(sink)?;
-        }
-        Ok(())
-    }
-
-    pub fn output(&self) -> Output {
-        self.output
-    }
-
-    /// Moves past a frame without drawing it: a follow camera eases towards it as if it had
-    /// been drawn. Trails are left alone: a render that starts mid-recording warms them up by
-    /// drawing the frames just before its first ([`Renderer::warm`]).
-    pub fn skip(&mut self, frame: &Frame) {
-        let n = frame.agents(self.world.dim);
-        if self.camera3(frame, n).is_none() {
-            self.view(frame, n);
-        }
-    }
-
-    /// Draws `frame` into the trails and shows nothing (no bloom, tone map, conversion or
-    /// read-back): a frame before the first one a chunk shows. Frames still in flight go to
-    /// `sink`, as in [`Renderer::render`].
-    pub fn warm(&mut self, frame: &Frame, sink: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
-        self.warming = true;
-        let r = self.render(frame, sink);
-        self.warming = false;
-        r
-    }
-
-    /// Whether the camera carries state from frame to frame (a follow camera eases), so that
-    /// [`Renderer::skip`] needs the skipped frames themselves.
-    pub fn follows(&self) -> bool {
-        self.look.follow
-            || self
-                .look
-                .view3
-                .as_ref()
-                .is_some_and(|v| matches!(v.mode, CameraMode::Follow | CameraMode::Orbit))
     }
 }

@@ -274,154 +274,13 @@ pub(super) fn resolve(
     }
     let mut out: Vec<Species> = Vec::with_capacity(given.len());
     for (i, s) in given.iter().enumerate() {
-        let at = |f: &str| format!("scene.species[{i}].{f}");
-        let name = match &s.name {
-            None => {
-                cx.err(&at("name"), "required");
-                format!("species{i}")
-            }
-            Some(n) if n.is_empty() || n.chars().count() > 64 => {
-                cx.err(&at("name"), "must be 1 to 64 characters");
-                n.clone()
-            }
-            Some(n) if n.chars().any(char::is_control) => {
-                cx.err(&at("name"), "must not contain control characters");
-                n.clone()
-            }
-            Some(n) => {
-                if let Some(j) = out.iter().position(|o| &o.name == n) {
-                    cx.err(
-                        &at("name"),
-                        format!("{n:?} is already the name of scene.species[{j}]"),
-                    );
-                }
-                n.clone()
-            }
-        };
-        let agents = match s.agents {
-            None => {
-                cx.err(&at("agents"), "required");
-                1
-            }
-            Some(a) if a < 1 => {
-                cx.err(&at("agents"), format!("must be >= 1, got {a}"));
-                1
-            }
-            Some(a) if a as u64 > super::MAX_AGENTS => {
-                cx.err(
-                    &at("agents"),
-                    format!("must be at most {}, got {a}", super::MAX_AGENTS),
-                );
-                1
-            }
-            Some(a) => a as u32,
-        };
+        let name = name(cx, i, s.name.as_ref(), &out);
+        let agents = agents(cx, i, s.agents);
         let b = s.boids.clone().unwrap_or_default();
-        let bp = |f: &str| format!("scene.species[{i}].boids.{f}");
-        let mut p = base.clone();
-        p.r_sep = (checks.pos_f)(cx, &bp("r_sep"), b.r_sep, base.r_sep as f64, true);
-        p.r_ali = (checks.pos_f)(cx, &bp("r_ali"), b.r_ali, base.r_ali as f64, true);
-        p.r_coh = (checks.pos_f)(cx, &bp("r_coh"), b.r_coh, base.r_coh as f64, true);
-        p.w_sep = (checks.any_f)(cx, &bp("w_sep"), b.w_sep, base.w_sep as f64);
-        p.w_ali = (checks.any_f)(cx, &bp("w_ali"), b.w_ali, base.w_ali as f64);
-        p.w_coh = (checks.any_f)(cx, &bp("w_coh"), b.w_coh, base.w_coh as f64);
-        p.max_force = (checks.pos_f)(
-            cx,
-            &bp("max_force"),
-            b.max_force,
-            base.max_force as f64,
-            true,
-        );
-        p.v_min = (checks.pos_f)(cx, &bp("v_min"), b.v_min, base.v_min as f64, true);
-        p.v_max = (checks.pos_f)(cx, &bp("v_max"), b.v_max, base.v_max as f64, false);
-        if b.noise.is_some() {
-            p.noise = (checks.noise)(cx, &bp("noise"), b.noise);
-        }
-        if b.fov.is_some() {
-            p.fov = (checks.fov)(cx, &bp("fov"), b.fov);
-        }
-        if p.v_min >= p.v_max {
-            let f = if b.v_min.is_some() { "v_min" } else { "v_max" };
-            cx.err(
-                &bp(f),
-                format!(
-                    "v_min must be < v_max, got v_min {} >= v_max {} (the scene's boids give \
-                     what the species does not)",
-                    p.v_min, p.v_max
-                ),
-            );
-        }
+        let p = boids(cx, i, &b, base, checks);
         let predator = roles[i] == Role::Predator;
-        let chase = if predator {
-            Some(Chase {
-                radius: (checks.pos_f)(
-                    cx,
-                    &bp("chase_radius"),
-                    b.chase_radius,
-                    4.0 * p.r_coh.max(p.r_ali) as f64,
-                    false,
-                ),
-                weight: (checks.any_f)(cx, &bp("w_chase"), b.w_chase, p.max_force as f64),
-            })
-        } else {
-            for (f, v) in [("chase_radius", b.chase_radius), ("w_chase", b.w_chase)] {
-                if v.is_some() {
-                    cx.err(&bp(f), "only for a species with role \"predator\"");
-                }
-            }
-            None
-        };
-        let flee = if !predator && any_predator {
-            Some(Flee {
-                radius: (checks.pos_f)(
-                    cx,
-                    &bp("flee_radius"),
-                    b.flee_radius,
-                    2.0 * p.r_coh.max(p.r_ali) as f64,
-                    false,
-                ),
-                weight: (checks.any_f)(cx, &bp("w_flee"), b.w_flee, p.max_force as f64),
-            })
-        } else {
-            for (f, v) in [("flee_radius", b.flee_radius), ("w_flee", b.w_flee)] {
-                if v.is_some() {
-                    cx.err(
-                        &bp(f),
-                        if predator {
-                            "only for a species with role \"flock\" (predators do not flee)"
-                        } else {
-                            "only used when another species has role \"predator\""
-                        },
-                    );
-                }
-            }
-            None
-        };
-        let colour = s.render.as_ref().and_then(|r| {
-            let c = r.colour.as_deref()?;
-            let parsed = colour(c);
-            if parsed.is_none() {
-                cx.err(
-                    &at("render.colour"),
-                    format!("must be a colour as \"#RRGGBB\" (hex digits), got {c:?}"),
-                );
-            }
-            parsed
-        });
-        let size = s.render.as_ref().and_then(|r| {
-            let v = r.size?;
-            if !(v.is_finite() && (MIN_SIZE..=MAX_SIZE).contains(&v)) {
-                cx.err(
-                    &at("render.size"),
-                    format!(
-                        "must be a multiple of the point size from {MIN_SIZE} to {MAX_SIZE}, \
-                         got {v}"
-                    ),
-                );
-                return None;
-            }
-            Some(v as f32)
-        });
+        let (chase, flee) = hunting(cx, i, &b, &p, predator, any_predator, checks);
+        let (colour, size) = look(cx, i, s.render.as_ref());
         out.push(Species {
             name,
             agents,
@@ -435,6 +294,189 @@ pub(super) fn resolve(
     }
     let matrix = matrix(cx, &out, interactions);
     (out, matrix)
+}
+
+/// `scene.species[i].name`: required, 1 to 64 characters, no control characters, unique among
+/// the species before it (`done`).
+fn name(cx: &mut Ctx, i: usize, given: Option<&String>, done: &[Species]) -> String {
+    let at = format!("scene.species[{i}].name");
+    match given {
+        None => {
+            cx.err(&at, "required");
+            format!("species{i}")
+        }
+        Some(n) if n.is_empty() || n.chars().count() > 64 => {
+            cx.err(&at, "must be 1 to 64 characters");
+            n.clone()
+        }
+        Some(n) if n.chars().any(char::is_control) => {
+            cx.err(&at, "must not contain control characters");
+            n.clone()
+        }
+        Some(n) => {
+            if let Some(j) = done.iter().position(|o| &o.name == n) {
+                cx.err(
+                    &at,
+                    format!("{n:?} is already the name of scene.species[{j}]"),
+                );
+            }
+            n.clone()
+        }
+    }
+}
+
+/// `scene.species[i].agents`: required, 1 to the scene's limit.
+fn agents(cx: &mut Ctx, i: usize, given: Option<i64>) -> u32 {
+    let at = format!("scene.species[{i}].agents");
+    match given {
+        None => {
+            cx.err(&at, "required");
+            1
+        }
+        Some(a) if a < 1 => {
+            cx.err(&at, format!("must be >= 1, got {a}"));
+            1
+        }
+        Some(a) if a as u64 > super::MAX_AGENTS => {
+            cx.err(
+                &at,
+                format!("must be at most {}, got {a}", super::MAX_AGENTS),
+            );
+            1
+        }
+        Some(a) => a as u32,
+    }
+}
+
+/// `scene.species[i].boids`: the scene's boids parameters `base` with the species' own,
+/// each checked as the scene's are.
+fn boids(
+    cx: &mut Ctx,
+    i: usize,
+    b: &SpeciesBoidsFile,
+    base: &BoidsParams,
+    checks: &Checks,
+) -> BoidsParams {
+    let bp = |f: &str| format!("scene.species[{i}].boids.{f}");
+    let mut p = base.clone();
+    p.r_sep = (checks.pos_f)(cx, &bp("r_sep"), b.r_sep, base.r_sep as f64, true);
+    p.r_ali = (checks.pos_f)(cx, &bp("r_ali"), b.r_ali, base.r_ali as f64, true);
+    p.r_coh = (checks.pos_f)(cx, &bp("r_coh"), b.r_coh, base.r_coh as f64, true);
+    p.w_sep = (checks.any_f)(cx, &bp("w_sep"), b.w_sep, base.w_sep as f64);
+    p.w_ali = (checks.any_f)(cx, &bp("w_ali"), b.w_ali, base.w_ali as f64);
+    p.w_coh = (checks.any_f)(cx, &bp("w_coh"), b.w_coh, base.w_coh as f64);
+    p.max_force = (checks.pos_f)(
+        cx,
+        &bp("max_force"),
+        b.max_force,
+        base.max_force as f64,
+        true,
+    );
+    p.v_min = (checks.pos_f)(cx, &bp("v_min"), b.v_min, base.v_min as f64, true);
+    p.v_max = (checks.pos_f)(cx, &bp("v_max"), b.v_max, base.v_max as f64, false);
+    if b.noise.is_some() {
+        p.noise = (checks.noise)(cx, &bp("noise"), b.noise);
+    }
+    if b.fov.is_some() {
+        p.fov = (checks.fov)(cx, &bp("fov"), b.fov);
+    }
+    if p.v_min >= p.v_max {
+        let f = if b.v_min.is_some() { "v_min" } else { "v_max" };
+        cx.err(
+            &bp(f),
+            format!(
+                "v_min must be < v_max, got v_min {} >= v_max {} (the scene's boids give \
+                 what the species does not)",
+                p.v_min, p.v_max
+            ),
+        );
+    }
+    p
+}
+
+/// A predator's chase and a prey's flight (`any_predator`: some species hunts), from
+/// `scene.species[i].boids` with the species' parameters `p`; the keys of the other role are
+/// refused.
+fn hunting(
+    cx: &mut Ctx,
+    i: usize,
+    b: &SpeciesBoidsFile,
+    p: &BoidsParams,
+    predator: bool,
+    any_predator: bool,
+    checks: &Checks,
+) -> (Option<Chase>, Option<Flee>) {
+    let bp = |f: &str| format!("scene.species[{i}].boids.{f}");
+    let reach = p.r_coh.max(p.r_ali) as f64;
+    let chase = if predator {
+        Some(Chase {
+            radius: (checks.pos_f)(cx, &bp("chase_radius"), b.chase_radius, 4.0 * reach, false),
+            weight: (checks.any_f)(cx, &bp("w_chase"), b.w_chase, p.max_force as f64),
+        })
+    } else {
+        for (f, v) in [("chase_radius", b.chase_radius), ("w_chase", b.w_chase)] {
+            if v.is_some() {
+                cx.err(&bp(f), "only for a species with role \"predator\"");
+            }
+        }
+        None
+    };
+    let flee = if !predator && any_predator {
+        Some(Flee {
+            radius: (checks.pos_f)(cx, &bp("flee_radius"), b.flee_radius, 2.0 * reach, false),
+            weight: (checks.any_f)(cx, &bp("w_flee"), b.w_flee, p.max_force as f64),
+        })
+    } else {
+        for (f, v) in [("flee_radius", b.flee_radius), ("w_flee", b.w_flee)] {
+            if v.is_some() {
+                cx.err(
+                    &bp(f),
+                    if predator {
+                        "only for a species with role \"flock\" (predators do not flee)"
+                    } else {
+                        "only used when another species has role \"predator\""
+                    },
+                );
+            }
+        }
+        None
+    };
+    (chase, flee)
+}
+
+/// `scene.species[i].render`: the species' colour and sprite size, where given.
+fn look(
+    cx: &mut Ctx,
+    i: usize,
+    render: Option<&SpeciesRenderFile>,
+) -> (Option<[u8; 3]>, Option<f32>) {
+    let at = |f: &str| format!("scene.species[{i}].render.{f}");
+    let colour = render.and_then(|r| {
+        let c = r.colour.as_deref()?;
+        let parsed = colour(c);
+        if parsed.is_none() {
+            cx.err(
+                &at("colour"),
+                format!("must be a colour as \"#RRGGBB\" (hex digits), got {c:?}"),
+            );
+        }
+        parsed
+    });
+    let size = render.and_then(|r| {
+        let v = r.size?;
+        if !(v.is_finite() && (MIN_SIZE..=MAX_SIZE).contains(&v)) {
+            cx.err(
+                &at("size"),
+                format!(
+                    "must be a multiple of the point size from {MIN_SIZE} to {MAX_SIZE}, \
+                     got {v}"
+                ),
+            );
+            return None;
+        }
+        Some(v as f32)
+    });
+    (colour, size)
 }
 
 fn role(cx: &mut Ctx, i: usize, v: Option<&serde_json::Value>) -> Role {

@@ -292,8 +292,8 @@ mod tests {
     }
 
     /// In a child forked after the pool's workers started, a pass completes (on the calling
-    /// thread) and dropping the pool returns: the child exits 0, where it used to wait forever
-    /// for workers that exist only in the parent.
+    /// thread) and dropping the pool returns: the child exits 0 instead of waiting forever for
+    /// workers that exist only in the parent.
     #[cfg(unix)]
     #[test]
     fn a_forked_child_runs_passes_and_drops_the_pool() {

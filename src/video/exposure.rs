@@ -245,23 +245,24 @@ pub fn measure(
             }
         }
     }
+    Ok(Measured {
+        point_size,
+        exposure: exposure_for(levels, ink),
+    })
+}
+
+/// The exposure that brings the median agent's light `levels` (of the sampled agents) to the
+/// target, partly: a dense flock should still read denser than a sparse one. In ink, the
+/// typical agent's ink reaches an opacity of 1 − e^(−INK_TARGET) (about 0.8). 1 for none.
+fn exposure_for(mut levels: Vec<f32>, ink: bool) -> f32 {
     if levels.is_empty() {
-        return Ok(Measured {
-            point_size,
-            exposure: 1.0,
-        });
+        return 1.0;
     }
     levels.sort_by(|a, b| a.total_cmp(b));
     let p80 = levels[((levels.len() - 1) as f64 * 0.5).round() as usize];
-    // Partly compensated: a dense flock should still read denser than a sparse one. In ink,
-    // the typical agent's ink reaches an opacity of 1 − e^(−INK_TARGET) (about 0.8).
-    let exposure = if ink {
+    if ink {
         (INK_TARGET / p80.powf(0.7)).clamp(INK_EXPOSURE_MIN, INK_EXPOSURE_MAX)
     } else {
         (TARGET / p80.powf(0.7)).clamp(EXPOSURE_MIN, EXPOSURE_MAX)
-    };
-    Ok(Measured {
-        point_size,
-        exposure,
-    })
+    }
 }

@@ -83,6 +83,34 @@ pub struct CudaSolver {
 pub const IN_FLIGHT: usize = 3;
 const _: () = assert!(IN_FLIGHT <= crate::sim::init::SINK_FRAMES);
 
+/// The run's step kernel: its rule, search, obstacles and dimension.
+fn step_kind(params: &Params, rules: &Rules, search: Search, dim: usize) -> StepKind {
+    let rule = match (params.model(), &rules.species) {
+        (Model::Vicsek, _) => Rule::Vicsek,
+        (_, Some(_)) => Rule::Species,
+        _ if params.topo_k > 0 => Rule::Topological,
+        _ => Rule::Boids,
+    };
+    StepKind {
+        rule,
+        grid: search == Search::Grid,
+        obstacles: !rules.obstacles.is_empty(),
+        dim,
+    }
+}
+
+impl GridShape {
+    /// Brute force: one cell holding every agent.
+    fn one_cell(params: &Params) -> GridShape {
+        GridShape {
+            dims: [1, 1, 1],
+            ncells: 1,
+            inv_cell: [0.0; 3],
+            wrap: params.wraps() as u32,
+        }
+    }
+}
+
 impl CudaSolver {
     /// `state` in agent order; `rules` the scene's obstacles and species (`Rules::from_scene`).
     pub fn new(
@@ -103,28 +131,11 @@ impl CudaSolver {
         let ctx = dev.ctx.clone();
         let stream = ctx.default_stream();
         let copy = ctx.new_stream().map_err(err)?;
-        let rule = match (params.model(), &rules.species) {
-            (Model::Vicsek, _) => Rule::Vicsek,
-            (_, Some(_)) => Rule::Species,
-            _ if params.topo_k > 0 => Rule::Topological,
-            _ => Rule::Boids,
-        };
-        let step = StepKind {
-            rule,
-            grid: search == Search::Grid,
-            obstacles: !rules.obstacles.is_empty(),
-            dim,
-        };
-        let k = Kernels::load(&dev.module, step)?;
+        let k = Kernels::load(&dev.module, step_kind(&params, rules, search, dim))?;
         let shape = if search == Search::Grid {
             grid_shape(&params, n)?
         } else {
-            GridShape {
-                dims: [1, 1, 1],
-                ncells: 1,
-                inv_cell: [0.0; 3],
-                wrap: params.wraps() as u32,
-            }
+            GridShape::one_cell(&params)
         };
         let ncells = shape.ncells as usize;
         let nblocks = (ncells as u32).div_ceil(SCAN_BLOCK).max(1) as usize;

@@ -3,12 +3,15 @@
 
 use std::path::Path;
 
+mod init;
+
 use super::ctx::Ctx;
 use super::file::SceneFile;
 use super::{
     BoidsParams, Boundary, Init, Layout, Model, Neighbours, NoiseKind, Preset, Scene, Search,
     Source, Velocity, VicsekParams, FOV_ALL_AROUND, MAX_AGENTS, MAX_STEPS,
 };
+use init::resolve_init;
 
 /// Why `name` cannot be a file name in the current folder, if it cannot: a path separator,
 /// `.` or `..`, NUL or another control character. Spaces and any other Unicode are fine.
@@ -618,116 +621,6 @@ fn noise_kind(cx: &mut Ctx, v: Option<&serde_json::Value>) -> NoiseKind {
             NoiseKind::Angular
         }
     }
-}
-
-/// Initial conditions: layout, velocities, and the fields each layout allows.
-fn resolve_init(
-    f: &SceneFile,
-    layout: Layout,
-    dim: usize,
-    world: &[f32; 3],
-    agents: u32,
-    src: &Source,
-    cx: &mut Ctx,
-) -> Init {
-    let init_f = f.init.clone().unwrap_or_default();
-    let velocity = init_f.velocity.unwrap_or(Velocity::Random);
-    let mut init = Init {
-        layout,
-        velocity,
-        center: None,
-        radius: None,
-        count: None,
-        path: None,
-        resolved_path: None,
-        frame: None,
-    };
-    let only = |cx: &mut Ctx, present: bool, field: &str, layouts: &str| {
-        if present {
-            cx.err(
-                &format!("scene.init.{field}"),
-                format!("only allowed with layout {layouts}"),
-            );
-        }
-    };
-    let disc_like = matches!(layout, Layout::Disc | Layout::Clusters);
-    if !disc_like {
-        only(
-            cx,
-            init_f.radius.is_some(),
-            "radius",
-            "\"disc\" or \"clusters\"",
-        );
-    }
-    if layout != Layout::Disc {
-        only(cx, init_f.center.is_some(), "center", "\"disc\"");
-    }
-    if layout != Layout::Clusters {
-        only(cx, init_f.count.is_some(), "count", "\"clusters\"");
-    }
-    if layout != Layout::File {
-        only(cx, init_f.path.is_some(), "path", "\"file\"");
-        only(cx, init_f.frame.is_some(), "frame", "\"file\"");
-    }
-    let min_side = world[..dim].iter().cloned().fold(f32::INFINITY, f32::min);
-    if disc_like {
-        init.radius = Some(pos_f(
-            cx,
-            "scene.init.radius",
-            init_f.radius,
-            (min_side / 4.0) as f64,
-            false,
-        ));
-    }
-    if layout == Layout::Disc {
-        let c = match &init_f.center {
-            None => world[..dim].iter().map(|w| w * 0.5).collect(),
-            Some(c) if c.len() != dim => {
-                cx.err(
-                    "scene.init.center",
-                    format!("must have {dim} numbers, got {}", c.len()),
-                );
-                vec![0.0; dim]
-            }
-            Some(c) => (0..dim)
-                .map(|k| any_f(cx, &format!("scene.init.center[{k}]"), Some(c[k]), 0.0))
-                .collect(),
-        };
-        init.center = Some(c);
-    }
-    if layout == Layout::Clusters {
-        init.count = Some(match init_f.count {
-            None => 8,
-            Some(c) if c <= 0 => {
-                cx.err("scene.init.count", format!("must be > 0, got {c}"));
-                1
-            }
-            Some(c) if c > agents.max(1) as i64 => {
-                cx.err(
-                    "scene.init.count",
-                    format!("must be at most the number of agents ({agents}), got {c}"),
-                );
-                1
-            }
-            Some(c) => c as u32,
-        });
-    }
-    if layout == Layout::File {
-        match &init_f.path {
-            None => cx.err("scene.init.path", "required with layout \"file\""),
-            Some(p) => {
-                let pb = Path::new(p);
-                init.resolved_path = Some(if pb.is_absolute() {
-                    pb.to_path_buf()
-                } else {
-                    src.dir.join(pb)
-                });
-                init.path = Some(p.clone());
-            }
-        }
-        init.frame = Some(init_f.frame.unwrap_or(-1));
-    }
-    init
 }
 
 /// A number of steps (`scene.steps`, `scene.warmup`): 0..=MAX_STEPS, else an error at `field`.

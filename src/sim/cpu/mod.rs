@@ -22,7 +22,12 @@ use super::simd::{self, Isa};
 use super::species::{self as spc, Hunter, Species, Tracked};
 use super::topo;
 use super::{filled, AllocError, Diverged, FrameOut, Params, State};
+
+mod record;
+mod species;
+
 use crate::scene::{Model, Search};
+use record::STAGED_MIN;
 
 /// Up to this many agents `--search auto` compares every pair: the grid's sort costs more
 /// than it saves. Measured with `forge bench --only crossover` (docs/src/performance.md).
@@ -108,12 +113,6 @@ pub struct CpuSolver {
     /// agent order, from [`STAGED_MIN`] agents up (empty below): see [`CpuSolver::record`].
     staged: Mutex<Vec<f32>>,
 }
-
-/// From this many agents a recorded frame is put in agent order through
-/// [`CpuSolver::staged`]: below, the state's arrays stay in cache and the direct scatter is as
-/// fast; above, it misses a cache line per array per agent (a million agents in 2D: 16 ms
-/// on one core of the Xeon against 9 ms staged).
-const STAGED_MIN: usize = 1 << 16;
 
 /// The CPU solver could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -279,68 +278,6 @@ impl CpuSolver {
     /// The state in slot order and the agent id of each slot (what `FrameOut::frame_slots` takes).
     pub fn slots(&self) -> (&State, &[u32]) {
         (&self.cur, &self.ids)
-    }
-
-    /// Hand the current state to `out` as the frame of the current step, in agent order,
-    /// un-permuted by all the solver's threads straight into the sink's buffers.
-    pub fn record<R: FrameOut>(&self, out: &mut R) -> Result<(), R::Error> {
-        out.frame_with(self.step, |pos, vel| {
-            let (st, ids, n) = (&self.cur, &self.ids, self.cur.n);
-            assert!(pos.len() == st.pos.len() && vel.len() == st.vel.len());
-            let dst = StateOut::new(pos, vel);
-            let pool = Self::pool_light(&self.pool, n);
-            let mut staged = self.staged.lock().unwrap_or_else(|p| p.into_inner());
-            if staged.is_empty() {
-                // Small: the arrays stay in cache, and each value goes straight to its place.
-                Self::for_chunks(pool, n, |r| {
-                    for s in r {
-                        let i = ids[s] as usize;
-                        for k in 0..st.dim {
-                            // SAFETY: ids is a permutation of 0..n, so agent i is written by
-                            // this chunk only; k*n + i < dim*n = the buffers' length (checked).
-                            unsafe { dst.set(k * n + i, st.pos[k * n + s], st.vel[k * n + s]) };
-                        }
-                    }
-                });
-                return;
-            }
-            // Large: each agent's values go to its place as one record (one cache line
-            // missed per agent instead of one per array), then the records are split into
-            // the frame's arrays in order.
-            let (dim, w) = (st.dim, 2 * st.dim);
-            assert!(staged.len() == w * n);
-            let rec = OutArr::new(&mut staged);
-            Self::for_chunks(pool, n, |r| {
-                for s in r {
-                    let i = ids[s] as usize;
-                    for k in 0..dim {
-                        // SAFETY: ids is a permutation of 0..n, so record i is written by this
-                        // chunk only; i*w + w <= w*n = the staging's length (checked).
-                        unsafe {
-                            rec.set(i * w + k, st.pos[k * n + s]);
-                            rec.set(i * w + dim + k, st.vel[k * n + s]);
-                        }
-                    }
-                }
-            });
-            let staged = &*staged;
-            Self::for_chunks(pool, n, |r| {
-                for i in r {
-                    let one = &staged[i * w..i * w + w];
-                    for k in 0..dim {
-                        // SAFETY: each chunk writes its own agents i; k*n + i < dim*n.
-                        unsafe { dst.set(k * n + i, one[k], one[dim + k]) };
-                    }
-                }
-            });
-        })
-    }
-
-    /// The state in agent order (allocates: for tests and summaries, not the step loop).
-    pub fn state(&self) -> State {
-        let mut st = State::zeros(self.cur.dim, self.cur.n).expect("state fits: it exists already");
-        unpermute(&self.cur, &self.ids, &mut st.pos, &mut st.vel);
-        st
     }
 
     /// Run `f` over `0..n` split into chunks, in parallel when a pool exists.
@@ -527,118 +464,6 @@ impl CpuSolver {
         }
     }
 
-    /// Boids with species (src/sim/species.rs), on the same two searches.
-    fn step_species<const D: usize>(&mut self, bad: &AtomicUsize) {
-        let p = self.params;
-        let n = self.cur.n;
-        let t_step = self.step;
-        let isa = self.isa;
-        let grid = self.search == Search::Grid;
-        {
-            let sp = self.species.as_ref().expect("a species step has species");
-            self.tracked.find(sp, &self.ids, self.step);
-            let (pos, list) = (&self.cur.pos, &self.tracked.list);
-            spc::hunters(sp, D, pos, &self.ids, list, &mut self.hunters);
-        }
-        if grid {
-            self.build_grid(false);
-            let g = self.grid.as_ref().expect("grid search has a grid");
-            self.tracked.follow(g, self.step);
-            let sp = self.species.as_ref().expect("a species step has species");
-            let (rare, hunters) = (&self.tracked.list, &self.hunters);
-            self.reach.mark(sp, &p, g, D, rare, hunters);
-        } else {
-            self.build_brute(false);
-            self.tracked.keep(self.step);
-        }
-        let sp = self.species.as_ref().expect("a species step has species");
-        let (hunters, rare) = (&self.hunters[..], &self.tracked.list[..]);
-        let out = StateOut::new(&mut self.next.pos, &mut self.next.vel);
-        let pool = self.pool.as_ref().filter(|_| self.pairs >= self.min_pairs);
-        if grid {
-            let g = self.grid.as_ref().expect("grid search has a grid");
-            let plain = Src::sorted(g, isa, &self.obstacles);
-            // An agent of the largest species, where no rare agent is among its candidates and
-            // no predator within flight reach, takes the plain boids step with its species'
-            // parameters (the same bytes, see `spc::sums` and `spc::finish`) when the species
-            // takes the plain candidate loop and hunts nothing. Its parameters are copied here:
-            // the step's loads of a local need not be repeated after each of its stores.
-            let bulk = sp.bulk.p;
-            let (lo, hi) = (sp.bulk.lo, sp.bulk.hi);
-            let plain_bulk = sp.fast[sp.bulk.a] && !sp.predator[sp.bulk.a];
-            let in_bulk = |id: u32| plain_bulk && id >= lo && id < hi;
-            let near = &self.near_cells;
-            let src = spc::Src {
-                pos: &g.spos,
-                vel: &g.svel,
-                vfix: &g.svfix,
-                ids: &self.next_ids,
-                m: n,
-                obs: &self.obstacles,
-            };
-            self.pairs = grid_pass::<D, _>(
-                pool,
-                g,
-                p.wraps(),
-                bad,
-                &out,
-                |c| {
-                    (
-                        self.reach.at(c as u32),
-                        near.get(c).copied().unwrap_or_default(),
-                    )
-                },
-                // Where no rare agent is a candidate, or no predator within reach, the rare
-                // correction and the flight would change nothing: none is handed in.
-                |t, (bits, _), seam, ranges, acc| {
-                    let rare = if bits & reach::RARE != 0 {
-                        rare
-                    } else if in_bulk(src.ids[t]) {
-                        return boids_neighbours::<D>(&bulk, seam, &plain, t, ranges, acc);
-                    } else {
-                        &[]
-                    };
-                    spc::sums::<D>(sp, &plain, &src, t, seam, ranges, rare, acc)
-                },
-                |t, (bits, near), acc| {
-                    let id = src.ids[t];
-                    let hunters = if bits & reach::HUNTED != 0 {
-                        hunters
-                    } else if in_bulk(id) {
-                        return boids_finish::<D>(&bulk, &plain, t, acc, t_step, id, near);
-                    } else {
-                        &[]
-                    };
-                    spc::finish::<D>(sp, &src, t, acc, hunters, Some(g), t_step, near)
-                },
-            );
-        } else {
-            let st = &self.cur;
-            let plain = Src::unsorted(st, &self.bvfix, isa, &self.obstacles);
-            let src = spc::Src {
-                pos: &st.pos,
-                vel: &st.vel,
-                vfix: &self.bvfix,
-                ids: &self.ids,
-                m: n,
-                obs: &self.obstacles,
-            };
-            Self::for_chunks(pool, n, |r| {
-                let all = [(0u32, n as u32)];
-                let mut acc = BoidsAcc::<D>::new();
-                for s in r {
-                    spc::sums::<D>(sp, &plain, &src, s, p.wraps(), &all, rare, &mut acc);
-                    let at: [f32; D] = std::array::from_fn(|k| st.pos[k * n + s]);
-                    let near = self.obstacles.near_at(&at);
-                    let (pi, vi) = spc::finish::<D>(sp, &src, s, &acc, hunters, None, t_step, near);
-                    check(bad, s, &pi, &vi);
-                    // SAFETY: chunks partition 0..n.
-                    unsafe { out.put::<D>(n, s, &pi, &vi) };
-                }
-            });
-        }
-    }
-
     /// Boids with topological neighbours (src/sim/topo.rs), on the same two searches.
     fn step_topo<const D: usize>(&mut self, bad: &AtomicUsize) {
         let p = self.params;
@@ -812,64 +637,6 @@ pub fn unpermute(st: &State, ids: &[u32], pos: &mut [f32], vel: &mut [f32]) {
         for (s, &i) in ids.iter().enumerate() {
             dst_p[i as usize] = src_p[s];
             dst_v[i as usize] = src_v[s];
-        }
-    }
-}
-
-#[cfg(test)]
-mod record_tests {
-    use super::*;
-
-    /// A frame sink that keeps the last frame.
-    struct Keep(Vec<f32>, Vec<f32>);
-    impl FrameOut for Keep {
-        type Error = std::convert::Infallible;
-        fn frame_with<F>(&mut self, _step: u64, fill: F) -> Result<(), Self::Error>
-        where
-            F: FnOnce(&mut [f32], &mut [f32]),
-        {
-            fill(&mut self.0, &mut self.1);
-            Ok(())
-        }
-    }
-
-    /// A recorded frame is the state in agent order, whether it is put in order directly
-    /// (below [`STAGED_MIN`] agents) or through the staging records (from it up), in 2D and
-    /// 3D, on one thread or two.
-    #[test]
-    fn a_recorded_frame_is_the_state_in_agent_order() {
-        for (dim, n, threads) in [
-            (2, 1000, 2),
-            (2, STAGED_MIN + 3, 1),
-            (2, STAGED_MIN + 3, 2),
-            (3, STAGED_MIN + 5, 2),
-        ] {
-            let size = vec!["300"; dim].join(", ");
-            let text = format!(
-                r#"{{"model": "boids", "dim": {dim}, "agents": {n}, "seed": 5,
-                    "world": {{"size": [{size}], "boundary": "wrap"}}}}"#
-            );
-            let s = crate::scene::parse(&crate::scene::Source {
-                text: &text,
-                dir: std::path::Path::new("."),
-                default_name: "r",
-            })
-            .unwrap();
-            let st = super::super::init::initial_state(&s).unwrap();
-            let mut solver =
-                CpuSolver::new(Params::from_scene(&s, n), st, threads, Search::Grid).unwrap();
-            assert_eq!(solver.staged.lock().unwrap().is_empty(), n < STAGED_MIN);
-            for _ in 0..2 {
-                solver.step().unwrap();
-            }
-            let mut keep = Keep(vec![f32::NAN; dim * n], vec![f32::NAN; dim * n]);
-            solver.record(&mut keep).unwrap();
-            let want = solver.state();
-            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-            assert!(
-                bits(&keep.0) == bits(&want.pos) && bits(&keep.1) == bits(&want.vel),
-                "dim {dim}, n {n}, {threads} threads: the frame is not the state"
-            );
         }
     }
 }
