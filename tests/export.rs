@@ -629,9 +629,21 @@ fn bfs1_with_a_changing_agent_count_goes_to_csv_only() {
         d.path(),
         &["export", "bf.bfs", "-o", "b.npz", "--frames", "3..", "-q"],
     );
-    // CSV takes any count.
+    // CSV takes any count, and so does extended XYZ (a count per block).
     succeeds(d.path(), &["export", "bf.bfs", "-o", "bf.csv", "-q"]);
     check_csv(&d.path().join("bf.csv"), &p, &[0, 1, 2, 3, 4]);
+    succeeds(d.path(), &["export", "bf.bfs", "-o", "bf.xyz", "-q"]);
+    let xyz = fs::read_to_string(d.path().join("bf.xyz")).unwrap();
+    let counts: Vec<usize> = xyz
+        .lines()
+        .filter(|l| !l.contains(' '))
+        .map(|l| l.parse().unwrap())
+        .collect();
+    assert_eq!(counts, [4, 4, 4, 6, 6], "{xyz}");
+    // Frame 3, agent 5: x = 10 + 5, y = 20 + 5, vx = 1 + 5, vy = -1 + 5, z and vz 0.
+    let block3: Vec<&str> = xyz.lines().skip(3 * 6).take(8).collect();
+    assert!(block3[1].contains("Frame=3"), "{xyz}");
+    assert_eq!(block3[7], "boid 15 25 0 6 4 0 5 0", "{xyz}");
     if have_numpy("bfs1_with_a_changing_agent_count_goes_to_csv_only") {
         check_npz(&d.path().join("a.npz"), &p, &[0, 1, 2]);
         check_npz(&d.path().join("b.npz"), &p, &[3, 4]);

@@ -283,13 +283,15 @@ step x dt), polarization, mean_speed, nn_distance, pairwise_distance (float64, a
 --metrics; not with --no-metrics), world (float32, dim), scene (the scene JSON, a string).\n\
 .csv rows: frame,step,time,agent,x,y[,z],vx,vy[,vz], one per agent per frame, for recordings \
 of at most 10 million rows.\n\
-Both are written as a stream (memory does not grow with the recording) and appear under their \
+.xyz: extended XYZ for OVITO and ASE, a block per frame: the world box as Lattice and pbc, then \
+species, pos, velo (2D in the plane z = 0), id and Z (0) per agent; Time, Step and Frame.\n\
+Each is written as a stream (memory does not grow with the recording) and appears under its \
 name only when complete."
 )]
 pub struct ExportArgs {
     /// A recording (.bfs, ours or BoidForge's BFS1).
     pub file: PathBuf,
-    /// Output: .npz (NumPy) or .csv [default: FILE with .npz].
+    /// Output: .npz (NumPy), .csv or .xyz (extended XYZ) [default: FILE with .npz].
     #[arg(short, long)]
     pub output: Option<PathBuf>,
     /// Frames A..B of the recording (B excluded; either may be left out) [default: all].

@@ -1,4 +1,4 @@
-//! `forge export`: a recording to NumPy (.npz) or CSV.
+//! `forge export`: a recording to NumPy (.npz), CSV or extended XYZ.
 
 use std::process::ExitCode;
 
@@ -34,6 +34,7 @@ pub fn export_cmd(a: ExportArgs) -> Result<ExitCode> {
             match r.format {
                 Format::Npz => "npz",
                 Format::Csv => "csv",
+                Format::Xyz => "extended XYZ",
             },
             bytes(r.bytes)
         );

@@ -53,8 +53,8 @@ pub enum Command {
     /// Run a scene over a grid of parameter values and seeds, in parallel; the order
     /// parameter's mean, error, Binder cumulant and susceptibility per point to CSV (and PNG).
     Sweep(crate::sweep::SweepArgs),
-    /// Export a recording to NumPy (.npz: positions, velocities, steps, times, metrics, scene)
-    /// or CSV, for analysis in Python.
+    /// Export a recording to NumPy (.npz: positions, velocities, steps, times, metrics, scene),
+    /// CSV, or extended XYZ (OVITO, ASE), for analysis elsewhere.
     Export(ExportArgs),
     /// Join the chunks of `forge render --chunk I/N` into one MP4 by stream copy, after
     /// checking they are every chunk of one recording and settings, once each.

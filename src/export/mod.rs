@@ -1,4 +1,5 @@
-//! `forge export`: a recording's frames out to NumPy (`.npz`) or CSV, for analysis elsewhere.
+//! `forge export`: a recording's frames out to NumPy (`.npz`), CSV or extended XYZ, for
+//! analysis elsewhere.
 //!
 //! Both writers stream: they hold one frame at a time (read with [`bfs::Reader`], so every
 //! frame's checksum is checked) plus, for `.npz`, a few numbers per exported frame (step,
@@ -13,9 +14,12 @@
 //!   string). Read with `numpy.load` alone, no pickle.
 //! - `.csv` ([`csv`]): `frame,step,time,agent,x,y[,z],vx,vy[,vz]`, one row per agent per frame,
 //!   for small recordings (at most [`CSV_MAX_ROWS`] rows).
+//! - `.xyz` ([`xyz`]): extended XYZ, a block per frame with the world box, species, positions,
+//!   velocities and ids, for OVITO and ASE.
 
 mod csv;
 mod npz;
+mod xyz;
 
 use std::fs::File;
 use std::ops::Range;
@@ -36,10 +40,11 @@ pub const CSV_MAX_ROWS: u64 = 10_000_000;
 pub enum Format {
     Npz,
     Csv,
+    Xyz,
 }
 
 impl Format {
-    /// The format an output's extension names (`.npz`, `.csv`, any case).
+    /// The format an output's extension names (`.npz`, `.csv`, `.xyz` or `.extxyz`, any case).
     pub fn from_path(p: &Path) -> Result<Format> {
         let ext = p
             .extension()
@@ -47,7 +52,11 @@ impl Format {
         match ext.as_deref() {
             Some("npz") => Ok(Format::Npz),
             Some("csv") => Ok(Format::Csv),
-            _ => bail!("--output: {} must end in .npz (NumPy) or .csv", p.display()),
+            Some("xyz" | "extxyz") => Ok(Format::Xyz),
+            _ => bail!(
+                "--output: {} must end in .npz (NumPy), .csv or .xyz (extended XYZ)",
+                p.display()
+            ),
         }
     }
 }
@@ -150,6 +159,7 @@ pub fn export(job: &Job) -> Result<Report> {
     let written = match format {
         Format::Npz => npz::write(&mut r, &job.input, &sel, !job.no_metrics, file, &bar),
         Format::Csv => csv::write(&mut r, &job.input, &sel, file, &bar),
+        Format::Xyz => xyz::write(&mut r, &job.input, &sel, file, &bar),
     };
     bar.finish_and_clear();
     let (agents, file) = written.with_context(|| {
@@ -221,6 +231,9 @@ mod tests {
             Format::from_path(Path::new("d/a.csv")).unwrap(),
             Format::Csv
         );
+        for p in ["a.xyz", "a.XYZ", "a.extxyz"] {
+            assert_eq!(Format::from_path(Path::new(p)).unwrap(), Format::Xyz, "{p}");
+        }
         for p in ["a.npy", "a", "npz"] {
             assert!(Format::from_path(Path::new(p)).is_err(), "{p}");
         }

@@ -1,0 +1,96 @@
+"""forge export to extended XYZ, opened in the tools it is for: ASE and OVITO."""
+
+import importlib
+
+import numpy as np
+import pytest
+
+import forge_flocks as ff
+from conftest import forge
+
+
+def need(module, pip):
+    """The tool a user opens the file with; scripts/py-test.sh installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        pytest.fail(f"{module} is missing ({e}): pip install {pip}")
+
+
+@pytest.fixture(scope="module")
+def two_species(tmp_path_factory):
+    """Two species in a wrapping 2D world, exported every other frame."""
+    d = tmp_path_factory.mktemp("xyz")
+    forge("simulate", "two-flocks", "--agents", 60, "--steps", 6, "-o", d / "tf.bfs", "-q")
+    forge("export", d / "tf.bfs", "-o", d / "tf.xyz", "--every", 2, "-q")
+    return d / "tf.bfs", d / "tf.xyz"
+
+
+@pytest.fixture(scope="module")
+def three_d(tmp_path_factory):
+    d = tmp_path_factory.mktemp("xyz3")
+    forge("simulate", "murmuration3d", "--agents", 50, "--steps", 3, "-o", d / "s.bfs", "-q")
+    forge("export", d / "s.bfs", "-o", d / "s.xyz", "-q")
+    return d / "s.bfs", d / "s.xyz"
+
+
+def species_names(rec):
+    """Each agent's species name: the scene's species own consecutive agents, in order."""
+    return [s["name"] for s in rec.scene["species"] for _ in range(s["agents"])]
+
+
+def test_ase_reads_every_frame_exactly(two_species):
+    ase_io = need("ase.io", "ase")
+    bfs, xyz = two_species
+    rec = ff.Recording(bfs)
+    frames = ase_io.read(xyz, index=":", format="extxyz")
+    assert len(frames) == len(range(0, len(rec), 2))
+    for atoms, k in zip(frames, range(0, len(rec), 2)):
+        f = rec[k]
+        n = len(f.positions)
+        assert len(atoms) == n
+        # The shortest decimals of float32 read back to the same float32.
+        assert np.array_equal(atoms.positions[:, :2].astype(np.float32), f.positions)
+        assert np.array_equal(atoms.arrays["velo"][:, :2].astype(np.float32), f.velocities)
+        assert not atoms.positions[:, 2].any() and not atoms.arrays["velo"][:, 2].any()
+        assert np.array_equal(atoms.arrays["id"], np.arange(n))
+        assert atoms.info["Step"] == f.step and atoms.info["Frame"] == k
+        assert atoms.info["Time"] == pytest.approx(f.time)
+        assert np.allclose(atoms.cell.lengths(), rec.header["world"] + [1.0])
+        assert list(atoms.pbc) == [True, True, False]
+
+
+def test_species_names_per_agent(two_species):
+    bfs, xyz = two_species
+    rec = ff.Recording(bfs)
+    lines = xyz.read_text().splitlines()
+    n = int(lines[0])
+    assert [line.split()[0] for line in lines[2:2 + n]] == species_names(rec)
+    assert lines[1].startswith('Lattice="1600 0 0 0 900 0 0 0 1" Origin="0 0 0" pbc="T T F" ')
+
+
+def test_ovito_reads_types_box_and_trajectory(two_species, three_d):
+    ovito_io = need("ovito.io", "ovito")
+    bfs, xyz = two_species
+    rec = ff.Recording(bfs)
+    p = ovito_io.import_file(str(xyz), multiple_frames=True)
+    assert p.source.num_frames == len(range(0, len(rec), 2))
+    last = p.source.num_frames - 1
+    data = p.compute(last)
+    f = rec[2 * last]
+    types = data.particles.particle_types
+    names = [types.type_by_id(t).name for t in types[...]]
+    assert names == species_names(rec)
+    assert np.array_equal(np.asarray(data.particles.positions)[:, :2].astype(np.float32), f.positions)
+    assert np.array_equal(np.asarray(data.particles["Velocity"])[:, :2].astype(np.float32), f.velocities)
+    assert np.array_equal(np.asarray(data.particles.identifiers), np.arange(len(f.positions)))
+    assert data.attributes["Step"] == f.step
+    cell = np.asarray(data.cell[...])
+    assert np.allclose(np.diag(cell[:, :3]), rec.header["world"] + [1.0])
+    assert tuple(data.cell.pbc) == (True, True, False)
+    # 3D as recorded, in a box that wraps every way.
+    bfs3, xyz3 = three_d
+    rec3 = ff.Recording(bfs3)
+    data3 = ovito_io.import_file(str(xyz3), multiple_frames=True).compute(len(rec3) - 1)
+    assert np.array_equal(np.asarray(data3.particles.positions).astype(np.float32), rec3[-1].positions)
+    assert tuple(data3.cell.pbc) == (True, True, True)
