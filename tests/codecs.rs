@@ -3,7 +3,7 @@
 //! container of each; the raw frames forge feeds FFmpeg at each depth; what this FFmpeg lacks
 //! named in the error.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;

@@ -8,7 +8,7 @@
 
 use forge::sim::cuda;
 
-mod common;
+use crate::common;
 
 use common::*;
 

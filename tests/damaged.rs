@@ -6,7 +6,7 @@
 //! the frame, the agent, the field and the value (forge's solver never writes one, so there
 //! is no right way to draw it).
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::os::unix::process::CommandExt;

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
-mod common;
+use crate::common;
 
 use common::*;
 

@@ -9,7 +9,7 @@
 //! sweeps of 20 + 20 steps with one seed. Blocks marked ```` ```console ```` are shown, not
 //! run (they need root, a display, a cluster or minutes of CPU).
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::fs;

@@ -19,7 +19,7 @@ use forge::scene::{Boundary, Model};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-mod common;
+use crate::common;
 
 use common::*;
 

@@ -3,7 +3,7 @@
 //! their light, darts along the velocity, a fixed colour, heading relative to the flock's,
 //! and grading. Measured on `forge still`'s PNG (sRGB code values, 0..255).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -7,7 +7,7 @@
 use std::fs;
 use std::path::Path;
 
-mod common;
+use crate::common;
 
 use common::*;
 

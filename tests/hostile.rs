@@ -3,7 +3,7 @@
 //! expected, values that vanish in f32, and messages that name the right thing. Each test
 //! fails if its case hangs, aborts, allocates gigabytes or blames the wrong thing.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::os::unix::process::CommandExt;

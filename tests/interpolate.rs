@@ -8,7 +8,7 @@ use std::path::Path;
 use forge::bfs;
 use forge::video::interp::{Frames, Space, Timeline};
 
-mod common;
+use crate::common;
 
 use common::*;
 

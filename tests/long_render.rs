@@ -27,7 +27,7 @@ use std::path::Path;
 
 use naga::{Expression, Function, Handle, Statement};
 
-mod common;
+use crate::common;
 
 use common::*;
 

@@ -3,7 +3,7 @@
 //! out well exposed at 720p with no flag and no render section. Measured on the real binary's
 //! PNG output (luma from sRGB with BT.709 weights, 0..255).
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use forge::bfs;
 
-mod common;
+use crate::common;
 
 use common::*;
 

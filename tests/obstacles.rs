@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-mod common;
+use crate::common;
 
 use common::*;
 

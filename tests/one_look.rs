@@ -3,7 +3,7 @@
 //! from black) and in every `--chunk I/N`, for every built-in scene (2D and 3D). And the
 //! resolved look printed by `--print-look` and read back by `--look` gives the same bytes.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -10,7 +10,7 @@
 //! - every output of a command is checked against the others and existing files before any
 //!   work.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

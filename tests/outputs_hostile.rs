@@ -5,7 +5,7 @@
 //! Moments are chosen by watching files (a `.partial` appears, holds its header, holds a
 //! frame), never by sleeping for a guessed time.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::Path;

@@ -12,7 +12,7 @@
 //! test asserts that forge ends well within a generous deadline (30 s for a 3 s timeout), never
 //! how fast.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::Path;

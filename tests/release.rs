@@ -16,7 +16,7 @@ use std::process::Command;
 
 use sha2::{Digest, Sha256};
 
-mod common;
+use crate::common;
 
 use common::*;
 

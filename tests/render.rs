@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use forge::bfs;
 
-mod common;
+use crate::common;
 
 use common::*;
 

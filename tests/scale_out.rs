@@ -17,7 +17,7 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-mod common;
+use crate::common;
 
 use common::*;
 

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use forge::scene::Scene;
 
-mod common;
+use crate::common;
 
 use common::*;
 

@@ -14,7 +14,7 @@
 //! GPU or Mesa's software driver; they skip without them, or fail where
 //! `FORGE_REQUIRE_WINDOW=1` (set by scripts/test.sh once it has installed them).
 
-mod common;
+use crate::common;
 #[path = "view/x11.rs"]
 mod x11;
 

@@ -1,4 +1,4 @@
-//! Helpers shared by the integration tests that drive the real `forge` binary (`mod common;`).
+//! Helpers shared by the integration tests that drive the real `forge` binary.
 //!
 //! - [`forge`]: the command, run in a folder, with a timeout so that a hang fails instead of
 //!   blocking, and `XDG_RUNTIME_DIR` set (wgpu's drivers ask for it).
