@@ -5,25 +5,9 @@ use std::io::Write;
 use std::path::Path;
 
 use anyhow::{ensure, Context, Result};
-use image::codecs::png::{CompressionType, FilterType, PngEncoder};
 use image::{ExtendedColorType, ImageEncoder};
 
 use crate::output::OutputFile;
-
-/// Where the sRGB chunk goes: after the signature (8 bytes) and the IHDR chunk (length, type,
-/// 13 bytes of data, CRC).
-const AFTER_IHDR: usize = 8 + 4 + 4 + 13 + 4;
-
-/// The PNG `sRGB` chunk, rendering intent 0 (perceptual): length, type, data, CRC of type + data.
-fn srgb_chunk() -> [u8; 13] {
-    let mut c = [0u8; 13];
-    c[..4].copy_from_slice(&1u32.to_be_bytes());
-    c[4..8].copy_from_slice(b"sRGB");
-    c[8] = 0;
-    let crc = crc32fast::hash(&c[4..9]);
-    c[9..].copy_from_slice(&crc.to_be_bytes());
-    c
-}
 
 /// How hard a PNG's pixels are compressed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,39 +21,52 @@ pub enum Pack {
 
 /// Encodes one RGBA8 (sRGB) image as PNG: IHDR, sRGB, IDAT, IEND.
 fn encode_png(width: u32, height: u32, rgba: &[u8], pack: Pack) -> Result<Vec<u8>> {
-    encode_png_as(width, height, rgba, ExtendedColorType::Rgba8, pack)
+    encode_png_as(width, height, rgba, png::BitDepth::Eight, pack)
 }
 
-/// Encodes one RGBA image (8 bits a channel, or 16 in native-endian `u16`s), sRGB, as PNG.
-///
-/// `image`'s PNG encoder can embed an ICC profile but has no way to write the 13-byte `sRGB`
-/// chunk, so it is spliced in after IHDR, where the PNG spec wants it (before IDAT).
+/// Encodes one RGBA image (8 bits a channel, or 16 in native-endian `u16`s), marked as sRGB
+/// (the `sRGB` chunk, rendering intent perceptual), as PNG through the `png` crate.
 fn encode_png_as(
     width: u32,
     height: u32,
     rgba: &[u8],
-    color: ExtendedColorType,
+    depth: png::BitDepth,
     pack: Pack,
 ) -> Result<Vec<u8>> {
-    let want = u64::from(width) * u64::from(height) * color.bits_per_pixel() as u64 / 8;
+    let bytes = if depth == png::BitDepth::Sixteen {
+        8
+    } else {
+        4
+    };
+    let want = u64::from(width) * u64::from(height) * bytes;
     ensure!(
         rgba.len() as u64 == want,
-        "{width}x{height} {color:?} image: {} bytes, expected {want}",
+        "{width}x{height} RGBA {depth:?} image: {} bytes, expected {want}",
         rgba.len()
     );
-    let mut png = Vec::with_capacity(rgba.len() / 2);
-    let compression = match pack {
-        Pack::Small => CompressionType::Default,
-        Pack::Fast => CompressionType::Fast,
+    // PNG's samples are big-endian.
+    let data: std::borrow::Cow<[u8]> = if depth == png::BitDepth::Sixteen {
+        rgba.chunks_exact(2)
+            .flat_map(|s| u16::from_ne_bytes([s[0], s[1]]).to_be_bytes())
+            .collect::<Vec<u8>>()
+            .into()
+    } else {
+        rgba.into()
     };
-    PngEncoder::new_with_quality(&mut png, compression, FilterType::Adaptive)
-        .write_image(rgba, width, height, color)?;
-    ensure!(
-        png.get(12..16) == Some(b"IHDR".as_slice()) && png.len() > AFTER_IHDR,
-        "the PNG encoder wrote no IHDR chunk first"
-    );
-    png.splice(AFTER_IHDR..AFTER_IHDR, srgb_chunk());
-    Ok(png)
+    let mut out = Vec::with_capacity(rgba.len() / 2);
+    let mut enc = png::Encoder::new(&mut out, width, height);
+    enc.set_color(png::ColorType::Rgba);
+    enc.set_depth(depth);
+    enc.set_compression(match pack {
+        Pack::Small => png::Compression::Balanced,
+        Pack::Fast => png::Compression::Fast,
+    });
+    enc.set_filter(png::Filter::Adaptive);
+    enc.set_source_srgb(png::SrgbRenderingIntent::Perceptual);
+    let mut w = enc.write_header()?;
+    w.write_image_data(&data)?;
+    w.finish()?;
+    Ok(out)
 }
 
 /// Writes one RGBA8 (sRGB) image as PNG.
@@ -84,7 +81,7 @@ pub fn write_png(path: &Path, width: u32, height: u32, rgba: &[u8], pack: Pack) 
 
 /// Writes one RGBA image, 16 bits a channel (native-endian `u16`s, sRGB), as PNG.
 pub fn write_png16(path: &Path, width: u32, height: u32, rgba: &[u8]) -> Result<()> {
-    let png = encode_png_as(width, height, rgba, ExtendedColorType::Rgba16, Pack::Small)
+    let png = encode_png_as(width, height, rgba, png::BitDepth::Sixteen, Pack::Small)
         .with_context(|| format!("writing {}", path.display()))?;
     std::fs::write(path, png).with_context(|| format!("writing {}", path.display()))
 }
@@ -125,5 +122,48 @@ pub fn write_png_atomic(
             out.abandon();
             Err(e)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 8- and 16-bit images read back as written, marked sRGB (perceptual), whichever packing.
+    #[test]
+    fn pngs_read_back_marked_srgb() {
+        let (w, h) = (5u32, 3u32);
+        let rgba8: Vec<u8> = (0..w * h * 4).map(|i| (i * 37 % 256) as u8).collect();
+        let rgba16: Vec<u8> = (0..w * h * 4)
+            .flat_map(|i| ((i * 4099 % 65536) as u16).to_ne_bytes())
+            .collect();
+        for (data, depth, pack) in [
+            (&rgba8, png::BitDepth::Eight, Pack::Small),
+            (&rgba8, png::BitDepth::Eight, Pack::Fast),
+            (&rgba16, png::BitDepth::Sixteen, Pack::Small),
+        ] {
+            let bytes = encode_png_as(w, h, data, depth, pack).unwrap();
+            let mut r = png::Decoder::new(std::io::Cursor::new(bytes))
+                .read_info()
+                .unwrap();
+            assert_eq!(
+                r.info().srgb,
+                Some(png::SrgbRenderingIntent::Perceptual),
+                "{depth:?}"
+            );
+            let mut buf = vec![0; r.output_buffer_size().unwrap()];
+            let f = r.next_frame(&mut buf).unwrap();
+            assert_eq!((f.width, f.height, f.bit_depth), (w, h, depth));
+            let back: Vec<u8> = if depth == png::BitDepth::Sixteen {
+                buf[..f.buffer_size()]
+                    .chunks_exact(2)
+                    .flat_map(|s| u16::from_be_bytes([s[0], s[1]]).to_ne_bytes())
+                    .collect()
+            } else {
+                buf[..f.buffer_size()].to_vec()
+            };
+            assert!(&back == data, "{depth:?} {pack:?}: pixels differ");
+        }
+        assert!(encode_png_as(w, h, &rgba8[1..], png::BitDepth::Eight, Pack::Small).is_err());
     }
 }
