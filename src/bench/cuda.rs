@@ -165,14 +165,18 @@ pub fn cuda_table(out: &mut impl Write, sizes: &[u64]) -> Result<()> {
     Ok(())
 }
 
+/// Alternated runs of each column of the record table: the differences it shows are a few
+/// percent, about as much as a small machine's speed drifts between two runs.
+const RECORD_ROUNDS: usize = 3;
+
 /// What recording costs the CPU backend (all cores): turbulence's rules and density at each
 /// size, the solver alone, then a frame every 10th step to a file in the temporary folder, and
-/// every step to /dev/null and to that file, best of two alternated runs each. A run's time
-/// ends when its file is on the disk (`fsync`), as `forge simulate`'s does.
+/// every step to /dev/null and to that file, best of [`RECORD_ROUNDS`] alternated runs each. A
+/// run's time ends when its file is on the disk (`fsync`), as `forge simulate`'s does.
 pub fn record_table(out: &mut impl Write, sizes: &[u64]) -> Result<()> {
     writeln!(
         out,
-        "Recording on the CPU backend, turbulence at its density, files in {} (best of 2, ms/step):\n",
+        "Recording on the CPU backend, turbulence at its density, files in {} (best of {RECORD_ROUNDS}, ms/step):\n",
         std::env::temp_dir().display()
     )?;
     writeln!(
@@ -196,7 +200,7 @@ pub fn record_table(out: &mut impl Write, sizes: &[u64]) -> Result<()> {
         let mut ms = [f64::INFINITY; 4];
         // Alternated, so a slow moment of the machine falls on every column alike; the file
         // is removed before each run, so no run pays for freeing the last one's pages.
-        for _ in 0..2 {
+        for _ in 0..RECORD_ROUNDS {
             for (i, c) in cols.iter().enumerate() {
                 let _ = std::fs::remove_file(&file);
                 ms[i] = ms[i].min(ms_per_step(&s, &Chosen::Cpu, steps, *c)?);
