@@ -6,6 +6,8 @@ import os
 import struct
 import subprocess
 import sys
+import textwrap
+import time
 import zlib
 from pathlib import Path
 
@@ -127,3 +129,15 @@ def decode_png(data: bytes):
 
 
 PYTHON = sys.executable
+
+
+def signal_when_ready(script, sig, after, timeout):
+    """Runs `script` (dedented) in a fresh Python; once it prints "ready", waits `after` seconds
+    and sends it `sig`. Returns its exit status (negative: the signal that ended it) and its
+    standard output."""
+    p = subprocess.Popen([PYTHON, "-c", textwrap.dedent(script)], stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == "ready"
+    time.sleep(after)
+    p.send_signal(sig)
+    out, _ = p.communicate(timeout=timeout)
+    return p.returncode, out

@@ -3,14 +3,12 @@
 import hashlib
 import json
 import signal
-import subprocess
 import textwrap
-import time
 
 import pytest
 
 import forge_flocks as ff
-from conftest import PYTHON, ROOT, forge
+from conftest import ROOT, forge, signal_when_ready
 
 
 def sha(p):
@@ -117,12 +115,8 @@ def test_ctrl_c_stops_its_own_call_only(tmp_path, small_scene):
         t.join()
         print(done, flush=True)
     """)
-    p = subprocess.Popen([PYTHON, "-c", script], stdout=subprocess.PIPE, text=True)
-    assert p.stdout.readline().strip() == "ready"
-    time.sleep(0.5)
-    p.send_signal(signal.SIGINT)
-    out, _ = p.communicate(timeout=120)
-    assert p.returncode == 0, out
+    code, out = signal_when_ready(script, signal.SIGINT, after=0.5, timeout=120)
+    assert code == 0, out
     assert "main interrupted" in out and "['finished']" in out, out
     assert len(ff.Recording(other)) == 8001
     assert not long.exists()
@@ -140,12 +134,8 @@ def test_ctrl_c_keeps_complete_frames_not_the_final_name(tmp_path, small_scene):
             sys.exit(0)
         sys.exit(3)
     """)
-    p = subprocess.Popen([PYTHON, "-c", script], stdout=subprocess.PIPE, text=True)
-    assert p.stdout.readline().strip() == "ready"
-    time.sleep(1.5)
-    p.send_signal(signal.SIGINT)
-    msg, _ = p.communicate(timeout=30)
-    assert p.returncode == 0, msg
+    code, msg = signal_when_ready(script, signal.SIGINT, after=1.5, timeout=30)
+    assert code == 0, msg
     assert "interrupted by SIGINT" in msg
     assert not out.exists()
     kept = list(tmp_path.glob("long.*.partial"))
@@ -164,12 +154,8 @@ def test_sigterm_leaves_no_partial_and_ends_the_process(tmp_path, small_scene):
         ff.simulate({small_scene!r}, {str(out)!r}, steps=10**7, threads=1)
         print("finished", flush=True)
     """)
-    p = subprocess.Popen([PYTHON, "-c", script], stdout=subprocess.PIPE, text=True)
-    assert p.stdout.readline().strip() == "ready"
-    time.sleep(1.5)
-    p.send_signal(signal.SIGTERM)
-    msg, _ = p.communicate(timeout=30)
-    assert p.returncode == -signal.SIGTERM, (p.returncode, msg)
+    code, msg = signal_when_ready(script, signal.SIGTERM, after=1.5, timeout=30)
+    assert code == -signal.SIGTERM, (code, msg)
     assert "finished" not in msg
     assert list(tmp_path.iterdir()) == []
 
@@ -187,12 +173,8 @@ def test_a_sigterm_handler_of_the_programs_own_is_honoured(tmp_path, small_scene
         ff.simulate({small_scene!r}, {str(out)!r}, steps=10**7, threads=1)
         sys.exit(3)
     """)
-    p = subprocess.Popen([PYTHON, "-c", script], stdout=subprocess.PIPE, text=True)
-    assert p.stdout.readline().strip() == "ready"
-    time.sleep(1.5)
-    p.send_signal(signal.SIGTERM)
-    p.communicate(timeout=30)
-    assert p.returncode == 7
+    code, _ = signal_when_ready(script, signal.SIGTERM, after=1.5, timeout=30)
+    assert code == 7
     assert not out.exists()
     kept = list(tmp_path.glob("long.*.partial"))
     assert len(kept) == 1 and len(ff.Recording(kept[0])) > 0

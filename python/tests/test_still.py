@@ -2,12 +2,15 @@
 
 import os
 import shutil
+import signal
+import subprocess
+import textwrap
 
 import numpy as np
 import pytest
 
 import forge_flocks as ff
-from conftest import decode_png, forge
+from conftest import PYTHON, decode_png, forge, signal_when_ready
 
 LOOK = {"size": [320, 180], "exposure": 2.0, "point_size": 1.5}
 
@@ -89,13 +92,6 @@ def test_render_video(tmp_path, cli_recording):
 
 @pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg missing")
 def test_ctrl_c_during_render_leaves_no_output(tmp_path, small_scene):
-    import signal
-    import subprocess
-    import textwrap
-    import time
-
-    from conftest import PYTHON
-
     rec = tmp_path / "long.bfs"
     ff.simulate(dict(small_scene, agents=300), rec, steps=3000, threads=2)
     out = tmp_path / "long.mp4"
@@ -109,12 +105,8 @@ def test_ctrl_c_during_render_leaves_no_output(tmp_path, small_scene):
             sys.exit(0)
         sys.exit(3)
     """)
-    p = subprocess.Popen([PYTHON, "-c", script], stdout=subprocess.PIPE, text=True)
-    assert p.stdout.readline().strip() == "ready"
-    time.sleep(3)
-    p.send_signal(signal.SIGINT)
-    msg, _ = p.communicate(timeout=60)
-    assert p.returncode == 0, msg
+    code, msg = signal_when_ready(script, signal.SIGINT, after=3, timeout=60)
+    assert code == 0, msg
     assert "interrupted by SIGINT" in msg
     assert sorted(x.name for x in tmp_path.iterdir()) == ["long.bfs"]
 
@@ -129,13 +121,6 @@ def _long_recording(tmp_path, small_scene, name="long.bfs"):
 def test_ctrl_c_in_one_render_does_not_stop_another(tmp_path, small_scene):
     # Ctrl-C reaches the main thread's render(); another thread's render() runs on and
     # finishes its video.
-    import signal
-    import subprocess
-    import textwrap
-    import time
-
-    from conftest import PYTHON
-
     rec = _long_recording(tmp_path, small_scene)
     mine, other = tmp_path / "mine.mp4", tmp_path / "other.mp4"
     script = textwrap.dedent(f"""
@@ -153,12 +138,8 @@ def test_ctrl_c_in_one_render_does_not_stop_another(tmp_path, small_scene):
         t.join()
         print(done, flush=True)
     """)
-    p = subprocess.Popen([PYTHON, "-c", script], stdout=subprocess.PIPE, text=True)
-    assert p.stdout.readline().strip() == "ready"
-    time.sleep(2)
-    p.send_signal(signal.SIGINT)
-    out, _ = p.communicate(timeout=300)
-    assert p.returncode == 0, out
+    code, out = signal_when_ready(script, signal.SIGINT, after=2, timeout=300)
+    assert code == 0, out
     assert "main interrupted" in out and "[(240, 160, 90)]" in out, out
     assert not mine.exists()
     assert other.stat().st_size > 1000
@@ -169,13 +150,6 @@ def test_ctrl_c_in_one_render_does_not_stop_another(tmp_path, small_scene):
 def test_sigterm_during_render_leaves_nothing_and_ends_the_process(tmp_path, small_scene):
     # Python dies of SIGTERM (its default); forge stops FFmpeg and removes the unfinished
     # video first, and the process still ends by that signal.
-    import signal
-    import subprocess
-    import textwrap
-    import time
-
-    from conftest import PYTHON
-
     rec = _long_recording(tmp_path, small_scene)
     out = tmp_path / "long.mp4"
     script = textwrap.dedent(f"""
@@ -184,12 +158,8 @@ def test_sigterm_during_render_leaves_nothing_and_ends_the_process(tmp_path, sma
         ff.render({str(rec)!r}, {str(out)!r}, size=[320, 180])
         print("finished", flush=True)
     """)
-    p = subprocess.Popen([PYTHON, "-c", script], stdout=subprocess.PIPE, text=True)
-    assert p.stdout.readline().strip() == "ready"
-    time.sleep(3)
-    p.send_signal(signal.SIGTERM)
-    msg, _ = p.communicate(timeout=60)
-    assert p.returncode == -signal.SIGTERM, (p.returncode, msg)
+    code, msg = signal_when_ready(script, signal.SIGTERM, after=3, timeout=60)
+    assert code == -signal.SIGTERM, (code, msg)
     assert "finished" not in msg
     assert sorted(x.name for x in tmp_path.iterdir()) == ["long.bfs"]
 
@@ -197,11 +167,6 @@ def test_sigterm_during_render_leaves_nothing_and_ends_the_process(tmp_path, sma
 def test_no_xdg_runtime_dir_line_on_stderr(tmp_path, cli_recording):
     # cron and containers run without XDG_RUNTIME_DIR: a still renders without a word on
     # stderr.
-    import subprocess
-    import textwrap
-
-    from conftest import PYTHON
-
     env = {k: v for k, v in os.environ.items() if k not in ("XDG_RUNTIME_DIR", "NODEVICE_SELECT")}
     script = textwrap.dedent(f"""
         import forge_flocks as ff

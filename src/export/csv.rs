@@ -6,10 +6,10 @@ use std::fmt::Write;
 use std::fs::File;
 use std::path::Path;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 
 use super::{Selection, CSV_MAX_ROWS};
-use crate::bfs::{Frame, Header, Reader};
+use crate::bfs::{Header, Reader};
 
 /// Refuses a selection of more than [`CSV_MAX_ROWS`] rows (counted with the header's agent
 /// count; a BFS1 file whose count grows is stopped while writing).
@@ -48,9 +48,7 @@ pub(super) fn write(
         .chain(axes[..dim].iter().map(|a| a.to_string()))
         .chain(axes[..dim].iter().map(|a| format!("v{a}")));
     w.write_record(head)?;
-    let mut frame = Frame::empty();
     let mut rows = 0u64;
-    let mut first = None;
     // Each field formatted into one reused buffer (`{}`: the shortest decimal that reads back).
     let mut field = String::new();
     let mut put = |w: &mut csv::Writer<File>, v: &dyn std::fmt::Display| -> csv::Result<()> {
@@ -58,12 +56,7 @@ pub(super) fn write(
         write!(field, "{v}").expect("formatting into a String");
         w.write_field(&field)
     };
-    for k in sel.frames() {
-        crate::signal::check()?;
-        r.read_frame_into(k, &mut frame)
-            .with_context(|| format!("{}: frame {k}", input.display()))?;
-        let n = frame.agents(dim);
-        first.get_or_insert(n as u64);
+    let first = super::each_frame(r, input, sel, bar, |k, frame, n| {
         rows += n as u64;
         if rows > CSV_MAX_ROWS {
             bail!(
@@ -85,8 +78,8 @@ pub(super) fn write(
             }
             w.write_record(None::<&[u8]>)?;
         }
-        bar.inc(1);
-    }
+        Ok(())
+    })?;
     let file = w.into_inner().map_err(|e| e.into_error())?;
-    Ok((first.unwrap_or(0), file))
+    Ok((first, file))
 }

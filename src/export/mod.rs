@@ -181,6 +181,30 @@ pub fn export(job: &Job) -> Result<Report> {
     })
 }
 
+/// Reads the selected frames of `r` in order, each checked (SIGINT and SIGTERM too), and hands
+/// each to `each` with its number and agent count; returns the first frame's agent count.
+fn each_frame(
+    r: &mut crate::bfs::Reader,
+    input: &Path,
+    sel: &Selection,
+    bar: &indicatif::ProgressBar,
+    mut each: impl FnMut(u64, &crate::bfs::Frame, usize) -> Result<()>,
+) -> Result<u64> {
+    let dim = usize::from(r.header().dim);
+    let mut frame = crate::bfs::Frame::empty();
+    let mut first = None;
+    for k in sel.frames() {
+        crate::signal::check()?;
+        r.read_frame_into(k, &mut frame)
+            .with_context(|| format!("{}: frame {k}", input.display()))?;
+        let n = frame.agents(dim);
+        first.get_or_insert(n as u64);
+        each(k, &frame, n)?;
+        bar.inc(1);
+    }
+    Ok(first.unwrap_or(0))
+}
+
 /// Flushes the finished output to disk; its size.
 fn finish(file: File, out: &OutputFile) -> Result<u64> {
     let path = out.writing_path();

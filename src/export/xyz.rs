@@ -24,10 +24,10 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use super::Selection;
-use crate::bfs::{Frame, Header, Reader};
+use crate::bfs::{Header, Reader};
 use crate::scene::{Boundary, Model, Scene};
 
 /// The species column's text for each species id, and for agents without one.
@@ -110,14 +110,7 @@ pub(super) fn write(
     let names = Names::of(&h);
     let fixed = box_line(&h);
     let mut w = BufWriter::with_capacity(1 << 20, file);
-    let mut frame = Frame::empty();
-    let mut first = None;
-    for k in sel.frames() {
-        crate::signal::check()?;
-        r.read_frame_into(k, &mut frame)
-            .with_context(|| format!("{}: frame {k}", input.display()))?;
-        let n = frame.agents(dim);
-        first.get_or_insert(n as u64);
+    let first = super::each_frame(r, input, sel, bar, |k, frame, n| {
         let time = frame.step as f64 * h.dt as f64;
         writeln!(w, "{n}")?;
         writeln!(w, "{fixed} Time={time} Step={} Frame={k}", frame.step)?;
@@ -136,10 +129,10 @@ pub(super) fn write(
                 axis(v, 2, i),
             )?;
         }
-        bar.inc(1);
-    }
+        Ok(())
+    })?;
     let file = w.into_inner().map_err(|e| e.into_error())?;
-    Ok((first.unwrap_or(0), file))
+    Ok((first, file))
 }
 
 #[cfg(test)]
