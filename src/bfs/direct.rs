@@ -182,17 +182,12 @@ impl Write for DirectFile {
         if self.len > 0 {
             use std::os::unix::fs::FileExt;
             set_direct(&self.file, false);
-            let r = self
-                .file
-                .write_all_at(&self.stage[self.off..self.off + self.len], self.at);
+            self.file
+                .write_all_at(&self.stage[self.off..self.off + self.len], self.at)?;
             if !set_direct(&self.file, true) {
                 // Cannot go back: the rest goes through the page cache.
-                self.direct = false;
-                self.file.seek(SeekFrom::Start(self.at + self.len as u64))?;
-                self.stage = Vec::new();
-                self.len = 0;
+                return self.go_plain();
             }
-            r?;
         }
         Ok(())
     }
