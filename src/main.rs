@@ -3,7 +3,8 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     // First the arguments: `--help`, `--version` and usage errors exit inside, and leave
     // nothing behind.
-    let cli = forge::cli::parse();
+    // build.rs stamps the version with the commit.
+    let cli = forge::cli::parse(env!("FORGE_VERSION"));
     // Mesa's Wayland probe complains (twice: once per backend) when XDG_RUNTIME_DIR is unset.
     // A command that may open a GPU gets a private one for its lifetime, made before any
     // thread starts (setting the environment is only sound while the process has a single

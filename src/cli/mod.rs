@@ -22,7 +22,6 @@ use crate::scene::{builtin, Model, Scene};
 #[derive(Parser, Debug)]
 #[command(
     name = "forge",
-    version = env!("FORGE_VERSION"),
     about = "Flocking simulations (boids 2D/3D, Vicsek) recorded to .bfs, exactly reproducible"
 )]
 pub struct Cli {
@@ -81,10 +80,29 @@ pub enum Command {
     },
 }
 
+/// The version line `forge --version` and the man pages print, set once by [`parse`].
+static VERSION: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+
+/// The command line's definition, with the version [`parse`] was given (the library's own
+/// version before that).
+pub fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command().version(version())
+}
+
+fn version() -> &'static str {
+    VERSION.get().copied().unwrap_or(env!("CARGO_PKG_VERSION"))
+}
+
 /// The command line, parsed; `--help`, `--version` and usage errors end the process here
-/// (clap prints them and exits), before anything is created.
-pub fn parse() -> Cli {
-    match Cli::try_parse() {
+/// (clap prints them and exits), before anything is created. `version` is what `--version`
+/// prints: the binary's build script stamps it with the commit (the library is built once for
+/// every commit, so it cannot).
+pub fn parse(version: &'static str) -> Cli {
+    let _ = VERSION.set(version);
+    let parsed = command()
+        .try_get_matches()
+        .and_then(|mut m| <Cli as clap::FromArgMatches>::from_arg_matches_mut(&mut m));
+    match parsed {
         Ok(cli) => cli,
         Err(e) => {
             // clap's own `exit` would take a failed write of `--help` or `--version` (a full
@@ -222,7 +240,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Concat(a) => concat::concat_cmd(a),
         Command::View(a) => view::view_cmd(a),
         Command::Completions { shell } => {
-            let mut cmd = <Cli as clap::CommandFactory>::command();
+            let mut cmd = command();
             // Made in memory first: clap_complete panics on a failed write.
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut cmd, "forge", &mut script);
@@ -237,9 +255,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
 }
 
 /// `forge man [COMMAND]`: the man page of forge, or of one command (named `forge-COMMAND`).
-fn man(command: Option<&str>) -> Result<ExitCode> {
-    let cmd = <Cli as clap::CommandFactory>::command();
-    let page = match command {
+fn man(name: Option<&str>) -> Result<ExitCode> {
+    let cmd = command();
+    let page = match name {
         None => cmd,
         Some(name) => {
             let Some(sub) = cmd.find_subcommand(name) else {
@@ -252,7 +270,7 @@ fn man(command: Option<&str>) -> Result<ExitCode> {
             // clap names commands with `&'static str` (without its `string` feature); this
             // runs once, just before the process ends.
             let page_name: &'static str = Box::leak(format!("forge-{name}").into_boxed_str());
-            sub.clone().name(page_name).version(env!("FORGE_VERSION"))
+            sub.clone().name(page_name).version(version())
         }
     };
     let mut out = std::io::stdout().lock();
