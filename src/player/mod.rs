@@ -35,7 +35,7 @@ use anyhow::{anyhow, bail, Context, Result};
 
 use crate::bfs::Reader;
 use crate::live::{self, Live, LiveScene};
-use crate::video::resolve::Layers;
+use crate::look::resolve::Layers;
 
 /// What to watch.
 pub enum Input {

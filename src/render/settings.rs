@@ -42,7 +42,7 @@ impl Grade {
     };
 }
 
-/// Everything about how a recording looks, resolved (by `video::resolve`, from the layers of a
+/// Everything about how a recording looks, resolved (by `look::resolve`, from the layers of a
 /// `crate::look::Look`) and validated: what the renderer takes.
 #[derive(Clone, Debug)]
 pub struct Settings {

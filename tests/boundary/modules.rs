@@ -16,9 +16,27 @@ pub struct Ref {
 }
 
 impl Ref {
+    /// The unit (see [`UNITS`]) the path leads into.
     pub fn top(&self) -> Option<&str> {
-        self.path.first().map(String::as_str)
+        unit_of(&self.path)
     }
+}
+
+/// Modules below the top level that the rules take as units of their own, like top-level
+/// modules: a layer that shares its parent's folder but not its place among the layers.
+/// `look::resolve` reads recordings, scenes and the renderer's settings to resolve a look; the
+/// rest of `look` (its values) is a leaf that scenes and the renderer share.
+pub const UNITS: &[&str] = &["look::resolve"];
+
+/// The unit a module path belongs to: a [`UNITS`] entry it is in, else its top-level module.
+pub fn unit_of(path: &[String]) -> Option<&str> {
+    for unit in UNITS {
+        let segs: Vec<&str> = unit.split("::").collect();
+        if path.len() >= segs.len() && path.iter().zip(&segs).all(|(a, b)| a == b) {
+            return Some(unit);
+        }
+    }
+    path.first().map(String::as_str)
 }
 
 pub struct FileInfo {
@@ -56,10 +74,7 @@ impl Crate {
     }
 
     pub fn top_modules(&self) -> BTreeSet<&str> {
-        self.modules
-            .iter()
-            .filter_map(|m| m.first().map(String::as_str))
-            .collect()
+        self.modules.iter().filter_map(|m| unit_of(m)).collect()
     }
 
     /// Top-level module → the other top-level modules it depends on.
@@ -70,7 +85,7 @@ impl Crate {
             .map(|t| (t.to_string(), BTreeSet::new()))
             .collect();
         for f in &self.files {
-            let Some(own) = f.module.first() else {
+            let Some(own) = unit_of(&f.module) else {
                 continue; // the crate root declares modules; it is none of them
             };
             for r in &f.refs {
@@ -90,7 +105,7 @@ impl Crate {
         for f in self
             .files
             .iter()
-            .filter(|f| f.module.first().map(String::as_str) == Some(module))
+            .filter(|f| unit_of(&f.module) == Some(module))
         {
             let mut seen = BTreeSet::new();
             for r in f.refs.iter().filter(|r| pick(r)) {
@@ -107,7 +122,7 @@ impl Crate {
         for f in self
             .files
             .iter()
-            .filter(|f| f.module.first().map(String::as_str) == Some(module))
+            .filter(|f| unit_of(&f.module) == Some(module))
         {
             let mut seen = BTreeSet::new();
             for (_, line) in f.external.iter().filter(|(n, _)| n == name) {

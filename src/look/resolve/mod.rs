@@ -11,8 +11,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{anyhow, bail, Context, Result};
 
-use super::exposure;
-use super::ranges::{density_range_3d, speed_range};
+mod exposure;
+mod ranges;
+
 use crate::bfs::{Header, Reader};
 use crate::look::{
     self, CameraMode, ColorBy, ColorMode, Colormap, Fit, Look, Overlay, Shape, Span, Style,
@@ -21,6 +22,7 @@ use crate::render::camera;
 use crate::render::overlay::Overlays;
 use crate::render::{Grade, Settings, View3, World};
 use crate::scene::Boundary;
+use ranges::{density_range_3d, speed_range};
 
 /// Defaults for what no layer sets and nothing is measured for.
 pub mod defaults {
@@ -376,7 +378,7 @@ fn fill_colours(
         None => {
             measured.push("color");
             let count = r.frame_count();
-            let mode = super::ranges::most_telling(r, 0..count)
+            let mode = ranges::most_telling(r, 0..count)
                 .with_context(|| format!("choosing the colour quantity of {}", path.display()))?;
             ColorBy::mode(mode)
         }
@@ -509,7 +511,7 @@ impl Measure<'_> {
         let range = match l.color.expect("resolved").mode {
             ColorMode::Speed => speed_range(r, 0..count).with_context(measuring)?,
             ColorMode::RelativeHeading => {
-                super::ranges::turn_range(r, 0..count).with_context(measuring)?
+                ranges::turn_range(r, 0..count).with_context(measuring)?
             }
             ColorMode::Density if dim3 => density_range_3d(r, 0..count).with_context(measuring)?,
             ColorMode::Density => {
