@@ -76,7 +76,7 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null &&
         >/dev/null 2>&1 || true
 fi
 
-cargo test --release
+cargo test --release --no-fail-fast
 
 # The Python package (python/): its wheel built by maturin into a venv under target/, then its
 # pytest suite against the forge binary just built. Required where pip reaches PyPI (else a

@@ -166,7 +166,7 @@ impl Live {
             }
             Some(out) => {
                 keep(out, o.frames);
-                eprintln!("note: the simulation stopped at step {}", o.steps);
+                log::info!("note: the simulation stopped at step {}", o.steps);
                 Ok(None)
             }
             None => Ok(None),
@@ -177,7 +177,7 @@ impl Live {
 impl Drop for Live {
     fn drop(&mut self) {
         if let Err(e) = self.finish() {
-            eprintln!("error: {e:#}");
+            log::error!("{e:#}");
         }
     }
 }
@@ -189,7 +189,7 @@ fn keep(out: OutputFile, frames: u64) {
         return;
     }
     if let Some(p) = out.keep() {
-        eprintln!(
+        log::info!(
             "note: the recording was not finished: its {frames} complete frame{} {} kept in {}",
             if frames == 1 { "" } else { "s" },
             if frames == 1 { "is" } else { "are" },

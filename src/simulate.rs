@@ -352,8 +352,8 @@ fn warn_if_too_large(header: &Header, scene: &Scene, out_path: &Path) {
     };
     if let Some(free) = crate::sys::available_space(dir) {
         if size > free {
-            eprintln!(
-                "warning: the recording will take {} ({frames} frames of {} agents) but {} has \
+            log::warn!(
+                "the recording will take {} ({frames} frames of {} agents) but {} has \
                  only {} free: it stops with an error when the disk is full (lower the steps or \
                  raise record_every to make it smaller)",
                 bytes(size),

@@ -6,6 +6,7 @@
 
 mod args;
 mod errors;
+mod log;
 mod recording;
 mod render;
 mod scene;
@@ -17,6 +18,7 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _forge(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
+    log::install();
     m.add("SceneError", py.get_type::<errors::SceneError>())?;
     m.add("RecordingError", py.get_type::<errors::RecordingError>())?;
     m.add("LookError", py.get_type::<errors::LookError>())?;

@@ -1,10 +1,9 @@
 //! `forge bench`: the solver's speed, printed as Markdown tables (the guide's Performance chapter quotes them).
 
 use std::io::Write;
-use std::process::ExitCode;
 use std::time::Instant;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 
 use crate::bfs::Header;
 use crate::record::Recorder;
@@ -15,189 +14,26 @@ use crate::units::si;
 
 mod cuda;
 mod obstacles;
-mod render;
+pub mod render;
 
-/// `forge bench`'s flags. Those with a default are `None` when not given, so that a flag the
-/// measurement asked for would not read is refused ([`check_flags_read`]) instead of ignored.
-#[derive(clap::Args, Debug)]
-pub struct BenchArgs {
-    /// What to measure: the solver (default), or the renderer (`forge bench render`).
-    #[arg(value_parser = ["solver", "render"], default_value = "solver")]
-    pub what: String,
-    /// Renderer, fps table: output sizes to measure [default: 1280x720,1920x1080,3840x2160].
-    #[arg(long, value_delimiter = ',')]
-    pub render_sizes: Option<Vec<String>>,
-    /// Renderer, fps table: dimensions to measure (3D through the default orbit camera)
-    /// [default: 2,3].
-    #[arg(long, value_delimiter = ',')]
-    pub render_dims: Option<Vec<usize>>,
-    /// Renderer, fps table: agent counts to measure [default: 2000,100000,1000000].
-    #[arg(long, value_delimiter = ',')]
-    pub render_agents: Option<Vec<u64>>,
-    /// Scaling table: agent counts to measure, at constant density [default:
-    /// 1000,10000,100000,1000000; with --quick 1000,10000,100000].
-    #[arg(long, value_delimiter = ',')]
-    pub sizes: Option<Vec<u64>>,
-    /// CUDA table: agent counts of each workload (turbulence, flame3d, vicsek) [default:
-    /// 1000000].
-    #[arg(long, value_delimiter = ',')]
-    pub cuda_sizes: Option<Vec<u64>>,
-    /// Record table: agent counts (turbulence at its density, CPU backend) [default:
-    /// 100000,1000000; with --quick 100000].
-    #[arg(long, value_delimiter = ',')]
-    pub record_sizes: Option<Vec<u64>>,
-    /// Smaller and shorter: the scaling and record tables' default sizes shrink, and rows
-    /// are measured for at most a quarter of a second.
-    #[arg(long)]
-    pub quick: bool,
-    /// Seconds to spend measuring each row of the boidforge, threads, scaling, crossover and
-    /// obstacles tables (at least 3 steps are always timed) [default: 0.5].
-    #[arg(long)]
-    pub seconds: Option<f64>,
-    /// Which tables: all, scaling, crossover, threads, boidforge, record, memory, obstacles,
-    /// cuda (`bench render`: all, fps, passes, memory). `FORGE_SIMD=off` measures the scalar
-    /// candidate loop. The CUDA table runs where a device is present.
-    #[arg(long, value_delimiter = ',', default_value = "all")]
-    pub only: Vec<String>,
-    /// Renderer, passes table: built-in scenes simulated (2000 agents), or `.bfs` recordings
-    /// as they are, rendered with their own looks, each pass timed [default:
-    /// murmuration,shoal3d].
-    #[arg(long, value_delimiter = ',')]
-    pub render_scenes: Option<Vec<String>>,
-    /// Renderer, passes table: the size rendered [default: 1280x720].
-    #[arg(long)]
-    pub passes_size: Option<String>,
-    /// Renderer, passes table: the steps simulated (the recording has one frame more)
-    /// [default: 300].
-    #[arg(long)]
-    pub passes_steps: Option<u64>,
-    /// Renderer, memory row: the long render's size [default: 640x360].
-    #[arg(long)]
-    pub memory_size: Option<String>,
-    /// Renderer, memory row: frames of the long render (peak memory is also measured after a
-    /// tenth of them) [default: 1500].
-    #[arg(long)]
-    pub memory_frames: Option<u64>,
-    /// Internal: render the memory row's frames of this recording and print peak memory.
-    #[arg(long, hide = true)]
-    pub render_memory_probe: Option<std::path::PathBuf>,
-    /// Internal: run N agents for a few steps and print peak memory (used by the memory table).
-    #[arg(long, hide = true)]
-    pub memory_probe: Option<u64>,
-}
+/// `--seconds` when not given.
+pub const DEFAULT_SECONDS: f64 = 0.5;
 
-/// A flag that only some tables read: the renderer's (`forge bench render`) or the solver's,
-/// and which of them (empty: any).
-struct Reader {
-    flag: &'static str,
-    render: bool,
-    tables: &'static [&'static str],
-}
+/// Longest `--seconds` a row may take.
+pub const MAX_SECONDS: f64 = 3600.0;
 
-/// The solver's tables that `--seconds` times.
-const TIMED_TABLES: &[&str] = &["boidforge", "threads", "scaling", "crossover", "obstacles"];
-
-/// The solver's tables that `--quick` shortens (all but the CUDA table).
-const QUICK_TABLES: &[&str] = &[
-    "boidforge",
-    "threads",
+/// The tables `--only` may name.
+pub const TABLES: [&str; 9] = [
+    "all",
+    "cuda",
+    "obstacles",
     "scaling",
     "crossover",
+    "threads",
+    "boidforge",
     "record",
     "memory",
-    "obstacles",
 ];
-
-/// The flags given on the command line that only some tables read.
-fn given_flags(a: &BenchArgs) -> Vec<Reader> {
-    let r = |flag, render, tables| Reader {
-        flag,
-        render,
-        tables,
-    };
-    [
-        (
-            a.render_sizes.is_some(),
-            r("--render-sizes", true, &["fps"]),
-        ),
-        (a.render_dims.is_some(), r("--render-dims", true, &["fps"])),
-        (
-            a.render_agents.is_some(),
-            r("--render-agents", true, &["fps"]),
-        ),
-        (
-            a.render_scenes.is_some(),
-            r("--render-scenes", true, &["passes"]),
-        ),
-        (
-            a.passes_size.is_some(),
-            r("--passes-size", true, &["passes"]),
-        ),
-        (
-            a.passes_steps.is_some(),
-            r("--passes-steps", true, &["passes"]),
-        ),
-        (
-            a.memory_size.is_some(),
-            r("--memory-size", true, &["memory"]),
-        ),
-        (
-            a.memory_frames.is_some(),
-            r("--memory-frames", true, &["memory"]),
-        ),
-        (a.sizes.is_some(), r("--sizes", false, &["scaling"])),
-        (a.cuda_sizes.is_some(), r("--cuda-sizes", false, &["cuda"])),
-        (
-            a.record_sizes.is_some(),
-            r("--record-sizes", false, &["record"]),
-        ),
-        (a.quick, r("--quick", false, QUICK_TABLES)),
-        (a.seconds.is_some(), r("--seconds", false, TIMED_TABLES)),
-    ]
-    .into_iter()
-    .filter_map(|(given, reader)| given.then_some(reader))
-    .collect()
-}
-
-/// Refuses a flag that the measurement asked for (`render`: `forge bench render`; `want`:
-/// whether `--only` keeps a table) would not read, naming the flag and what reads it.
-fn check_flags_read(a: &BenchArgs, render: bool, want: impl Fn(&str) -> bool) -> Result<()> {
-    let only = a.only.join(",");
-    for r in given_flags(a) {
-        if r.render != render {
-            let (reads, not) = if r.render {
-                (
-                    "`forge bench render` only",
-                    "the solver's tables (`forge bench`)",
-                )
-            } else {
-                (
-                    "the solver's tables (`forge bench`) only",
-                    "`forge bench render`",
-                )
-            };
-            bail!("{}: read by {reads}, not by {not}", r.flag);
-        }
-        if !r.tables.is_empty() && !r.tables.iter().any(|t| want(t)) {
-            let which = match r.tables {
-                [one] => format!("the {one} table"),
-                many => format!("the {} tables", many.join(", ")),
-            };
-            let hint = match r.flag {
-                "--sizes" | "--record-sizes" | "--cuda-sizes" => {
-                    " (the scaling table's agent counts are --sizes, the record table's \
-                     --record-sizes, the CUDA table's --cuda-sizes)"
-                }
-                _ => "",
-            };
-            bail!(
-                "{}: sets {which}, which --only {only} leaves out{hint}",
-                r.flag
-            );
-        }
-    }
-    Ok(())
-}
 
 /// BoidForge's preset at its published density (2000 agents in 1920×1080) scaled to `n`
 /// agents by growing the world; 3D keeps the same radii in a cube of matching density.
@@ -315,19 +151,8 @@ fn threads_table(out: &mut impl Write, cores: usize, seconds: f64) -> Result<()>
     Ok(())
 }
 
-/// `--seconds` when not given.
-const DEFAULT_SECONDS: f64 = 0.5;
-
-/// Longest `--seconds` a row may take.
-const MAX_SECONDS: f64 = 3600.0;
-
-pub fn run(a: BenchArgs) -> Result<ExitCode> {
-    let plan = Plan::resolve(a)?;
-    plan.run()
-}
-
-/// `forge bench`, resolved from its flags: every flag checked before anything is measured.
-enum Plan {
+/// What `forge bench` measures, every flag checked (`cli::bench` resolves it).
+pub enum Plan {
     /// `--memory-probe N` (internal): the memory table's child.
     MemoryProbe(u64),
     /// `forge bench render`.
@@ -337,99 +162,35 @@ enum Plan {
 }
 
 /// The solver tables to print, and how long to measure.
-struct Tables {
-    /// `--only`, checked.
-    only: Vec<String>,
+pub struct Tables {
+    /// The tables (names in [`TABLES`]; `all`: every one).
+    pub only: Vec<String>,
     /// Agent counts of the scaling table.
-    sizes: Vec<u64>,
+    pub sizes: Vec<u64>,
     /// Agent counts of the CUDA table.
-    cuda_sizes: Vec<u64>,
+    pub cuda_sizes: Vec<u64>,
     /// Agent counts of the record table.
-    record_sizes: Vec<u64>,
-    /// Seconds per row (`--seconds`, shorter with `--quick`).
-    seconds: f64,
-    quick: bool,
+    pub record_sizes: Vec<u64>,
+    /// Seconds per row.
+    pub seconds: f64,
+    /// Smaller memory table.
+    pub quick: bool,
 }
 
-/// The tables `--only` may name.
-const TABLES: [&str; 9] = [
-    "all",
-    "cuda",
-    "obstacles",
-    "scaling",
-    "crossover",
-    "threads",
-    "boidforge",
-    "record",
-    "memory",
-];
-
 impl Plan {
-    fn resolve(a: BenchArgs) -> Result<Plan> {
-        if let Some(s) = a.seconds {
-            if !(s.is_finite() && (0.0..=MAX_SECONDS).contains(&s)) {
-                bail!("--seconds: must be a number of seconds in 0..={MAX_SECONDS}, got {s}");
-            }
-        }
-        if a.what == "render" {
-            return Ok(Plan::Render(render::Plan::resolve(a)?));
-        }
-        if let Some(n) = a.memory_probe {
-            return Ok(Plan::MemoryProbe(n));
-        }
-        if let Some(o) = a.only.iter().find(|o| !TABLES.contains(&o.as_str())) {
-            bail!(
-                "--only: unknown table {o:?} (all, scaling, crossover, threads, boidforge, record, memory, obstacles, cuda)"
-            );
-        }
-        let all = a.only.iter().any(|o| o == "all");
-        check_flags_read(&a, false, |t| all || a.only.iter().any(|o| o == t))?;
-        // --quick shrinks the defaults; sizes given on the command line are measured as given.
-        let sizes = a.sizes.unwrap_or_else(|| match a.quick {
-            true => vec![1000, 10_000, 100_000],
-            false => vec![1000, 10_000, 100_000, 1_000_000],
-        });
-        let record_sizes = a.record_sizes.unwrap_or_else(|| match a.quick {
-            true => vec![100_000],
-            false => vec![100_000, 1_000_000],
-        });
-        let cuda_sizes = a.cuda_sizes.unwrap_or_else(|| vec![1_000_000]);
-        for (flag, list) in [
-            ("--sizes", &sizes),
-            ("--cuda-sizes", &cuda_sizes),
-            ("--record-sizes", &record_sizes),
-        ] {
-            if let Some(&bad) = list.iter().find(|&&n| n == 0 || n > scene::MAX_AGENTS) {
-                bail!(
-                    "{flag}: each size must be in 1..={}, got {bad}",
-                    scene::MAX_AGENTS
-                );
-            }
-        }
-        let seconds = a.seconds.unwrap_or(DEFAULT_SECONDS);
-        let seconds = if a.quick { seconds.min(0.25) } else { seconds };
-        Ok(Plan::Solver(Tables {
-            only: a.only,
-            sizes,
-            cuda_sizes,
-            record_sizes,
-            seconds,
-            quick: a.quick,
-        }))
-    }
-
-    fn run(self) -> Result<ExitCode> {
+    /// The tables (or a memory probe's line) to `out`.
+    pub fn run(self, out: &mut dyn Write) -> Result<()> {
         match self {
-            Plan::MemoryProbe(n) => memory_probe(n),
-            Plan::Render(p) => p.run(),
-            Plan::Solver(t) => t.run(),
+            Plan::MemoryProbe(n) => memory_probe(n, out),
+            Plan::Render(p) => p.run(out),
+            Plan::Solver(t) => t.run(out),
         }
     }
 }
 
 /// The memory table's child: `n` agents simulated and recorded (to /dev/null) for a few
-/// steps; prints its peak resident memory in KiB.
-fn memory_probe(n: u64) -> Result<ExitCode> {
+/// steps; writes its peak resident memory in KiB to `out`.
+fn memory_probe(n: u64, out: &mut dyn Write) -> Result<()> {
     let s = bench_scene(n, 2);
     let mut solver = solver_for(&s, 0, Search::Auto)?;
     let file = std::fs::OpenOptions::new().write(true).open("/dev/null")?;
@@ -445,8 +206,8 @@ fn memory_probe(n: u64) -> Result<ExitCode> {
         solver.record(&mut rec)?;
     }
     rec.finish()?;
-    println!("{}", peak_rss_kib().unwrap_or(0));
-    Ok(ExitCode::SUCCESS)
+    writeln!(out, "{}", peak_rss_kib().unwrap_or(0))?;
+    Ok(())
 }
 
 impl Tables {
@@ -455,11 +216,10 @@ impl Tables {
     }
 
     /// The title, then each table asked for, in a fixed order.
-    fn run(self) -> Result<ExitCode> {
+    fn run(self, mut out: &mut dyn Write) -> Result<()> {
         let cores = std::thread::available_parallelism()
             .map(|x| x.get())
             .unwrap_or(1);
-        let mut out = std::io::stdout().lock();
         writeln!(
             out,
             "forge bench — CPU backend, {cores} cores, {} candidate loop, boidforge preset at constant density\n",
@@ -489,7 +249,7 @@ impl Tables {
         if self.want("cuda") {
             cuda::cuda_table(&mut out, &self.cuda_sizes)?;
         }
-        Ok(ExitCode::SUCCESS)
+        Ok(())
     }
 }
 

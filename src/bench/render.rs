@@ -2,15 +2,14 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{bail, Result};
 
-use super::{bench_scene, peak_rss_kib, solver_for, BenchArgs};
+use super::{bench_scene, peak_rss_kib, solver_for};
 use crate::bfs::Header;
 use crate::record::Recorder;
-use crate::scene::{self, Search};
+use crate::scene::Search;
 
 /// Frames rendered per configuration of `forge bench render`: enough to time, few enough that
 /// 1M agents at 4K on a software driver finish.
@@ -22,23 +21,11 @@ fn render_frames(agents: u64, pixels: u64) -> u64 {
     }
 }
 
-/// `WxH`, two even numbers above 0, for `flag`.
-fn parse_size(flag: &str, s: &str) -> Result<[u32; 2]> {
-    let (w, h) = s
-        .split_once('x')
-        .and_then(|(w, h)| Some((w.parse::<u32>().ok()?, h.parse::<u32>().ok()?)))
-        .ok_or_else(|| anyhow::anyhow!("{flag}: {s:?} is not WxH"))?;
-    if w == 0 || h == 0 || w % 2 == 1 || h % 2 == 1 {
-        bail!("{flag}: {s:?} must be two even numbers > 0");
-    }
-    Ok([w, h])
-}
-
 /// Agents in the memory row's long render.
 const MEMORY_AGENTS: u64 = 300;
 
 /// Whether a `--render-scenes` entry names a recording (a `.bfs` file) rather than a scene.
-fn is_recording(name: &str) -> bool {
+pub fn is_recording(name: &str) -> bool {
     let p = Path::new(name);
     p.extension().is_some_and(|e| e == "bfs") && p.is_file()
 }
@@ -78,16 +65,21 @@ fn bench_job(
 }
 
 /// The memory row's child: renders frames 0..`frames` of `path` (render-only) at `size` and
-/// prints its peak resident memory in KiB.
-fn render_memory_probe(path: &Path, size: [u32; 2], frames: u64) -> Result<ExitCode> {
+/// writes its peak resident memory in KiB to `out`.
+fn render_memory_probe(
+    path: &Path,
+    size: [u32; 2],
+    frames: u64,
+    out: &mut dyn Write,
+) -> Result<()> {
     use crate::video::{self, Destination};
     let dest = Destination::Collect {
         frames: std::sync::Arc::default(),
         keep: 0,
     };
     video::render(&bench_job(path, bench_look(size), Some(frames), dest))?;
-    println!("{}", peak_rss_kib().unwrap_or(0));
-    Ok(ExitCode::SUCCESS)
+    writeln!(out, "{}", peak_rss_kib().unwrap_or(0))?;
+    Ok(())
 }
 
 /// A recording of `n` agents in `dim` dimensions, `frames` frames (every step), at the
@@ -157,14 +149,16 @@ fn memory_row(t: &Tables, dir: &Path, out: &mut impl Write) -> Result<()> {
 }
 
 /// The passes table's recordings and size.
-pub(super) struct Passes {
-    scenes: Vec<String>,
-    size: [u32; 2],
-    steps: u64,
+pub struct Passes {
+    /// Built-in scenes simulated, or `.bfs` recordings as they are.
+    pub scenes: Vec<String>,
+    pub size: [u32; 2],
+    /// Steps simulated (a recording has one frame more).
+    pub steps: u64,
 }
 
-/// `forge bench render`, resolved from its flags.
-pub(super) enum Plan {
+/// `forge bench render`, what to measure.
+pub enum Plan {
     /// `--render-memory-probe PATH` (internal): the memory row's child.
     MemoryProbe {
         path: PathBuf,
@@ -175,121 +169,40 @@ pub(super) enum Plan {
 }
 
 /// The tables of `forge bench render`: every size and agent count checked, against the
-/// adapter's limits too, before any row runs.
-pub(super) struct Tables {
-    /// `--only`: the frames/s table, the passes table (of these scenes), the memory row.
-    fps: bool,
-    passes: Option<Passes>,
-    memory: bool,
-    sizes: Vec<[u32; 2]>,
-    dims: Vec<usize>,
-    agents: Vec<u64>,
-    memory_size: [u32; 2],
-    /// `--memory-size` as given, for the memory row's child.
-    memory_size_text: String,
-    memory_frames: u64,
-    /// The adapter wgpu picked, as the title names it.
-    adapter: String,
+/// adapter's limits too ([`Tables::checked`]), before any row runs.
+pub struct Tables {
+    /// Which tables: the frames/s table, the passes table (of these scenes), the memory row.
+    pub fps: bool,
+    pub passes: Option<Passes>,
+    pub memory: bool,
+    /// The frames/s table's sizes, dimensions and agent counts.
+    pub sizes: Vec<[u32; 2]>,
+    pub dims: Vec<usize>,
+    pub agents: Vec<u64>,
+    /// The memory row's size, and as it was given (for the memory row's child).
+    pub memory_size: [u32; 2],
+    pub memory_size_text: String,
+    pub memory_frames: u64,
+    /// The adapter wgpu picked, as the title names it (set by [`Tables::checked`]).
+    pub adapter: String,
 }
 
 impl Plan {
-    /// Checks the flags in the order their errors are reported, then every row against the
-    /// adapter's limits.
-    pub(super) fn resolve(a: BenchArgs) -> Result<Plan> {
-        let memory_size_text = a.memory_size.clone().unwrap_or_else(|| "640x360".into());
-        let memory_frames = a.memory_frames.unwrap_or(1500);
-        if let Some(path) = a.render_memory_probe {
-            let size = parse_size("--memory-size", &memory_size_text)?;
-            return Ok(Plan::MemoryProbe {
-                path,
-                size,
-                frames: memory_frames,
-            });
-        }
-        for o in &a.only {
-            if !["all", "fps", "passes", "memory"].contains(&o.as_str()) {
-                bail!("--only: unknown table {o:?} for `bench render` (all, fps, passes, memory)");
-            }
-        }
-        let all = a.only.iter().any(|o| o == "all");
-        let want = |t: &str| all || a.only.iter().any(|o| o == t);
-        super::check_flags_read(&a, true, want)?;
-        let render_sizes = a.render_sizes.unwrap_or_else(|| {
-            ["1280x720", "1920x1080", "3840x2160"]
-                .map(String::from)
-                .to_vec()
-        });
-        let dims = a.render_dims.unwrap_or_else(|| vec![2, 3]);
-        let agents = a
-            .render_agents
-            .unwrap_or_else(|| vec![2000, 100_000, 1_000_000]);
-        let render_scenes = a
-            .render_scenes
-            .unwrap_or_else(|| vec!["murmuration".into(), "shoal3d".into()]);
-        let passes_steps = a.passes_steps.unwrap_or(300);
-        let passes_size = a.passes_size.unwrap_or_else(|| "1280x720".into());
-        let mut sizes = Vec::new();
-        for s in &render_sizes {
-            sizes.push(parse_size("--render-sizes", s)?);
-        }
-        let memory_size = parse_size("--memory-size", &memory_size_text)?;
-        if let Some(&d) = dims.iter().find(|&&d| d != 2 && d != 3) {
-            bail!("--render-dims: each must be 2 or 3, got {d}");
-        }
-        if let Some(&n) = agents.iter().find(|&&n| n == 0 || n > scene::MAX_AGENTS) {
-            bail!(
-                "--render-agents: each count must be in 1..={}, got {n}",
-                scene::MAX_AGENTS
-            );
-        }
-        if want("passes") {
-            if passes_steps == 0 {
-                bail!("--passes-steps: at least 1, got 0");
-            }
-            for name in &render_scenes {
-                if !is_recording(name) && scene::builtin::find(name).is_none() {
-                    bail!(
-                        "--render-scenes: no built-in scene {name:?} (forge scenes lists them), \
-                         and no .bfs recording of that name"
-                    );
-                }
-            }
-        }
-        if want("memory") && memory_frames < 10 {
-            bail!("--memory-frames: at least 10, got {memory_frames}");
-        }
-        let t = Tables {
-            fps: want("fps"),
-            passes: want("passes").then_some(Passes {
-                scenes: render_scenes,
-                size: parse_size("--passes-size", &passes_size)?,
-                steps: passes_steps,
-            }),
-            memory: want("memory"),
-            sizes,
-            dims,
-            agents,
-            memory_size,
-            memory_size_text,
-            memory_frames,
-            adapter: String::new(),
-        };
-        let adapter = t.check_rows()?;
-        Ok(Plan::Tables(Tables { adapter, ..t }))
-    }
-
-    pub(super) fn run(self) -> Result<ExitCode> {
+    /// The tables (or the memory probe's line) to `out`.
+    pub fn run(self, out: &mut dyn Write) -> Result<()> {
         match self {
-            Plan::MemoryProbe { path, size, frames } => render_memory_probe(&path, size, frames),
-            Plan::Tables(t) => t.run(),
+            Plan::MemoryProbe { path, size, frames } => {
+                render_memory_probe(&path, size, frames, out)
+            }
+            Plan::Tables(t) => t.run(out),
         }
     }
 }
 
 impl Tables {
-    /// Every row's size and agents against the adapter's limits; returns the adapter's
-    /// description.
-    fn check_rows(&self) -> Result<String> {
+    /// The tables with every row's size and agents checked against the adapter's limits, and
+    /// the adapter named.
+    pub fn checked(self) -> Result<Tables> {
         use crate::render::limits::{self, Needs};
         use crate::render::Output;
         let gpu = crate::render::gpu::Gpu::new(None)?;
@@ -321,13 +234,12 @@ impl Tables {
             };
             limits::check(&gpu.limits, &needs, &gpu.info.name, flag)?;
         }
-        Ok(adapter)
+        Ok(Tables { adapter, ..self })
     }
 
     /// The frames/s table, then the memory row.
-    fn run(self) -> Result<ExitCode> {
+    fn run(self, mut out: &mut dyn Write) -> Result<()> {
         let dir = tempfile::tempdir()?;
-        let mut out = std::io::stdout().lock();
         writeln!(out, "forge bench render — {}\n", self.adapter)?;
         if self.fps {
             self.fps_table(dir.path(), &mut out)?;
@@ -338,7 +250,7 @@ impl Tables {
         if self.memory {
             memory_row(&self, dir.path(), &mut out)?;
         }
-        Ok(ExitCode::SUCCESS)
+        Ok(())
     }
 
     /// Render-only, encode-only and end-to-end frames/s (forge's default encoding: x264

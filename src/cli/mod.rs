@@ -2,11 +2,14 @@
 //! resolves its flags into validated settings once and hands them to the library.
 
 mod args;
+mod bench;
 mod concat;
 mod export;
 mod info;
+mod log;
 mod render;
 pub mod simulate;
+mod sweep;
 mod view;
 
 use std::io::Write;
@@ -38,7 +41,7 @@ pub enum Command {
     /// List the built-in scenes.
     Scenes,
     /// Measure the solver: ms/step and agent-steps/s over sizes, dims, threads, searches.
-    Bench(crate::bench::BenchArgs),
+    Bench(bench::BenchArgs),
     /// Render a recording to an H.264 MP4 (or PNG frames) on the GPU, headless.
     Render(RenderArgs),
     /// Render one frame of a recording to a PNG.
@@ -51,7 +54,7 @@ pub enum Command {
     Demo(DemoArgs),
     /// Run a scene over a grid of parameter values and seeds, in parallel; the order
     /// parameter's mean, error, Binder cumulant and susceptibility per point to CSV (and PNG).
-    Sweep(crate::sweep::SweepArgs),
+    Sweep(sweep::SweepArgs),
     /// Export a recording to NumPy (.npz: positions, velocities, steps, times, metrics, scene),
     /// CSV, or extended XYZ (OVITO, ASE), for analysis elsewhere.
     Export(ExportArgs),
@@ -144,6 +147,7 @@ impl Cli {
 /// Runs a parsed command line and prints its errors: the whole cause chain, and the exit code
 /// of a signal that stopped it.
 pub fn main(cli: Cli) -> ExitCode {
+    log::install();
     if matches!(
         cli.command,
         Command::Simulate(_)
@@ -229,13 +233,13 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Bench(a) => crate::bench::run(a),
+        Command::Bench(a) => bench::bench_cmd(a),
         Command::Render(a) => render::render_cmd(a),
         Command::Still(a) => render::still_cmd(a),
         Command::Gpus => render::gpus_cmd(),
         Command::Run(a) => render::run_cmd(a),
         Command::Demo(a) => render::demo_cmd(a),
-        Command::Sweep(a) => crate::sweep::run(a),
+        Command::Sweep(a) => sweep::sweep_cmd(a),
         Command::Export(a) => export::export_cmd(a),
         Command::Concat(a) => concat::concat_cmd(a),
         Command::View(a) => view::view_cmd(a),

@@ -98,6 +98,8 @@ pub fn view_cmd(a: ViewArgs) -> Result<ExitCode> {
         quit_after: a.quit_after,
         bench_frames: a.bench_frames,
     };
-    crate::player::run(input, o)?;
+    if let Some(report) = crate::player::run(input, o)? {
+        println!("{report}");
+    }
     Ok(ExitCode::SUCCESS)
 }

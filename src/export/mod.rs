@@ -143,7 +143,7 @@ pub fn export(job: &Job) -> Result<Report> {
     let mut r = crate::bfs::open_recording(&job.input)?;
     if !job.quiet {
         for w in r.warnings() {
-            eprintln!("warning: {}: {w}", job.input.display());
+            log::warn!("{}: {w}", job.input.display());
         }
     }
     let sel = Selection::new(job.frames, job.every, r.frame_count(), &job.input)?;

@@ -141,6 +141,8 @@ pub struct App {
     view: Option<View>,
     error: Option<anyhow::Error>,
     started: Instant,
+    /// `--bench-frames`' report, once made.
+    bench_report: Option<String>,
 }
 
 impl App {
@@ -151,11 +153,12 @@ impl App {
             view: None,
             error: None,
             started: Instant::now(),
+            bench_report: None,
         }
     }
 
-    /// How the loop ended.
-    pub fn result(&mut self) -> Result<()> {
+    /// How the loop ended, and `--bench-frames`' report where it was asked for.
+    pub fn result(&mut self) -> Result<Option<String>> {
         if let Feed::Live(l) = &mut self.src.feed {
             l.live.finish()?;
         }
@@ -164,7 +167,7 @@ impl App {
         }
         match self.error.take() {
             Some(e) => Err(e),
-            None => Ok(()),
+            None => Ok(self.bench_report.take()),
         }
     }
 
@@ -419,7 +422,7 @@ impl ApplicationHandler for App {
                 .as_ref()
                 .is_some_and(|t| t.frames >= parts_frames(n))
             {
-                report_bench(v, n);
+                self.bench_report = Some(report_bench(v, n));
                 el.exit();
                 return;
             }
@@ -448,12 +451,12 @@ fn bench_tick(st: &mut State) {
     st.clock.seek(if next >= st.clock.len { 0 } else { next });
 }
 
-/// `--bench-frames`' line: how fast N frames were shown, and what they were.
-fn report_bench(v: &View, n: u64) {
+/// `--bench-frames`' lines: how fast N frames were shown, and what they were.
+fn report_bench(v: &View, n: u64) -> String {
     let secs = v.bench_secs.unwrap_or(0.0);
     let s = v.st.screen.settings();
     let gpu = &v.st.screen.gpu().info.name;
-    println!(
+    let mut report = format!(
         "forge view: {n} frames shown in {secs:.2} s: {:.1} frames/s ({}x{}, {} agents, {gpu})",
         n as f64 / secs.max(1e-9),
         s.width,
@@ -462,14 +465,15 @@ fn report_bench(v: &View, n: u64) {
     );
     if let Some(t) = &v.times {
         let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3 / f64::from(t.frames.max(1));
-        println!(
-            "forge view: per window frame, over {} more with each part waited for: scene {:.1} ms, panel and bar (egui) {:.1} ms, into the window and presented {:.1} ms",
+        report += &format!(
+            "\nforge view: per window frame, over {} more with each part waited for: scene {:.1} ms, panel and bar (egui) {:.1} ms, into the window and presented {:.1} ms",
             t.frames,
             ms(t.scene),
             ms(t.paint.panel),
             ms(t.paint.window),
         );
     }
+    report
 }
 
 /// `--quit-after`'s line: frames shown and the rate.
@@ -478,7 +482,7 @@ fn report_rate(v: &View) {
         .first_show
         .map(|t| t.elapsed().as_secs_f64())
         .unwrap_or(0.0);
-    eprintln!(
+    log::info!(
         "forge view: {} frames shown in {secs:.2} s: {:.1} frames/s",
         v.shown_total,
         v.shown_total.saturating_sub(1) as f64 / secs.max(1e-9)

@@ -104,8 +104,9 @@ pub(crate) fn os_error_text(s: &str) -> &str {
     }
 }
 
-/// Runs the player on `input` until its window closes.
-pub fn run(input: Input, o: Options) -> Result<()> {
+/// Runs the player on `input` until its window closes; gives `--bench-frames`' report (lines
+/// for standard output) where it was asked for.
+pub fn run(input: Input, o: Options) -> Result<Option<String>> {
     if let Some(cause) = no_display_named() {
         return Err(NoDisplay(cause).into());
     }
@@ -129,10 +130,10 @@ pub fn run(input: Input, o: Options) -> Result<()> {
 fn open_recording(path: &std::path::Path) -> Result<Reader> {
     let r = crate::bfs::open_recording(path)?;
     for w in r.warnings() {
-        eprintln!("warning: {}: {w}", path.display());
+        log::warn!("{}: {w}", path.display());
     }
     if r.header().world_inferred {
-        eprintln!(
+        log::info!(
             "note: {} stores no world size; using the inferred {} x {}",
             path.display(),
             r.header().world_size[0],

@@ -151,12 +151,12 @@ fn save(st: &mut State, src: &mut Source) {
     st.message = match src.saver.save(src.tuning.look()) {
         Ok(p) => {
             let m = format!("saved the look (frame {frame}) to {}", p.display());
-            eprintln!("{m}");
+            log::info!("{m}");
             m
         }
         Err(e) => {
             let m = format!("cannot save the look: {e:#}");
-            eprintln!("error: {m}");
+            log::error!("{m}");
             m
         }
     };

@@ -445,7 +445,7 @@ impl Scene {
             if let Some(what) = crate::sys::not_a_file(meta.file_type()) {
                 return match builtin::find(name) {
                     Some(b) => {
-                        eprintln!(
+                        log::info!(
                             "note: {arg} here is {what}, not a scene file: using the built-in \
                              scene {name:?}"
                         );

@@ -71,7 +71,7 @@ pub fn choose(backend: Backend, quiet: bool, params: &Params) -> Result<Chosen, 
         (Backend::Cuda, Some(why)) => return Err(CudaRequired(CudaError::Unsupported(why))),
         (Backend::Auto, Some(why)) => {
             if !quiet && auto_may_use_cuda() {
-                eprintln!("note: using the CPU backend ({why})");
+                log::info!("note: using the CPU backend ({why})");
             }
             return Ok(Chosen::Cpu);
         }
@@ -84,14 +84,14 @@ pub fn choose(backend: Backend, quiet: bool, params: &Params) -> Result<Chosen, 
     match open_device() {
         Ok(d) => {
             if !quiet {
-                eprintln!("note: CUDA backend on {} ({})", d.name, d.arch);
+                log::info!("note: CUDA backend on {} ({})", d.name, d.arch);
             }
             Ok(Chosen::Cuda(d))
         }
         Err(e) if backend == Backend::Cuda => Err(CudaRequired(e)),
         Err(e) => {
             if !quiet && super::cuda::driver_present() {
-                eprintln!("note: using the CPU backend ({})", one_line(&e));
+                log::info!("note: using the CPU backend ({})", one_line(&e));
             }
             Ok(Chosen::Cpu)
         }

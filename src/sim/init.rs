@@ -239,7 +239,7 @@ fn from_file(scene: &Scene) -> Result<State> {
         )
     })?;
     for w in r.warnings() {
-        eprintln!("warning: {}: {w}", path.display());
+        log::warn!("{}: {w}", path.display());
     }
     let h = r.header().clone();
     if h.dim as usize != scene.dim {

@@ -21,13 +21,12 @@ mod table;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use anyhow::{anyhow, bail, Result};
 
 pub use param::{fmt_value, parse_vary, Param, Vary, MAX_VALUES};
 pub use points::Point;
-pub use shard::MergeArgs;
+pub use shard::{merge, Merge};
 pub use table::STAT_COLUMNS;
 
 use crate::engine::Task;
@@ -38,69 +37,34 @@ use points::{check_varies, points};
 use stats::Settings;
 use table::{header, Earlier, PartialCsv, Row};
 
-#[derive(clap::Args, Debug)]
-#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
-pub struct SweepArgs {
-    #[command(subcommand)]
-    pub command: Option<SweepCommand>,
-    /// A scene file (JSON) or the name of a built-in scene (see `forge scenes`).
-    #[arg(required = true)]
-    pub scene: Option<String>,
-    /// NAME=VALUES: a parameter and its values, as a range `a:b:step` (b included within
-    /// rounding) or a list `a,b,c`; `pi` may follow a number (`0:2pi:0.1pi`). Repeat it to vary
-    /// several parameters: every combination runs. NAME is one of noise, v0, r, noise_kind
-    /// (vicsek; noise_kind takes a list of words, `noise_kind=angular,vectorial`),
-    /// r_sep, r_ali, r_coh, w_sep, w_ali, w_coh, max_force, v_min, v_max, k (boids; k makes
-    /// alignment and cohesion topological over the k nearest, `k=1,3,7,20`), agents,
-    /// world (side L of a square/cubic box) and density (N/L^dim: sets L from N, or N from L
-    /// when world is varied instead of agents).
-    #[arg(long = "vary", value_name = "NAME=VALUES", required = true)]
+/// A sweep as asked for (`forge sweep`'s flags): checked by [`run`] before any run starts.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// A scene file (JSON) or the name of a built-in scene.
+    pub scene: String,
+    /// `NAME=VALUES` expressions ([`parse_vary`]); every combination of their values runs.
     pub vary: Vec<String>,
-    /// Runs per point, with seeds scene.seed + 0, 1, ..., SEEDS-1.
-    #[arg(long, default_value_t = 3)]
+    /// Runs per point, with seeds scene.seed + 0, 1, ..., seeds-1.
     pub seeds: u32,
-    /// Steps run before measuring.
-    #[arg(long, default_value_t = 2500)]
+    /// Steps run before measuring, then steps measured.
     pub equilibrate: u64,
-    /// Steps measured (the order parameter is sampled after each of them).
-    #[arg(long, default_value_t = 1500)]
     pub measure: u64,
-    /// The CSV written: one row per point.
-    #[arg(short, long, value_name = "OUT.csv", required = true)]
-    pub output: Option<PathBuf>,
-    /// Also plot the order parameter against the first varied parameter (PNG).
-    #[arg(long, value_name = "OUT.png")]
+    /// The CSV written (one row per point), and the plot.
+    pub output: PathBuf,
     pub plot: Option<PathBuf>,
-    /// Runs at once [default: all cores]. Each run uses one thread. The CSV does not depend on it.
-    #[arg(long)]
+    /// Runs at once (`None`: all cores).
     pub jobs: Option<usize>,
-    /// Continue an interrupted sweep (OUT.partial) or extend a finished one (OUT): points
-    /// already there are not run again.
-    #[arg(long, conflicts_with = "force")]
+    /// Continue an interrupted sweep, or extend a finished one.
     pub resume: bool,
-    /// Overwrite the outputs (and discard an interrupted sweep's OUT.partial).
-    #[arg(long)]
+    /// Overwrite the outputs.
     pub force: bool,
     /// No progress bar and no summary line.
-    #[arg(short, long)]
     pub quiet: bool,
-    /// Run only shard I (0-based) of N: points I, I+N, I+2N, ... of the point list, into its
-    /// own CSV (which starts with a `# forge sweep shard` identity line); join the shards with
-    /// `forge sweep merge`. `auto` (or `auto/N`) reads I and N from a Slurm job array, a
-    /// Kubernetes Indexed Job or FORGE_TASK_INDEX/FORGE_TASK_COUNT.
-    #[arg(long, value_name = "I/N|auto", value_parser = crate::engine::parse_task_spec)]
+    /// Run only this shard of the points.
     pub shard: Option<crate::engine::TaskSpec>,
 }
 
-/// `forge sweep merge`.
-#[derive(clap::Subcommand, Debug)]
-pub enum SweepCommand {
-    /// Join the shards of `forge sweep ... --shard I/N` into the CSV (and plot) the unsharded
-    /// sweep writes, byte for byte, after checking they are every shard of one sweep, once.
-    Merge(MergeArgs),
-}
-
-impl SweepArgs {
+impl Request {
     fn settings(&self) -> Settings {
         Settings {
             seeds: self.seeds,
@@ -123,10 +87,8 @@ fn plural(n: usize) -> &'static str {
     }
 }
 
-pub fn run(a: SweepArgs) -> Result<ExitCode> {
-    if let Some(SweepCommand::Merge(m)) = a.command {
-        return shard::merge(m);
-    }
+/// Runs a sweep: every check first, then every point not finished yet.
+pub fn run(a: Request) -> Result<()> {
     let plan = Plan::resolve(a)?;
     plan.run()
 }
@@ -160,10 +122,8 @@ impl Plan {
     /// Every check, in the order its errors are reported: the scene, the settings, the
     /// `--vary` expressions and the points they make, the run count, the shard, the outputs,
     /// and last the rows of the file `--resume` continues.
-    fn resolve(a: SweepArgs) -> Result<Plan> {
-        let (Some(scene_arg), Some(out)) = (a.scene.as_deref(), a.output.clone()) else {
-            bail!("forge sweep: give a SCENE, --vary and --output (or: forge sweep merge)");
-        };
+    fn resolve(a: Request) -> Result<Plan> {
+        let (scene_arg, out) = (a.scene.as_str(), a.output.clone());
         let mut base = Scene::load(scene_arg)?;
         check_settings(&a)?;
         let settings = a.settings();
@@ -221,9 +181,9 @@ impl Plan {
 
     /// Runs every point of the share not finished yet, appending each row to `OUT.partial` as
     /// its point finishes; then writes the rows in point order under `OUT`, and the plot.
-    fn run(self) -> Result<ExitCode> {
+    fn run(self) -> Result<()> {
         if let (Some(t), false) = (self.shard, self.quiet) {
-            eprintln!(
+            log::info!(
                 "shard {t}: {} of the {} points",
                 self.share.len(),
                 self.points.len()
@@ -281,7 +241,7 @@ impl Plan {
         if !self.quiet {
             self.summary(&ran);
         }
-        Ok(ExitCode::SUCCESS)
+        Ok(())
     }
 
     /// The earlier rows, split into this run's finished points (by key) and the rows that are
@@ -304,7 +264,7 @@ impl Plan {
     /// What `--resume` found: `done` finished points, `extra` rows kept, `todo` points to run.
     fn report_resume(&self, done: usize, extra: usize, todo: usize) {
         if let Some(e) = &self.earlier {
-            eprintln!(
+            log::info!(
                 "resuming from {}: skipping {done} finished point{} of {}, running {todo}{}",
                 e.from.display(),
                 plural(done),
@@ -319,7 +279,7 @@ impl Plan {
                 }
             );
         } else if self.resume {
-            eprintln!(
+            log::info!(
                 "nothing to resume ({} and {} do not exist): starting the sweep",
                 self.partial.display(),
                 self.out.display()
@@ -343,7 +303,7 @@ impl Plan {
     /// The line that ends a sweep: what ran, how long it took, where it went.
     fn summary(&self, ran: &runs::Outcome) {
         let s = self.settings;
-        eprintln!(
+        log::info!(
             "sweep {}{}: {} points x {} seed{} ({} + {} steps): ran {} point{} ({} runs) on {} job{} in {:.2} s wall, {:.2} s of runs ({:.2}x) -> {}{}",
             self.base.name,
             self.shard.map(|t| format!(" shard {t}")).unwrap_or_default(),
@@ -370,7 +330,7 @@ impl Plan {
 }
 
 /// `--seeds`, `--measure`, `--equilibrate` and `--jobs`.
-fn check_settings(a: &SweepArgs) -> Result<()> {
+fn check_settings(a: &Request) -> Result<()> {
     if a.seeds == 0 {
         bail!("--seeds: must be at least 1");
     }
@@ -406,7 +366,7 @@ fn check_run_count(points: usize, seeds: u32) -> Result<()> {
 /// or `--force`, an existing plot), then claims `OUT` (`OUT.partial` with it) and `--plot`
 /// against the scene's files and each other, for the whole sweep.
 fn claim_outputs(
-    a: &SweepArgs,
+    a: &Request,
     scene_arg: &str,
     base: &Scene,
     out: &Path,

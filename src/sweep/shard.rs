@@ -17,7 +17,6 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
@@ -124,28 +123,17 @@ fn sweep_crc(scene: &serde_json::Value, varies: &[Vary], points: &[Point], s: Se
     format!("{:08x}", h.finalize())
 }
 
-#[derive(clap::Args, Debug)]
-#[command(
-    after_help = "Shards may be given in any order. They must be every shard of one \
-sweep (the same scene, --vary values, --seeds, --equilibrate and --measure), each once; the \
-scene is read from the shards, not from a file. The CSV written is byte for byte the one the \
-sweep writes unsharded."
-)]
-pub struct MergeArgs {
-    /// The shards' CSV files (from `forge sweep … --shard I/N`).
-    #[arg(required = true, value_name = "PARTS")]
+/// `forge sweep merge` as asked for.
+#[derive(Debug, Clone)]
+pub struct Merge {
+    /// The shards' CSV files.
     pub parts: Vec<PathBuf>,
-    /// The merged CSV: one row per point, in point order.
-    #[arg(short, long, value_name = "OUT.csv")]
+    /// The merged CSV, and the plot.
     pub output: PathBuf,
-    /// Also plot the order parameter against the first varied parameter (PNG).
-    #[arg(long, value_name = "OUT.png")]
     pub plot: Option<PathBuf>,
     /// Overwrite the outputs.
-    #[arg(long)]
     pub force: bool,
     /// No summary line.
-    #[arg(short, long)]
     pub quiet: bool,
 }
 
@@ -205,7 +193,9 @@ fn describe(id: &Identity) -> String {
     )
 }
 
-pub fn merge(a: MergeArgs) -> Result<ExitCode> {
+/// Joins the shards of a sweep into the CSV (and plot) the unsharded sweep writes, after
+/// checking they are every shard of one sweep, once each.
+pub fn merge(a: Merge) -> Result<()> {
     let _claim = claim_outputs(&a)?;
     let mut parts = a
         .parts
@@ -238,7 +228,7 @@ pub fn merge(a: MergeArgs) -> Result<ExitCode> {
         super::plot::plot_sweep(path, base, varies, points, &rows, *settings)?;
     }
     if !a.quiet {
-        eprintln!(
+        log::info!(
             "{n} shard{} of sweep {} merged: {} points -> {}{}",
             if n == 1 { "" } else { "s" },
             base.name,
@@ -250,11 +240,11 @@ pub fn merge(a: MergeArgs) -> Result<ExitCode> {
                 .unwrap_or_default()
         );
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// Checks `--plot`, then claims the outputs against the parts and each other.
-fn claim_outputs(a: &MergeArgs) -> Result<output::Claim> {
+fn claim_outputs(a: &Merge) -> Result<output::Claim> {
     if let Some(p) = &a.plot {
         crate::plot::check_output(p, a.force, "--plot")?;
     }

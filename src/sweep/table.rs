@@ -241,8 +241,8 @@ impl Earlier {
     /// Warns that the point of a cut line runs again.
     pub fn warn_if_cut(&self) {
         if let Some(lineno) = self.cut {
-            eprintln!(
-                "warning: {}: line {lineno} is incomplete, its point runs again",
+            log::warn!(
+                "{}: line {lineno} is incomplete, its point runs again",
                 self.from.display()
             );
         }

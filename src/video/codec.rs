@@ -488,7 +488,7 @@ pub fn resolve(flags: &EncodingFlags, quiet: bool) -> Result<Encoding> {
     let formats = parse_pixel_formats(&probe(&prog, &["-h", &format!("encoder={encoder}")])?);
     let (format, note) = pick_format(&encoder, wanted, &formats)?;
     if let (Some(n), false) = (note, quiet) {
-        eprintln!("note: {n}");
+        log::info!("note: {n}");
     }
     let (crf, preset) = pick_quality(&encoder, flags)?;
     let container = match codec {

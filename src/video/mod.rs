@@ -108,11 +108,11 @@ impl Report {
 fn open_input(path: &Path) -> Result<Reader> {
     let r = crate::bfs::open_recording(path)?;
     for w in r.warnings() {
-        eprintln!("warning: {}: {w}", path.display());
+        log::warn!("{}: {w}", path.display());
     }
     let h = r.header();
     if h.world_inferred {
-        eprintln!(
+        log::info!(
             "note: {} stores no world size; using the inferred {} x {}",
             path.display(),
             h.world_size[0],
@@ -239,7 +239,7 @@ impl Plan {
         let frames = Frames::of(job, count, resolved.settings.trails)?;
         let sprites = ["exposure", "point_size"];
         if !job.quiet && resolved.measured.iter().any(|m| sprites.contains(m)) {
-            eprintln!("{}", resolved.summary());
+            log::info!("{}", resolved.summary());
         }
         let manifest = match (&job.dest, job.chunk, &encoding) {
             (Destination::Mp4 { .. }, Some(t), Some(enc)) => Some(chunk::Manifest::new(
@@ -255,7 +255,7 @@ impl Plan {
         };
         if let (Some(t), false) = (job.chunk, job.quiet) {
             let (f, c) = (&frames.shown, &frames.clip);
-            eprintln!(
+            log::info!(
                 "chunk {t}: frames {}..{} of {}..{}{}",
                 f.start,
                 f.end,
@@ -380,7 +380,7 @@ impl Plan {
         let gpu = Gpu::new(self.job.adapter.as_deref())?;
         let adapter = crate::render::gpu::describe(&gpu.info);
         if !self.job.quiet {
-            eprintln!("adapter: {adapter}");
+            log::info!("adapter: {adapter}");
         }
         let software = gpu.info.device_type == wgpu::DeviceType::Cpu;
         let mut sink = self.sink(writing, software)?;

@@ -209,7 +209,7 @@ fn checked_layers(layers: &Layers, h: &Header) -> Result<Vec<Layer>> {
         |f: &str| layers.flags.has(f) || layers.file.as_ref().is_some_and(|(_, l)| l.has(f));
     for b in &bad {
         if !b.known {
-            eprintln!("warning: {}: {}", recorded(&b.field), b.message);
+            log::warn!("{}: {}", recorded(&b.field), b.message);
         } else if !overridden(&b.field) {
             bail!(
                 "{}: {} (a flag overrides it: {})",
@@ -290,8 +290,8 @@ pub fn resolve(layers: &Layers, r: &mut Reader, path: &Path) -> Result<Resolved>
     if look.color.is_some_and(|c| c.mode == ColorMode::Heading)
         && !look.colormap.is_some_and(Colormap::is_cyclic)
     {
-        eprintln!(
-            "warning: {}: heading with a non-cyclic map: headings just either side of 180° get far-apart colours (twilight or sinebow wrap)",
+        log::warn!(
+            "{}: heading with a non-cyclic map: headings just either side of 180° get far-apart colours (twilight or sinebow wrap)",
             origin("color"),
         );
     }
@@ -647,7 +647,7 @@ fn view3(
         (eye, target) = (Some(e), Some(t));
     }
     if mode == CameraMode::Top {
-        eprintln!("note: the recording is 3D: the top camera renders an orthographic projection onto x, y");
+        log::info!("note: the recording is 3D: the top camera renders an orthographic projection onto x, y");
     }
     // Degrees per second of video at the frame rate, whatever the clip's length: the
     // renderer turns by the frame's simulated time, so the speed becomes simulated seconds

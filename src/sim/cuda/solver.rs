@@ -228,7 +228,7 @@ impl CudaSolver {
         }
         if let Err(e) = self.enqueue_step() {
             // A driver failure mid-run: report it as the CPU reports a broken state.
-            eprintln!("error: CUDA: {e}");
+            log::error!("CUDA: {e}");
             let d = Diverged {
                 step: self.step + 1,
                 agent: 0,
