@@ -119,12 +119,13 @@ fn drain(mut r: impl Read + Send + 'static) -> Receiver<Vec<u8>> {
 fn stop(child: &mut Child) {
     #[cfg(unix)]
     {
-        if let Ok(pid) = i32::try_from(child.id()) {
-            // SAFETY: kill(2) with a negative pid signals the process group `pid`, which the
-            // child leads (it was started with `process_group(0)` and has not been reaped).
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
-            }
+        // The child leads its process group (it was started with `process_group(0)`) and has
+        // not been reaped, so the group is still its.
+        let group = i32::try_from(child.id())
+            .ok()
+            .and_then(rustix::process::Pid::from_raw);
+        if let Some(pid) = group {
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
         }
     }
     let _ = child.kill();

@@ -17,19 +17,17 @@ pub fn available_memory() -> Option<u64> {
 /// Bytes an unprivileged user may still write in the file system holding `dir` (statvfs's
 /// `f_bavail * f_frsize`), where it can be asked.
 pub fn available_space(dir: &Path) -> Option<u64> {
-    use std::os::unix::ffi::OsStrExt;
-    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
-    let mut st = std::mem::MaybeUninit::<libc::statvfs>::uninit();
-    // SAFETY: `c` is a NUL-terminated path and `st` a buffer statvfs fills on success.
-    let rc = unsafe { libc::statvfs(c.as_ptr(), st.as_mut_ptr()) };
-    if rc != 0 {
-        return None;
+    let st = rustix::fs::statvfs(dir).ok()?;
+    Some(st.f_bavail.saturating_mul(st.f_frsize))
+}
+
+/// Clears `O_NONBLOCK` on `file` (opened with it so that the open could not wait), for
+/// blocking reads and writes; left as it is where that fails.
+pub fn clear_nonblock(file: &File) {
+    use rustix::fs::{fcntl_getfl, fcntl_setfl, OFlags};
+    if let Ok(flags) = fcntl_getfl(file) {
+        let _ = fcntl_setfl(file, flags - OFlags::NONBLOCK);
     }
-    // SAFETY: statvfs returned 0, so it filled `st`.
-    let st = unsafe { st.assume_init() };
-    // The field types differ between platforms (u32 on some 32-bit ones).
-    #[allow(clippy::unnecessary_cast)]
-    Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
 }
 
 /// What a file that is not a regular file is, in words ("a directory", "a FIFO (named
@@ -52,6 +50,9 @@ pub fn not_a_file(t: FileType) -> Option<&'static str> {
     }
 }
 
+/// `O_NONBLOCK`, as `OpenOptionsExt::custom_flags` takes it.
+pub const NONBLOCK: i32 = rustix::fs::OFlags::NONBLOCK.bits() as i32;
+
 /// Opens `path` for reading if it is a regular file (after symbolic links), and refuses
 /// anything else with an `InvalidInput` error saying what it is. The open itself never blocks:
 /// it is made with `O_NONBLOCK` (a FIFO without a writer would otherwise hang it) and the type
@@ -60,7 +61,7 @@ pub fn not_a_file(t: FileType) -> Option<&'static str> {
 pub fn open_regular(path: &Path) -> io::Result<File> {
     let file = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NONBLOCK)
+        .custom_flags(NONBLOCK)
         .open(path)?;
     if let Some(what) = not_a_file(file.metadata()?.file_type()) {
         return Err(io::Error::new(
@@ -68,15 +69,7 @@ pub fn open_regular(path: &Path) -> io::Result<File> {
             format!("{what}, not a regular file"),
         ));
     }
-    use std::os::fd::AsRawFd;
-    let fd = file.as_raw_fd();
-    // SAFETY: fcntl on a descriptor we own; F_GETFL/F_SETFL only read and set its flags.
-    unsafe {
-        let flags = libc::fcntl(fd, libc::F_GETFL);
-        if flags >= 0 {
-            libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
-        }
-    }
+    clear_nonblock(&file);
     Ok(file)
 }
 

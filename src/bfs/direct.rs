@@ -90,7 +90,9 @@ impl DirectFile {
         };
         match r {
             Ok(()) => {}
-            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => return self.go_plain(),
+            Err(e) if e.raw_os_error() == Some(rustix::io::Errno::INVAL.raw_os_error()) => {
+                return self.go_plain()
+            }
             Err(e) => return Err(e),
         }
         let len = self.len;
@@ -120,21 +122,16 @@ impl DirectFile {
 fn set_direct(file: &File, on: bool) -> bool {
     #[cfg(target_os = "linux")]
     {
-        use std::os::fd::AsRawFd;
-        let fd = file.as_raw_fd();
-        // SAFETY: F_GETFL and F_SETFL on a descriptor this file owns.
-        unsafe {
-            let flags = libc::fcntl(fd, libc::F_GETFL);
-            if flags < 0 {
-                return false;
-            }
-            let flags = if on {
-                flags | libc::O_DIRECT
-            } else {
-                flags & !libc::O_DIRECT
-            };
-            libc::fcntl(fd, libc::F_SETFL, flags) == 0
-        }
+        use rustix::fs::{fcntl_getfl, fcntl_setfl, OFlags};
+        let Ok(flags) = fcntl_getfl(file) else {
+            return false;
+        };
+        let flags = if on {
+            flags | OFlags::DIRECT
+        } else {
+            flags - OFlags::DIRECT
+        };
+        fcntl_setfl(file, flags).is_ok()
     }
     #[cfg(not(target_os = "linux"))]
     {

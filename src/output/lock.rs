@@ -65,12 +65,13 @@ fn open_lock_file(key: &Path) -> std::io::Result<File> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        o.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+        use rustix::fs::OFlags;
+        o.custom_flags((OFlags::NOFOLLOW | OFlags::NONBLOCK).bits() as i32);
     }
     let f = match o.open(key) {
         Ok(f) => f,
         #[cfg(unix)]
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+        Err(e) if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) => {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::InvalidInput,
                 "it is a symbolic link, which forge does not follow (remove it if no forge \

@@ -360,21 +360,11 @@ fn open_device(path: &Path) -> std::io::Result<File> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        o.custom_flags(libc::O_NONBLOCK);
+        o.custom_flags(crate::sys::NONBLOCK);
     }
     let f = o.open(path)?;
     #[cfg(unix)]
-    {
-        use std::os::fd::AsRawFd;
-        let fd = f.as_raw_fd();
-        // SAFETY: fcntl on a descriptor we own; F_GETFL/F_SETFL only read and set its flags.
-        unsafe {
-            let flags = libc::fcntl(fd, libc::F_GETFL);
-            if flags >= 0 {
-                libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
-            }
-        }
-    }
+    crate::sys::clear_nonblock(&f);
     Ok(f)
 }
 

@@ -105,11 +105,11 @@ fn yield_cpu(cmd: &mut Command) {
     #[cfg(unix)]
     {
         use std::os::unix::process::CommandExt;
-        // SAFETY: the hook only calls nice(2), a system call, between fork and exec; its
-        // failure (a result of -1) leaves the priority as it was, which is harmless.
+        // SAFETY: the hook only makes the nice(2) system call between fork and exec (no
+        // allocation, no lock); its failure leaves the priority as it was, which is harmless.
         unsafe {
             cmd.pre_exec(|| {
-                libc::nice(YIELDING_NICE);
+                let _ = rustix::process::nice(YIELDING_NICE);
                 Ok(())
             });
         }
