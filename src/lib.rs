@@ -17,7 +17,9 @@
 //!   PNG files, a still image), and the encoders;
 //! - [`sweep`], [`bench`], [`metrics`], [`plot`]: parameter sweeps, benchmarks, order
 //!   parameters, plots;
-//! - [`export`]: a recording out to NumPy (`.npz`) or CSV;
+//! - [`export`]: a recording out to NumPy (`.npz`), CSV or extended XYZ;
+//! - [`analyze`]: correlation length, susceptibility, g(r) and neighbour anisotropy of a
+//!   recording (`forge analyze`);
 //! - [`live`]: a scene simulated while it is watched: the solver on a thread, its frames to
 //!   the player over a channel (and to a recording, as `forge simulate` writes it);
 //! - [`player`]: `forge view`, the interactive player: a window drawn by the same renderer,
@@ -31,6 +33,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+pub mod analyze;
 pub mod bench;
 pub mod bfs;
 pub mod cli;

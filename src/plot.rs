@@ -1,6 +1,6 @@
 //! PNG plots with plotters: a sweep's order parameter with error bars (`forge sweep --plot`),
-//! a recording's metrics over time (`forge info --plot`) and its giant number fluctuations
-//! (`forge info --gnf-plot`).
+//! a recording's metrics over time (`forge info --plot`), its giant number fluctuations
+//! (`forge info --gnf-plot`) and its velocity and pair correlations (`forge analyze --plot`).
 //!
 //! Text is drawn with DejaVu Sans embedded in the binary (the `dejavu` crate, registered with
 //! plotters' ab_glyph backend), so plots look the same on machines without any system font.
@@ -12,6 +12,7 @@ use std::sync::OnceLock;
 use anyhow::{anyhow, bail, Context, Result};
 use plotters::prelude::*;
 
+use crate::analyze::Analysis;
 use crate::metrics::gnf::Gnf;
 use crate::metrics::Metrics;
 use crate::output;
@@ -39,6 +40,8 @@ pub const SWEEP_SIZE: (u32, u32) = (960, 640);
 pub const METRICS_SIZE: (u32, u32) = (960, 900);
 /// GNF plots: one log-log panel.
 pub const GNF_SIZE: (u32, u32) = (800, 640);
+/// Correlation plots: C(r) above g(r).
+pub const CORRELATION_SIZE: (u32, u32) = (960, 820);
 
 fn register_font() -> Result<()> {
     static LOADED: OnceLock<bool> = OnceLock::new();
@@ -379,6 +382,132 @@ pub fn gnf_png(path: &Path, title: &str, g: &Gnf) -> Result<()> {
             .label("ΔN at one box size (hollow: not fitted)")
             .legend(move |(x, y)| Circle::new((x + 10, y), 4, c.filled()));
         legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
+        Ok(())
+    })
+}
+
+/// `forge analyze --plot`: C(r) with its error bars, 0 and ξ marked, above g(r).
+pub fn correlation_png(path: &Path, title: &str, a: &Analysis) -> Result<()> {
+    let pts = |v: &[Option<f64>]| -> Vec<(f64, f64)> {
+        a.r.iter()
+            .zip(v)
+            .filter_map(|(&r, y)| y.filter(|y| y.is_finite()).map(|y| (r, y)))
+            .collect()
+    };
+    let (c, g) = (pts(&a.c), pts(&a.g));
+    let range = |p: &[(f64, f64)], lo: f64, hi: f64| {
+        let (mut y0, mut y1) = (lo, hi);
+        for &(_, y) in p {
+            y0 = y0.min(y);
+            y1 = y1.max(y);
+        }
+        let pad = 0.05 * (y1 - y0).max(1e-9);
+        (y0 - pad, y1 + pad)
+    };
+    let (c0, c1) = range(&c, -0.2, 1.0);
+    let (g0, g1) = range(&g, 0.0, 1.2);
+    let r1 = a.r_max.max(1e-9);
+    write_png(path, CORRELATION_SIZE, |root| {
+        let e = |e: &dyn std::fmt::Display| anyhow!("{e}");
+        let caption = match a.correlation_length {
+            Some(x) => format!("{title}: ξ = {x:.3}, χ = {:.3}", a.susceptibility),
+            None => format!("{title}: no zero of C(r) up to r = {r1:.3}"),
+        };
+        let root = root
+            .margin(12, 0, 0, 0)
+            .titled(&caption, (FONT, 20))
+            .map_err(|x| e(&x))?;
+        let (top, bottom) = root.split_vertically(440);
+        let mut chart = ChartBuilder::on(&top)
+            .margin(12)
+            .margin_right(28)
+            .x_label_area_size(40)
+            .y_label_area_size(72)
+            .build_cartesian_2d(0.0..r1, c0..c1)
+            .map_err(|x| e(&x))?;
+        chart
+            .configure_mesh()
+            .x_desc("r")
+            .y_desc("C(r)")
+            .axis_desc_style((FONT, 16))
+            .label_style((FONT, 13))
+            .light_line_style(WHITE)
+            .draw()
+            .map_err(|x| e(&x))?;
+        let grey = RGBColor(127, 127, 127);
+        chart
+            .draw_series(LineSeries::new(
+                [(0.0, 0.0), (r1, 0.0)],
+                grey.stroke_width(1),
+            ))
+            .map_err(|x| e(&x))?;
+        let bars =
+            a.r.iter()
+                .zip(&a.c)
+                .zip(&a.c_error)
+                .filter_map(|((&r, y), err)| {
+                    let (y, err) = ((*y)?, (*err)?);
+                    Some(ErrorBar::new_vertical(
+                        r,
+                        y - err,
+                        y,
+                        y + err,
+                        COLORS[0].filled(),
+                        4,
+                    ))
+                });
+        chart.draw_series(bars).map_err(|x| e(&x))?;
+        chart
+            .draw_series(LineSeries::new(
+                c.iter().copied(),
+                COLORS[0].stroke_width(2),
+            ))
+            .map_err(|x| e(&x))?
+            .label("C(r)")
+            .legend(|(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], COLORS[0].stroke_width(2))
+            });
+        if let Some(xi) = a.correlation_length {
+            chart
+                .draw_series(LineSeries::new(
+                    [(xi, c0), (xi, c1)],
+                    COLORS[3].stroke_width(2),
+                ))
+                .map_err(|x| e(&x))?
+                .label(format!("ξ = {xi:.3}"))
+                .legend(|(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], COLORS[3].stroke_width(2))
+                });
+        }
+        legend(&mut chart, SeriesLabelPosition::UpperRight)?;
+        let mut chart = ChartBuilder::on(&bottom)
+            .margin(12)
+            .margin_right(28)
+            .x_label_area_size(46)
+            .y_label_area_size(72)
+            .build_cartesian_2d(0.0..r1, g0..g1)
+            .map_err(|x| e(&x))?;
+        chart
+            .configure_mesh()
+            .x_desc("r")
+            .y_desc("g(r)")
+            .axis_desc_style((FONT, 16))
+            .label_style((FONT, 13))
+            .light_line_style(WHITE)
+            .draw()
+            .map_err(|x| e(&x))?;
+        chart
+            .draw_series(LineSeries::new(
+                [(0.0, 1.0), (r1, 1.0)],
+                grey.stroke_width(1),
+            ))
+            .map_err(|x| e(&x))?;
+        chart
+            .draw_series(LineSeries::new(
+                g.iter().copied(),
+                COLORS[2].stroke_width(2),
+            ))
+            .map_err(|x| e(&x))?;
         Ok(())
     })
 }

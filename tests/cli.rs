@@ -1692,6 +1692,7 @@ const NO_DEFAULT: &[(&str, &[&str])] = &[
     ("sweep", &["--vary", "--output", "--plot", "--shard"]),
     ("concat", &["--output"]),
     ("view", &["--steps", "--agents", "--seed", "--every"]),
+    ("analyze", &["--plot"]),
 ];
 
 /// Concrete defaults each subcommand's help must show for the flag (besides the shared ones).

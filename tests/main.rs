@@ -5,6 +5,7 @@
 
 mod common;
 
+mod analyze;
 mod boundary;
 mod cli;
 mod codecs;

@@ -152,6 +152,38 @@ class Recording:
         polarization, mean_speed, nn_distance, pairwise_distance."""
         return self._reader.metrics()
 
+    def analyze(
+        self,
+        frames: Optional[Tuple[Optional[int], Optional[int]]] = None,
+        every: int = 1,
+        bins: int = 100,
+        r_max: Optional[float] = None,
+        k_max: int = 20,
+        field: Optional[str] = None,
+        method: str = "auto",
+        bootstrap: int = 200,
+    ) -> Dict[str, Any]:
+        """``forge analyze``'s measurements of frames ``frames`` (``(a, b)``, b excluded; either
+        may be ``None``; default all), every ``every``-th: the connected velocity (or heading,
+        ``field``) correlation ``c`` against ``r`` with its ``c_error``, the pair correlation
+        ``g``, the integrated correlation ``q``, ``correlation_length`` (the first zero of C)
+        and ``susceptibility`` with their errors (a bootstrap over the frames), and the k-th
+        neighbour ``anisotropy``. The arrays are NumPy arrays (NaN where a bin holds no pair);
+        the rest is as ``forge analyze --json`` prints it, from the same code."""
+        a = json.loads(
+            self._reader.analyze_json(
+                frames, every, bins, r_max, k_max, field, method, bootstrap
+            )
+        )
+        nan = float("nan")
+        for key in ("r", "c", "c_error", "g", "q"):
+            a[key] = np.array([nan if x is None else x for x in a[key]], dtype=np.float64)
+        an = a["anisotropy"]
+        for key in ("gamma", "gamma_error"):
+            an[key] = np.array([nan if x is None else x for x in an[key]], dtype=np.float64)
+        an["k"] = np.array(an["k"], dtype=np.int64)
+        return a
+
     def _frame(self, k: int) -> Frame:
         step, pos, vel = self._reader.read(k, self.verify)
         for a in (pos, vel):

@@ -3,7 +3,7 @@
 //! arrays of its own: a file replaced or cut short afterwards is never read in its place.
 
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray2};
@@ -27,7 +27,7 @@ fn non_finite(path: &std::path::Path, k: u64, bad: bfs::NonFinite) -> PyErr {
 #[pyclass(module = "forge_flocks._forge", name = "Reader")]
 pub struct PyReader {
     path: PathBuf,
-    reader: Mutex<Reader>,
+    reader: Arc<Mutex<Reader>>,
 }
 
 impl PyReader {
@@ -72,7 +72,7 @@ impl PyReader {
         })?;
         Ok(PyReader {
             path,
-            reader: Mutex::new(reader),
+            reader: Arc::new(Mutex::new(reader)),
         })
     }
 
@@ -184,6 +184,67 @@ impl PyReader {
         d.set_item("nn_distance", cols.3.into_pyarray(py))?;
         d.set_item("pairwise_distance", cols.4.into_pyarray(py))?;
         Ok(d)
+    }
+
+    /// `forge analyze`'s analysis of frames `frames` (`None`: all), as its JSON: the Python
+    /// half parses it. Runs under the per-call stop flag, so Ctrl-C stops it.
+    #[pyo3(signature = (frames, every, bins, r_max, k_max, field, method, bootstrap))]
+    #[allow(clippy::too_many_arguments)]
+    fn analyze_json(
+        &self,
+        py: Python<'_>,
+        frames: Option<(Option<u64>, Option<u64>)>,
+        every: u64,
+        bins: usize,
+        r_max: Option<f64>,
+        k_max: usize,
+        field: Option<String>,
+        method: String,
+        bootstrap: usize,
+    ) -> PyResult<String> {
+        use forge::analyze::{Field, Method, Options};
+        let field = match field.as_deref() {
+            None => None,
+            Some("velocity") => Some(Field::Velocity),
+            Some("heading") => Some(Field::Heading),
+            Some(x) => {
+                return Err(crate::errors::arg_err(format!(
+                    "field: {x:?} is not 'velocity' or 'heading'"
+                )))
+            }
+        };
+        let method = match method.as_str() {
+            "auto" => Method::Auto,
+            "exact" => Method::Exact,
+            "grid" => Method::Grid,
+            x => {
+                return Err(crate::errors::arg_err(format!(
+                    "method: {x:?} is not 'auto', 'exact' or 'grid'"
+                )))
+            }
+        };
+        let (reader, path) = (self.reader.clone(), self.path.clone());
+        let json = crate::work::run(py, move || {
+            let mut r = reader.lock().unwrap_or_else(|p| p.into_inner());
+            let range = match frames {
+                Some((start, end)) => bfs::FrameRange { start, end },
+                None => bfs::FrameRange::ALL,
+            };
+            let frames = range.within(r.frame_count(), &path)?;
+            let o = Options {
+                frames,
+                every,
+                bins,
+                r_max,
+                k_max,
+                field,
+                method,
+                bootstrap,
+            };
+            let a = forge::analyze::analyze(&mut r, &o)?;
+            Ok(serde_json::to_string(&a)?)
+        })?;
+        Ok(json)
     }
 
     /// forge's metrics of frame `k`.

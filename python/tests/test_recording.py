@@ -1,5 +1,6 @@
 """Recording: forge's reader, frames read from the file it opened; damaged files fail clearly."""
 
+import json
 import mmap
 import os
 import struct
@@ -200,3 +201,33 @@ def test_bfs1(tmp_path):
         assert rec[k].step == t
         assert np.array_equal(rec[k].positions, pos)
         assert np.array_equal(rec[k].velocities, vel)
+
+
+def test_analyze_is_forge_analyze(tmp_path, cli_recording):
+    """``Recording.analyze`` runs the same code as ``forge analyze --json``: the same numbers,
+    as NumPy arrays."""
+    rec = ff.Recording(cli_recording)
+    a = rec.analyze(bins=30, k_max=8)
+    out = forge("analyze", cli_recording, "--json", "--bins", "30", "--k-max", "8").stdout
+    want = json.loads(out)
+    assert a["frames"] == want["frames"] and a["method"] == want["method"]
+    for key in ("r", "c", "g", "q"):
+        got = a[key]
+        ref = np.array([np.nan if x is None else x for x in want[key]])
+        assert isinstance(got, np.ndarray) and got.shape == (30,)
+        np.testing.assert_array_equal(got, ref)
+    assert a["correlation_length"] == want["correlation_length"]
+    assert a["susceptibility"] == want["susceptibility"]
+    np.testing.assert_array_equal(a["anisotropy"]["k"], np.arange(1, 9))
+    one = rec.analyze(frames=(1, 2), bootstrap=0)
+    assert one["frames"] == [1, 2] and one["frames_analysed"] == 1
+
+
+def test_analyze_refuses_bad_arguments(cli_recording):
+    rec = ff.Recording(cli_recording)
+    with pytest.raises(ValueError, match="method"):
+        rec.analyze(method="fast")
+    with pytest.raises(ff.ForgeError, match="--r-max"):
+        rec.analyze(r_max=1e9)
+    with pytest.raises(ff.ForgeError, match="--frames"):
+        rec.analyze(frames=(0, 10_000))

@@ -12,6 +12,7 @@ use crate::sim::Rules;
 use crate::sim::{cpu::CpuSolver, init, Params};
 use crate::units::si;
 
+mod analyze;
 mod cuda;
 mod obstacles;
 pub mod render;
@@ -23,8 +24,9 @@ pub const DEFAULT_SECONDS: f64 = 0.5;
 pub const MAX_SECONDS: f64 = 3600.0;
 
 /// The tables `--only` may name.
-pub const TABLES: [&str; 9] = [
+pub const TABLES: [&str; 10] = [
     "all",
+    "analyze",
     "cuda",
     "obstacles",
     "scaling",
@@ -171,6 +173,8 @@ pub struct Tables {
     pub cuda_sizes: Vec<u64>,
     /// Agent counts of the record table.
     pub record_sizes: Vec<u64>,
+    /// Agent counts of the analyze table.
+    pub analyze_sizes: Vec<u64>,
     /// Seconds per row.
     pub seconds: f64,
     /// Smaller memory table.
@@ -245,6 +249,9 @@ impl Tables {
         }
         if self.want("obstacles") {
             obstacles::obstacles_line(&mut out, self.seconds)?;
+        }
+        if self.want("analyze") {
+            analyze::analyze_table(&mut out, &self.analyze_sizes)?;
         }
         if self.want("cuda") {
             cuda::cuda_table(&mut out, &self.cuda_sizes)?;

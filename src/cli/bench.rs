@@ -47,6 +47,10 @@ pub struct BenchArgs {
     /// 100000,1000000; with --quick 100000].
     #[arg(long, value_delimiter = ',')]
     pub record_sizes: Option<Vec<u64>>,
+    /// Analyze table: agent counts of the one frame `forge analyze` measures [default:
+    /// 100000,1000000; with --quick 100000].
+    #[arg(long, value_delimiter = ',')]
+    pub analyze_sizes: Option<Vec<u64>>,
     /// Smaller and shorter: the scaling and record tables' default sizes shrink, and rows
     /// are measured for at most a quarter of a second.
     #[arg(long)]
@@ -56,7 +60,7 @@ pub struct BenchArgs {
     #[arg(long)]
     pub seconds: Option<f64>,
     /// Which tables: all, scaling, crossover, threads, boidforge, record, memory, obstacles,
-    /// cuda (`bench render`: all, fps, passes, memory). `FORGE_SIMD=off` measures the scalar
+    /// analyze, cuda (`bench render`: all, fps, passes, memory). `FORGE_SIMD=off` measures the scalar
     /// candidate loop. The CUDA table runs where a device is present.
     #[arg(long, value_delimiter = ',', default_value = "all")]
     pub only: Vec<String>,
@@ -107,6 +111,7 @@ const QUICK_TABLES: &[&str] = &[
     "record",
     "memory",
     "obstacles",
+    "analyze",
 ];
 
 /// The flags given on the command line that only some tables read.
@@ -152,6 +157,10 @@ fn given_flags(a: &BenchArgs) -> Vec<Reader> {
             a.record_sizes.is_some(),
             r("--record-sizes", false, &["record"]),
         ),
+        (
+            a.analyze_sizes.is_some(),
+            r("--analyze-sizes", false, &["analyze"]),
+        ),
         (a.quick, r("--quick", false, QUICK_TABLES)),
         (a.seconds.is_some(), r("--seconds", false, TIMED_TABLES)),
     ]
@@ -185,9 +194,10 @@ fn check_flags_read(a: &BenchArgs, render: bool, want: impl Fn(&str) -> bool) ->
                 many => format!("the {} tables", many.join(", ")),
             };
             let hint = match r.flag {
-                "--sizes" | "--record-sizes" | "--cuda-sizes" => {
+                "--sizes" | "--record-sizes" | "--cuda-sizes" | "--analyze-sizes" => {
                     " (the scaling table's agent counts are --sizes, the record table's \
-                     --record-sizes, the CUDA table's --cuda-sizes)"
+                     --record-sizes, the CUDA table's --cuda-sizes, the analyze table's \
+                     --analyze-sizes)"
                 }
                 _ => "",
             };
@@ -214,7 +224,7 @@ fn resolve(a: BenchArgs) -> Result<Plan> {
     }
     if let Some(o) = a.only.iter().find(|o| !TABLES.contains(&o.as_str())) {
         bail!(
-            "--only: unknown table {o:?} (all, scaling, crossover, threads, boidforge, record, memory, obstacles, cuda)"
+            "--only: unknown table {o:?} (all, scaling, crossover, threads, boidforge, record, memory, obstacles, analyze, cuda)"
         );
     }
     let all = a.only.iter().any(|o| o == "all");
@@ -229,10 +239,15 @@ fn resolve(a: BenchArgs) -> Result<Plan> {
         false => vec![100_000, 1_000_000],
     });
     let cuda_sizes = a.cuda_sizes.unwrap_or_else(|| vec![1_000_000]);
+    let analyze_sizes = a.analyze_sizes.unwrap_or_else(|| match a.quick {
+        true => vec![100_000],
+        false => vec![100_000, 1_000_000],
+    });
     for (flag, list) in [
         ("--sizes", &sizes),
         ("--cuda-sizes", &cuda_sizes),
         ("--record-sizes", &record_sizes),
+        ("--analyze-sizes", &analyze_sizes),
     ] {
         if let Some(&bad) = list.iter().find(|&&n| n == 0 || n > scene::MAX_AGENTS) {
             bail!(
@@ -248,6 +263,7 @@ fn resolve(a: BenchArgs) -> Result<Plan> {
         sizes,
         cuda_sizes,
         record_sizes,
+        analyze_sizes,
         seconds,
         quick: a.quick,
     }))

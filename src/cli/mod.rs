@@ -1,6 +1,7 @@
 //! Command line: argument types (`args`), then one thin file per command. Each command
 //! resolves its flags into validated settings once and hands them to the library.
 
+mod analyze;
 mod args;
 mod bench;
 mod concat;
@@ -58,6 +59,9 @@ pub enum Command {
     /// Export a recording to NumPy (.npz: positions, velocities, steps, times, metrics, scene),
     /// CSV, or extended XYZ (OVITO, ASE), for analysis elsewhere.
     Export(ExportArgs),
+    /// Measure a recording as collective-motion papers do: the velocity correlation C(r), its
+    /// correlation length and susceptibility, g(r), and the k-th neighbour anisotropy.
+    Analyze(analyze::AnalyzeArgs),
     /// Join the chunks of `forge render --chunk I/N` into one MP4 by stream copy, after
     /// checking they are every chunk of one recording and settings, once each.
     Concat(ConcatArgs),
@@ -158,6 +162,7 @@ pub fn main(cli: Cli) -> ExitCode {
             | Command::Demo(_)
             | Command::Sweep(_)
             | Command::Export(_)
+            | Command::Analyze(_)
             | Command::Concat(_)
             | Command::View(_)
     ) {
@@ -241,6 +246,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Demo(a) => render::demo_cmd(a),
         Command::Sweep(a) => sweep::sweep_cmd(a),
         Command::Export(a) => export::export_cmd(a),
+        Command::Analyze(a) => analyze::analyze_cmd(a),
         Command::Concat(a) => concat::concat_cmd(a),
         Command::View(a) => view::view_cmd(a),
         Command::Completions { shell } => {

@@ -64,8 +64,8 @@ fn open_lock_file(key: &Path) -> std::io::Result<File> {
     o.read(true).write(true).create(true).truncate(false);
     #[cfg(unix)]
     {
-        use std::os::unix::fs::OpenOptionsExt;
         use rustix::fs::OFlags;
+        use std::os::unix::fs::OpenOptionsExt;
         o.custom_flags((OFlags::NOFOLLOW | OFlags::NONBLOCK).bits() as i32);
     }
     let f = match o.open(key) {

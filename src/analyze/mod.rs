@@ -1,0 +1,692 @@
+//! `forge analyze`: the measurements of collective-motion papers from a recording.
+//!
+//! - The connected velocity (or heading) correlation C(r) of Cavagna et al. (PNAS 2010): each
+//!   frame's fluctuations δu_i = u_i − ⟨u⟩ (the frame's mean removed), C(r) = Σ δu_i·δu_j over
+//!   the pairs at distance r ÷ their number ÷ ⟨|δu|²⟩, so C(0) = 1; the correlation length ξ is
+//!   its first zero, and the susceptibility χ the maximum over r of the integrated correlation
+//!   Q(r) = (1/N) Σ_{r_ij<r} δu_i·δu_j ÷ ⟨|δu|²⟩ (the i = j terms included: Q(0) = 1).
+//! - The pair correlation g(r): pairs at distance r against an ideal gas in the same box.
+//! - The anisotropy of the k-th nearest neighbour's direction against the flight direction
+//!   (Ballerini et al., PNAS 2008): γ_k = ⟨(û_ij · V̂)²⟩ − 1/d, 0 for an isotropic arrangement,
+//!   negative when neighbours sit beside each other rather than ahead and behind.
+//!
+//! Pairs are summed exactly ([`pairs`], every pair in float64) up to [`EXACT_MAX_AGENTS`]
+//! agents, and through a grid and FFTs above ([`grid`]: O(N + M log M) for M cells). Periodic
+//! worlds use minimum-image distances; other worlds take each frame's bounding box as the box.
+//! Error bars come from a bootstrap over the analysed frames.
+
+mod grid;
+mod knn;
+mod pairs;
+
+use std::ops::Range;
+
+use anyhow::{bail, Result};
+use serde::Serialize;
+
+use crate::bfs::{Frame, Header, Reader};
+use crate::scene::{Boundary, Model};
+
+/// Up to this many agents, [`Method::Auto`] sums every pair exactly.
+pub const EXACT_MAX_AGENTS: usize = 5000;
+/// The most bins of C(r) and g(r).
+pub const MAX_BINS: usize = 10_000;
+/// The largest k of the neighbour anisotropy.
+pub const MAX_K: usize = 64;
+/// Fewer agents than this get a statistical caveat.
+pub const FEW_AGENTS: usize = 50;
+
+/// What is correlated: the velocities (boids; Cavagna's starlings) or the unit headings
+/// (Vicsek, whose agents all move at one speed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Field {
+    Velocity,
+    Heading,
+}
+
+/// How the pair sums are made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Method {
+    /// Exact up to [`EXACT_MAX_AGENTS`] agents, the grid above.
+    Auto,
+    /// Every pair, in float64: O(N²).
+    Exact,
+    /// Agents on a grid, pair sums by FFT: O(N + M log M).
+    Grid,
+}
+
+/// What to analyse, checked against the recording by [`analyze`].
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Frames `A..B` of the recording, every `every`-th of them.
+    pub frames: Range<u64>,
+    pub every: u64,
+    /// Bins of C(r) and g(r) over `0..r_max`.
+    pub bins: usize,
+    /// `None`: half the box's shortest side.
+    pub r_max: Option<f64>,
+    /// Neighbours 1..=k_max for the anisotropy.
+    pub k_max: usize,
+    /// `None`: headings for Vicsek, velocities otherwise.
+    pub field: Option<Field>,
+    pub method: Method,
+    /// Bootstrap resamples of the frames for the error bars.
+    pub bootstrap: usize,
+}
+
+impl Options {
+    /// The defaults for frames `frames`.
+    pub fn new(frames: Range<u64>) -> Options {
+        Options {
+            frames,
+            every: 1,
+            bins: 100,
+            r_max: None,
+            k_max: 20,
+            field: None,
+            method: Method::Auto,
+            bootstrap: 200,
+        }
+    }
+}
+
+/// The anisotropy of the k-th nearest neighbour's direction, k = 1..=k_max.
+#[derive(Clone, Debug, Serialize)]
+pub struct Anisotropy {
+    pub k: Vec<usize>,
+    /// γ_k = ⟨(û·V̂)²⟩ − 1/d, and its error: the larger of the bootstrap's over frames and
+    /// the standard error over agents.
+    pub gamma: Vec<Option<f64>>,
+    pub gamma_error: Vec<Option<f64>>,
+    /// The first k whose γ_k is within two error bars of 0.
+    pub isotropic_from_k: Option<usize>,
+    /// Agents measured per frame (those nearer a wall than their k_max-th neighbour are not,
+    /// in a world that does not wrap).
+    pub agents_measured: f64,
+}
+
+/// What `forge analyze` measures, as `--json` prints it.
+#[derive(Clone, Debug, Serialize)]
+pub struct Analysis {
+    /// The frames analysed, `[A, B]` (B excluded), every `every`-th.
+    pub frames: [u64; 2],
+    pub every: u64,
+    pub frames_analysed: usize,
+    pub agents: usize,
+    pub dim: usize,
+    pub periodic: bool,
+    pub field: Field,
+    pub method: Method,
+    /// Grid cells per axis where the grid method ran.
+    pub grid: Option<usize>,
+    pub r_max: f64,
+    pub bootstrap: usize,
+    /// The frames' mean polarisation |⟨u⟩| / ⟨|u|⟩.
+    pub polarization: f64,
+    pub correlation_length: Option<f64>,
+    pub correlation_length_error: Option<f64>,
+    pub susceptibility: f64,
+    pub susceptibility_error: Option<f64>,
+    /// Bin centres, and C(r), its error, g(r) and Q(r) (at the bins' upper edges) per bin; null
+    /// where a bin holds no pair.
+    pub r: Vec<f64>,
+    pub c: Vec<Option<f64>>,
+    pub c_error: Vec<Option<f64>>,
+    pub g: Vec<Option<f64>>,
+    pub q: Vec<f64>,
+    pub anisotropy: Anisotropy,
+    /// What limits the numbers (few agents, one frame, no mean direction).
+    pub caveats: Vec<String>,
+}
+
+/// The geometry of one frame's pair sums.
+#[derive(Clone, Copy, Debug)]
+struct Geometry {
+    dim: usize,
+    wrap: bool,
+    /// The box: the world (periodic) or the frame's bounding box.
+    lo: [f64; 3],
+    len: [f64; 3],
+}
+
+impl Geometry {
+    fn volume(&self) -> f64 {
+        self.len[..self.dim].iter().product()
+    }
+
+    /// The separation of `a` and `b` along axis `k`, minimum image in a periodic world.
+    #[inline]
+    fn delta(&self, d: f64, k: usize) -> f64 {
+        if self.wrap {
+            let l = self.len[k];
+            d - l * (d / l).round()
+        } else {
+            d
+        }
+    }
+}
+
+/// One frame's sums, from which any set of frames is aggregated.
+#[derive(Clone, Debug, Default)]
+struct FrameStats {
+    n: usize,
+    /// Per bin, over ordered pairs i ≠ j: Σ δu_i·δu_j / ⟨|δu|²⟩, the pair count, and the count
+    /// an ideal gas in the same box would give.
+    a: Vec<f64>,
+    p: Vec<f64>,
+    ideal: Vec<f64>,
+    /// Per k: mean of (û·V̂)² − 1/d over the agents measured, its standard error, and how many.
+    gamma: Vec<f64>,
+    gamma_se: Vec<f64>,
+    measured: usize,
+    polarization: f64,
+}
+
+/// Aggregates over a multiset of frames.
+struct Aggregate {
+    c: Vec<Option<f64>>,
+    g: Vec<Option<f64>>,
+    q: Vec<f64>,
+    xi: Option<f64>,
+    chi: f64,
+    gamma: Vec<Option<f64>>,
+}
+
+fn aggregate(stats: &[FrameStats], pick: &[usize], r: &[f64], dr: f64) -> Aggregate {
+    let bins = r.len();
+    let (mut a, mut p, mut ideal, mut q) = (
+        vec![0.0; bins],
+        vec![0.0; bins],
+        vec![0.0; bins],
+        vec![0.0; bins],
+    );
+    let k_max = stats.first().map_or(0, |s| s.gamma.len());
+    let mut gamma = vec![0.0; k_max];
+    for &f in pick {
+        let s = &stats[f];
+        let mut run = 1.0;
+        for b in 0..bins {
+            a[b] += s.a[b];
+            p[b] += s.p[b];
+            ideal[b] += s.ideal[b];
+            run += s.a[b] / s.n as f64;
+            q[b] += run;
+        }
+        for (g, x) in gamma.iter_mut().zip(&s.gamma) {
+            *g += x;
+        }
+    }
+    let m = pick.len().max(1) as f64;
+    let c: Vec<Option<f64>> = (0..bins)
+        .map(|b| (p[b] > 0.0).then(|| a[b] / p[b]))
+        .collect();
+    let g = (0..bins)
+        .map(|b| (ideal[b] > 0.0).then(|| p[b] / ideal[b]))
+        .collect();
+    q.iter_mut().for_each(|x| *x /= m);
+    let chi = q.iter().copied().fold(1.0, f64::max);
+    Aggregate {
+        xi: first_zero(r, &c, dr),
+        c,
+        g,
+        q,
+        chi,
+        gamma: gamma
+            .into_iter()
+            .map(|x| Some(x / m).filter(|v| v.is_finite()))
+            .collect(),
+    }
+}
+
+/// The first r where C crosses zero, interpolated linearly between bin centres (from C(0) = 1
+/// before the first bin).
+fn first_zero(r: &[f64], c: &[Option<f64>], _dr: f64) -> Option<f64> {
+    let (mut r0, mut c0) = (0.0, 1.0);
+    for (&r1, c1) in r.iter().zip(c) {
+        let Some(c1) = *c1 else { continue };
+        if c1 <= 0.0 {
+            return Some(r0 + (r1 - r0) * c0 / (c0 - c1));
+        }
+        (r0, c0) = (r1, c1);
+    }
+    None
+}
+
+/// A small deterministic generator for the bootstrap (splitmix64): the same recording and
+/// options give the same error bars.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+fn std_dev(xs: &[f64]) -> Option<f64> {
+    if xs.len() < 2 {
+        return None;
+    }
+    let m = xs.iter().sum::<f64>() / xs.len() as f64;
+    let v = xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (xs.len() - 1) as f64;
+    Some(v.sqrt())
+}
+
+/// The checks that need the recording: frames, agents, r_max against the box.
+fn check(h: &Header, o: &Options, frame_count: u64) -> Result<()> {
+    if o.frames.start >= o.frames.end || o.frames.end > frame_count {
+        bail!(
+            "--frames: {}..{} is not within the recording's frames 0..{frame_count}",
+            o.frames.start,
+            o.frames.end
+        );
+    }
+    if o.every == 0 {
+        bail!("--every: must be at least 1");
+    }
+    if o.bins == 0 || o.bins > MAX_BINS {
+        bail!("--bins: must be in 1..={MAX_BINS}, got {}", o.bins);
+    }
+    if o.k_max == 0 || o.k_max > MAX_K {
+        bail!("--k-max: must be in 1..={MAX_K}, got {}", o.k_max);
+    }
+    if h.agents < 2 {
+        bail!(
+            "the recording has {} agent{}: correlations need at least 2",
+            h.agents,
+            if h.agents == 1 { "" } else { "s" }
+        );
+    }
+    if let Some(r) = o.r_max {
+        if !(r.is_finite() && r > 0.0) {
+            bail!("--r-max: must be a distance above 0, got {r}");
+        }
+        if h.boundary == Boundary::Wrap {
+            let half = h.world_size[..h.dim as usize]
+                .iter()
+                .fold(f64::INFINITY, |m, &l| m.min(l as f64))
+                / 2.0;
+            if r > half * (1.0 + 1e-9) {
+                bail!(
+                    "--r-max: {r} is beyond half the periodic box ({half}): distances past it \
+                     wrap around"
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The fluctuations δu (component-major, like the frame) and ⟨|δu|²⟩, the polarisation.
+fn fluctuations(f: &Frame, dim: usize, field: Field) -> (Vec<f64>, f64, f64) {
+    let n = f.agents(dim);
+    let mut u = vec![0.0f64; dim * n];
+    let mut speed = 0.0;
+    for i in 0..n {
+        let s = (0..dim)
+            .map(|k| (f.vel[k * n + i] as f64).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        speed += s;
+        for k in 0..dim {
+            let v = f.vel[k * n + i] as f64;
+            u[k * n + i] = match field {
+                Field::Velocity => v,
+                Field::Heading if s > 0.0 => v / s,
+                Field::Heading => 0.0,
+            };
+        }
+    }
+    let mut mean = [0.0; 3];
+    for (k, m) in mean.iter_mut().enumerate().take(dim) {
+        *m = u[k * n..(k + 1) * n].iter().sum::<f64>() / n as f64;
+    }
+    let mean_len = mean.iter().map(|x| x * x).sum::<f64>().sqrt();
+    let scale = match field {
+        Field::Velocity => speed / n as f64,
+        Field::Heading => 1.0,
+    };
+    let polarization = if scale > 0.0 { mean_len / scale } else { 0.0 };
+    for k in 0..dim {
+        u[k * n..(k + 1) * n].iter_mut().for_each(|x| *x -= mean[k]);
+    }
+    let c0 = u.iter().map(|x| x * x).sum::<f64>() / n as f64;
+    (u, c0, polarization)
+}
+
+/// The mean direction of motion V̂ of a frame (`None` when the velocities cancel).
+fn flight_direction(f: &Frame, dim: usize) -> Option<[f64; 3]> {
+    let n = f.agents(dim);
+    let mut v = [0.0; 3];
+    for (k, x) in v.iter_mut().enumerate().take(dim) {
+        *x = f.vel[k * n..(k + 1) * n]
+            .iter()
+            .map(|&x| x as f64)
+            .sum::<f64>();
+    }
+    let len = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+    (len > 0.0 && len.is_finite()).then(|| v.map(|x| x / len))
+}
+
+fn geometry(h: &Header, f: &Frame) -> Geometry {
+    let dim = h.dim as usize;
+    let n = f.agents(dim);
+    if h.boundary == Boundary::Wrap {
+        let mut len = [1.0; 3];
+        for k in 0..dim {
+            len[k] = h.world_size[k] as f64;
+        }
+        return Geometry {
+            dim,
+            wrap: true,
+            lo: [0.0; 3],
+            len,
+        };
+    }
+    let (mut lo, mut len) = ([0.0; 3], [1.0; 3]);
+    for k in 0..dim {
+        let xs = &f.pos[k * n..(k + 1) * n];
+        let a = xs.iter().fold(f64::INFINITY, |m, &x| m.min(x as f64));
+        let b = xs.iter().fold(f64::NEG_INFINITY, |m, &x| m.max(x as f64));
+        lo[k] = a;
+        // A flat flock (every agent on one line) still gets a box of some width.
+        len[k] = (b - a).max(1e-9 * (1.0 + a.abs()));
+    }
+    Geometry {
+        dim,
+        wrap: false,
+        lo,
+        len,
+    }
+}
+
+/// Analyses frames `o.frames` (every `o.every`-th) of `reader`.
+pub fn analyze(reader: &mut Reader, o: &Options) -> Result<Analysis> {
+    let h = reader.header().clone();
+    check(&h, o, reader.frame_count())?;
+    let dim = h.dim as usize;
+    let field = o.field.unwrap_or(match h.model {
+        Model::Vicsek => Field::Heading,
+        Model::Boids => Field::Velocity,
+    });
+    let mut frame = Frame::empty();
+    let picks: Vec<u64> = o.frames.clone().step_by(o.every as usize).collect();
+    let mut stats = Vec::with_capacity(picks.len());
+    let mut r_max = o.r_max;
+    let mut method = o.method;
+    let mut grid_side = None;
+    let mut caveats = Vec::new();
+    let mut no_direction = 0;
+    for &k in &picks {
+        crate::signal::check()?;
+        reader.read_frame_into(k, &mut frame)?;
+        if let Some(bad) = frame.non_finite(dim) {
+            bail!("frame {k}: {bad}: not a recording forge's solver wrote, or damaged");
+        }
+        let n = frame.agents(dim);
+        let geo = geometry(&h, &frame);
+        let half = geo.len[..dim].iter().fold(f64::INFINITY, |m, &l| m.min(l)) / 2.0;
+        let r_max = *r_max.get_or_insert(half);
+        if method == Method::Auto {
+            method = if n <= EXACT_MAX_AGENTS {
+                Method::Exact
+            } else {
+                Method::Grid
+            };
+        }
+        let (du, c0, polarization) = fluctuations(&frame, dim, field);
+        let dr = r_max / o.bins as f64;
+        let mut s = match method {
+            Method::Grid => {
+                let g = grid::side(dim, geo.wrap, n);
+                grid_side = Some(g);
+                grid::frame_stats(&frame.pos, &du, n, &geo, dr, o.bins, g)
+            }
+            _ => pairs::frame_stats(&frame.pos, &du, n, &geo, dr, o.bins),
+        };
+        if c0 > 0.0 {
+            s.a.iter_mut().for_each(|x| *x /= c0);
+        } else {
+            s.a.iter_mut().for_each(|x| *x = 0.0);
+        }
+        s.n = n;
+        s.polarization = polarization;
+        match flight_direction(&frame, dim) {
+            Some(v) => knn::anisotropy(&frame.pos, n, &geo, v, o.k_max, &mut s),
+            None => {
+                no_direction += 1;
+                s.gamma = vec![f64::NAN; o.k_max];
+                s.gamma_se = vec![f64::NAN; o.k_max];
+            }
+        }
+        stats.push(s);
+    }
+    let r_max = r_max.unwrap_or(0.0);
+    let dr = r_max / o.bins as f64;
+    let r: Vec<f64> = (0..o.bins).map(|b| (b as f64 + 0.5) * dr).collect();
+    let all: Vec<usize> = (0..stats.len()).collect();
+    let whole = aggregate(&stats, &all, &r, dr);
+    let (errors, boot) = bootstrap(&stats, &r, dr, o.bootstrap);
+    let n = stats.first().map_or(0, |s| s.n);
+    if n < FEW_AGENTS {
+        caveats.push(format!(
+            "{n} agents: {} pairs per frame, too few for C(r) and g(r) to mean much",
+            n * (n - 1) / 2
+        ));
+    }
+    if stats.len() < 2 {
+        caveats.push(
+            "one frame: no error bars from the bootstrap over frames (the anisotropy's are over \
+             agents)"
+                .into(),
+        );
+    }
+    if no_direction > 0 {
+        caveats.push(format!(
+            "{no_direction} frame(s) with no mean direction of motion: no anisotropy there"
+        ));
+    }
+    if whole.xi.is_none() {
+        caveats.push(format!(
+            "C(r) stays above 0 up to r_max = {r_max}: no correlation length within it"
+        ));
+    }
+    let anisotropy = anisotropy_of(&stats, &whole, &errors, boot);
+    Ok(Analysis {
+        frames: [o.frames.start, o.frames.end],
+        every: o.every,
+        frames_analysed: stats.len(),
+        agents: n,
+        dim,
+        periodic: h.boundary == Boundary::Wrap,
+        field,
+        method,
+        grid: grid_side,
+        r_max,
+        bootstrap: boot,
+        polarization: stats.iter().map(|s| s.polarization).sum::<f64>() / stats.len().max(1) as f64,
+        correlation_length: whole.xi,
+        correlation_length_error: errors.xi,
+        susceptibility: whole.chi,
+        susceptibility_error: errors.chi,
+        r,
+        c: whole.c,
+        c_error: errors.c,
+        g: whole.g,
+        q: whole.q,
+        anisotropy,
+        caveats,
+    })
+}
+
+/// Standard deviations over bootstrap resamples of the frames.
+struct Errors {
+    xi: Option<f64>,
+    chi: Option<f64>,
+    c: Vec<Option<f64>>,
+    gamma: Vec<Option<f64>>,
+}
+
+/// The bootstrap's error bars (none with fewer than two frames), and how many resamples ran.
+fn bootstrap(stats: &[FrameStats], r: &[f64], dr: f64, resamples: usize) -> (Errors, usize) {
+    let k_max = stats.first().map_or(0, |s| s.gamma.len());
+    let none = Errors {
+        xi: None,
+        chi: None,
+        c: vec![None; r.len()],
+        gamma: vec![None; k_max],
+    };
+    if stats.len() < 2 || resamples < 2 {
+        return (none, 0);
+    }
+    let mut rng = SplitMix(0x5EED_F0F0_1234_ABCD);
+    let mut xis = Vec::new();
+    let mut chis = Vec::new();
+    let mut cs: Vec<Vec<f64>> = vec![Vec::new(); r.len()];
+    let mut gs: Vec<Vec<f64>> = vec![Vec::new(); k_max];
+    for _ in 0..resamples {
+        let pick: Vec<usize> = (0..stats.len()).map(|_| rng.below(stats.len())).collect();
+        let a = aggregate(stats, &pick, r, dr);
+        xis.extend(a.xi);
+        chis.push(a.chi);
+        for (b, c) in a.c.iter().enumerate() {
+            cs[b].extend(*c);
+        }
+        for (k, g) in a.gamma.iter().enumerate() {
+            gs[k].extend(*g);
+        }
+    }
+    let errors = Errors {
+        // Where most resamples have no zero crossing, ξ has no error bar either.
+        xi: (xis.len() * 2 >= resamples)
+            .then(|| std_dev(&xis))
+            .flatten(),
+        chi: std_dev(&chis),
+        c: cs.iter().map(|v| std_dev(v)).collect(),
+        gamma: gs.iter().map(|v| std_dev(v)).collect(),
+    };
+    (errors, resamples)
+}
+
+fn anisotropy_of(stats: &[FrameStats], whole: &Aggregate, e: &Errors, boot: usize) -> Anisotropy {
+    let k_max = whole.gamma.len();
+    // The larger of the bootstrap's spread and the standard error over agents (pooled over
+    // frames): with a handful of frames the bootstrap alone can come out too small.
+    let m = stats.len().max(1) as f64;
+    let gamma_error: Vec<Option<f64>> = (0..k_max)
+        .map(|k| {
+            let pooled = (stats.iter().map(|s| s.gamma_se[k].powi(2)).sum::<f64>()).sqrt() / m;
+            let pooled = Some(pooled).filter(|v| v.is_finite());
+            match (if boot > 0 { e.gamma[k] } else { None }, pooled) {
+                (Some(b), Some(p)) => Some(b.max(p)),
+                (b, p) => b.or(p),
+            }
+        })
+        .collect();
+    let isotropic_from_k = (0..k_max)
+        .find(|&k| match (whole.gamma[k], gamma_error[k]) {
+            (Some(g), Some(e)) => g.abs() <= 2.0 * e,
+            _ => false,
+        })
+        .map(|k| k + 1);
+    Anisotropy {
+        k: (1..=k_max).collect(),
+        gamma: whole.gamma.clone(),
+        gamma_error,
+        isotropic_from_k,
+        agents_measured: stats.iter().map(|s| s.measured as f64).sum::<f64>()
+            / stats.len().max(1) as f64,
+    }
+}
+
+impl Analysis {
+    /// The summary `forge analyze` prints, several lines.
+    pub fn report(&self, name: &str) -> String {
+        let pm = |v: Option<f64>| v.map(|e| format!(" ± {e:.3}")).unwrap_or_default();
+        let mut s = format!(
+            "{name}: frames {}..{}{} ({} analysed), {} agents, {}D, {}; {} fluctuations, {} pair sums{}\n",
+            self.frames[0],
+            self.frames[1],
+            if self.every > 1 { format!(" every {}", self.every) } else { String::new() },
+            self.frames_analysed,
+            self.agents,
+            self.dim,
+            if self.periodic { "periodic box" } else { "each frame's bounding box" },
+            match self.field {
+                Field::Velocity => "velocity",
+                Field::Heading => "heading",
+            },
+            match self.method {
+                Method::Grid => "grid (FFT)",
+                _ => "exact",
+            },
+            self.grid.map(|g| format!(", {g} cells a side")).unwrap_or_default(),
+        );
+        s += &format!("polarization            {:.4}\n", self.polarization);
+        s += &match self.correlation_length {
+            Some(x) => format!(
+                "correlation length ξ    {x:.4}{}  (first zero of C(r); r_max {:.4})\n",
+                pm(self.correlation_length_error),
+                self.r_max
+            ),
+            None => format!(
+                "correlation length ξ    none: C(r) > 0 up to r_max {:.4}\n",
+                self.r_max
+            ),
+        };
+        s += &format!(
+            "susceptibility χ        {:.4}{}  (max of the integrated correlation)\n",
+            self.susceptibility,
+            pm(self.susceptibility_error)
+        );
+        let a = &self.anisotropy;
+        s += "neighbour anisotropy γ_k = ⟨(û·V̂)²⟩ − 1/d:";
+        for (k, (g, e)) in a.gamma.iter().zip(&a.gamma_error).enumerate() {
+            if k < 8 || k + 1 == a.k.len() {
+                match g {
+                    Some(g) => s += &format!(" k={} {g:+.4}{}", k + 1, pm(*e)),
+                    None => s += &format!(" k={} -", k + 1),
+                }
+            } else if k == 8 {
+                s += " …";
+            }
+        }
+        s += &match a.isotropic_from_k {
+            Some(k) => format!("\nisotropic (|γ_k| within 2 error bars of 0) from k = {k}"),
+            None => "\nnot isotropic within its error bars for any k measured".into(),
+        };
+        for c in &self.caveats {
+            s += &format!("\nnote: {c}");
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_zero_interpolates_between_bin_centres() {
+        let r = [0.5, 1.5, 2.5];
+        let c = [Some(0.8), Some(0.2), Some(-0.2)];
+        assert!((first_zero(&r, &c, 1.0).unwrap() - 2.0).abs() < 1e-12);
+        assert_eq!(first_zero(&r, &[Some(0.5), None, Some(0.1)], 1.0), None);
+    }
+
+    #[test]
+    fn splitmix_is_fixed() {
+        let mut a = SplitMix(1);
+        let mut b = SplitMix(1);
+        assert_eq!(a.next(), b.next());
+        assert!(a.below(10) < 10);
+    }
+}
