@@ -418,96 +418,111 @@ pub fn correlation_png(path: &Path, title: &str, a: &Analysis) -> Result<()> {
             .titled(&caption, (FONT, 20))
             .map_err(|x| e(&x))?;
         let (top, bottom) = root.split_vertically(440);
-        let mut chart = ChartBuilder::on(&top)
-            .margin(12)
-            .margin_right(28)
-            .x_label_area_size(40)
-            .y_label_area_size(72)
-            .build_cartesian_2d(0.0..r1, c0..c1)
-            .map_err(|x| e(&x))?;
-        chart
-            .configure_mesh()
-            .x_desc("r")
-            .y_desc("C(r)")
-            .axis_desc_style((FONT, 16))
-            .label_style((FONT, 13))
-            .light_line_style(WHITE)
-            .draw()
-            .map_err(|x| e(&x))?;
-        let grey = RGBColor(127, 127, 127);
+        c_panel(&top, a, &c, (c0, c1))?;
+        g_panel(&bottom, &g, r1, (g0, g1))
+    })
+}
+
+type Area<'a> = DrawingArea<BitMapBackend<'a>, plotters::coord::Shift>;
+
+/// C(r) with its error bars, 0 and ξ marked.
+fn c_panel(top: &Area, a: &Analysis, c: &[(f64, f64)], (c0, c1): (f64, f64)) -> Result<()> {
+    let e = |e: &dyn std::fmt::Display| anyhow!("{e}");
+    let r1 = a.r_max.max(1e-9);
+    let grey = RGBColor(127, 127, 127);
+    let mut chart = ChartBuilder::on(top)
+        .margin(12)
+        .margin_right(28)
+        .x_label_area_size(40)
+        .y_label_area_size(72)
+        .build_cartesian_2d(0.0..r1, c0..c1)
+        .map_err(|x| e(&x))?;
+    chart
+        .configure_mesh()
+        .x_desc("r")
+        .y_desc("C(r)")
+        .axis_desc_style((FONT, 16))
+        .label_style((FONT, 13))
+        .light_line_style(WHITE)
+        .draw()
+        .map_err(|x| e(&x))?;
+    chart
+        .draw_series(LineSeries::new(
+            [(0.0, 0.0), (r1, 0.0)],
+            grey.stroke_width(1),
+        ))
+        .map_err(|x| e(&x))?;
+    let bars =
+        a.r.iter()
+            .zip(&a.c)
+            .zip(&a.c_error)
+            .filter_map(|((&r, y), err)| {
+                let (y, err) = ((*y)?, (*err)?);
+                Some(ErrorBar::new_vertical(
+                    r,
+                    y - err,
+                    y,
+                    y + err,
+                    COLORS[0].filled(),
+                    4,
+                ))
+            });
+    chart.draw_series(bars).map_err(|x| e(&x))?;
+    chart
+        .draw_series(LineSeries::new(
+            c.iter().copied(),
+            COLORS[0].stroke_width(2),
+        ))
+        .map_err(|x| e(&x))?
+        .label("C(r)")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], COLORS[0].stroke_width(2)));
+    if let Some(xi) = a.correlation_length {
         chart
             .draw_series(LineSeries::new(
-                [(0.0, 0.0), (r1, 0.0)],
-                grey.stroke_width(1),
-            ))
-            .map_err(|x| e(&x))?;
-        let bars =
-            a.r.iter()
-                .zip(&a.c)
-                .zip(&a.c_error)
-                .filter_map(|((&r, y), err)| {
-                    let (y, err) = ((*y)?, (*err)?);
-                    Some(ErrorBar::new_vertical(
-                        r,
-                        y - err,
-                        y,
-                        y + err,
-                        COLORS[0].filled(),
-                        4,
-                    ))
-                });
-        chart.draw_series(bars).map_err(|x| e(&x))?;
-        chart
-            .draw_series(LineSeries::new(
-                c.iter().copied(),
-                COLORS[0].stroke_width(2),
+                [(xi, c0), (xi, c1)],
+                COLORS[3].stroke_width(2),
             ))
             .map_err(|x| e(&x))?
-            .label("C(r)")
+            .label(format!("ξ = {xi:.3}"))
             .legend(|(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], COLORS[0].stroke_width(2))
+                PathElement::new(vec![(x, y), (x + 20, y)], COLORS[3].stroke_width(2))
             });
-        if let Some(xi) = a.correlation_length {
-            chart
-                .draw_series(LineSeries::new(
-                    [(xi, c0), (xi, c1)],
-                    COLORS[3].stroke_width(2),
-                ))
-                .map_err(|x| e(&x))?
-                .label(format!("ξ = {xi:.3}"))
-                .legend(|(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], COLORS[3].stroke_width(2))
-                });
-        }
-        legend(&mut chart, SeriesLabelPosition::UpperRight)?;
-        let mut chart = ChartBuilder::on(&bottom)
-            .margin(12)
-            .margin_right(28)
-            .x_label_area_size(46)
-            .y_label_area_size(72)
-            .build_cartesian_2d(0.0..r1, g0..g1)
-            .map_err(|x| e(&x))?;
-        chart
-            .configure_mesh()
-            .x_desc("r")
-            .y_desc("g(r)")
-            .axis_desc_style((FONT, 16))
-            .label_style((FONT, 13))
-            .light_line_style(WHITE)
-            .draw()
-            .map_err(|x| e(&x))?;
-        chart
-            .draw_series(LineSeries::new(
-                [(0.0, 1.0), (r1, 1.0)],
-                grey.stroke_width(1),
-            ))
-            .map_err(|x| e(&x))?;
-        chart
-            .draw_series(LineSeries::new(
-                g.iter().copied(),
-                COLORS[2].stroke_width(2),
-            ))
-            .map_err(|x| e(&x))?;
-        Ok(())
-    })
+    }
+    legend(&mut chart, SeriesLabelPosition::UpperRight)?;
+    Ok(())
+}
+
+/// g(r), with the ideal gas's 1.
+fn g_panel(bottom: &Area, g: &[(f64, f64)], r1: f64, (g0, g1): (f64, f64)) -> Result<()> {
+    let e = |e: &dyn std::fmt::Display| anyhow!("{e}");
+    let grey = RGBColor(127, 127, 127);
+    let mut chart = ChartBuilder::on(bottom)
+        .margin(12)
+        .margin_right(28)
+        .x_label_area_size(46)
+        .y_label_area_size(72)
+        .build_cartesian_2d(0.0..r1, g0..g1)
+        .map_err(|x| e(&x))?;
+    chart
+        .configure_mesh()
+        .x_desc("r")
+        .y_desc("g(r)")
+        .axis_desc_style((FONT, 16))
+        .label_style((FONT, 13))
+        .light_line_style(WHITE)
+        .draw()
+        .map_err(|x| e(&x))?;
+    chart
+        .draw_series(LineSeries::new(
+            [(0.0, 1.0), (r1, 1.0)],
+            grey.stroke_width(1),
+        ))
+        .map_err(|x| e(&x))?;
+    chart
+        .draw_series(LineSeries::new(
+            g.iter().copied(),
+            COLORS[2].stroke_width(2),
+        ))
+        .map_err(|x| e(&x))?;
+    Ok(())
 }

@@ -331,13 +331,8 @@ fn isotropic_points_have_no_anisotropy_and_lined_up_ones_do() {
     );
     let a = analyze(d.path(), &p, &["--k-max", "2"]);
     let g = floats(&a["anisotropy"]["gamma"]);
-    for k in 0..2 {
-        assert!(
-            (g[k].unwrap() - 0.5).abs() < 1e-6,
-            "k={}: {:?}",
-            k + 1,
-            g[k]
-        );
+    for (k, g) in g.iter().enumerate() {
+        assert!((g.unwrap() - 0.5).abs() < 1e-6, "k={}: {g:?}", k + 1);
     }
 }
 

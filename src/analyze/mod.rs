@@ -381,8 +381,8 @@ fn geometry(h: &Header, f: &Frame) -> Geometry {
     let n = f.agents(dim);
     if h.boundary == Boundary::Wrap {
         let mut len = [1.0; 3];
-        for k in 0..dim {
-            len[k] = h.world_size[k] as f64;
+        for (l, &w) in len.iter_mut().zip(&h.world_size).take(dim) {
+            *l = w as f64;
         }
         return Geometry {
             dim,
@@ -408,6 +408,59 @@ fn geometry(h: &Header, f: &Frame) -> Geometry {
     }
 }
 
+/// What the first frame settles for the rest: r_max, the method, the grid.
+struct Run {
+    r_max: Option<f64>,
+    method: Method,
+    grid_side: Option<usize>,
+    /// Frames with no mean direction of motion.
+    no_direction: usize,
+}
+
+impl Run {
+    /// One frame's sums.
+    fn frame(&mut self, h: &Header, frame: &Frame, field: Field, o: &Options) -> FrameStats {
+        let dim = h.dim as usize;
+        let n = frame.agents(dim);
+        let geo = geometry(h, frame);
+        let half = geo.len[..dim].iter().fold(f64::INFINITY, |m, &l| m.min(l)) / 2.0;
+        let r_max = *self.r_max.get_or_insert(half);
+        if self.method == Method::Auto {
+            self.method = if n <= EXACT_MAX_AGENTS {
+                Method::Exact
+            } else {
+                Method::Grid
+            };
+        }
+        let (du, c0, polarization) = fluctuations(frame, dim, field);
+        let dr = r_max / o.bins as f64;
+        let mut s = match self.method {
+            Method::Grid => {
+                let g = grid::side(dim, geo.wrap, n);
+                self.grid_side = Some(g);
+                grid::frame_stats(&frame.pos, &du, n, &geo, dr, o.bins, g)
+            }
+            _ => pairs::frame_stats(&frame.pos, &du, n, &geo, dr, o.bins),
+        };
+        if c0 > 0.0 {
+            s.a.iter_mut().for_each(|x| *x /= c0);
+        } else {
+            s.a.iter_mut().for_each(|x| *x = 0.0);
+        }
+        s.n = n;
+        s.polarization = polarization;
+        match flight_direction(frame, dim) {
+            Some(v) => knn::anisotropy(&frame.pos, n, &geo, v, o.k_max, &mut s),
+            None => {
+                self.no_direction += 1;
+                s.gamma = vec![f64::NAN; o.k_max];
+                s.gamma_se = vec![f64::NAN; o.k_max];
+            }
+        }
+        s
+    }
+}
+
 /// Analyses frames `o.frames` (every `o.every`-th) of `reader`.
 pub fn analyze(reader: &mut Reader, o: &Options) -> Result<Analysis> {
     let h = reader.header().clone();
@@ -420,56 +473,23 @@ pub fn analyze(reader: &mut Reader, o: &Options) -> Result<Analysis> {
     let mut frame = Frame::empty();
     let picks: Vec<u64> = o.frames.clone().step_by(o.every as usize).collect();
     let mut stats = Vec::with_capacity(picks.len());
-    let mut r_max = o.r_max;
-    let mut method = o.method;
-    let mut grid_side = None;
+    let mut run = Run {
+        r_max: o.r_max,
+        method: o.method,
+        grid_side: None,
+        no_direction: 0,
+    };
     let mut caveats = Vec::new();
-    let mut no_direction = 0;
     for &k in &picks {
         crate::signal::check()?;
         reader.read_frame_into(k, &mut frame)?;
         if let Some(bad) = frame.non_finite(dim) {
             bail!("frame {k}: {bad}: not a recording forge's solver wrote, or damaged");
         }
-        let n = frame.agents(dim);
-        let geo = geometry(&h, &frame);
-        let half = geo.len[..dim].iter().fold(f64::INFINITY, |m, &l| m.min(l)) / 2.0;
-        let r_max = *r_max.get_or_insert(half);
-        if method == Method::Auto {
-            method = if n <= EXACT_MAX_AGENTS {
-                Method::Exact
-            } else {
-                Method::Grid
-            };
-        }
-        let (du, c0, polarization) = fluctuations(&frame, dim, field);
-        let dr = r_max / o.bins as f64;
-        let mut s = match method {
-            Method::Grid => {
-                let g = grid::side(dim, geo.wrap, n);
-                grid_side = Some(g);
-                grid::frame_stats(&frame.pos, &du, n, &geo, dr, o.bins, g)
-            }
-            _ => pairs::frame_stats(&frame.pos, &du, n, &geo, dr, o.bins),
-        };
-        if c0 > 0.0 {
-            s.a.iter_mut().for_each(|x| *x /= c0);
-        } else {
-            s.a.iter_mut().for_each(|x| *x = 0.0);
-        }
-        s.n = n;
-        s.polarization = polarization;
-        match flight_direction(&frame, dim) {
-            Some(v) => knn::anisotropy(&frame.pos, n, &geo, v, o.k_max, &mut s),
-            None => {
-                no_direction += 1;
-                s.gamma = vec![f64::NAN; o.k_max];
-                s.gamma_se = vec![f64::NAN; o.k_max];
-            }
-        }
-        stats.push(s);
+        stats.push(run.frame(&h, &frame, field, o));
     }
-    let r_max = r_max.unwrap_or(0.0);
+    let (method, grid_side, no_direction) = (run.method, run.grid_side, run.no_direction);
+    let r_max = run.r_max.unwrap_or(0.0);
     let dr = r_max / o.bins as f64;
     let r: Vec<f64> = (0..o.bins).map(|b| (b as f64 + 0.5) * dr).collect();
     let all: Vec<usize> = (0..stats.len()).collect();

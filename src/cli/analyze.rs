@@ -83,7 +83,11 @@ pub fn analyze_cmd(a: AnalyzeArgs) -> Result<ExitCode> {
     let result = analyze::analyze(&mut reader, &o)?;
     let name = a.file.display().to_string();
     if let Some(p) = &a.plot {
-        crate::plot::correlation_png(p, &name, &result)?;
+        let title = a
+            .file
+            .file_name()
+            .map_or(name.clone(), |f| f.to_string_lossy().into_owned());
+        crate::plot::correlation_png(p, &title, &result)?;
     }
     let mut out = std::io::stdout().lock();
     let text = if a.json {
