@@ -6,15 +6,13 @@
   and measured by ``Recording.analyze`` (the code of ``forge analyze``).
 - analyze-correlation.png: the largest of those flocks' C(r) and g(r), by ``forge analyze --plot``.
 - analyze-binder.png: the Binder cumulant G = 1 − ⟨φ⁴⟩/(3⟨φ²⟩²) of vectorial-noise Vicsek
-  against the noise for three sizes, from ``forge sweep``'s binder column (Chaté et al.,
-  PRE 2008): the curves cross near the transition.
+  against the noise for three sizes, ``forge sweep --plot-y binder`` (Chaté et al., PRE 2008).
 
 Run from a clone, with the Python package and matplotlib installed (scripts/py-test.sh makes
 such a venv): ``target/py-venv/bin/python scripts/analyze-figs.py`` (OUT=folder, default
 docs/src/images; FORGE=the binary, default target/release/forge). About 3 minutes on 2 cores.
 """
 
-import csv
 import json
 import os
 import subprocess
@@ -96,10 +94,10 @@ def plot_xi(rows):
 
 
 def binder(work: Path):
-    out = work / "binder.csv"
+    """forge sweep over sizes x noise, plotted by forge itself (--plot-y binder)."""
     scene = work / "vectorial.json"
     scene.write_text(json.dumps({
-        "name": "vectorial",
+        "name": "vectorial Vicsek",
         "preset": "vicsek1995",
         "agents": 1024,
         "seed": 2004,
@@ -114,23 +112,11 @@ def binder(work: Path):
             "--vary", "agents=256,1024,4096",
             "--vary", "density=2",
             "--seeds", "3", "--equilibrate", "3000", "--measure", "3000",
-            "-o", str(out), "-q", "--force",
+            "-o", str(work / "binder.csv"), "-q", "--force",
+            "--plot", str(OUT / "analyze-binder.png"), "--plot-y", "binder",
         ],
         check=True,
     )
-    rows = list(csv.DictReader(open(out)))
-    fig, ax = plt.subplots(figsize=(6.4, 4.6), dpi=120)
-    for k, n in enumerate(sorted({int(r["agents"]) for r in rows})):
-        pts = sorted((float(r["noise"]), float(r["binder"])) for r in rows if int(r["agents"]) == n)
-        x, g = zip(*pts)
-        ax.plot(x, g, "o-", label=f"N = {n}", color=["#1f77b4", "#ff7f0e", "#2ca02c"][k])
-    ax.set_xlabel("vectorial noise η (density 2, v0 = 0.5)")
-    ax.set_ylabel("Binder cumulant G")
-    ax.set_title("Vicsek with vectorial noise: the Binder cumulant across sizes")
-    ax.legend()
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(OUT / "analyze-binder.png")
 
 
 def main():

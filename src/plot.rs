@@ -126,6 +126,8 @@ pub struct SweepPlot<'a> {
     pub title: &'a str,
     pub x_label: &'a str,
     pub y_label: &'a str,
+    /// A fixed y range; `None`: the values' own, padded.
+    pub y_range: Option<(f64, f64)>,
     pub series: &'a [Series],
 }
 
@@ -151,7 +153,7 @@ fn span(values: impl Iterator<Item = f64>, pad: f64) -> (f64, f64) {
     (lo - p, hi + p)
 }
 
-/// The order parameter against the varied parameter, one line per series, with error bars.
+/// A sweep's statistic against the varied parameter, one line per series, with error bars.
 pub fn sweep_png(path: &Path, plot: &SweepPlot) -> Result<()> {
     let (x0, x1) = span(
         plot.series
@@ -159,8 +161,14 @@ pub fn sweep_png(path: &Path, plot: &SweepPlot) -> Result<()> {
             .flat_map(|s| s.points.iter().map(|p| p.0)),
         0.03,
     );
-    // The order parameter lives in [0, 1]; show all of it.
-    let (y0, y1) = (0.0, 1.05);
+    let (y0, y1) = plot.y_range.unwrap_or_else(|| {
+        span(
+            plot.series
+                .iter()
+                .flat_map(|s| s.points.iter().map(|p| p.1)),
+            0.06,
+        )
+    });
     write_png(path, SWEEP_SIZE, |root| {
         let e = |e: &dyn std::fmt::Display| anyhow!("{e}");
         let mut chart = ChartBuilder::on(root)

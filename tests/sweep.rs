@@ -281,6 +281,28 @@ fn csv_has_the_documented_columns_and_plots_decode() {
     assert_eq!(decode_png(&d.path().join("s.png")), (960, 640));
     assert!(!d.path().join("s.csv.partial").exists());
 
+    // --plot-y binder: the Binder cumulant's plot of the same sweep, a different picture;
+    // refused without a plot to draw.
+    let mut binder = args.clone();
+    binder.extend(["--plot-y", "binder", "--force"]);
+    *binder.iter_mut().find(|a| **a == "s.png").unwrap() = "b.png";
+    succeeds(d.path(), &binder);
+    assert_eq!(decode_png(&d.path().join("b.png")), (960, 640));
+    let (order_png, binder_png) = (
+        fs::read(d.path().join("s.png")).unwrap(),
+        fs::read(d.path().join("b.png")).unwrap(),
+    );
+    assert_ne!(order_png, binder_png);
+    has(
+        &fails(
+            d.path(),
+            &[
+                "sweep", "vicsek", "--vary", "noise=1", "-o", "x.csv", "--plot-y", "binder",
+            ],
+        ),
+        "--plot",
+    );
+
     // The same outputs again: refused without --force, accepted with it.
     fails_cleanly(d.path(), &args, &["already exists"], &[]);
     args.push("--force");

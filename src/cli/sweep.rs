@@ -15,6 +15,7 @@ pub fn sweep_cmd(a: SweepArgs) -> Result<ExitCode> {
             parts: m.parts,
             output: m.output,
             plot: m.plot,
+            plot_y: m.plot_y,
             force: m.force,
             quiet: m.quiet,
         })?;
@@ -31,6 +32,7 @@ pub fn sweep_cmd(a: SweepArgs) -> Result<ExitCode> {
         measure: a.measure,
         output,
         plot: a.plot,
+        plot_y: a.plot_y,
         jobs: a.jobs,
         resume: a.resume,
         force: a.force,
@@ -73,6 +75,10 @@ pub struct SweepArgs {
     /// Also plot the order parameter against the first varied parameter (PNG).
     #[arg(long, value_name = "OUT.png")]
     pub plot: Option<PathBuf>,
+    /// What the plot shows: the order parameter, its Binder cumulant (the crossing of a
+    /// sweep over sizes) or its susceptibility.
+    #[arg(long, value_enum, default_value_t = sweep::PlotY::Order, requires = "plot")]
+    pub plot_y: sweep::PlotY,
     /// Runs at once [default: all cores]. Each run uses one thread. The CSV does not depend on it.
     #[arg(long)]
     pub jobs: Option<usize>,
@@ -119,6 +125,10 @@ pub struct MergeArgs {
     /// Also plot the order parameter against the first varied parameter (PNG).
     #[arg(long, value_name = "OUT.png")]
     pub plot: Option<PathBuf>,
+    /// What the plot shows: the order parameter, its Binder cumulant (the crossing of a
+    /// sweep over sizes) or its susceptibility.
+    #[arg(long, value_enum, default_value_t = sweep::PlotY::Order, requires = "plot")]
+    pub plot_y: sweep::PlotY,
     /// Overwrite the outputs.
     #[arg(long)]
     pub force: bool,

@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{anyhow, bail, Result};
 
 pub use param::{fmt_value, parse_vary, Param, Vary, MAX_VALUES};
+pub use plot::PlotY;
 pub use points::Point;
 pub use shard::{merge, Merge};
 pub use table::STAT_COLUMNS;
@@ -52,6 +53,8 @@ pub struct Request {
     /// The CSV written (one row per point), and the plot.
     pub output: PathBuf,
     pub plot: Option<PathBuf>,
+    /// What the plot shows.
+    pub plot_y: PlotY,
     /// Runs at once (`None`: all cores).
     pub jobs: Option<usize>,
     /// Continue an interrupted sweep, or extend a finished one.
@@ -109,6 +112,7 @@ struct Plan {
     /// `OUT.partial`, where rows go as they finish.
     partial: PathBuf,
     plot: Option<PathBuf>,
+    plot_y: PlotY,
     jobs: Option<usize>,
     quiet: bool,
     resume: bool,
@@ -171,6 +175,7 @@ impl Plan {
             out,
             partial,
             plot: a.plot,
+            plot_y: a.plot_y,
             jobs: a.jobs,
             quiet: a.quiet,
             resume: a.resume,
@@ -236,7 +241,14 @@ impl Plan {
         let rows = self.rows_in_order(&done)?;
         csv.finish(&self.out, &head, rows.iter().copied().chain(&extra))?;
         if let Some(path) = &self.plot {
-            plot::plot_sweep(path, &self.base, &self.varies, points, &rows, settings)?;
+            plot::plot_sweep(
+                path,
+                &self.base,
+                &self.varies,
+                points,
+                &rows,
+                (settings, self.plot_y),
+            )?;
         }
         if !self.quiet {
             self.summary(&ran);

@@ -1,5 +1,6 @@
-//! The sweep's plot: the order parameter against the first numeric parameter with more than one
-//! value, one line per combination of the other multi-valued parameters, from the typed rows.
+//! The sweep's plot: the order parameter (or its Binder cumulant or susceptibility) against the
+//! first numeric parameter with more than one value, one line per combination of the other
+//! multi-valued parameters, from the typed rows.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -13,6 +14,19 @@ use super::table::Row;
 use crate::plot;
 use crate::scene::{Model, Scene};
 
+/// What a sweep's plot shows on its y axis (`--plot-y`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum PlotY {
+    /// The order parameter's mean, with its standard error over seeds.
+    #[default]
+    Order,
+    /// The Binder cumulant 1 − ⟨φ⁴⟩/(3⟨φ²⟩²): curves of several sizes cross at a continuous
+    /// transition and dip below 1/3 at a discontinuous one.
+    Binder,
+    /// N(⟨φ²⟩ − ⟨φ⟩²), which peaks at the transition.
+    Susceptibility,
+}
+
 /// `rows[i]` is the row of `points[i]`.
 pub fn plot_sweep(
     path: &Path,
@@ -20,7 +34,7 @@ pub fn plot_sweep(
     varies: &[Vary],
     points: &[Point],
     rows: &[&Row],
-    settings: Settings,
+    (settings, y): (Settings, PlotY),
 ) -> Result<()> {
     let multi: Vec<usize> = (0..varies.len())
         .filter(|&i| varies[i].values.len() > 1)
@@ -49,9 +63,13 @@ pub fn plot_sweep(
             });
             series.len() - 1
         });
-        series[s]
-            .points
-            .push((pt.values[x], row.stats.order, row.stats.order_se));
+        let st = &row.stats;
+        let (value, se) = match y {
+            PlotY::Order => (st.order, st.order_se),
+            PlotY::Binder => (st.binder, f64::NAN),
+            PlotY::Susceptibility => (st.susceptibility, f64::NAN),
+        };
+        series[s].points.push((pt.values[x], value, se));
     }
     for s in &mut series {
         s.points.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -79,10 +97,11 @@ pub fn plot_sweep(
     if !fixed.is_empty() {
         title.push_str(&format!(", {}", fixed.join(", ")));
     }
-    let y_label = if base.model == Model::Vicsek {
-        "order parameter v_a"
-    } else {
-        "polarization"
+    let y_label = match (y, base.model) {
+        (PlotY::Order, Model::Vicsek) => "order parameter v_a",
+        (PlotY::Order, _) => "polarization",
+        (PlotY::Binder, _) => "Binder cumulant 1 − <φ⁴>/(3<φ²>²)",
+        (PlotY::Susceptibility, _) => "susceptibility N(<φ²> − <φ>²)",
     };
     plot::sweep_png(
         path,
@@ -90,6 +109,8 @@ pub fn plot_sweep(
             title: &title,
             x_label: &varies[x].param.describe(),
             y_label,
+            // The order parameter lives in [0, 1]: all of it is shown.
+            y_range: (y == PlotY::Order).then_some((0.0, 1.05)),
             series: &series,
         },
     )

@@ -131,6 +131,8 @@ pub struct Merge {
     /// The merged CSV, and the plot.
     pub output: PathBuf,
     pub plot: Option<PathBuf>,
+    /// What the plot shows.
+    pub plot_y: super::PlotY,
     /// Overwrite the outputs.
     pub force: bool,
     /// No summary line.
@@ -225,7 +227,7 @@ pub fn merge(a: Merge) -> Result<()> {
         settings,
     } = &sweep;
     if let Some(path) = &a.plot {
-        super::plot::plot_sweep(path, base, varies, points, &rows, *settings)?;
+        super::plot::plot_sweep(path, base, varies, points, &rows, (*settings, a.plot_y))?;
     }
     if !a.quiet {
         log::info!(
