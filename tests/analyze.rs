@@ -240,6 +240,62 @@ fn exact_sums_agree_with_a_direct_float64_computation() {
         (chi - want_chi).abs() < 1e-6 * want_chi,
         "χ {chi} vs {want_chi}"
     );
+
+    // --mean frames: the mean over both frames removed instead of each frame's own.
+    let a = analyze(
+        d.path(),
+        &p,
+        &[
+            "--method", "exact", "--bins", "25", "--r-max", "20", "--mean", "frames",
+        ],
+    );
+    let total = (2 * n) as f64;
+    let mean = [0, 1].map(|k| {
+        frames
+            .iter()
+            .map(|(_, vel)| {
+                vel[k * n..(k + 1) * n]
+                    .iter()
+                    .map(|&v| v as f64)
+                    .sum::<f64>()
+            })
+            .sum::<f64>()
+            / total
+    });
+    let (mut num, mut cnt) = (vec![0.0; bins], vec![0.0; bins]);
+    for (pos, vel) in &frames {
+        let du = |i: usize, k: usize| vel[k * n + i] as f64 - mean[k];
+        let c0 = (0..n)
+            .map(|i| du(i, 0).powi(2) + du(i, 1).powi(2))
+            .sum::<f64>()
+            / n as f64;
+        for i in 0..n {
+            for j in (0..n).filter(|&j| j != i) {
+                let r = (0..2)
+                    .map(|k| {
+                        let x = pos[k * n + j] as f64 - pos[k * n + i] as f64;
+                        (x - side * (x / side).round()).powi(2)
+                    })
+                    .sum::<f64>()
+                    .sqrt();
+                if r < r_max {
+                    let b = (r / dr) as usize;
+                    num[b] += (du(i, 0) * du(j, 0) + du(i, 1) * du(j, 1)) / c0;
+                    cnt[b] += 1.0;
+                }
+            }
+        }
+    }
+    let c = floats(&a["c"]);
+    for b in 0..bins {
+        let want = num[b] / cnt[b];
+        assert!(
+            (c[b].unwrap() - want).abs() < 1e-6,
+            "--mean frames, C bin {b}: {:?} vs {want}",
+            c[b]
+        );
+    }
+    assert_eq!(a["mean"], "frames");
 }
 
 /// The grid method's C(r) follows the exact one's within a few hundredths, ξ within 3%.

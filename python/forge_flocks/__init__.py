@@ -160,19 +160,21 @@ class Recording:
         r_max: Optional[float] = None,
         k_max: int = 20,
         field: Optional[str] = None,
+        mean: str = "frame",
         method: str = "auto",
         bootstrap: int = 200,
     ) -> Dict[str, Any]:
         """``forge analyze``'s measurements of frames ``frames`` (``(a, b)``, b excluded; either
         may be ``None``; default all), every ``every``-th: the connected velocity (or heading,
-        ``field``) correlation ``c`` against ``r`` with its ``c_error``, the pair correlation
+        ``field``) correlation ``c`` against ``r`` (each frame's mean velocity removed, or with
+        ``mean="frames"`` the mean over the analysed frames) with its ``c_error``, the pair correlation
         ``g``, the integrated correlation ``q``, ``correlation_length`` (the first zero of C)
         and ``susceptibility`` with their errors (a bootstrap over the frames), and the k-th
         neighbour ``anisotropy``. The arrays are NumPy arrays (NaN where a bin holds no pair);
         the rest is as ``forge analyze --json`` prints it, from the same code."""
         a = json.loads(
             self._reader.analyze_json(
-                frames, every, bins, r_max, k_max, field, method, bootstrap
+                frames, every, bins, r_max, k_max, field, mean, method, bootstrap
             )
         )
         nan = float("nan")

@@ -188,7 +188,7 @@ impl PyReader {
 
     /// `forge analyze`'s analysis of frames `frames` (`None`: all), as its JSON: the Python
     /// half parses it. Runs under the per-call stop flag, so Ctrl-C stops it.
-    #[pyo3(signature = (frames, every, bins, r_max, k_max, field, method, bootstrap))]
+    #[pyo3(signature = (frames, every, bins, r_max, k_max, field, mean, method, bootstrap))]
     #[allow(clippy::too_many_arguments)]
     fn analyze_json(
         &self,
@@ -199,10 +199,20 @@ impl PyReader {
         r_max: Option<f64>,
         k_max: usize,
         field: Option<String>,
+        mean: String,
         method: String,
         bootstrap: usize,
     ) -> PyResult<String> {
-        use forge::analyze::{Field, Method, Options};
+        use forge::analyze::{Field, Mean, Method, Options};
+        let mean = match mean.as_str() {
+            "frame" => Mean::Frame,
+            "frames" => Mean::Frames,
+            x => {
+                return Err(crate::errors::arg_err(format!(
+                    "mean: {x:?} is not 'frame' or 'frames'"
+                )))
+            }
+        };
         let field = match field.as_deref() {
             None => None,
             Some("velocity") => Some(Field::Velocity),
@@ -238,6 +248,7 @@ impl PyReader {
                 r_max,
                 k_max,
                 field,
+                mean,
                 method,
                 bootstrap,
             };

@@ -45,6 +45,15 @@ pub enum Field {
     Heading,
 }
 
+/// Whose mean is removed from each velocity: the frame's own (Cavagna's, the default), or the
+/// mean over every analysed frame (a flock's drift around a fixed direction kept in).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Mean {
+    Frame,
+    Frames,
+}
+
 /// How the pair sums are made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -71,6 +80,8 @@ pub struct Options {
     pub k_max: usize,
     /// `None`: headings for Vicsek, velocities otherwise.
     pub field: Option<Field>,
+    /// The mean removed from the velocities.
+    pub mean: Mean,
     pub method: Method,
     /// Bootstrap resamples of the frames for the error bars.
     pub bootstrap: usize,
@@ -86,6 +97,7 @@ impl Options {
             r_max: None,
             k_max: 20,
             field: None,
+            mean: Mean::Frame,
             method: Method::Auto,
             bootstrap: 200,
         }
@@ -118,6 +130,7 @@ pub struct Analysis {
     pub dim: usize,
     pub periodic: bool,
     pub field: Field,
+    pub mean: Mean,
     pub method: Method,
     /// Grid cells per axis where the grid method ran.
     pub grid: Option<usize>,
@@ -325,8 +338,9 @@ fn check(h: &Header, o: &Options, frame_count: u64) -> Result<()> {
     Ok(())
 }
 
-/// The fluctuations δu (component-major, like the frame) and ⟨|δu|²⟩, the polarisation.
-fn fluctuations(f: &Frame, dim: usize, field: Field) -> (Vec<f64>, f64, f64) {
+/// The field u of a frame (velocities or headings, component-major like the frame) and the
+/// mean speed.
+fn field_of(f: &Frame, dim: usize, field: Field) -> (Vec<f64>, f64) {
     let n = f.agents(dim);
     let mut u = vec![0.0f64; dim * n];
     let mut speed = 0.0;
@@ -345,16 +359,36 @@ fn fluctuations(f: &Frame, dim: usize, field: Field) -> (Vec<f64>, f64, f64) {
             };
         }
     }
+    (u, speed)
+}
+
+/// The mean of the field u over a frame.
+fn mean_of(u: &[f64], dim: usize, n: usize) -> [f64; 3] {
     let mut mean = [0.0; 3];
     for (k, m) in mean.iter_mut().enumerate().take(dim) {
         *m = u[k * n..(k + 1) * n].iter().sum::<f64>() / n as f64;
     }
+    mean
+}
+
+/// The fluctuations δu = u − `remove` (the frame's own mean where `None`), ⟨|δu|²⟩ and the
+/// polarisation.
+fn fluctuations(
+    f: &Frame,
+    dim: usize,
+    field: Field,
+    remove: Option<[f64; 3]>,
+) -> (Vec<f64>, f64, f64) {
+    let n = f.agents(dim);
+    let (mut u, speed) = field_of(f, dim, field);
+    let mean = mean_of(&u, dim, n);
     let mean_len = mean.iter().map(|x| x * x).sum::<f64>().sqrt();
     let scale = match field {
         Field::Velocity => speed / n as f64,
         Field::Heading => 1.0,
     };
     let polarization = if scale > 0.0 { mean_len / scale } else { 0.0 };
+    let mean = remove.unwrap_or(mean);
     for k in 0..dim {
         u[k * n..(k + 1) * n].iter_mut().for_each(|x| *x -= mean[k]);
     }
@@ -419,7 +453,13 @@ struct Run {
 
 impl Run {
     /// One frame's sums.
-    fn frame(&mut self, h: &Header, frame: &Frame, field: Field, o: &Options) -> FrameStats {
+    fn frame(
+        &mut self,
+        h: &Header,
+        frame: &Frame,
+        (field, remove): (Field, Option<[f64; 3]>),
+        o: &Options,
+    ) -> FrameStats {
         let dim = h.dim as usize;
         let n = frame.agents(dim);
         let geo = geometry(h, frame);
@@ -432,7 +472,7 @@ impl Run {
                 Method::Grid
             };
         }
-        let (du, c0, polarization) = fluctuations(frame, dim, field);
+        let (du, c0, polarization) = fluctuations(frame, dim, field, remove);
         let dr = r_max / o.bins as f64;
         let mut s = match self.method {
             Method::Grid => {
@@ -480,13 +520,30 @@ pub fn analyze(reader: &mut Reader, o: &Options) -> Result<Analysis> {
         no_direction: 0,
     };
     let mut caveats = Vec::new();
-    for &k in &picks {
+    let read = |reader: &mut Reader, k: u64, frame: &mut Frame| -> Result<()> {
         crate::signal::check()?;
-        reader.read_frame_into(k, &mut frame)?;
+        reader.read_frame_into(k, frame)?;
         if let Some(bad) = frame.non_finite(dim) {
             bail!("frame {k}: {bad}: not a recording forge's solver wrote, or damaged");
         }
-        stats.push(run.frame(&h, &frame, field, o));
+        Ok(())
+    };
+    // `--mean frames`: a first pass for the mean over every analysed frame.
+    let remove = match o.mean {
+        Mean::Frame => None,
+        Mean::Frames => {
+            let mut sum = [0.0; 3];
+            for &k in &picks {
+                read(reader, k, &mut frame)?;
+                let m = mean_of(&field_of(&frame, dim, field).0, dim, frame.agents(dim));
+                (0..3).for_each(|d| sum[d] += m[d] / picks.len() as f64);
+            }
+            Some(sum)
+        }
+    };
+    for &k in &picks {
+        read(reader, k, &mut frame)?;
+        stats.push(run.frame(&h, &frame, (field, remove), o));
     }
     let (method, grid_side, no_direction) = (run.method, run.grid_side, run.no_direction);
     let r_max = run.r_max.unwrap_or(0.0);
@@ -528,6 +585,7 @@ pub fn analyze(reader: &mut Reader, o: &Options) -> Result<Analysis> {
         dim,
         periodic: h.boundary == Boundary::Wrap,
         field,
+        mean: o.mean,
         method,
         grid: grid_side,
         r_max,

@@ -40,6 +40,10 @@ pub struct AnalyzeArgs {
     /// What is correlated [default: heading for Vicsek, velocity for boids].
     #[arg(long, value_enum)]
     pub field: Option<Field>,
+    /// The mean removed from each velocity: each frame's own, or the mean over all the
+    /// analysed frames.
+    #[arg(long, value_enum, default_value_t = analyze::Mean::Frame)]
+    pub mean: analyze::Mean,
     /// Pair sums: exact (every pair, O(N²)), grid (FFT, O(N + M log M)), or auto (exact up to
     /// 5000 agents).
     #[arg(long, value_enum, default_value_t = Method::Auto)]
@@ -77,6 +81,7 @@ pub fn analyze_cmd(a: AnalyzeArgs) -> Result<ExitCode> {
         r_max: a.r_max,
         k_max: a.k_max,
         field: a.field,
+        mean: a.mean,
         method: a.method,
         bootstrap: a.bootstrap,
     };
