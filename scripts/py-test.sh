@@ -37,9 +37,10 @@ fi
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check nbclient nbformat ipykernel matplotlib \
     >/dev/null 2>&1 ||
     echo "warning: pip cannot install nbclient, ipykernel and matplotlib: the notebook test is skipped" >&2
-# The tools a user opens `forge export -o run.xyz` with; the export tests fail without them.
-"$VENV/bin/python" -m pip install -q --disable-pip-version-check ase ovito >/dev/null 2>&1 ||
-    echo "warning: pip cannot install ase and ovito: the extended XYZ tests will fail" >&2
+# The tools a user opens `forge export -o run.xyz` and `-o run.usda` with (ASE, OVITO, OpenUSD's
+# usd-core); the export tests fail without them.
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check ase ovito usd-core >/dev/null 2>&1 ||
+    echo "warning: pip cannot install ase, ovito and usd-core: the export tests will fail" >&2
 
 rm -rf "$TARGET/wheels/forge_flocks-"*.whl
 (cd python && "$VENV/bin/maturin" build --release --quiet --interpreter "$VENV/bin/python" \

@@ -1,4 +1,5 @@
-"""forge export to extended XYZ, opened in the tools it is for: ASE and OVITO."""
+"""forge export to extended XYZ and USD, opened in the tools they are for: ASE, OVITO and
+OpenUSD (usd-core)."""
 
 import importlib
 
@@ -94,3 +95,68 @@ def test_ovito_reads_types_box_and_trajectory(two_species, three_d):
     data3 = ovito_io.import_file(str(xyz3), multiple_frames=True).compute(len(rec3) - 1)
     assert np.array_equal(np.asarray(data3.particles.positions).astype(np.float32), rec3[-1].positions)
     assert tuple(data3.cell.pbc) == (True, True, True)
+
+
+@pytest.fixture(scope="module")
+def usd_export(tmp_path_factory):
+    """Two species in 2D, exported to USD text every other frame."""
+    d = tmp_path_factory.mktemp("usd")
+    forge("simulate", "two-flocks", "--agents", 60, "--steps", 6, "-o", d / "tf.bfs", "-q")
+    forge("export", d / "tf.bfs", "-o", d / "tf.usda", "--every", 2, "-q")
+    return d / "tf.bfs", d / "tf.usda"
+
+
+def test_usd_opens_in_openusd_and_holds_every_frame_exactly(usd_export):
+    pxr = need("pxr.Usd", "usd-core")
+    from pxr import Usd, UsdGeom, UsdValidation
+
+    bfs, usda = usd_export
+    rec = ff.Recording(bfs)
+    stage = Usd.Stage.Open(str(usda))
+    # OpenUSD's own validators (what usdchecker runs): no error.
+    ctx = UsdValidation.ValidationContext(UsdValidation.ValidationRegistry().GetOrLoadAllValidators())
+    errors = [e.GetMessage() for e in ctx.Validate(stage)
+              if e.GetType() == UsdValidation.ValidationErrorType.Error]
+    assert errors == []
+    assert stage.GetDefaultPrim().GetPath() == "/Flock"
+    assert UsdGeom.GetStageUpAxis(stage) == "Z" and UsdGeom.GetStageMetersPerUnit(stage) == 1.0
+    fps = stage.GetTimeCodesPerSecond()
+    assert fps == 30.0
+    pts = UsdGeom.Points(stage.GetPrimAtPath("/Flock/Agents"))
+    kept = list(range(0, len(rec), 2))
+    assert pts.GetPointsAttr().GetTimeSamples() == [float(k) for k in kept]
+    assert (stage.GetStartTimeCode(), stage.GetEndTimeCode()) == (kept[0], kept[-1])
+    scene = rec.scene
+    dt, every = rec.header["dt"], rec.header["record_every"]
+    for k in kept:
+        f = rec[k]
+        n = len(f.positions)
+        p = np.array(pts.GetPointsAttr().Get(k), dtype=np.float32)
+        assert p.shape == (n, 3) and not p[:, 2].any()
+        assert np.array_equal(p[:, :2], f.positions)  # float32 for float32
+        v = np.array(pts.GetVelocitiesAttr().Get(k), dtype=np.float32)
+        # World units per second of stage time: a time code is record_every steps of dt.
+        np.testing.assert_allclose(v[:, :2], f.velocities * (dt * every * fps), rtol=1e-6)
+        lo, hi = np.array(pts.GetExtentAttr().Get(k))
+        assert np.array_equal(lo[:2], f.positions.min(axis=0))
+        assert np.array_equal(hi[:2], f.positions.max(axis=0))
+    assert list(pts.GetIdsAttr().Get()) == list(range(60))
+    species = UsdGeom.PrimvarsAPI(pts).GetPrimvar("species")
+    want = [i for i, s in enumerate(scene["species"]) for _ in range(s["agents"])]
+    assert list(species.Get()) == want and species.GetInterpolation() == "vertex"
+    colours = np.array(pts.GetDisplayColorAttr().Get())
+    assert colours.shape == (60, 3)
+    assert len({tuple(c) for c in colours}) == 2  # one colour per species
+    world = UsdGeom.Cube(stage.GetPrimAtPath("/Flock/World"))
+    assert world.GetPurposeAttr().Get() == "guide"
+
+
+def test_usd_export_refuses_what_it_cannot_write(tmp_path, usd_export):
+    bfs, _ = usd_export
+    for ext in ("usdc", "usdz"):
+        r = forge("export", bfs, "-o", tmp_path / f"x.{ext}", check=False)
+        assert r.returncode != 0 and "--output" in r.stderr and "usdcat" in r.stderr
+        assert not (tmp_path / f"x.{ext}").exists()
+    r = forge("export", bfs, "-o", tmp_path / "x.usd", "--frames", "0..999", check=False)
+    assert r.returncode != 0 and "--frames" in r.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -35,6 +35,7 @@ pub fn export_cmd(a: ExportArgs) -> Result<ExitCode> {
                 Format::Npz => "npz",
                 Format::Csv => "csv",
                 Format::Xyz => "extended XYZ",
+                Format::Usd => "USD text",
             },
             bytes(r.bytes)
         );

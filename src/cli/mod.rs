@@ -57,7 +57,7 @@ pub enum Command {
     /// parameter's mean, error, Binder cumulant and susceptibility per point to CSV (and PNG).
     Sweep(sweep::SweepArgs),
     /// Export a recording to NumPy (.npz: positions, velocities, steps, times, metrics, scene),
-    /// CSV, or extended XYZ (OVITO, ASE), for analysis elsewhere.
+    /// CSV, extended XYZ (OVITO, ASE) or USD (Houdini, Blender, usdview).
     Export(ExportArgs),
     /// Measure a recording as collective-motion papers do: the velocity correlation C(r), its
     /// correlation length and susceptibility, g(r), and the k-th neighbour anisotropy.

@@ -16,9 +16,12 @@
 //!   for small recordings (at most [`CSV_MAX_ROWS`] rows).
 //! - `.xyz` ([`xyz`]): extended XYZ, a block per frame with the world box, species, positions,
 //!   velocities and ids, for OVITO and ASE.
+//! - `.usda` / `.usd` ([`usd`]): USD text, one `Points` prim with time-sampled points and
+//!   velocities, for Houdini, Blender and usdview.
 
 mod csv;
 mod npz;
+mod usd;
 mod xyz;
 
 use std::fs::File;
@@ -41,6 +44,7 @@ pub enum Format {
     Npz,
     Csv,
     Xyz,
+    Usd,
 }
 
 impl Format {
@@ -53,8 +57,14 @@ impl Format {
             Some("npz") => Ok(Format::Npz),
             Some("csv") => Ok(Format::Csv),
             Some("xyz" | "extxyz") => Ok(Format::Xyz),
+            Some("usda" | "usd") => Ok(Format::Usd),
+            Some(ext @ ("usdc" | "usdz")) => bail!(
+                "--output: {}: forge writes USD as text (.usda, or .usd holding text), not \
+                 .{ext}; usdcat converts it (usdcat run.usda -o run.{ext})",
+                p.display()
+            ),
             _ => bail!(
-                "--output: {} must end in .npz (NumPy), .csv or .xyz (extended XYZ)",
+                "--output: {} must end in .npz (NumPy), .csv, .xyz (extended XYZ) or .usda/.usd",
                 p.display()
             ),
         }
@@ -151,15 +161,17 @@ pub fn export(job: &Job) -> Result<Report> {
         csv::check_size(r.header(), &sel)?;
     }
     let (out, file) = OutputFile::create(&job.output, job.force, "output")?;
-    let bar = crate::progress::bar(
-        sel.len() * if format == Format::Npz { 2 } else { 1 },
-        job.quiet,
-        "frames",
-    );
+    let passes = match format {
+        Format::Npz => 2,
+        Format::Usd => usd::PASSES,
+        _ => 1,
+    };
+    let bar = crate::progress::bar(sel.len() * passes, job.quiet, "frames");
     let written = match format {
         Format::Npz => npz::write(&mut r, &job.input, &sel, !job.no_metrics, file, &bar),
         Format::Csv => csv::write(&mut r, &job.input, &sel, file, &bar),
         Format::Xyz => xyz::write(&mut r, &job.input, &sel, file, &bar),
+        Format::Usd => usd::write(&mut r, &job.input, &sel, file, &bar),
     };
     bar.finish_and_clear();
     let (agents, file) = written.with_context(|| {
