@@ -42,6 +42,7 @@ from ._forge import (  # noqa: E402
     encode_png,
 )
 from ._forge import Reader as _Reader
+from ._forge import export as _export
 from ._forge import render as _render
 from ._forge import simulate as _simulate
 from ._forge import still as _still
@@ -185,6 +186,22 @@ class Recording:
             an[key] = np.array([nan if x is None else x for x in an[key]], dtype=np.float64)
         an["k"] = np.array(an["k"], dtype=np.int64)
         return a
+
+    def to_usd(
+        self,
+        path: PathLike,
+        frames: Optional[Tuple[Optional[int], Optional[int]]] = None,
+        every: int = 1,
+        force: bool = False,
+    ) -> int:
+        """Write the recording as USD text (``.usda``, or ``.usd``): ``forge export -o PATH``, the
+        same code — a ``Points`` prim whose time sample K is frame K, with velocities, ids,
+        widths, species colours and the world box as a guide. ``frames=(a, b)`` and ``every``
+        as ``--frames`` and ``--every``. Returns the frames written; Ctrl-C leaves no file."""
+        ext = os.path.splitext(os.fspath(path))[1].lower()
+        if ext not in (".usda", ".usd"):
+            raise ValueError(f"path: {os.fspath(path)!r} must end in .usda or .usd")
+        return _export(self.path, os.fspath(path), frames, every, force)
 
     def _frame(self, k: int) -> Frame:
         step, pos, vel = self._reader.read(k, self.verify)

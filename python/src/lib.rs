@@ -30,6 +30,7 @@ fn _forge(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(render::still, m)?)?;
     m.add_function(wrap_pyfunction!(render::render, m)?)?;
     m.add_function(wrap_pyfunction!(render::encode_png, m)?)?;
+    m.add_function(wrap_pyfunction!(render::export, m)?)?;
     m.add("FORGE_VERSION", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

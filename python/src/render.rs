@@ -148,3 +148,31 @@ pub fn render<'py>(
     let r = crate::work::run(py, move || forge::video::render(&job))?;
     Ok((r.frames, r.width, r.height))
 }
+
+/// `forge export RECORDING -o OUTPUT` (`.npz`, `.csv`, `.xyz`, `.usda`/`.usd`), the same code;
+/// returns the frames written. Ctrl-C stops it and leaves no output.
+#[pyfunction]
+#[pyo3(signature = (recording, output, frames, every, force))]
+pub fn export(
+    py: Python<'_>,
+    recording: PathBuf,
+    output: PathBuf,
+    frames: Option<(Option<u64>, Option<u64>)>,
+    every: u64,
+    force: bool,
+) -> PyResult<u64> {
+    let job = forge::export::Job {
+        input: recording,
+        output,
+        frames: match frames {
+            Some((start, end)) => FrameRange { start, end },
+            None => FrameRange::ALL,
+        },
+        every,
+        no_metrics: false,
+        force,
+        quiet: true,
+    };
+    let r = crate::work::run(py, move || forge::export::export(&job))?;
+    Ok(r.frames)
+}

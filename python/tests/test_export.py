@@ -160,3 +160,15 @@ def test_usd_export_refuses_what_it_cannot_write(tmp_path, usd_export):
     r = forge("export", bfs, "-o", tmp_path / "x.usd", "--frames", "0..999", check=False)
     assert r.returncode != 0 and "--frames" in r.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_recording_to_usd_writes_what_forge_export_writes(tmp_path, usd_export):
+    bfs, usda = usd_export
+    rec = ff.Recording(bfs)
+    assert rec.to_usd(tmp_path / "py.usda", every=2) == len(range(0, len(rec), 2))
+    # The same bytes as the CLI's export of the same recording.
+    assert (tmp_path / "py.usda").read_bytes() == usda.read_bytes()
+    with pytest.raises(ValueError, match="usda"):
+        rec.to_usd(tmp_path / "x.usdc")
+    with pytest.raises(ff.ForgeError, match="already exists"):
+        rec.to_usd(tmp_path / "py.usda", every=2)
