@@ -46,6 +46,15 @@ if ! command -v shellcheck >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-ge
         >/dev/null 2>&1 || true
 fi
 export FORGE_REQUIRE_LINTERS=1
+# zsh parses the zsh completion script (bash is already here); required where we can install it.
+if ! command -v zsh >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    { DEBIAN_FRONTEND=noninteractive apt-get install -y zsh ||
+        { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y zsh; }; } \
+        >/dev/null 2>&1 || true
+fi
+if command -v zsh >/dev/null; then
+    export FORGE_REQUIRE_SHELLS=1
+fi
 
 # forge view: tests/view.rs opens real windows on Xvfb, drives them with xdotool and captures
 # them with xwd (x11-apps). Installed as root; where they are, the window tests are required
@@ -76,7 +85,16 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null &&
         >/dev/null 2>&1 || true
 fi
 
-cargo test --release --no-fail-fast
+# The output is kept, to say at the end what was ignored or skipped, and why.
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+cargo test --release --no-fail-fast 2>&1 | tee "$log"
+ignored="$(grep -E '^test .* \.\.\. ignored' "$log" || true)"
+skipped="$(grep -E '^SKIPPED ' "$log" || true)"
+echo "cargo test: $(printf '%s' "$ignored" | grep -c . || true) ignored, $(printf '%s' "$skipped" | grep -c . || true) skipped"
+if [ -n "$ignored$skipped" ]; then
+    printf '%s\n' "$ignored" "$skipped" | grep . | sed 's/^/  /'
+fi
 
 # The Python package (python/): its wheel built by maturin into a venv under target/, then its
 # pytest suite against the forge binary just built. Required where pip reaches PyPI (else a

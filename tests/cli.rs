@@ -1580,7 +1580,10 @@ fn completions_and_man_pages() {
                 "{exe} -n: {}",
                 String::from_utf8_lossy(&o.stderr)
             ),
-            Err(_) => skip(&format!("completions_and_man_pages: {exe} not installed")),
+            Err(_) => skip_unless_required(
+                "FORGE_REQUIRE_SHELLS",
+                &format!("completions_and_man_pages: {exe} not installed (apt-get install {exe})"),
+            ),
         }
     }
     let r = run(d.path(), &["completions", "tcsh"]);
