@@ -663,7 +663,8 @@ fn bad_inputs_fail_cleanly_and_touch_nothing() {
     // An existing output: refused without --force, left as it was; replaced with it.
     write(d.path(), "old.npz", "keep me");
     write(d.path(), "old.csv", "keep me");
-    for out in ["old.npz", "old.csv"] {
+    write(d.path(), "old.usda", "keep me");
+    for out in ["old.npz", "old.csv", "old.usda"] {
         fails_cleanly(
             d.path(),
             &["export", "in.bfs", "-o", out],
@@ -698,6 +699,16 @@ fn bad_inputs_fail_cleanly_and_touch_nothing() {
         }
     }
     assert_eq!(fs::read(d.path().join("in.npz")).unwrap(), input);
+
+    // A full device under a USD name: the error names the output and the cause, and no
+    // partial file is left beside it.
+    if Path::new("/dev/full").exists() {
+        std::os::unix::fs::symlink("/dev/full", d.path().join("full.usda")).unwrap();
+        let err = fails(d.path(), &["export", "in.bfs", "-o", "full.usda", "-q"]);
+        has(&err, "full.usda");
+        has(&err, "No space left");
+        assert!(listing(d.path()).iter().all(|f| !f.contains("partial")));
+    }
 
     // Bad ranges and steps: named, nothing written.
     for (flags, names) in [
