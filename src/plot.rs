@@ -102,8 +102,8 @@ fn write_png(
 }
 
 /// The series' legend, in the plots' one style, at `at`.
-fn legend<'a, CT: plotters::coord::CoordTranslate>(
-    chart: &mut ChartContext<'a, BitMapBackend<'a>, CT>,
+fn legend<'a, 'b: 'a, CT: plotters::coord::CoordTranslate>(
+    chart: &mut ChartContext<'a, BitMapBackend<'b>, CT>,
     at: SeriesLabelPosition,
 ) -> Result<()> {
     chart
@@ -432,23 +432,32 @@ pub fn correlation_png(path: &Path, title: &str, a: &Analysis) -> Result<()> {
 }
 
 type Area<'a> = DrawingArea<BitMapBackend<'a>, plotters::coord::Shift>;
+type RChart<'a, 'b> = ChartContext<
+    'a,
+    BitMapBackend<'b>,
+    Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+>;
 
-/// C(r) with its error bars, 0 and ξ marked.
-fn c_panel(top: &Area, a: &Analysis, c: &[(f64, f64)], (c0, c1): (f64, f64)) -> Result<()> {
+/// A panel of a function of r over `0..r1`, its axes drawn and a grey line at `base`.
+fn r_panel<'a, 'b>(
+    area: &'a Area<'b>,
+    r1: f64,
+    (y0, y1): (f64, f64),
+    y_desc: &str,
+    base: f64,
+) -> Result<RChart<'a, 'b>> {
     let e = |e: &dyn std::fmt::Display| anyhow!("{e}");
-    let r1 = a.r_max.max(1e-9);
-    let grey = RGBColor(127, 127, 127);
-    let mut chart = ChartBuilder::on(top)
+    let mut chart = ChartBuilder::on(area)
         .margin(12)
         .margin_right(28)
-        .x_label_area_size(40)
+        .x_label_area_size(44)
         .y_label_area_size(72)
-        .build_cartesian_2d(0.0..r1, c0..c1)
+        .build_cartesian_2d(0.0..r1, y0..y1)
         .map_err(|x| e(&x))?;
     chart
         .configure_mesh()
         .x_desc("r")
-        .y_desc("C(r)")
+        .y_desc(y_desc)
         .axis_desc_style((FONT, 16))
         .label_style((FONT, 13))
         .light_line_style(WHITE)
@@ -456,10 +465,17 @@ fn c_panel(top: &Area, a: &Analysis, c: &[(f64, f64)], (c0, c1): (f64, f64)) -> 
         .map_err(|x| e(&x))?;
     chart
         .draw_series(LineSeries::new(
-            [(0.0, 0.0), (r1, 0.0)],
-            grey.stroke_width(1),
+            [(0.0, base), (r1, base)],
+            RGBColor(127, 127, 127).stroke_width(1),
         ))
         .map_err(|x| e(&x))?;
+    Ok(chart)
+}
+
+/// C(r) with its error bars, 0 and ξ marked.
+fn c_panel(top: &Area, a: &Analysis, c: &[(f64, f64)], (c0, c1): (f64, f64)) -> Result<()> {
+    let e = |e: &dyn std::fmt::Display| anyhow!("{e}");
+    let mut chart = r_panel(top, a.r_max.max(1e-9), (c0, c1), "C(r)", 0.0)?;
     let bars =
         a.r.iter()
             .zip(&a.c)
@@ -496,41 +512,16 @@ fn c_panel(top: &Area, a: &Analysis, c: &[(f64, f64)], (c0, c1): (f64, f64)) -> 
                 PathElement::new(vec![(x, y), (x + 20, y)], COLORS[3].stroke_width(2))
             });
     }
-    legend(&mut chart, SeriesLabelPosition::UpperRight)?;
-    Ok(())
+    legend(&mut chart, SeriesLabelPosition::UpperRight)
 }
 
 /// g(r), with the ideal gas's 1.
-fn g_panel(bottom: &Area, g: &[(f64, f64)], r1: f64, (g0, g1): (f64, f64)) -> Result<()> {
-    let e = |e: &dyn std::fmt::Display| anyhow!("{e}");
-    let grey = RGBColor(127, 127, 127);
-    let mut chart = ChartBuilder::on(bottom)
-        .margin(12)
-        .margin_right(28)
-        .x_label_area_size(46)
-        .y_label_area_size(72)
-        .build_cartesian_2d(0.0..r1, g0..g1)
-        .map_err(|x| e(&x))?;
-    chart
-        .configure_mesh()
-        .x_desc("r")
-        .y_desc("g(r)")
-        .axis_desc_style((FONT, 16))
-        .label_style((FONT, 13))
-        .light_line_style(WHITE)
-        .draw()
-        .map_err(|x| e(&x))?;
-    chart
-        .draw_series(LineSeries::new(
-            [(0.0, 1.0), (r1, 1.0)],
-            grey.stroke_width(1),
-        ))
-        .map_err(|x| e(&x))?;
-    chart
+fn g_panel(bottom: &Area, g: &[(f64, f64)], r1: f64, y: (f64, f64)) -> Result<()> {
+    r_panel(bottom, r1, y, "g(r)", 1.0)?
         .draw_series(LineSeries::new(
             g.iter().copied(),
             COLORS[2].stroke_width(2),
         ))
-        .map_err(|x| e(&x))?;
+        .map_err(|x| anyhow!("{x}"))?;
     Ok(())
 }

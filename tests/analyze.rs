@@ -148,37 +148,27 @@ fn a_field_of_known_correlation_length_gives_it_within_5_percent() {
     assert!(err > 0.0 && err < 0.1 * want, "ξ error {err}");
 }
 
-/// C(r), g(r) and Q(r) of every bin as a direct float64 sum over every pair would give them.
-#[test]
-fn exact_sums_agree_with_a_direct_float64_computation() {
-    let d = tmp();
-    let mut rng = Rng(11);
-    let (n, side, bins, r_max) = (2000usize, 50.0f64, 25usize, 20.0f64);
-    let frames: Vec<_> = (0..2)
-        .map(|_| wave_frame(2, n, side, 4.0, &mut rng))
-        .collect();
-    let p = record(
-        d.path(),
-        "pairs.bfs",
-        &header(2, n as u32, Boundary::Wrap, side as f32),
-        &frames,
-    );
-    let a = analyze(
-        d.path(),
-        &p,
-        &["--method", "exact", "--bins", "25", "--r-max", "20"],
-    );
+/// Per bin, over every ordered pair of every frame, in float64: Σ δu_i·δu_j / ⟨|δu|²⟩ and the
+/// pair count, and Q(r) averaged over frames; δu = u − `mean`, or each frame's own mean.
+fn direct_sums(
+    frames: &[(Vec<f32>, Vec<f32>)],
+    side: f64,
+    r_max: f64,
+    bins: usize,
+    mean: Option<[f64; 2]>,
+) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
     let dr = r_max / bins as f64;
-    let (mut num, mut cnt) = (vec![0.0; bins], vec![0.0; bins]);
-    let mut q = vec![0.0; bins];
-    for (pos, vel) in &frames {
-        let mean = [0, 1].map(|k| {
+    let (mut num, mut cnt, mut q) = (vec![0.0; bins], vec![0.0; bins], vec![0.0; bins]);
+    for (pos, vel) in frames {
+        let n = pos.len() / 2;
+        let own = [0, 1].map(|k| {
             vel[k * n..(k + 1) * n]
                 .iter()
                 .map(|&v| v as f64)
                 .sum::<f64>()
                 / n as f64
         });
+        let mean = mean.unwrap_or(own);
         let du = |i: usize, k: usize| vel[k * n + i] as f64 - mean[k];
         let c0 = (0..n)
             .map(|i| du(i, 0).powi(2) + du(i, 1).powi(2))
@@ -186,10 +176,7 @@ fn exact_sums_agree_with_a_direct_float64_computation() {
             / n as f64;
         let mut frame_num = vec![0.0; bins];
         for i in 0..n {
-            for j in 0..n {
-                if i == j {
-                    continue;
-                }
+            for j in (0..n).filter(|&j| j != i) {
                 let r = (0..2)
                     .map(|k| {
                         let x = pos[k * n + j] as f64 - pos[k * n + i] as f64;
@@ -212,6 +199,31 @@ fn exact_sums_agree_with_a_direct_float64_computation() {
             q[b] += run / frames.len() as f64;
         }
     }
+    (num, cnt, q)
+}
+
+/// C(r), g(r) and Q(r) of every bin as a direct float64 sum over every pair would give them.
+#[test]
+fn exact_sums_agree_with_a_direct_float64_computation() {
+    let d = tmp();
+    let mut rng = Rng(11);
+    let (n, side, bins, r_max) = (2000usize, 50.0f64, 25usize, 20.0f64);
+    let frames: Vec<_> = (0..2)
+        .map(|_| wave_frame(2, n, side, 4.0, &mut rng))
+        .collect();
+    let p = record(
+        d.path(),
+        "pairs.bfs",
+        &header(2, n as u32, Boundary::Wrap, side as f32),
+        &frames,
+    );
+    let a = analyze(
+        d.path(),
+        &p,
+        &["--method", "exact", "--bins", "25", "--r-max", "20"],
+    );
+    let dr = r_max / bins as f64;
+    let (num, cnt, q) = direct_sums(&frames, side, r_max, bins, None);
     let (c, g, qs) = (floats(&a["c"]), floats(&a["g"]), floats(&a["q"]));
     for b in 0..bins {
         let want_c = num[b] / cnt[b];
@@ -262,30 +274,7 @@ fn exact_sums_agree_with_a_direct_float64_computation() {
             .sum::<f64>()
             / total
     });
-    let (mut num, mut cnt) = (vec![0.0; bins], vec![0.0; bins]);
-    for (pos, vel) in &frames {
-        let du = |i: usize, k: usize| vel[k * n + i] as f64 - mean[k];
-        let c0 = (0..n)
-            .map(|i| du(i, 0).powi(2) + du(i, 1).powi(2))
-            .sum::<f64>()
-            / n as f64;
-        for i in 0..n {
-            for j in (0..n).filter(|&j| j != i) {
-                let r = (0..2)
-                    .map(|k| {
-                        let x = pos[k * n + j] as f64 - pos[k * n + i] as f64;
-                        (x - side * (x / side).round()).powi(2)
-                    })
-                    .sum::<f64>()
-                    .sqrt();
-                if r < r_max {
-                    let b = (r / dr) as usize;
-                    num[b] += (du(i, 0) * du(j, 0) + du(i, 1) * du(j, 1)) / c0;
-                    cnt[b] += 1.0;
-                }
-            }
-        }
-    }
+    let (num, cnt, _) = direct_sums(&frames, side, r_max, bins, Some(mean));
     let c = floats(&a["c"]);
     for b in 0..bins {
         let want = num[b] / cnt[b];

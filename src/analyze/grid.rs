@@ -2,7 +2,7 @@
 //! point), and the sums over pairs at every cell-to-cell lag are autocorrelations of the
 //! cell fields — the count and each component of δu — made by FFT in O(M log M) for M cells.
 //! A pair counts at the distance between its cells' corners, so distances are known to about
-//! a cell: bins narrower than [`side`]'s cells get few lags at small r. Periodic worlds wrap
+//! a cell: bins narrower than the cells ([`side`]) get few lags at small r. Periodic worlds wrap
 //! the FFT as the world wraps; other worlds pad the bounding box to twice its size, so no lag
 //! wraps.
 
@@ -15,7 +15,7 @@ use super::{FrameStats, Geometry};
 
 /// Cells a side of the box: 512² in 2D and 128³ in 3D for a periodic world (16 MB and 32 MB
 /// per field), half that for other worlds, whose FFT runs on the box padded to twice its side.
-pub(super) fn side(dim: usize, wrap: bool, _n: usize) -> usize {
+fn side(dim: usize, wrap: bool) -> usize {
     match (dim, wrap) {
         (2, true) => 512,
         (2, false) => 256,
@@ -24,24 +24,54 @@ pub(super) fn side(dim: usize, wrap: bool, _n: usize) -> usize {
     }
 }
 
-/// Ordered-pair sums per bin of width `dr`, as [`super::pairs::frame_stats`] makes them
-/// exactly, from a grid of `side` cells along each axis of the box.
-pub(super) fn frame_stats(
-    pos: &[f32],
-    du: &[f64],
-    n: usize,
-    geo: &Geometry,
-    dr: f64,
-    bins: usize,
+/// The grid of an analysis: its FFT plans and buffers, made once and reused for every frame.
+pub(super) struct Grid {
+    /// Cells a side of the box, and of the FFT (twice that where the world does not wrap).
     side: usize,
-) -> FrameStats {
-    let dim = geo.dim;
-    let size = if geo.wrap { side } else { 2 * side };
-    let cells = size.pow(dim as u32);
-    let fft = Grid::new(size, dim);
-    // Each agent's cell.
-    let cell: Vec<usize> = (0..n)
-        .map(|i| {
+    size: usize,
+    fft: Fft3,
+    buf: Vec<Complex<f64>>,
+    /// The count's and δu's power spectra, then (in place) their autocorrelations.
+    count: Vec<f64>,
+    dot: Vec<f64>,
+    /// Each agent's cell.
+    cell: Vec<usize>,
+}
+
+impl Grid {
+    pub(super) fn new(dim: usize, wrap: bool) -> Grid {
+        let side = side(dim, wrap);
+        let size = if wrap { side } else { 2 * side };
+        let cells = size.pow(dim as u32);
+        Grid {
+            side,
+            size,
+            fft: Fft3::new(size, dim),
+            buf: vec![Complex::new(0.0, 0.0); cells],
+            count: vec![0.0; cells],
+            dot: vec![0.0; cells],
+            cell: Vec::new(),
+        }
+    }
+
+    pub(super) fn side(&self) -> usize {
+        self.side
+    }
+
+    /// Ordered-pair sums per bin of width `dr`, as [`super::pairs::frame_stats`] makes them
+    /// exactly, from the grid's cells over the box.
+    pub(super) fn frame_stats(
+        &mut self,
+        pos: &[f32],
+        du: &[f64],
+        n: usize,
+        geo: &Geometry,
+        dr: f64,
+        bins: usize,
+    ) -> FrameStats {
+        let (dim, side, size) = (geo.dim, self.side, self.size);
+        self.cell.clear();
+        self.cell.extend((0..n).map(|i| {
             let mut idx = 0;
             for k in (0..dim).rev() {
                 let x = (pos[k * n + i] as f64 - geo.lo[k]) / geo.len[k] * side as f64;
@@ -53,41 +83,51 @@ pub(super) fn frame_stats(
                 idx = idx * size + c;
             }
             idx
-        })
-        .collect();
-    let mut buf = vec![Complex::new(0.0, 0.0); cells];
-    // Power spectra of the count field and of δu's components (summed).
-    let mut power = |values: &dyn Fn(usize) -> f64, out: &mut Vec<f64>| {
-        buf.iter_mut().for_each(|c| *c = Complex::new(0.0, 0.0));
-        for (i, &c) in cell.iter().enumerate() {
-            buf[c].re += values(i);
+        }));
+        // Power spectra of the count field and of δu's components (summed).
+        self.count.fill(0.0);
+        self.dot.fill(0.0);
+        self.add_power(|_| 1.0, false);
+        for k in 0..dim {
+            self.add_power(|i| du[k * n + i], true);
         }
-        fft.run(&mut buf, false);
-        if out.is_empty() {
-            out.resize(cells, 0.0);
+        // Back to lags: the autocorrelations, self-pairs (lag 0) removed.
+        self.lags_of(false);
+        self.lags_of(true);
+        self.count[0] -= n as f64;
+        self.dot[0] -= du.iter().map(|x| x * x).sum::<f64>();
+        bin_lags(&self.count, &self.dot, geo, side, size, n, dr, bins)
+    }
+
+    /// Adds the power spectrum of the cell field Σ values(i) to `count` or to `dot`.
+    fn add_power(&mut self, values: impl Fn(usize) -> f64, to_dot: bool) {
+        self.buf.fill(Complex::new(0.0, 0.0));
+        for (i, &c) in self.cell.iter().enumerate() {
+            self.buf[c].re += values(i);
         }
-        for (o, c) in out.iter_mut().zip(&buf) {
+        self.fft.run(&mut self.buf, false);
+        let out = if to_dot {
+            &mut self.dot
+        } else {
+            &mut self.count
+        };
+        for (o, c) in out.iter_mut().zip(&self.buf) {
             *o += c.norm_sqr();
         }
-    };
-    let (mut sp, mut sw) = (Vec::new(), Vec::new());
-    power(&|_| 1.0, &mut sp);
-    for k in 0..dim {
-        power(&|i| du[k * n + i], &mut sw);
     }
-    // Back to lags: the autocorrelations, self-pairs (lag 0) removed.
-    let mut lagged = |spectrum: &[f64]| -> Vec<f64> {
-        for (b, &s) in buf.iter_mut().zip(spectrum) {
+
+    /// Turns `count` or `dot` from a power spectrum into the autocorrelation over lags.
+    fn lags_of(&mut self, dot: bool) {
+        let spectrum = if dot { &mut self.dot } else { &mut self.count };
+        for (b, &s) in self.buf.iter_mut().zip(spectrum.iter()) {
             *b = Complex::new(s, 0.0);
         }
-        fft.run(&mut buf, true);
-        buf.iter().map(|c| c.re / cells as f64).collect()
-    };
-    let mut pair_count = lagged(&sp);
-    let mut dot = lagged(&sw);
-    pair_count[0] -= n as f64;
-    dot[0] -= du.iter().map(|x| x * x).sum::<f64>();
-    bin_lags(&pair_count, &dot, geo, side, size, n, dr, bins)
+        self.fft.run(&mut self.buf, true);
+        let cells = self.buf.len() as f64;
+        for (s, b) in spectrum.iter_mut().zip(&self.buf) {
+            *s = b.re / cells;
+        }
+    }
 }
 
 /// Sums the lag fields into distance bins, with an ideal gas's expected count per lag.
@@ -148,39 +188,51 @@ fn bin_lags(
     }
 }
 
-/// A d-dimensional FFT of `size` points a side, as 1-D FFTs along each axis.
-struct Grid {
+/// A d-dimensional FFT of `size` points a side, as 1-D FFTs along each axis; its plans and
+/// scratch buffers made once.
+struct Fft3 {
     size: usize,
     dim: usize,
     forward: Arc<dyn Fft<f64>>,
     inverse: Arc<dyn Fft<f64>>,
+    scratch: Vec<Complex<f64>>,
+    /// A batch of lines along one axis, gathered contiguous.
+    line: Vec<Complex<f64>>,
 }
 
-impl Grid {
-    fn new(size: usize, dim: usize) -> Grid {
+impl Fft3 {
+    fn new(size: usize, dim: usize) -> Fft3 {
         let mut planner = FftPlanner::new();
-        Grid {
+        let (forward, inverse) = (
+            planner.plan_fft_forward(size),
+            planner.plan_fft_inverse(size),
+        );
+        let scratch = forward
+            .get_inplace_scratch_len()
+            .max(inverse.get_inplace_scratch_len());
+        Fft3 {
             size,
             dim,
-            forward: planner.plan_fft_forward(size),
-            inverse: planner.plan_fft_inverse(size),
+            forward,
+            inverse,
+            scratch: vec![Complex::new(0.0, 0.0); scratch],
+            line: vec![Complex::new(0.0, 0.0); size * size],
         }
     }
 
     /// Transforms `buf` (x fastest) in place; unnormalised both ways.
-    fn run(&self, buf: &mut [Complex<f64>], inverse: bool) {
+    fn run(&mut self, buf: &mut [Complex<f64>], inverse: bool) {
         let fft = if inverse {
             &self.inverse
         } else {
             &self.forward
         };
         let size = self.size;
-        let mut scratch = vec![Complex::new(0.0, 0.0); fft.get_inplace_scratch_len()];
+        let (scratch, line) = (&mut self.scratch, &mut self.line);
         // Axis 0 is contiguous: every row at once.
-        fft.process_with_scratch(buf, &mut scratch);
+        fft.process_with_scratch(buf, scratch);
         // The other axes: lines gathered into a contiguous batch, transformed, put back.
         let total = buf.len();
-        let mut line = vec![Complex::new(0.0, 0.0); size * size];
         for axis in 1..self.dim {
             let stride = size.pow(axis as u32);
             let block = stride * size;
@@ -193,7 +245,7 @@ impl Grid {
                             line[o * size + t] = buf[start + first + o + t * stride];
                         }
                     }
-                    fft.process_with_scratch(&mut line[..lines * size], &mut scratch);
+                    fft.process_with_scratch(&mut line[..lines * size], scratch);
                     for o in 0..lines {
                         for t in 0..size {
                             buf[start + first + o + t * stride] = line[o * size + t];
@@ -213,7 +265,7 @@ mod tests {
     #[test]
     fn a_point_transforms_to_its_plane_wave() {
         let size = 8;
-        let g = Grid::new(size, 2);
+        let mut g = Fft3::new(size, 2);
         let mut buf = vec![Complex::new(0.0, 0.0); size * size];
         buf[1 + size * 2] = Complex::new(1.0, 0.0);
         g.run(&mut buf, false);
@@ -232,7 +284,7 @@ mod tests {
     #[test]
     fn three_dimensions_round_trip() {
         let size = 4;
-        let g = Grid::new(size, 3);
+        let mut g = Fft3::new(size, 3);
         let input: Vec<Complex<f64>> = (0..64)
             .map(|i| Complex::new((i * 7 % 11) as f64, 0.0))
             .collect();

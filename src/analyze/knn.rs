@@ -22,10 +22,7 @@ pub(super) fn anisotropy(
     s: &mut FrameStats,
 ) {
     let cells = Cells::new(pos, n, geo);
-    let threads = std::thread::available_parallelism()
-        .map(|t| t.get())
-        .unwrap_or(1)
-        .clamp(1, 16);
+    let threads = super::threads();
     let chunk = n.div_ceil(threads).max(1);
     let parts: Vec<(Vec<f64>, Vec<f64>, usize)> = std::thread::scope(|sc| {
         let handles: Vec<_> = (0..n)

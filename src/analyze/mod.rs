@@ -157,6 +157,11 @@ pub struct Analysis {
     pub caveats: Vec<String>,
 }
 
+/// Threads for a frame's pair sums and neighbour search: the cores, at most 16.
+fn threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |t| t.get().clamp(1, 16))
+}
+
 /// The geometry of one frame's pair sums.
 #[derive(Clone, Copy, Debug)]
 struct Geometry {
@@ -353,7 +358,8 @@ fn geometry(h: &Header, f: &Frame) -> Geometry {
 struct Run {
     r_max: Option<f64>,
     method: Method,
-    grid_side: Option<usize>,
+    /// The grid method's FFT plans and buffers, made at the first frame.
+    grid: Option<grid::Grid>,
     /// Frames with no mean direction of motion.
     no_direction: usize,
 }
@@ -382,11 +388,10 @@ impl Run {
         let (du, c0, polarization) = fluctuations(frame, dim, field, remove);
         let dr = r_max / o.bins as f64;
         let mut s = match self.method {
-            Method::Grid => {
-                let g = grid::side(dim, geo.wrap, n);
-                self.grid_side = Some(g);
-                grid::frame_stats(&frame.pos, &du, n, &geo, dr, o.bins, g)
-            }
+            Method::Grid => self
+                .grid
+                .get_or_insert_with(|| grid::Grid::new(dim, geo.wrap))
+                .frame_stats(&frame.pos, &du, n, &geo, dr, o.bins),
             _ => pairs::frame_stats(&frame.pos, &du, n, &geo, dr, o.bins),
         };
         if c0 > 0.0 {
@@ -453,7 +458,7 @@ pub fn analyze(reader: &mut Reader, o: &Options) -> Result<Analysis> {
     let mut run = Run {
         r_max: o.r_max,
         method: o.method,
-        grid_side: None,
+        grid: None,
         no_direction: 0,
     };
     let read = |reader: &mut Reader, k: u64, frame: &mut Frame| -> Result<()> {
@@ -481,13 +486,14 @@ pub fn analyze(reader: &mut Reader, o: &Options) -> Result<Analysis> {
         read(reader, k, &mut frame)?;
         stats.push(run.frame(&h, &frame, (field, remove), o));
     }
-    let (method, grid_side, no_direction) = (run.method, run.grid_side, run.no_direction);
+    let (method, no_direction) = (run.method, run.no_direction);
+    let grid_side = run.grid.as_ref().map(grid::Grid::side);
     let r_max = run.r_max.unwrap_or(0.0);
     let dr = r_max / o.bins as f64;
     let r: Vec<f64> = (0..o.bins).map(|b| (b as f64 + 0.5) * dr).collect();
     let all: Vec<usize> = (0..stats.len()).collect();
-    let whole = aggregate(&stats, &all, &r, dr);
-    let (errors, boot) = bootstrap(&stats, &r, dr, o.bootstrap);
+    let whole = aggregate(&stats, &all, &r);
+    let (errors, boot) = bootstrap(&stats, &r, o.bootstrap);
     let n = stats.first().map_or(0, |s| s.n);
     let caveats = caveats(
         n,

@@ -13,10 +13,7 @@ pub(super) fn frame_stats(
     dr: f64,
     bins: usize,
 ) -> FrameStats {
-    let threads = std::thread::available_parallelism()
-        .map(|t| t.get())
-        .unwrap_or(1)
-        .clamp(1, 16);
+    let threads = super::threads();
     // Rows i are dealt out in turn, so the triangle's long and short rows share the work.
     let parts: Vec<(Vec<f64>, Vec<f64>)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)

@@ -13,7 +13,7 @@ pub(super) struct Aggregate {
     pub(super) gamma: Vec<Option<f64>>,
 }
 
-pub(super) fn aggregate(stats: &[FrameStats], pick: &[usize], r: &[f64], dr: f64) -> Aggregate {
+pub(super) fn aggregate(stats: &[FrameStats], pick: &[usize], r: &[f64]) -> Aggregate {
     let bins = r.len();
     let (mut a, mut p, mut ideal, mut q) = (
         vec![0.0; bins],
@@ -47,7 +47,7 @@ pub(super) fn aggregate(stats: &[FrameStats], pick: &[usize], r: &[f64], dr: f64
     q.iter_mut().for_each(|x| *x /= m);
     let chi = q.iter().copied().fold(1.0, f64::max);
     Aggregate {
-        xi: first_zero(r, &c, dr),
+        xi: first_zero(r, &c),
         c,
         g,
         q,
@@ -61,7 +61,7 @@ pub(super) fn aggregate(stats: &[FrameStats], pick: &[usize], r: &[f64], dr: f64
 
 /// The first r where C crosses zero, interpolated linearly between bin centres (from C(0) = 1
 /// before the first bin).
-fn first_zero(r: &[f64], c: &[Option<f64>], _dr: f64) -> Option<f64> {
+fn first_zero(r: &[f64], c: &[Option<f64>]) -> Option<f64> {
     let (mut r0, mut c0) = (0.0, 1.0);
     for (&r1, c1) in r.iter().zip(c) {
         let Some(c1) = *c1 else { continue };
@@ -80,10 +80,7 @@ struct SplitMix(u64);
 impl SplitMix {
     fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        crate::sim::math::mix64(self.0)
     }
     fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize
@@ -108,12 +105,7 @@ pub(super) struct Errors {
 }
 
 /// The bootstrap's error bars (none with fewer than two frames), and how many resamples ran.
-pub(super) fn bootstrap(
-    stats: &[FrameStats],
-    r: &[f64],
-    dr: f64,
-    resamples: usize,
-) -> (Errors, usize) {
+pub(super) fn bootstrap(stats: &[FrameStats], r: &[f64], resamples: usize) -> (Errors, usize) {
     let k_max = stats.first().map_or(0, |s| s.gamma.len());
     let none = Errors {
         xi: None,
@@ -131,7 +123,7 @@ pub(super) fn bootstrap(
     let mut gs: Vec<Vec<f64>> = vec![Vec::new(); k_max];
     for _ in 0..resamples {
         let pick: Vec<usize> = (0..stats.len()).map(|_| rng.below(stats.len())).collect();
-        let a = aggregate(stats, &pick, r, dr);
+        let a = aggregate(stats, &pick, r);
         xis.extend(a.xi);
         chis.push(a.chi);
         for (b, c) in a.c.iter().enumerate() {
@@ -197,8 +189,8 @@ mod tests {
     fn first_zero_interpolates_between_bin_centres() {
         let r = [0.5, 1.5, 2.5];
         let c = [Some(0.8), Some(0.2), Some(-0.2)];
-        assert!((first_zero(&r, &c, 1.0).unwrap() - 2.0).abs() < 1e-12);
-        assert_eq!(first_zero(&r, &[Some(0.5), None, Some(0.1)], 1.0), None);
+        assert!((first_zero(&r, &c).unwrap() - 2.0).abs() < 1e-12);
+        assert_eq!(first_zero(&r, &[Some(0.5), None, Some(0.1)]), None);
     }
 
     #[test]
