@@ -229,41 +229,69 @@ pub fn sweep_png(path: &Path, plot: &SweepPlot) -> Result<()> {
     })
 }
 
-/// A recording's metrics over time: polarization, mean speed, nearest-neighbour distance.
-pub fn metrics_png(path: &Path, title: &str, times: &[f64], metrics: &[Metrics]) -> Result<()> {
-    if times.len() != metrics.len() {
+/// Every frame's polarization, mean speed and nearest-neighbour distance against time, one
+/// panel each, and below them one panel per `keyed` parameter (its name and its value at each
+/// frame: a recording's timeline).
+pub fn metrics_png(
+    path: &Path,
+    title: &str,
+    times: &[f64],
+    metrics: &[Metrics],
+    keyed: &[(String, Vec<f64>)],
+) -> Result<()> {
+    if times.len() != metrics.len() || keyed.iter().any(|k| k.1.len() != times.len()) {
         bail!(
             "internal: {} times for {} frames",
             times.len(),
             metrics.len()
         );
     }
-    type Pick = fn(&Metrics) -> f64;
-    /// Name, value, fixed y range.
-    type Panel = (&'static str, Pick, Option<(f64, f64)>);
-    let panels: [Panel; 3] = [
-        ("polarization", |m| m.polarization, Some((0.0, 1.05))),
-        ("mean speed", |m| m.mean_speed, None),
-        ("nearest-neighbour distance", |m| m.nn_distance, None),
+    let column = |pick: fn(&Metrics) -> f64| metrics.iter().map(pick).collect::<Vec<f64>>();
+    /// Name, values, fixed y range.
+    type Panel = (String, Vec<f64>, Option<(f64, f64)>);
+    let mut panels: Vec<Panel> = vec![
+        (
+            "polarization".into(),
+            column(|m| m.polarization),
+            Some((0.0, 1.05)),
+        ),
+        ("mean speed".into(), column(|m| m.mean_speed), None),
+        (
+            "nearest-neighbour distance".into(),
+            column(|m| m.nn_distance),
+            None,
+        ),
     ];
+    panels.extend(
+        keyed
+            .iter()
+            .map(|(name, v)| (name.clone(), v.clone(), None)),
+    );
     let (t0, t1) = span(times.iter().copied(), 0.0);
-    write_png(path, METRICS_SIZE, |root| {
+    let size = (METRICS_SIZE.0, METRICS_SIZE.1 / 3 * panels.len() as u32);
+    write_png(path, size, |root| {
         let e = |e: &dyn std::fmt::Display| anyhow!("{e}");
         // The margin keeps the title's ascenders inside the image.
         let root = root
             .margin(12, 0, 0, 0)
             .titled(title, (FONT, 22))
             .map_err(|x| e(&x))?;
-        let areas = root.split_evenly((3, 1));
-        for (k, ((name, pick, fixed), area)) in panels.iter().zip(areas.iter()).enumerate() {
+        let areas = root.split_evenly((panels.len(), 1));
+        for (k, ((name, values, fixed), area)) in panels.iter().zip(areas.iter()).enumerate() {
             let (y0, y1) = fixed.unwrap_or_else(|| {
-                // Speeds and distances are >= 0: start the axis at 0, leave 10% above.
-                let hi = metrics
-                    .iter()
-                    .map(pick)
-                    .filter(|v| v.is_finite())
-                    .fold(0.0, f64::max);
-                (0.0, if hi > 0.0 { hi * 1.1 } else { 1.0 })
+                // Speeds, distances and most parameters are >= 0: start the axis at 0 (or at
+                // the lowest value below it), leave 10% above.
+                let finite = values.iter().copied().filter(|v| v.is_finite());
+                let hi = finite.clone().fold(0.0, f64::max);
+                let lo = finite.fold(0.0, f64::min);
+                (
+                    lo * 1.1,
+                    if hi > 0.0 {
+                        hi * 1.1
+                    } else {
+                        lo.abs().max(1.0) * 0.1
+                    },
+                )
             });
             let last = k + 1 == panels.len();
             let mut chart = ChartBuilder::on(area)
@@ -274,7 +302,7 @@ pub fn metrics_png(path: &Path, title: &str, times: &[f64], metrics: &[Metrics])
                 .build_cartesian_2d(t0..t1, y0..y1)
                 .map_err(|x| e(&x))?;
             let mut mesh = chart.configure_mesh();
-            mesh.y_desc(*name)
+            mesh.y_desc(name.as_str())
                 .axis_desc_style((FONT, 16))
                 .label_style((FONT, 13))
                 .light_line_style(WHITE);
@@ -287,13 +315,86 @@ pub fn metrics_png(path: &Path, title: &str, times: &[f64], metrics: &[Metrics])
                 .draw_series(LineSeries::new(
                     times
                         .iter()
-                        .zip(metrics)
-                        .map(|(&t, m)| (t, pick(m)))
+                        .zip(values)
+                        .map(|(&t, &v)| (t, v))
                         .filter(|p| p.1.is_finite()),
                     c.stroke_width(2),
                 ))
                 .map_err(|x| e(&x))?;
         }
+        Ok(())
+    })
+}
+
+/// The polarization against a keyed parameter `x` (one point per frame, joined in time order):
+/// stretches where `x` rises in one colour, where it falls in another, where it holds in grey,
+/// so that a slow ramp up and back down draws a hysteresis loop as two branches.
+pub fn loop_png(path: &Path, title: &str, x_name: &str, xs: &[f64], ys: &[f64]) -> Result<()> {
+    if xs.len() != ys.len() || xs.is_empty() {
+        bail!("internal: {} values for {} frames", xs.len(), ys.len());
+    }
+    let (x0, x1) = span(xs.iter().copied(), 0.0);
+    let pad = ((x1 - x0) * 0.03).max(1e-9);
+    write_png(path, SWEEP_SIZE, |root| {
+        let e = |e: &dyn std::fmt::Display| anyhow!("{e}");
+        let mut chart = ChartBuilder::on(root)
+            .caption(title, (FONT, 20))
+            .margin(16)
+            .margin_right(28)
+            .x_label_area_size(46)
+            .y_label_area_size(72)
+            .build_cartesian_2d((x0 - pad)..(x1 + pad), 0.0..1.05)
+            .map_err(|x| e(&x))?;
+        chart
+            .configure_mesh()
+            .x_desc(x_name)
+            .y_desc("polarization")
+            .axis_desc_style((FONT, 16))
+            .label_style((FONT, 13))
+            .light_line_style(WHITE)
+            .draw()
+            .map_err(|x| e(&x))?;
+        let grey = RGBColor(170, 170, 170);
+        let pick = |d: f64| {
+            if d > 0.0 {
+                COLORS[3]
+            } else if d < 0.0 {
+                COLORS[0]
+            } else {
+                grey
+            }
+        };
+        for w in xs.windows(2).zip(ys.windows(2)) {
+            let ((a, b), (ya, yb)) = ((w.0[0], w.0[1]), (w.1[0], w.1[1]));
+            if [a, b, ya, yb].iter().all(|v| v.is_finite()) {
+                chart
+                    .draw_series(std::iter::once(PathElement::new(
+                        vec![(a, ya), (b, yb)],
+                        pick(b - a).stroke_width(2),
+                    )))
+                    .map_err(|x| e(&x))?;
+            }
+        }
+        for (label, c) in [
+            (format!("{x_name} rising"), COLORS[3]),
+            (format!("{x_name} falling"), COLORS[0]),
+        ] {
+            chart
+                .draw_series(std::iter::empty::<PathElement<(f64, f64)>>())
+                .map_err(|x| e(&x))?
+                .label(label)
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
+                });
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font((FONT, 14))
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()
+            .map_err(|x| e(&x))?;
         Ok(())
     })
 }

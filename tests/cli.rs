@@ -1441,7 +1441,8 @@ fn scenes_lists_all_builtins() {
             "turbulence",
             "two-flocks",
             "vicsek",
-            "vicsek-bands"
+            "vicsek-bands",
+            "vicsek-hysteresis"
         ],
         "{out}"
     );
@@ -1459,6 +1460,7 @@ fn every_builtin_scene_runs() {
         "plasma",
         "vicsek",
         "vicsek-bands",
+        "vicsek-hysteresis",
         "cuplan",
         "murmuration3d",
         "shoal3d",

@@ -36,4 +36,5 @@ mod render;
 mod scale_out;
 mod species;
 mod sweep;
+mod timeline;
 mod view;

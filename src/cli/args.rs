@@ -51,12 +51,18 @@ pub struct InfoArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
-    /// Write every frame's metrics to this CSV file.
+    /// Write every frame's metrics (and each parameter its timeline keys) to this CSV file.
     #[arg(long, value_name = "OUT.csv")]
     pub metrics: Option<PathBuf>,
-    /// Plot every frame's polarization, mean speed and nearest-neighbour distance (PNG).
+    /// Plot every frame's polarization, mean speed and nearest-neighbour distance (PNG), and
+    /// each parameter the recording's timeline keys.
     #[arg(long, value_name = "OUT.png")]
     pub plot: Option<PathBuf>,
+    /// With --plot: draw the polarization against this parameter of the recording's timeline
+    /// (`vicsek.noise`) instead of against time, rising and falling stretches in two colours
+    /// (a hysteresis loop).
+    #[arg(long, value_name = "PARAM", requires = "plot")]
+    pub against: Option<String>,
     /// Measure only frames A..B of the recording (B excluded; either may be left out)
     /// [default: all].
     #[arg(long, value_name = "A..B")]

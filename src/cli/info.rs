@@ -16,8 +16,10 @@ use crate::metrics::{self, Metrics, Space};
 use crate::output::{self, OutputFile};
 use crate::scene::Boundary;
 use species::{species_rows, write_species_text};
+use timeline::Keyed;
 
 mod species;
+mod timeline;
 
 /// How many frames the summary samples (evenly spaced, first and last included).
 const SUMMARY_FRAMES: u64 = 50;
@@ -64,6 +66,8 @@ struct Plan {
     /// The measured frames: `--frames`, else all.
     range: Range<u64>,
     want_gnf: bool,
+    /// The recording's timeline (empty without one).
+    keyed: Keyed,
 }
 
 /// What the frames measured.
@@ -110,6 +114,10 @@ impl Plan {
             Some(spec) => Selection::new(spec, 1, count, &a.file)?.range,
             None => 0..count,
         };
+        let keyed = Keyed::of(&h);
+        if let Some(param) = &a.against {
+            keyed.track(param)?;
+        }
         Ok(Plan {
             a,
             _claim: claim,
@@ -119,6 +127,7 @@ impl Plan {
             space,
             range,
             want_gnf,
+            keyed,
         })
     }
 
@@ -176,19 +185,25 @@ impl Plan {
             None => None,
         };
         if let Some(c) = csv.as_mut() {
-            c.row([
-                "frame",
-                "step",
-                "time",
-                "polarization",
-                "mean_speed",
-                "nn_distance",
-                "pairwise_distance",
-            ])?;
+            let names = self.keyed.tracks.iter().map(|t| t.path.as_str());
+            c.row(
+                [
+                    "frame",
+                    "step",
+                    "time",
+                    "polarization",
+                    "mean_speed",
+                    "nn_distance",
+                    "pairwise_distance",
+                ]
+                .into_iter()
+                .chain(names),
+            )?;
         }
         let picks = self.picks();
         let mut all = Vec::with_capacity(picks.len());
         let mut times = Vec::with_capacity(picks.len());
+        let mut steps = Vec::with_capacity(picks.len());
         let mut gnf: Option<Gnf> = None;
         let mut frame = bfs::Frame::empty();
         let dt = self.h.dt as f64;
@@ -206,22 +221,32 @@ impl Plan {
             }
             let t = frame.step as f64 * dt;
             if let Some(c) = csv.as_mut() {
-                c.row([
-                    k.to_string(),
-                    frame.step.to_string(),
-                    t.to_string(),
-                    m.polarization.to_string(),
-                    m.mean_speed.to_string(),
-                    m.nn_distance.to_string(),
-                    m.pairwise_distance.to_string(),
-                ])?;
+                let keyed = self
+                    .keyed
+                    .tracks
+                    .iter()
+                    .map(|t| t.value(frame.step).to_string());
+                c.row(
+                    [
+                        k.to_string(),
+                        frame.step.to_string(),
+                        t.to_string(),
+                        m.polarization.to_string(),
+                        m.mean_speed.to_string(),
+                        m.nn_distance.to_string(),
+                        m.pairwise_distance.to_string(),
+                    ]
+                    .into_iter()
+                    .chain(keyed),
+                )?;
             }
             all.push(m);
             times.push(t);
+            steps.push(frame.step);
             bar.inc(1);
         }
         bar.finish_and_clear();
-        self.write_plots(&times, &all, gnf.as_ref())?;
+        self.write_plots(&times, &steps, &all, gnf.as_ref())?;
         if let Some(c) = csv {
             c.finish()?;
         }
@@ -256,7 +281,13 @@ impl Plan {
     }
 
     /// `--plot`, `--gnf-csv` and `--gnf-plot`.
-    fn write_plots(&self, times: &[f64], all: &[Metrics], gnf: Option<&Gnf>) -> Result<()> {
+    fn write_plots(
+        &self,
+        times: &[f64],
+        steps: &[u64],
+        all: &[Metrics],
+        gnf: Option<&Gnf>,
+    ) -> Result<()> {
         let h = &self.h;
         let what = format!(
             "{}: {} {}D, {} agents",
@@ -265,8 +296,17 @@ impl Plan {
             h.dim,
             h.agents
         );
-        if let Some(p) = &self.a.plot {
-            crate::plot::metrics_png(p, &what, times, all)?;
+        match (&self.a.plot, &self.a.against) {
+            (Some(p), Some(param)) => {
+                let t = self.keyed.track(param)?;
+                let xs: Vec<f64> = steps.iter().map(|&s| t.value(s) as f64).collect();
+                let ys: Vec<f64> = all.iter().map(|m| m.polarization).collect();
+                crate::plot::loop_png(p, &what, param, &xs, &ys)?;
+            }
+            (Some(p), None) => {
+                crate::plot::metrics_png(p, &what, times, all, &self.keyed.columns(steps))?;
+            }
+            _ => {}
         }
         if let (Some(g), Some(p)) = (gnf, &self.a.gnf_csv) {
             write_gnf_csv(p, self.a.force, self.space.dim, g)?;
@@ -305,6 +345,7 @@ impl Plan {
             "last_step": last_step,
             "warnings": self.r.warnings(),
             "species": species_rows(h),
+            "timeline": &self.keyed.keys,
             "metrics": m.summary,
             "gnf": m.gnf.as_ref().map(|g| gnf_summary(self.space.dim, g)),
             "scene_json": scene_json,
@@ -372,6 +413,7 @@ impl Plan {
                 .map(|s| format!(", last at step {s}"))
                 .unwrap_or_default()
         )?;
+        self.keyed.write_text(out, h.dt)?;
         if let Some(s) = &m.summary {
             write_summary_text(out, s)?;
         }

@@ -18,6 +18,7 @@ pub const BUILTIN: &[Builtin] = builtin![
     "plasma",
     "vicsek",
     "vicsek-bands",
+    "vicsek-hysteresis",
     "cuplan",
     "murmuration3d",
     "shoal3d",

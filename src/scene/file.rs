@@ -41,6 +41,13 @@ pub(super) struct SceneFile {
     pub(super) species: Option<Vec<super::species::SpeciesFile>>,
     pub(super) interactions: Option<super::species::InteractionsFile>,
     pub(super) render: Option<Look>,
+    /// Keys that change parameters while the run plays (src/scene/timeline.rs); at most
+    /// MAX_KEYS, counted while parsing.
+    #[serde(
+        default,
+        deserialize_with = "at_most::<_, _, { super::timeline::MAX_KEYS }>"
+    )]
+    pub(super) timeline: Option<Vec<super::resolve::timeline::KeyFile>>,
 }
 
 /// A list of at most `N` entries (or null), refused at its entry N + 1: a huge list is never

@@ -15,6 +15,7 @@ pub mod obstacles;
 mod overrides;
 mod resolve;
 pub mod species;
+pub mod timeline;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -346,6 +347,10 @@ pub struct Scene {
     pub interactions: Interactions,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub render: Option<crate::look::Look>,
+    /// Keys that change parameters while the run plays ([`timeline`]), in step order. Left out
+    /// of a stored scene when there are none, so that older recordings keep their bytes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub timeline: Vec<timeline::Key>,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -579,12 +584,15 @@ pub fn parse(src: &Source) -> Result<Scene, Vec<SceneError>> {
     if cx.errors.is_empty() {
         return Ok(scene);
     }
-    let wanted: std::collections::HashSet<&str> =
-        cx.errors.iter().map(|e| e.path.as_str()).collect();
+    // A key's parameter is named `set["boids.v_max"]`; the text's path to it reads
+    // `set.boids.v_max`.
+    let in_text = |p: &str| p.replace("[\"", ".").replace("\"]", "");
+    let texts: Vec<String> = cx.errors.iter().map(|e| in_text(&e.path)).collect();
+    let wanted: std::collections::HashSet<&str> = texts.iter().map(String::as_str).collect();
     let lines = json_lines(src.text, &wanted);
     let mut errors = cx.errors;
     for e in &mut errors {
-        e.line = lines.get(&e.path).copied();
+        e.line = lines.get(&in_text(&e.path)).copied();
     }
     Err(errors)
 }

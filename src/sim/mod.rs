@@ -17,16 +17,18 @@ pub mod pool;
 mod reach;
 pub mod simd;
 pub mod species;
+pub mod timeline;
 mod topo;
 
 pub use frames::{FrameOut, PendingFrame, RecordError};
 
-/// What of a scene the step needs beyond [`Params`]: its obstacles and its species. Both
-/// empty: the step is the one it was before either existed.
+/// What of a scene the step needs beyond [`Params`]: its obstacles, its species and its
+/// timeline. All empty: the step is the one it was before any existed.
 #[derive(Clone, Debug, Default)]
 pub struct Rules {
     pub obstacles: obstacles::Obstacles,
     pub species: Option<species::Species>,
+    pub timeline: Option<timeline::Live>,
 }
 
 impl Rules {
@@ -34,6 +36,7 @@ impl Rules {
         Rules {
             obstacles: obstacles::Obstacles::from_scene(s),
             species: species::Species::from_scene(s),
+            timeline: timeline::Live::from_scene(s),
         }
     }
 
@@ -42,6 +45,7 @@ impl Rules {
         Rules {
             obstacles: obstacles::Obstacles::none(),
             species: None,
+            timeline: None,
         }
     }
 }

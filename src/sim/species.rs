@@ -131,6 +131,15 @@ const FEW: usize = 8;
 const ALL: u8 = SEPARATE | ALIGN | COHERE;
 
 impl Species {
+    /// Species `a`'s parameters: the step's [`Params`] with its boids.
+    pub fn params_of(s: &Scene, a: usize) -> Params {
+        let mut one = s.clone();
+        one.boids = Some(s.species[a].boids.clone());
+        one.species = Vec::new();
+        one.timeline = Vec::new();
+        Params::from_scene(&one, s.agents as usize)
+    }
+
     /// None for a scene without species: the step is the one it always was.
     pub fn from_scene(s: &Scene) -> Option<Species> {
         if s.species.is_empty() {
@@ -146,10 +155,7 @@ impl Species {
                 // `Scene::set_agents`): the last species takes the rest, or is cut short.
                 out.of_agent.resize(s.agents as usize, a as u8);
             }
-            let mut one = s.clone();
-            one.boids = Some(sp.boids.clone());
-            one.species = Vec::new();
-            let p = Params::from_scene(&one, s.agents as usize);
+            let p = Species::params_of(s, a);
             out.rmax2.push(p.r_sep2.max(p.r_ali2).max(p.r_coh2));
             out.params.push(p);
             out.predator.push(sp.role == Role::Predator);

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 mod init;
+pub(super) mod timeline;
 
 use super::ctx::Ctx;
 use super::file::SceneFile;
@@ -143,7 +144,7 @@ pub(super) fn resolve(f: SceneFile, src: &Source, cx: &mut Ctx) -> Scene {
         cx.err(&format!("scene.render.{}", p.field), p.message);
     }
     let name = scene_name(f.name.as_deref(), src, cx);
-    Scene {
+    let mut scene = Scene {
         name,
         description: f.description.unwrap_or_default(),
         preset,
@@ -165,7 +166,10 @@ pub(super) fn resolve(f: SceneFile, src: &Source, cx: &mut Ctx) -> Scene {
         species,
         interactions,
         render,
-    }
+        timeline: Vec::new(),
+    };
+    scene.timeline = timeline::resolve(cx, f.timeline.as_deref(), &scene);
+    scene
 }
 
 /// `scene.species` and `scene.interactions` (src/scene/species.rs), checked with the same

@@ -112,6 +112,9 @@ pub struct CpuSolver {
     /// A recorded frame's agents as records (position then velocity, `2·dim` values each) in
     /// agent order, from [`STAGED_MIN`] agents up (empty below): see [`CpuSolver::record`].
     staged: Mutex<Vec<f32>>,
+    /// The scene's timeline ([`CpuSolver::with_rules`]; none by default): applied to `params`
+    /// and the species' parameters before each step.
+    timeline: Option<super::timeline::Live>,
 }
 
 /// The CPU solver could not be set up.
@@ -207,6 +210,7 @@ impl CpuSolver {
             reach: Reach::default(),
             tracked: Tracked::default(),
             staged: Mutex::new(staged),
+            timeline: None,
         })
     }
 
@@ -227,11 +231,14 @@ impl CpuSolver {
         self
     }
 
-    /// The solver with the scene's obstacles and species ([`super::Rules::from_scene`]).
+    /// The solver with the scene's obstacles, species and timeline
+    /// ([`super::Rules::from_scene`]).
     pub fn with_rules(self, rules: super::Rules) -> Result<CpuSolver, CpuError> {
-        Ok(self
+        let mut s = self
             .with_obstacles(rules.obstacles)?
-            .with_species(rules.species))
+            .with_species(rules.species);
+        s.timeline = rules.timeline;
+        Ok(s)
     }
 
     /// Threads the last step's neighbour pass ran on (1 when its work was too small to split,
@@ -290,6 +297,9 @@ impl CpuSolver {
 
     /// Advance one step. On `Err` the state is left at the last good step.
     pub fn step(&mut self) -> Result<(), Diverged> {
+        if let Some(t) = &mut self.timeline {
+            t.apply(self.step, &mut self.params, self.species.as_mut());
+        }
         let bad = AtomicUsize::new(usize::MAX);
         match (self.params.model(), self.params.dim) {
             (Model::Boids, 2) if self.species.is_some() => self.step_species::<2>(&bad),

@@ -24,6 +24,8 @@ use super::{driver, grid_shape, CudaError, Device, GridShape};
 use crate::scene::{Model, Search};
 use crate::sim::cpu::{choose_search, unpermute};
 use crate::sim::obstacles::ObsHead;
+use crate::sim::species::Species;
+use crate::sim::timeline::Live;
 use crate::sim::{Diverged, FrameOut, Params, RecordError, Rules, State};
 
 /// Threads per block of the per-agent kernels (`BLOCK` in step.cu) and of the scan
@@ -68,6 +70,10 @@ pub struct CudaSolver {
     obs_shapes: CudaSlice<u32>,
     /// The species as the kernels read them, and this step's predators; None: no species.
     sp: Option<SpeciesDev>,
+    /// The scene's timeline, applied to `params` before each step is enqueued; with species,
+    /// their host copy, whose parameters are uploaded again when a key changes them.
+    timeline: Option<Live>,
+    sp_host: Option<Species>,
     /// Recorded frames' device buffers (`HostFrame::index` names one).
     frames: Vec<DeviceFrame>,
     shared: Arc<Shared>,
@@ -192,6 +198,8 @@ impl CudaSolver {
                 Some(s) => Some(species_dev(&stream, &s.for_kernels()).map_err(err)?),
                 None => None,
             },
+            timeline: rules.timeline.clone(),
+            sp_host: rules.timeline.as_ref().and(rules.species.clone()),
             frames,
             shared,
             host: state,
@@ -226,7 +234,7 @@ impl CudaSolver {
             self.diverged = Some(d);
             return Err(d);
         }
-        if let Err(e) = self.enqueue_step() {
+        if let Err(e) = self.apply_timeline().and_then(|()| self.enqueue_step()) {
             // A driver failure mid-run: report it as the CPU reports a broken state.
             log::error!("CUDA: {e}");
             let d = Diverged {
@@ -242,6 +250,22 @@ impl CudaSolver {
 
     /// The step's launches: build the grid (or prepare the velocities), step every agent
     /// into `next_*`, then swap the state for it.
+    /// The timeline's values at this step into `params` (kernel arguments, copied at each
+    /// launch) and, where a key changed a species' parameters, into the device's copy of them
+    /// (an upload ordered on the step's stream: only on such steps).
+    fn apply_timeline(&mut self) -> Result<(), DriverError> {
+        let Some(t) = &mut self.timeline else {
+            return Ok(());
+        };
+        if t.apply(self.step, &mut self.params, self.sp_host.as_mut()) {
+            if let (Some(host), Some(dev)) = (&self.sp_host, &mut self.sp) {
+                let bytes: &[u8] = bytemuck::cast_slice(&host.params);
+                self.stream.memcpy_htod(bytes, &mut dev.params)?;
+            }
+        }
+        Ok(())
+    }
+
     fn enqueue_step(&mut self) -> Result<(), DriverError> {
         let units = (self.params.model() == Model::Vicsek) as u32;
         if self.search == Search::Grid {

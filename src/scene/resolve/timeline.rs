@@ -1,0 +1,242 @@
+//! `scene.timeline` checked key by key (src/scene/timeline.rs has what it means): each key's
+//! step or time, its interpolation, and every value it sets by the same rules as the scene
+//! field of that name, all named `scene.timeline[k].set["vicsek.noise"]`.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::super::timeline::{BoidsField, Interpolation, Key, Target};
+use super::super::{Scene, MAX_STEPS};
+use super::{any_f, fmt_num, fov_at, heading_noise_at, pos_f, shown, Ctx};
+
+/// One key as written: a step or a time, what it sets, how it gets there.
+#[derive(Clone, serde::Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(in crate::scene) struct KeyFile {
+    step: Option<i64>,
+    time: Option<f64>,
+    /// Any JSON value: checked here, so that a misspelling gets a message listing the kinds.
+    interpolation: Option<serde_json::Value>,
+    set: Option<BTreeMap<String, serde_json::Value>>,
+}
+
+/// The path of a value a key sets, as messages name it.
+pub(in crate::scene) fn set_path(k: usize, param: &str) -> String {
+    format!("scene.timeline[{k}].set[{param:?}]")
+}
+
+/// The resolved keys of `keys` for the resolved scene `s` (its values are what the first keys
+/// start from). Problems go to `cx`; a key with one is left out.
+pub(super) fn resolve(cx: &mut Ctx, keys: Option<&[KeyFile]>, s: &Scene) -> Vec<Key> {
+    let mut out: Vec<Key> = Vec::new();
+    // Where each key of `out` came from, and (path, step) → the key that set it first.
+    let mut index = Vec::new();
+    let mut seen: HashMap<(String, u64), usize> = HashMap::new();
+    let mut last: Option<(usize, u64)> = None;
+    for (k, kf) in keys.unwrap_or_default().iter().enumerate() {
+        let errors = cx.errors.len();
+        let Some(step) = key_step(cx, k, kf, s.dt) else {
+            continue;
+        };
+        if let Some((j, before)) = last {
+            if step < before {
+                cx.err(
+                    &format!("scene.timeline[{k}]"),
+                    format!(
+                        "keys must be in step order: step {step} comes after timeline[{j}]'s \
+                         step {before}"
+                    ),
+                );
+            }
+        }
+        last = Some((k, step));
+        let interpolation = interpolation(cx, k, kf.interpolation.as_ref());
+        let mut set = BTreeMap::new();
+        match &kf.set {
+            None => cx.err(
+                &format!("scene.timeline[{k}]"),
+                "needs \"set\": {\"path\": value, ...}",
+            ),
+            Some(m) if m.is_empty() => cx.err(&format!("scene.timeline[{k}].set"), "sets nothing"),
+            Some(m) => {
+                for (param, v) in m {
+                    let path = set_path(k, param);
+                    if let Some(j) = seen.insert((param.clone(), step), k) {
+                        cx.err(
+                            &path,
+                            format!("set twice at step {step} (also by timeline[{j}])"),
+                        );
+                        continue;
+                    }
+                    if let Some(x) = value(cx, &path, param, v, s) {
+                        set.insert(param.clone(), x);
+                    }
+                }
+            }
+        }
+        if cx.errors.len() == errors {
+            out.push(Key {
+                step,
+                interpolation,
+                set,
+            });
+            index.push(k);
+        }
+    }
+    speed_bands(cx, s, &out, &index);
+    out
+}
+
+/// A key's step: `step`, or `time` / dt rounded to the nearest step; exactly one of them.
+fn key_step(cx: &mut Ctx, k: usize, kf: &KeyFile, dt: f32) -> Option<u64> {
+    match (kf.step, kf.time) {
+        (Some(_), Some(_)) => {
+            cx.err(
+                &format!("scene.timeline[{k}]"),
+                "give \"step\" or \"time\", not both",
+            );
+            None
+        }
+        (None, None) => {
+            cx.err(
+                &format!("scene.timeline[{k}]"),
+                "needs \"step\" (a solver step) or \"time\" (simulated time, step × dt)",
+            );
+            None
+        }
+        (Some(n), None) if n < 0 || n as u64 > MAX_STEPS => {
+            cx.err(
+                &format!("scene.timeline[{k}].step"),
+                format!("must be in 0..={MAX_STEPS}, got {n}"),
+            );
+            None
+        }
+        (Some(n), None) => Some(n as u64),
+        (None, Some(t)) => {
+            let step = (t / dt as f64).round();
+            if !t.is_finite() || t < 0.0 || step > MAX_STEPS as f64 {
+                cx.err(
+                    &format!("scene.timeline[{k}].time"),
+                    format!(
+                        "must be a time in [0, {}] (steps × dt {dt}), got {}",
+                        MAX_STEPS as f64 * dt as f64,
+                        fmt_num(t)
+                    ),
+                );
+                return None;
+            }
+            Some(step as u64)
+        }
+    }
+}
+
+fn interpolation(cx: &mut Ctx, k: usize, v: Option<&serde_json::Value>) -> Interpolation {
+    let Some(v) = v else {
+        return Interpolation::Step;
+    };
+    match v.as_str().and_then(Interpolation::from_name) {
+        Some(i) => i,
+        None => {
+            let names: Vec<&str> = Interpolation::ALL.iter().map(|i| i.name()).collect();
+            cx.err(
+                &format!("scene.timeline[{k}].interpolation"),
+                format!("must be one of {}, got {}", names.join(", "), shown(v)),
+            );
+            Interpolation::Step
+        }
+    }
+}
+
+/// The value a key sets at `path`, checked as the scene field `param` is; None when wrong.
+fn value(cx: &mut Ctx, path: &str, param: &str, v: &serde_json::Value, s: &Scene) -> Option<f32> {
+    let target = match Target::parse(param) {
+        Ok(t) => t,
+        Err(why) => {
+            cx.err(
+                path,
+                format!(
+                    "{why}; the parameters a key may set: {}",
+                    super::super::timeline::keyable()
+                ),
+            );
+            return None;
+        }
+    };
+    if let Err(why) = target.get(s) {
+        cx.err(path, why);
+        return None;
+    }
+    let Some(x) = v.as_f64() else {
+        cx.err(path, format!("must be a number, got {}", shown(v)));
+        return None;
+    };
+    let errors = cx.errors.len();
+    let stored = match target {
+        Target::Boids(f) | Target::Species(_, f) => match f {
+            BoidsField::WSep | BoidsField::WAli | BoidsField::WCoh => any_f(cx, path, Some(x), 0.0),
+            BoidsField::MaxForce | BoidsField::VMin => pos_f(cx, path, Some(x), 0.0, true),
+            BoidsField::VMax => pos_f(cx, path, Some(x), 0.0, false),
+            BoidsField::Noise => heading_noise_at(cx, path, Some(x), s.dt),
+            BoidsField::Fov => fov_at(cx, path, Some(x)),
+        },
+        Target::VicsekV0 => pos_f(cx, path, Some(x), 0.0, false),
+        Target::VicsekNoise => {
+            let n = pos_f(cx, path, Some(x), 0.0, true);
+            if x > 2.0 * std::f64::consts::PI + 1e-6 {
+                cx.err(path, format!("must be in [0, 2π], got {}", fmt_num(x)));
+            }
+            n
+        }
+    };
+    (cx.errors.len() == errors).then_some(stored)
+}
+
+/// v_min < v_max at every key that sets either (of the scene's boids or of one species): the
+/// speed band the step clamps to must stay a band.
+fn speed_bands(cx: &mut Ctx, s: &Scene, keys: &[Key], index: &[usize]) {
+    let mut with = s.clone();
+    with.timeline = keys.to_vec();
+    let tracks = super::super::timeline::tracks(&with);
+    let groups = (0..s.species.len()).map(Some).chain(std::iter::once(None));
+    for g in groups {
+        let find = |f: BoidsField| {
+            let t = match g {
+                Some(i) => Target::Species(i, f),
+                None => Target::Boids(f),
+            };
+            tracks.iter().find(|tr| tr.target == t)
+        };
+        let (lo, hi) = (find(BoidsField::VMin), find(BoidsField::VMax));
+        if lo.is_none() && hi.is_none() {
+            continue;
+        }
+        let prefix = g.map_or("boids".to_string(), |i| format!("species[{i}].boids"));
+        let base = |f: BoidsField| match g {
+            Some(i) => Target::Species(i, f).get(s).unwrap_or(0.0),
+            None => Target::Boids(f).get(s).unwrap_or(0.0),
+        };
+        let at = |tr: Option<&super::super::timeline::Track>, f: BoidsField, step: u64| {
+            tr.map_or(base(f), |t| t.value(step))
+        };
+        for (key, &k) in keys.iter().zip(index) {
+            let (a, b) = (
+                at(lo, BoidsField::VMin, key.step),
+                at(hi, BoidsField::VMax, key.step),
+            );
+            let names = [format!("{prefix}.v_min"), format!("{prefix}.v_max")];
+            let Some(param) = names.iter().find(|n| key.set.contains_key(n.as_str())) else {
+                continue;
+            };
+            if a >= b {
+                cx.err(
+                    &set_path(k, param),
+                    format!(
+                        "v_min must be < v_max at every step, got v_min {} >= v_max {} at step {}",
+                        fmt_num(a as f64),
+                        fmt_num(b as f64),
+                        key.step
+                    ),
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,324 @@
+//! The timeline: scene parameters that change while the run plays.
+//!
+//! ```json
+//! "timeline": [
+//!   {"step": 2000, "set": {"vicsek.noise": 0.3}},
+//!   {"time": 400,  "set": {"vicsek.noise": 0.9}, "interpolation": "linear"}
+//! ]
+//! ```
+//! A key sets parameters, by their path in the scene, at a step (or at a simulated time
+//! `step × dt`, rounded to the nearest step). Its `interpolation` says how each value gets
+//! there from the previous key of the same parameter (from the scene's own value at step 0
+//! where there is none): `step` (the default) jumps at the key's step, `linear` ramps, `smooth`
+//! ramps with zero slope at both ends (`3s² − 2s³`). The value in effect at step t is the
+//! one the step from t to t + 1 uses, so a recorded frame at step t was made by the values
+//! before t and is followed by those at t.
+//!
+//! Values are computed on the host in `f64` from the stored `f32` endpoints and rounded to
+//! `f32` once per step; both backends take the same numbers, so a run with a timeline keeps the
+//! determinism contract.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use super::Scene;
+
+/// Most keys a timeline may hold (counted while parsing).
+pub const MAX_KEYS: usize = 100_000;
+
+/// How a value reaches a key from the one before.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Interpolation {
+    /// Holds the previous value and jumps at the key's step.
+    #[default]
+    Step,
+    /// A straight ramp from the previous key's step to this one's.
+    Linear,
+    /// A ramp that starts and ends gently: `3s² − 2s³` of the way at fraction s.
+    Smooth,
+}
+
+impl Interpolation {
+    pub const ALL: [Interpolation; 3] = [
+        Interpolation::Step,
+        Interpolation::Linear,
+        Interpolation::Smooth,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            Interpolation::Step => "step",
+            Interpolation::Linear => "linear",
+            Interpolation::Smooth => "smooth",
+        }
+    }
+    pub fn from_name(s: &str) -> Option<Interpolation> {
+        Self::ALL.into_iter().find(|i| i.name() == s)
+    }
+    fn is_step(&self) -> bool {
+        *self == Interpolation::Step
+    }
+}
+
+/// One key of a resolved timeline, as a recording stores it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Key {
+    /// The solver step it takes effect at (a key given by time: `round(time / dt)`).
+    pub step: u64,
+    #[serde(default, skip_serializing_if = "Interpolation::is_step")]
+    pub interpolation: Interpolation,
+    /// Parameter path → value.
+    pub set: BTreeMap<String, f32>,
+}
+
+/// A boids parameter a key may set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BoidsField {
+    WSep,
+    WAli,
+    WCoh,
+    MaxForce,
+    VMin,
+    VMax,
+    Noise,
+    Fov,
+}
+
+impl BoidsField {
+    pub const ALL: [BoidsField; 8] = [
+        BoidsField::WSep,
+        BoidsField::WAli,
+        BoidsField::WCoh,
+        BoidsField::MaxForce,
+        BoidsField::VMin,
+        BoidsField::VMax,
+        BoidsField::Noise,
+        BoidsField::Fov,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            BoidsField::WSep => "w_sep",
+            BoidsField::WAli => "w_ali",
+            BoidsField::WCoh => "w_coh",
+            BoidsField::MaxForce => "max_force",
+            BoidsField::VMin => "v_min",
+            BoidsField::VMax => "v_max",
+            BoidsField::Noise => "noise",
+            BoidsField::Fov => "fov",
+        }
+    }
+    fn get(self, b: &super::BoidsParams) -> f32 {
+        match self {
+            BoidsField::WSep => b.w_sep,
+            BoidsField::WAli => b.w_ali,
+            BoidsField::WCoh => b.w_coh,
+            BoidsField::MaxForce => b.max_force,
+            BoidsField::VMin => b.v_min,
+            BoidsField::VMax => b.v_max,
+            BoidsField::Noise => b.noise,
+            BoidsField::Fov => b.fov,
+        }
+    }
+    fn slot(self, b: &mut super::BoidsParams) -> &mut f32 {
+        match self {
+            BoidsField::WSep => &mut b.w_sep,
+            BoidsField::WAli => &mut b.w_ali,
+            BoidsField::WCoh => &mut b.w_coh,
+            BoidsField::MaxForce => &mut b.max_force,
+            BoidsField::VMin => &mut b.v_min,
+            BoidsField::VMax => &mut b.v_max,
+            BoidsField::Noise => &mut b.noise,
+            BoidsField::Fov => &mut b.fov,
+        }
+    }
+}
+
+/// What a parameter path names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// `boids.<field>` (a scene without species).
+    Boids(BoidsField),
+    /// `species[i].boids.<field>`.
+    Species(usize, BoidsField),
+    /// `vicsek.v0`.
+    VicsekV0,
+    /// `vicsek.noise`.
+    VicsekNoise,
+}
+
+/// The paths a key may set, for messages.
+pub fn keyable() -> String {
+    let fields: Vec<&str> = BoidsField::ALL.iter().map(|f| f.name()).collect();
+    format!(
+        "vicsek.noise, vicsek.v0, boids.{{{f}}}, species[i].boids.{{{f}}}",
+        f = fields.join(",")
+    )
+}
+
+impl Target {
+    /// The target a path names, or why it names none (in words, for a message).
+    pub fn parse(path: &str) -> Result<Target, String> {
+        let field = |name: &str| {
+            BoidsField::ALL
+                .into_iter()
+                .find(|f| f.name() == name)
+                .ok_or_else(|| format!("no boids parameter {name:?} can be keyed"))
+        };
+        if let Some(f) = path.strip_prefix("boids.") {
+            return field(f).map(Target::Boids);
+        }
+        if let Some(rest) = path.strip_prefix("species[") {
+            let (index, f) = rest
+                .split_once("].boids.")
+                .ok_or_else(|| "a species parameter reads species[i].boids.<name>".to_string())?;
+            let i: usize = index
+                .parse()
+                .map_err(|_| format!("species index {index:?} is not a whole number"))?;
+            return field(f).map(|f| Target::Species(i, f));
+        }
+        match path {
+            "vicsek.noise" => Ok(Target::VicsekNoise),
+            "vicsek.v0" => Ok(Target::VicsekV0),
+            _ => Err("no parameter of that name can be keyed".to_string()),
+        }
+    }
+
+    /// The parameter's value in `s`; an error (in words) where the scene has no such parameter.
+    pub fn get(&self, s: &Scene) -> Result<f32, String> {
+        match *self {
+            Target::Boids(f) => match (&s.boids, s.species.is_empty()) {
+                (Some(b), true) => Ok(f.get(b)),
+                (Some(_), false) => Err(format!(
+                    "the scene has species, each with its own boids parameters: key \
+                     species[i].boids.{}",
+                    f.name()
+                )),
+                (None, _) => Err("the scene's model is not boids".to_string()),
+            },
+            Target::Species(i, f) => match s.species.get(i) {
+                Some(sp) => Ok(f.get(&sp.boids)),
+                None if s.species.is_empty() => Err("the scene has no species".to_string()),
+                None => Err(format!(
+                    "the scene has {} species (species[0] to species[{}])",
+                    s.species.len(),
+                    s.species.len() - 1
+                )),
+            },
+            Target::VicsekV0 | Target::VicsekNoise => match &s.vicsek {
+                Some(v) if *self == Target::VicsekV0 => Ok(v.v0),
+                Some(v) => Ok(v.noise),
+                None => Err("the scene's model is not vicsek".to_string()),
+            },
+        }
+    }
+
+    /// Sets the parameter in `s` (one [`Target::get`] accepted).
+    pub fn set(&self, s: &mut Scene, v: f32) {
+        match *self {
+            Target::Boids(f) => {
+                if let Some(b) = &mut s.boids {
+                    *f.slot(b) = v;
+                }
+            }
+            Target::Species(i, f) => {
+                if let Some(sp) = s.species.get_mut(i) {
+                    *f.slot(&mut sp.boids) = v;
+                }
+            }
+            Target::VicsekV0 => {
+                if let Some(p) = &mut s.vicsek {
+                    p.v0 = v;
+                }
+            }
+            Target::VicsekNoise => {
+                if let Some(p) = &mut s.vicsek {
+                    p.noise = v;
+                }
+            }
+        }
+    }
+}
+
+/// One point of a track: the value a key gives at its step, and how it gets there.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Point {
+    pub step: u64,
+    pub value: f32,
+    pub interpolation: Interpolation,
+}
+
+/// One keyed parameter: its value before the first key, and its keys in step order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Track {
+    pub path: String,
+    pub target: Target,
+    pub base: f32,
+    pub points: Vec<Point>,
+}
+
+impl Track {
+    /// The value in effect at `step`: O(log keys).
+    pub fn value(&self, step: u64) -> f32 {
+        // The first key not yet reached.
+        let next = self.points.partition_point(|p| p.step <= step);
+        let Some(to) = self.points.get(next) else {
+            return self.points.last().map_or(self.base, |p| p.value);
+        };
+        let (from_step, from) = match next {
+            0 => (0, self.base),
+            i => (self.points[i - 1].step, self.points[i - 1].value),
+        };
+        let s = (step - from_step) as f64 / (to.step - from_step) as f64;
+        let f = match to.interpolation {
+            Interpolation::Step => return from,
+            Interpolation::Linear => s,
+            Interpolation::Smooth => s * s * (3.0 - 2.0 * s),
+        };
+        (from as f64 + (to.value as f64 - from as f64) * f) as f32
+    }
+}
+
+/// The scene's timeline as one track per keyed parameter (in path order). Keys whose path the
+/// scene has no parameter for are left out (never, in a validated scene).
+pub fn tracks(s: &Scene) -> Vec<Track> {
+    let mut by_path: BTreeMap<&str, Vec<Point>> = BTreeMap::new();
+    for k in &s.timeline {
+        for (path, &value) in &k.set {
+            by_path.entry(path).or_default().push(Point {
+                step: k.step,
+                value,
+                interpolation: k.interpolation,
+            });
+        }
+    }
+    by_path
+        .into_iter()
+        .filter_map(|(path, mut points)| {
+            let target = Target::parse(path).ok()?;
+            let base = target.get(s).ok()?;
+            points.sort_by_key(|p| p.step);
+            Some(Track {
+                path: path.to_string(),
+                target,
+                base,
+                points,
+            })
+        })
+        .collect()
+}
+
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "step {}:", self.step)?;
+        for (i, (path, v)) in self.set.iter().enumerate() {
+            write!(f, "{} {path} = {v}", if i == 0 { "" } else { "," })?;
+        }
+        if !self.interpolation.is_step() {
+            write!(f, " ({})", self.interpolation.name())?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,64 @@
+//! A scene's timeline applied to the solver: before each step, every keyed parameter's value
+//! at that step (src/scene/timeline.rs) goes into the step's [`Params`] or its species'
+//! parameters. Steps where no value changes cost one comparison per keyed parameter.
+
+use crate::scene::timeline::{self, Target, Track};
+use crate::scene::Scene;
+
+use super::species::Species;
+use super::Params;
+
+/// The timeline of a run, and the scene's values as of the last step applied.
+#[derive(Clone, Debug)]
+pub struct Live {
+    scene: Scene,
+    tracks: Vec<Track>,
+    /// Each track's value as last applied (its value before the first key to begin with).
+    last: Vec<f32>,
+}
+
+impl Live {
+    /// The timeline of `s`; None when it has no keys.
+    pub fn from_scene(s: &Scene) -> Option<Live> {
+        let tracks = timeline::tracks(s);
+        if tracks.is_empty() {
+            return None;
+        }
+        Some(Live {
+            scene: s.clone(),
+            last: tracks.iter().map(|t| t.base).collect(),
+            tracks,
+        })
+    }
+
+    /// Puts the values in effect at `step` into `params` (and `species`' parameters), where
+    /// they differ from those last applied. True when a species' parameters changed.
+    pub fn apply(&mut self, step: u64, params: &mut Params, species: Option<&mut Species>) -> bool {
+        let mut global = false;
+        let mut changed: Vec<usize> = Vec::new();
+        for (t, last) in self.tracks.iter().zip(&mut self.last) {
+            let v = t.value(step);
+            if v.to_bits() == last.to_bits() {
+                continue;
+            }
+            *last = v;
+            t.target.set(&mut self.scene, v);
+            match t.target {
+                Target::Species(i, _) => changed.push(i),
+                _ => global = true,
+            }
+        }
+        if global {
+            *params = Params::from_scene(&self.scene, params.n as usize);
+        }
+        let Some(sp) = species else {
+            return false;
+        };
+        for &i in &changed {
+            if let Some(p) = sp.params.get_mut(i) {
+                *p = Species::params_of(&self.scene, i);
+            }
+        }
+        !changed.is_empty()
+    }
+}

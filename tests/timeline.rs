@@ -1,0 +1,393 @@
+//! The scene's timeline: keys that change parameters while the run plays, checked like every
+//! scene value, applied at their steps, stored in the recording and listed by `forge info`.
+
+use std::path::Path;
+
+use crate::common::*;
+
+/// A small vectorial Vicsek scene with `timeline` (JSON text), recording every step.
+fn vicsek(timeline: &str) -> String {
+    format!(
+        r#"{{
+  "model": "vicsek",
+  "agents": 400,
+  "steps": 60,
+  "world": {{ "size": [10, 10] }},
+  "vicsek": {{ "v0": 0.5, "r": 1, "noise": 0.4, "noise_kind": "vectorial" }},
+  "timeline": {timeline}
+}}"#
+    )
+}
+
+/// A small boids scene with `timeline`.
+fn boids(timeline: &str) -> String {
+    format!(
+        r#"{{
+  "preset": "cuplan",
+  "agents": 300,
+  "steps": 40,
+  "boids": {{ "noise": 0.5, "fov": 270 }},
+  "timeline": {timeline}
+}}"#
+    )
+}
+
+/// Column `name` of the CSV `forge info --metrics` wrote, one value per frame.
+fn column(dir: &Path, csv: &str, name: &str) -> Vec<f64> {
+    let text = std::fs::read_to_string(dir.join(csv)).unwrap();
+    let mut lines = text.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let i = head
+        .iter()
+        .position(|h| *h == name)
+        .unwrap_or_else(|| panic!("no column {name} in {head:?}"));
+    lines
+        .map(|l| l.split(',').nth(i).unwrap().parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn bad_keys_are_refused_naming_the_key_and_why() {
+    let d = tmp();
+    let v = |t: &str| vicsek(t);
+    let cases: Vec<(String, &[&str])> = vec![
+        (
+            v(r#"[{"step": 5, "set": {"vicsek.nois": 1}}]"#),
+            &[
+                r#"scene.timeline[0].set["vicsek.nois"]: no parameter of that name can be keyed"#,
+                "vicsek.noise, vicsek.v0",
+            ],
+        ),
+        (
+            v(r#"[{"step": 5, "set": {"vicsek.noise": 1}}, {"step": 9, "set": {"vicsek.noise": 7}}]"#),
+            &[r#"scene.timeline[1].set["vicsek.noise"]: must be in [0, 2π], got 7"#],
+        ),
+        (
+            v(r#"[{"step": 5, "set": {"vicsek.v0": 0}}]"#),
+            &[r#"scene.timeline[0].set["vicsek.v0"]: must be > 0, got 0"#],
+        ),
+        (
+            v(r#"[{"step": 5, "set": {"boids.w_ali": 1}}]"#),
+            &[r#"scene.timeline[0].set["boids.w_ali"]: the scene's model is not boids"#],
+        ),
+        (
+            v(r#"[{"step": 20, "set": {"vicsek.noise": 1}}, {"step": 10, "set": {"vicsek.v0": 1}}]"#),
+            &["scene.timeline[1]: keys must be in step order: step 10 comes after timeline[0]'s step 20"],
+        ),
+        (
+            v(r#"[{"step": 2, "time": 2, "set": {"vicsek.noise": 1}}]"#),
+            &["scene.timeline[0]: give \"step\" or \"time\", not both"],
+        ),
+        (
+            v(r#"[{"set": {"vicsek.noise": 1}}]"#),
+            &["scene.timeline[0]: needs \"step\""],
+        ),
+        (
+            v(r#"[{"step": -3, "set": {"vicsek.noise": 1}}]"#),
+            &["scene.timeline[0].step: must be in 0..="],
+        ),
+        (
+            v(r#"[{"time": -1.5, "set": {"vicsek.noise": 1}}]"#),
+            &["scene.timeline[0].time: must be a time in [0, ", "got -1.5"],
+        ),
+        (
+            v(r#"[{"step": 5, "set": {"vicsek.noise": 1}, "interpolation": "cubic"}]"#),
+            &[r#"scene.timeline[0].interpolation: must be one of step, linear, smooth, got "cubic""#],
+        ),
+        (
+            v(r#"[{"step": 5, "set": {"vicsek.noise": "high"}}]"#),
+            &[r#"scene.timeline[0].set["vicsek.noise"]: must be a number, got "high""#],
+        ),
+        (
+            v(r#"[{"step": 5, "set": {"vicsek.noise": 1}}, {"step": 5, "set": {"vicsek.noise": 2}}]"#),
+            &[r#"scene.timeline[1].set["vicsek.noise"]: set twice at step 5 (also by timeline[0])"#],
+        ),
+        (
+            v(r#"[{"step": 5, "set": {}}]"#),
+            &["scene.timeline[0].set: sets nothing"],
+        ),
+        (
+            v(r#"[{"step": 5, "set": {"vicsek.noise": 1}, "ease": "linear"}]"#),
+            &["scene.timeline[0].ease: unknown field `ease`"],
+        ),
+        (
+            boids(r#"[{"step": 5, "set": {"boids.v_min": 3}}]"#),
+            &[r#"scene.timeline[0].set["boids.v_min"]: v_min must be < v_max at every step, got v_min 3 >= v_max 2.5 at step 5"#],
+        ),
+        (
+            boids(r#"[{"step": 5, "set": {"boids.fov": 400}}]"#),
+            &[r#"scene.timeline[0].set["boids.fov"]: must be in (0, 360]"#],
+        ),
+        (
+            boids(r#"[{"step": 5, "set": {"boids.noise": -1}}]"#),
+            &[r#"scene.timeline[0].set["boids.noise"]: must be >= 0, got -1"#],
+        ),
+        (
+            boids(r#"[{"step": 5, "set": {"boids.r_ali": 3}}]"#),
+            &[r#"scene.timeline[0].set["boids.r_ali"]: no boids parameter "r_ali" can be keyed"#],
+        ),
+        (
+            boids(r#"[{"step": 5, "set": {"species[0].boids.w_ali": 3}}]"#),
+            &[r#"scene.timeline[0].set["species[0].boids.w_ali"]: the scene has no species"#],
+        ),
+    ];
+    for (i, (text, needles)) in cases.iter().enumerate() {
+        let name = format!("bad{i}.json");
+        write(d.path(), &name, text);
+        let err = fails_cleanly(
+            d.path(),
+            &["simulate", &name, "-o", "out.bfs"],
+            needles,
+            &["out.bfs"],
+        );
+        // Validation errors name the line of the key in the scene file.
+        if needles[0].contains("].set[\"") {
+            has(&err, "(line ");
+        }
+    }
+}
+
+#[test]
+fn species_keys_name_the_species_a_scene_has() {
+    let d = tmp();
+    let scene = r#"{
+  "preset": "cuplan",
+  "steps": 10,
+  "species": [{"name": "a", "agents": 20}, {"name": "b", "agents": 20}],
+  "timeline": [{"step": 5, "set": {"species[2].boids.v_max": 3, "boids.w_ali": 1}}]
+}"#;
+    write(d.path(), "sp.json", scene);
+    let err = fails(d.path(), &["simulate", "sp.json", "-o", "out.bfs"]);
+    has(
+        &err,
+        r#"scene.timeline[0].set["species[2].boids.v_max"]: the scene has 2 species (species[0] to species[1])"#,
+    );
+    has(
+        &err,
+        r#"scene.timeline[0].set["boids.w_ali"]: the scene has species, each with its own boids parameters: key species[i].boids.w_ali"#,
+    );
+}
+
+/// A step key changes the speed from the frame after its step; a linear and a smooth ramp give
+/// the values their formulas give; `forge info` lists the keys and its CSV has each keyed
+/// parameter's value at every frame.
+#[test]
+fn keys_take_effect_at_their_steps_with_their_interpolation() {
+    let d = tmp();
+    let t = r#"[
+    {"step": 10, "set": {"vicsek.v0": 0.2}},
+    {"step": 30, "set": {"vicsek.v0": 0.6}, "interpolation": "linear"},
+    {"time": 50, "set": {"vicsek.v0": 0.2}, "interpolation": "smooth"}
+  ]"#;
+    write(d.path(), "t.json", &vicsek(t));
+    succeeds(d.path(), &["simulate", "t.json", "-o", "t.bfs", "-q"]);
+    let info = succeeds(d.path(), &["info", "t.bfs"]).stdout;
+    has(&info, "timeline   3 keys on vicsek.v0");
+    has(&info, "step 10: vicsek.v0 = 0.2");
+    has(&info, "step 30: vicsek.v0 = 0.6 (linear)");
+    has(&info, "step 50: vicsek.v0 = 0.2 (smooth)");
+    succeeds(d.path(), &["info", "t.bfs", "--metrics", "m.csv", "-q"]);
+    let speed = column(d.path(), "m.csv", "mean_speed");
+    let keyed = column(d.path(), "m.csv", "vicsek.v0");
+    assert_eq!(speed.len(), 61);
+    // The value in effect at step t moves the agents from t to t + 1: frame t + 1's speed.
+    let expect = |t: u64| -> f64 {
+        match t {
+            0..=9 => 0.5,
+            // A ramp starts at the previous key of the parameter.
+            10..=29 => 0.2 + 0.4 * (t - 10) as f64 / 20.0,
+            _ => {
+                let s = ((t - 30) as f64 / 20.0).min(1.0);
+                0.6 - 0.4 * s * s * (3.0 - 2.0 * s)
+            }
+        }
+    };
+    for t in 0..60u64 {
+        let want = expect(t) as f32 as f64;
+        assert!(
+            (speed[t as usize + 1] - want).abs() < 1e-5,
+            "frame {}: mean speed {} where the timeline gives {want}",
+            t + 1,
+            speed[t as usize + 1]
+        );
+        assert!(
+            (keyed[t as usize] - want).abs() < 1e-6,
+            "the CSV's vicsek.v0 at step {t}: {} where the timeline gives {want}",
+            keyed[t as usize]
+        );
+    }
+    // The keys travel in the recording's scene, and its JSON lists them.
+    let json = succeeds(d.path(), &["info", "t.bfs", "--json"]).stdout;
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["timeline"].as_array().unwrap().len(), 3);
+    assert_eq!(v["timeline"][1]["interpolation"], "linear");
+    assert_eq!(v["scene_json"]["timeline"][2]["step"], 50);
+}
+
+/// A run with a timeline is the same bytes on any thread count and either search, for the
+/// scene's boids, a species' parameters and Vicsek; and the keyed run differs from the unkeyed
+/// one (the keys did something).
+#[test]
+fn a_timeline_keeps_the_determinism_contract() {
+    let d = tmp();
+    let b = boids(
+        r#"[{"step": 8, "set": {"boids.w_ali": 0, "boids.noise": 2}, "interpolation": "linear"},
+            {"step": 20, "set": {"boids.fov": 120, "boids.v_max": 4, "boids.max_force": 9}, "interpolation": "smooth"}]"#,
+    );
+    let v = vicsek(r#"[{"step": 10, "set": {"vicsek.noise": 3}, "interpolation": "linear"}]"#);
+    let sp = r#"{
+  "preset": "cuplan", "steps": 30, "seed": 4,
+  "species": [{"name": "a", "agents": 150}, {"name": "b", "agents": 150, "role": "predator", "boids": {"v_max": 3}}],
+  "timeline": [{"step": 12, "set": {"species[1].boids.v_max": 5, "species[0].boids.w_coh": 4}, "interpolation": "linear"}]
+}"#;
+    for (name, text) in [("b", b.as_str()), ("v", v.as_str()), ("sp", sp)] {
+        write(d.path(), &format!("{name}.json"), text);
+        let runs = [("1", "grid"), ("2", "grid"), ("2", "brute")];
+        let mut bytes = Vec::new();
+        for (threads, search) in runs {
+            let out = format!("{name}-{threads}-{search}.bfs");
+            succeeds(
+                d.path(),
+                &[
+                    "simulate",
+                    &format!("{name}.json"),
+                    "-o",
+                    &out,
+                    "--threads",
+                    threads,
+                    "--search",
+                    search,
+                    "--backend",
+                    "cpu",
+                    "-q",
+                ],
+            );
+            bytes.push((out.clone(), std::fs::read(d.path().join(&out)).unwrap()));
+        }
+        for (out, b) in &bytes[1..] {
+            assert!(b == &bytes[0].1, "{out} differs from {}", bytes[0].0);
+        }
+        // Without its keys the run is another run.
+        let mut scene: serde_json::Value = serde_json::from_str(text).unwrap();
+        scene.as_object_mut().unwrap().remove("timeline");
+        write(d.path(), &format!("{name}-plain.json"), &scene.to_string());
+        let plain = format!("{name}-plain.bfs");
+        succeeds(
+            d.path(),
+            &[
+                "simulate",
+                &format!("{name}-plain.json"),
+                "-o",
+                &plain,
+                "--backend",
+                "cpu",
+                "-q",
+            ],
+        );
+        let frames = |p: &str| {
+            let info = succeeds(d.path(), &["info", p, "--json"]).stdout;
+            let v: serde_json::Value = serde_json::from_str(&info).unwrap();
+            v["metrics"]["last"]["polarization"].as_f64().unwrap()
+        };
+        assert_ne!(
+            frames(&plain),
+            frames(&bytes[0].0),
+            "{name}: the keys changed nothing"
+        );
+    }
+}
+
+/// `--against` draws the order parameter against a keyed parameter; a parameter the recording
+/// does not key, or a recording without a timeline, is refused naming the flag.
+#[test]
+fn info_plots_against_a_keyed_parameter() {
+    let d = tmp();
+    let t = r#"[{"step": 30, "set": {"vicsek.noise": 3}, "interpolation": "linear"},
+               {"step": 60, "set": {"vicsek.noise": 0.4}, "interpolation": "linear"}]"#;
+    write(d.path(), "t.json", &vicsek(t));
+    succeeds(d.path(), &["simulate", "t.json", "-o", "t.bfs", "-q"]);
+    succeeds(
+        d.path(),
+        &[
+            "info",
+            "t.bfs",
+            "--plot",
+            "loop.png",
+            "--against",
+            "vicsek.noise",
+            "-q",
+        ],
+    );
+    let img = image::open(d.path().join("loop.png")).unwrap().to_rgb8();
+    // Both branches are drawn: the rising one in red, the falling one in blue.
+    let count = |c: [u8; 3]| img.pixels().filter(|p| p.0 == c).count();
+    assert!(count([214, 39, 40]) > 200, "no rising branch");
+    assert!(count([31, 119, 180]) > 200, "no falling branch");
+    // The plot against time gains a panel for the keyed parameter.
+    succeeds(d.path(), &["info", "t.bfs", "--plot", "time.png", "-q"]);
+    let (w, h) = image::image_dimensions(d.path().join("time.png")).unwrap();
+    assert_eq!((w, h), (960, 1200));
+    let err = fails(
+        d.path(),
+        &["info", "t.bfs", "--plot", "x.png", "--against", "vicsek.v0"],
+    );
+    has(
+        &err,
+        "--against vicsek.v0: the recording's timeline does not key it (it keys vicsek.noise)",
+    );
+    write(d.path(), "plain.json", &vicsek("[]"));
+    succeeds(
+        d.path(),
+        &["simulate", "plain.json", "-o", "plain.bfs", "-q"],
+    );
+    let err = fails(
+        d.path(),
+        &[
+            "info",
+            "plain.bfs",
+            "--plot",
+            "x.png",
+            "--against",
+            "vicsek.noise",
+        ],
+    );
+    has(
+        &err,
+        "--against vicsek.noise: the recording has no timeline",
+    );
+    let err = fails(d.path(), &["info", "t.bfs", "--against", "vicsek.noise"]);
+    has(&err, "--plot");
+    no_output(d.path(), "x.png");
+}
+
+/// The built-in hysteresis scene draws a loop: at the same noise just below where order is lost
+/// on the way up, the flock is ordered on the way up and disordered on the way down.
+#[test]
+fn the_hysteresis_scene_draws_a_loop() {
+    let d = tmp();
+    succeeds(
+        d.path(),
+        &["simulate", "vicsek-hysteresis", "-o", "h.bfs", "-q"],
+    );
+    let info = succeeds(d.path(), &["info", "h.bfs", "--metrics", "h.csv"]).stdout;
+    has(&info, "timeline   3 keys on vicsek.noise");
+    has(&info, "step 42000: vicsek.noise = 0.75 (linear)");
+    let (steps, noise, order) = (
+        column(d.path(), "h.csv", "step"),
+        column(d.path(), "h.csv", "vicsek.noise"),
+        column(d.path(), "h.csv", "polarization"),
+    );
+    let mean = |rising: bool| {
+        let v: Vec<f64> = (0..steps.len())
+            .filter(|&i| (steps[i] < 42000.0) == rising && (0.62..0.635).contains(&noise[i]))
+            .map(|i| order[i])
+            .collect();
+        assert!(v.len() >= 5, "{} frames at noise 0.62..0.635", v.len());
+        v.iter().sum::<f64>() / v.len() as f64
+    };
+    let (up, down) = (mean(true), mean(false));
+    assert!(
+        up > 0.5 && down < 0.2,
+        "polarization at noise 0.62..0.635: {up} rising, {down} falling"
+    );
+}
