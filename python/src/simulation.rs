@@ -64,6 +64,8 @@ impl FrameOut for Snapshot {
 
 struct Inner {
     solver: AnySolver,
+    /// The scene with the keys `set` added: what `record` writes.
+    keyed: Scene,
 }
 
 /// The arrays of step `.0`, once asked for.
@@ -213,6 +215,7 @@ impl PySimulation {
                 Ok((solver, scene))
             })
             .map_err(to_py)?;
+        let keyed = seeded.clone();
         Ok(PySimulation {
             scene: scene_obj,
             seeded,
@@ -220,7 +223,7 @@ impl PySimulation {
             backend,
             pid: std::process::id(),
             cuda: solver.is_cuda(),
-            inner: ManuallyDrop::new(Mutex::new(Inner { solver })),
+            inner: ManuallyDrop::new(Mutex::new(Inner { solver, keyed })),
             cached: Mutex::new(None),
         })
     }
@@ -245,6 +248,42 @@ impl PySimulation {
             Ok(())
         });
         r
+    }
+
+    /// `set(param, value)`: from this step on, the scene parameter `param` (a timeline path:
+    /// `"vicsek.noise"`, `"boids.w_ali"`, `"species[1].boids.v_max"`) is `value`. It is a key
+    /// at this step in the simulation's timeline, checked as one in a scene file is
+    /// (`ValueError` naming `param`), and `record` writes it: the recording then has the very
+    /// states this object stepped through.
+    fn set(&self, py: Python<'_>, param: &str, value: f64) -> PyResult<()> {
+        self.usable()?;
+        self.with(py, |g| {
+            let step = g.solver.step;
+            g.keyed.set_at(step, param, value)?;
+            g.solver.set_timeline(&g.keyed);
+            Ok::<(), forge::scene::SceneError>(())
+        })
+        .map_err(|e| arg_err(e.to_string()))
+    }
+
+    /// The keys of the simulation's timeline (the scene's, and those `set` added), in step
+    /// order: `[{"step": 100, "interpolation": "step", "set": {"vicsek.noise": 2.5}}, ...]`.
+    #[getter]
+    fn timeline<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyList>> {
+        let keys = self.with(py, |g| g.keyed.timeline.clone());
+        let out = pyo3::types::PyList::empty(py);
+        for k in keys {
+            let d = PyDict::new(py);
+            d.set_item("step", k.step)?;
+            d.set_item("interpolation", k.interpolation.name())?;
+            let set = PyDict::new(py);
+            for (p, v) in &k.set {
+                set.set_item(p, *v)?;
+            }
+            d.set_item("set", set)?;
+            out.append(d)?;
+        }
+        Ok(out)
     }
 
     /// Steps done so far.
@@ -314,9 +353,10 @@ impl PySimulation {
         metrics_dict(py, step, &m)
     }
 
-    /// Writes `forge simulate`'s recording of this simulation's scene and seed to `path`: the
-    /// same bytes (forge's own code runs it, from step 0 with the scene's warm-up, on its own
-    /// solver; this object's state is neither read nor advanced). See `forge_flocks.simulate`.
+    /// Writes `forge simulate`'s recording of this simulation's scene and seed, with the keys
+    /// `set` added, to `path`: the same bytes (forge's own code runs it, from step 0 with the
+    /// scene's warm-up, on its own solver; this object's state is neither read nor advanced).
+    /// See `forge_flocks.simulate`.
     #[pyo3(signature = (path, steps=None, every=None, force=false))]
     fn record(
         &self,
@@ -327,9 +367,11 @@ impl PySimulation {
         force: bool,
     ) -> PyResult<()> {
         let sc = self.scene.get();
+        let mut scene = sc.scene.clone();
+        scene.timeline = self.with(py, |g| g.keyed.timeline.clone());
         simulate_scene(
             py,
-            &sc.scene,
+            &scene,
             sc.arg.clone(),
             path,
             steps,

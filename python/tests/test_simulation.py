@@ -185,3 +185,45 @@ def test_fork_after_a_threaded_simulation_stepped(small_scene, tmp_path):
     assert r.returncode == 0, (r.stdout, r.stderr)
     assert r.stdout.split() == ["child", "0", "same"], (r.stdout, r.stderr)
     assert "panicked" not in r.stderr, r.stderr
+
+
+def test_set_is_a_key_that_record_reproduces(small_scene, tmp_path):
+    # Tuned while it runs: the recording of the keyed scene passes through the same states.
+    sim = ff.Simulation(small_scene, seed=3, threads=2)
+    sim.step(4)
+    sim.set("boids.w_ali", 0.0)
+    sim.set("boids.noise", 1.5)
+    sim.step(3)
+    sim.set("boids.w_ali", 2.0)
+    sim.step(5)
+    assert sim.step_index == 12
+    assert sim.timeline == [
+        {"step": 4, "interpolation": "step", "set": {"boids.noise": 1.5, "boids.w_ali": 0.0}},
+        {"step": 7, "interpolation": "step", "set": {"boids.w_ali": 2.0}},
+    ]
+    out = tmp_path / "keyed.bfs"
+    # The scene's warm-up is 5 steps: its frame 7 is step 12.
+    sim.record(out, steps=7, every=1)
+    rec = ff.Recording(out)
+    f = rec[7]
+    assert f.step == 12 and len(rec) == 8
+    assert np.array_equal(sim.positions, f.positions)
+    assert np.array_equal(sim.velocities, f.velocities)
+    assert [k["step"] for k in json.loads(json.dumps(rec.scene))["timeline"]] == [4, 7]
+    # The keys changed the run: without them it is another one.
+    plain = ff.Simulation(small_scene, seed=3)
+    plain.step(12)
+    assert not np.array_equal(plain.positions, sim.positions)
+
+
+def test_set_refuses_what_a_scene_file_refuses(small_scene):
+    sim = ff.Simulation(small_scene)
+    with pytest.raises(ValueError, match=r"boids.r_ali: no boids parameter \"r_ali\" can be keyed"):
+        sim.set("boids.r_ali", 3)
+    with pytest.raises(ValueError, match=r"vicsek.noise: the scene's model is not vicsek"):
+        sim.set("vicsek.noise", 1)
+    with pytest.raises(ValueError, match=r"boids.fov: must be in \(0, 360\]"):
+        sim.set("boids.fov", 720)
+    with pytest.raises(ValueError, match=r"boids.v_min: v_min must be < v_max at every step"):
+        sim.set("boids.v_min", 1e6)
+    assert sim.timeline == []

@@ -651,6 +651,13 @@ impl Scene {
         Ok(())
     }
 
+    /// Sets `param` (a timeline path, `vicsek.noise`) to `value` from `step` on: a key added to
+    /// the timeline ([`timeline`]), checked as a key in a scene file is. Fails, changing
+    /// nothing, with an error naming `param`.
+    pub fn set_at(&mut self, step: u64, param: &str, value: f64) -> Result<(), SceneError> {
+        resolve::timeline::add(self, step, param, value)
+    }
+
     /// The resolved scene as JSON text: stored in every recording, enough to reproduce it.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("a resolved scene always serialises")

@@ -250,6 +250,17 @@ impl AnySolver {
         r
     }
 
+    /// Runs the timeline of `scene` from the next step on, in place of the one it had: the
+    /// values every key gives at each step from now (a key added at the current step, say,
+    /// by `Scene::set_at`).
+    pub fn set_timeline(&mut self, scene: &crate::scene::Scene) {
+        let t = super::timeline::Live::from_scene(scene);
+        match &mut self.inner {
+            Inner::Cpu(s) => s.set_timeline(t),
+            Inner::Cuda(s) => s.set_timeline(t),
+        }
+    }
+
     /// Threads of the CPU backend; 0 on CUDA.
     pub fn threads(&self) -> usize {
         match &self.inner {

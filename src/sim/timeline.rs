@@ -13,7 +13,8 @@ use super::Params;
 pub struct Live {
     scene: Scene,
     tracks: Vec<Track>,
-    /// Each track's value as last applied (its value before the first key to begin with).
+    /// Each track's value as last applied (NaN before the first step applied: that step sets
+    /// every value, whatever the solver held before).
     last: Vec<f32>,
 }
 
@@ -26,7 +27,7 @@ impl Live {
         }
         Some(Live {
             scene: s.clone(),
-            last: tracks.iter().map(|t| t.base).collect(),
+            last: vec![f32::NAN; tracks.len()],
             tracks,
         })
     }

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::super::timeline::{BoidsField, Interpolation, Key, Target};
-use super::super::{Scene, MAX_STEPS};
+use super::super::{Scene, SceneError, MAX_STEPS};
 use super::{any_f, fmt_num, fov_at, heading_noise_at, pos_f, shown, Ctx};
 
 /// One key as written: a step or a time, what it sets, how it gets there.
@@ -67,7 +67,11 @@ pub(super) fn resolve(cx: &mut Ctx, keys: Option<&[KeyFile]>, s: &Scene) -> Vec<
                         );
                         continue;
                     }
-                    if let Some(x) = value(cx, &path, param, v, s) {
+                    let Some(x) = v.as_f64() else {
+                        cx.err(&path, format!("must be a number, got {}", shown(v)));
+                        continue;
+                    };
+                    if let Some(x) = value(cx, &path, param, x, s) {
                         set.insert(param.clone(), x);
                     }
                 }
@@ -147,7 +151,7 @@ fn interpolation(cx: &mut Ctx, k: usize, v: Option<&serde_json::Value>) -> Inter
 }
 
 /// The value a key sets at `path`, checked as the scene field `param` is; None when wrong.
-fn value(cx: &mut Ctx, path: &str, param: &str, v: &serde_json::Value, s: &Scene) -> Option<f32> {
+fn value(cx: &mut Ctx, path: &str, param: &str, x: f64, s: &Scene) -> Option<f32> {
     let target = match Target::parse(param) {
         Ok(t) => t,
         Err(why) => {
@@ -165,10 +169,6 @@ fn value(cx: &mut Ctx, path: &str, param: &str, v: &serde_json::Value, s: &Scene
         cx.err(path, why);
         return None;
     }
-    let Some(x) = v.as_f64() else {
-        cx.err(path, format!("must be a number, got {}", shown(v)));
-        return None;
-    };
     let errors = cx.errors.len();
     let stored = match target {
         Target::Boids(f) | Target::Species(_, f) => match f {
@@ -239,4 +239,63 @@ fn speed_bands(cx: &mut Ctx, s: &Scene, keys: &[Key], index: &[usize]) {
             }
         }
     }
+}
+
+/// Adds to `s`'s timeline a key that sets `param` to `x` from `step` on (a `step` key: the
+/// value jumps there), checked as a key in the file is; where a `step` key at that step exists,
+/// the value joins it (replacing one for the same parameter). Fails, changing nothing, with the
+/// error naming `param`.
+pub(in crate::scene) fn add(
+    s: &mut Scene,
+    step: u64,
+    param: &str,
+    x: f64,
+) -> Result<(), SceneError> {
+    let mut cx = Ctx { errors: Vec::new() };
+    let first = |cx: Ctx| cx.errors.into_iter().next();
+    let Some(v) = value(&mut cx, param, param, x, s) else {
+        return Err(first(cx).expect("a refused value has its error"));
+    };
+    let mut keys = s.timeline.clone();
+    let at = keys.partition_point(|k| k.step <= step);
+    match keys[..at]
+        .iter_mut()
+        .rev()
+        .take_while(|k| k.step == step)
+        .find(|k| k.interpolation == Interpolation::Step)
+    {
+        Some(k) => {
+            k.set.insert(param.to_string(), v);
+        }
+        None => keys.insert(
+            at,
+            Key {
+                step,
+                interpolation: Interpolation::Step,
+                set: BTreeMap::from([(param.to_string(), v)]),
+            },
+        ),
+    }
+    // Another key at this step that sets the parameter (a ramp's end) would set it twice.
+    if keys
+        .iter()
+        .filter(|k| k.step == step && k.set.contains_key(param))
+        .count()
+        > 1
+    {
+        return Err(SceneError {
+            path: param.to_string(),
+            message: format!("the timeline's key at step {step} already sets it (a ramp's end)"),
+            line: None,
+        });
+    }
+    let index: Vec<usize> = (0..keys.len()).collect();
+    speed_bands(&mut cx, s, &keys, &index);
+    if let Some(mut e) = first(cx) {
+        // Named by the parameter, not by a key of a file.
+        e.path = param.to_string();
+        return Err(e);
+    }
+    s.timeline = keys;
+    Ok(())
 }

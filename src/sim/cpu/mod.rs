@@ -241,6 +241,11 @@ impl CpuSolver {
         Ok(s)
     }
 
+    /// Replaces the timeline (None: none), from the next step on.
+    pub fn set_timeline(&mut self, t: Option<super::timeline::Live>) {
+        self.timeline = t;
+    }
+
     /// Threads the last step's neighbour pass ran on (1 when its work was too small to split,
     /// and before any step).
     pub fn threads(&self) -> usize {

@@ -199,7 +199,7 @@ impl CudaSolver {
                 None => None,
             },
             timeline: rules.timeline.clone(),
-            sp_host: rules.timeline.as_ref().and(rules.species.clone()),
+            sp_host: rules.species.clone(),
             frames,
             shared,
             host: state,
@@ -578,6 +578,11 @@ impl CudaSolver {
     }
 
     /// Wait for every queued step (for timing).
+    /// Replaces the timeline (None: none), from the next step on.
+    pub fn set_timeline(&mut self, t: Option<Live>) {
+        self.timeline = t;
+    }
+
     pub fn synchronize(&self) -> Result<(), CudaError> {
         self.stream.synchronize().map_err(driver("CUDA"))
     }
