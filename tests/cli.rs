@@ -1687,7 +1687,16 @@ const SUBCOMMANDS: &[&str] = &[
 /// scene only when given. Every other option that takes a value shows `[default: ...]`.
 const NO_DEFAULT: &[(&str, &[&str])] = &[
     ("simulate", &["--steps", "--agents", "--seed", "--every"]),
-    ("info", &["--metrics", "--plot", "--against", "--gnf-csv", "--gnf-plot"]),
+    (
+        "info",
+        &[
+            "--metrics",
+            "--plot",
+            "--against",
+            "--gnf-csv",
+            "--gnf-plot",
+        ],
+    ),
     ("render", &["--png", "--chunk"]),
     ("still", &["--output"]),
     (

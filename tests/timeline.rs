@@ -391,3 +391,171 @@ fn the_hysteresis_scene_draws_a_loop() {
         "polarization at noise 0.62..0.635: {up} rising, {down} falling"
     );
 }
+
+/// A 2D scene whose `render.timeline` keys the view: unzoomed to step 30, then a linear ramp
+/// to zoom 3 centred on (600, 300) with exposure 4 at step 90.
+const CAMERA_2D: &str = r#"{
+  "name": "cam",
+  "preset": "boidforge",
+  "agents": 1500,
+  "steps": 100,
+  "seed": 5,
+  "init": { "layout": "clusters", "count": 6, "radius": 80, "velocity": "aligned" },
+  "render": {
+    "color": "heading", "trails": 0, "exposure": 2,
+    "timeline": [
+      { "step": 30, "set": { "zoom": 1, "center": [960, 540], "exposure": 2 } },
+      { "time": 4.5, "set": { "zoom": 3, "center": [600, 300], "exposure": 4 }, "interpolation": "linear" }
+    ]
+  }
+}"#;
+
+/// `forge still` of `rec` frame `k` at 320×180 with `flags`: the PNG's bytes.
+fn still(dir: &Path, rec: &str, k: u64, flags: &[&str], out: &str) -> Vec<u8> {
+    let k = k.to_string();
+    let mut args = vec![
+        "still",
+        rec,
+        "--frame",
+        k.as_str(),
+        "--size",
+        "320x180",
+        "-o",
+        out,
+        "--force",
+        "-q",
+    ];
+    args.extend_from_slice(flags);
+    succeeds(dir, &args);
+    std::fs::read(dir.join(out)).unwrap()
+}
+
+/// The keyed camera draws, at every frame, what the flags give at the value the keys give
+/// there: before the first key the scene's own view, half-way up the ramp zoom 2 at the
+/// midpoint, after the last key zoom 3 at (600, 300) with exposure 4.
+#[test]
+fn render_keys_move_the_2d_camera() {
+    let d = tmp();
+    write(d.path(), "cam.json", CAMERA_2D);
+    let mut plain: serde_json::Value = serde_json::from_str(CAMERA_2D).unwrap();
+    plain["render"].as_object_mut().unwrap().remove("timeline");
+    write(d.path(), "plain.json", &plain.to_string());
+    succeeds(d.path(), &["simulate", "cam.json", "-o", "cam.bfs", "-q"]);
+    succeeds(
+        d.path(),
+        &["simulate", "plain.json", "-o", "plain.bfs", "-q"],
+    );
+    let cases: [(u64, &[&str]); 3] = [
+        (20, &[]),
+        (
+            60,
+            &["--zoom", "2", "--center", "780,420", "--exposure", "3"],
+        ),
+        (
+            95,
+            &["--zoom", "3", "--center", "600,300", "--exposure", "4"],
+        ),
+    ];
+    for (k, flags) in cases {
+        let keyed = still(d.path(), "cam.bfs", k, &[], "keyed.png");
+        let want = still(d.path(), "plain.bfs", k, flags, "want.png");
+        assert!(
+            keyed == want,
+            "frame {k}: the keyed view is not the view of {flags:?}"
+        );
+    }
+    // The keys moved the camera: the last frame differs from the unkeyed view.
+    let keyed = still(d.path(), "cam.bfs", 95, &[], "keyed.png");
+    assert!(keyed != still(d.path(), "plain.bfs", 95, &[], "want.png"));
+}
+
+/// A 3D scene's keys move a fixed camera (the keys ask for it), its eye and field of view
+/// ramping; a camera that places itself refuses them.
+#[test]
+fn render_keys_move_a_fixed_3d_camera() {
+    let d = tmp();
+    let scene = r#"{
+  "preset": "boidforge", "dim": 3, "agents": 800, "steps": 40, "seed": 2,
+  "world": { "size": [600, 400, 400] },
+  "render": { "trails": 0, "exposure": 2, "target": [300, 200, 200],
+    "timeline": [
+      { "step": 10, "set": { "eye": [300, -500, 300], "fov": 50 } },
+      { "step": 30, "set": { "eye": [300, -100, 260], "fov": 30 }, "interpolation": "linear" }
+    ] }
+}"#;
+    write(d.path(), "c3.json", scene);
+    succeeds(d.path(), &["simulate", "c3.json", "-o", "c3.bfs", "-q"]);
+    let mut plain: serde_json::Value = serde_json::from_str(scene).unwrap();
+    plain["render"].as_object_mut().unwrap().remove("timeline");
+    write(d.path(), "p3.json", &plain.to_string());
+    succeeds(d.path(), &["simulate", "p3.json", "-o", "p3.bfs", "-q"]);
+    let fixed = ["--camera", "fixed", "--target", "300,200,200"];
+    let cases: [(u64, Vec<&str>); 2] = [
+        (
+            20,
+            [&fixed[..], &["--eye", "300,-300,280", "--fov", "40"]].concat(),
+        ),
+        (
+            35,
+            [&fixed[..], &["--eye", "300,-100,260", "--fov", "30"]].concat(),
+        ),
+    ];
+    for (k, flags) in cases {
+        let keyed = still(d.path(), "c3.bfs", k, &[], "k3.png");
+        let want = still(d.path(), "p3.bfs", k, &flags, "w3.png");
+        assert!(
+            keyed == want,
+            "frame {k}: the keyed camera is not {flags:?}"
+        );
+    }
+    let err = fails(
+        d.path(),
+        &["still", "c3.bfs", "--camera", "orbit", "-o", "x.png"],
+    );
+    has(
+        &err,
+        "keys the eye, which only the fixed camera has (the camera is orbit)",
+    );
+}
+
+#[test]
+fn bad_render_keys_are_refused_naming_the_key() {
+    let d = tmp();
+    let cases: [(&str, &str); 6] = [
+        (r#"[{"step": 5, "set": {"zoom": 0}}]"#, r#"scene.render.timeline[0].set["zoom"]: must be in 0.01..=1000, got 0"#),
+        (r#"[{"step": 5, "set": {"center": [1]}}]"#, r#"scene.render.timeline[0].set["center"]: must be 2 numbers [X, Y], got 1 number(s)"#),
+        (r#"[{"step": 5, "set": {"eye": [1, 2, 3]}}]"#, r#"scene.render.timeline[0].set["eye"]: applies to 3D only (dim 3); this is 2D"#),
+        (r#"[{"step": 5, "set": {"bloom": 1}}]"#, r#"scene.render.timeline[0].set["bloom"]: no look setting of that name can be keyed"#),
+        (r#"[{"step": 9, "set": {"zoom": 2}}, {"step": 5, "set": {"zoom": 1}}]"#, "scene.render.timeline[1]: keys must be in step order: step 5 comes after timeline[0]'s step 9"),
+        (r#"[{"set": {"zoom": 2}}]"#, "scene.render.timeline[0]: needs \"step\""),
+    ];
+    for (i, (timeline, needle)) in cases.iter().enumerate() {
+        let mut v: serde_json::Value = serde_json::from_str(CAMERA_2D).unwrap();
+        v["render"]["timeline"] = serde_json::from_str(timeline).unwrap();
+        let name = format!("bad{i}.json");
+        write(d.path(), &name, &serde_json::to_string_pretty(&v).unwrap());
+        fails_cleanly(
+            d.path(),
+            &["simulate", &name, "-o", "o.bfs"],
+            &[needle],
+            &["o.bfs"],
+        );
+    }
+    // A look file's keys are checked the same way, named by the file.
+    write(d.path(), "cam.json", CAMERA_2D);
+    succeeds(d.path(), &["simulate", "cam.json", "-o", "cam.bfs", "-q"]);
+    write(
+        d.path(),
+        "look.json",
+        r#"{"timeline": [{"time": 1, "set": {"trails": 1}}]}"#,
+    );
+    let err = fails(
+        d.path(),
+        &["still", "cam.bfs", "--look", "look.json", "-o", "x.png"],
+    );
+    has(
+        &err,
+        r#"timeline[0].set["trails"]: must be in [0, 1), got 1"#,
+    );
+    has(&err, "look.json");
+}

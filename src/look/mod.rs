@@ -9,6 +9,7 @@
 //! the scene schema and the renderer can both use its types. [`resolve`] is the layer above:
 //! it reads the recording (`bfs`), its scene and the renderer's settings types.
 
+pub mod keys;
 pub mod resolve;
 mod values;
 
@@ -201,6 +202,11 @@ pub struct Look {
     /// much of the world, 0.5 twice as much (0.01..=1000) [default: 1].
     #[arg(help_heading = "2D view", long)]
     pub zoom: Option<f32>,
+    /// Keys that move the camera (the 2D centre and zoom, a fixed 3D camera's eye, target and
+    /// field of view) and change the exposure and trails over the run, at solver steps or
+    /// simulated times ([`keys`]): a scene's `render` section or a look file; no flag.
+    #[arg(skip)]
+    pub timeline: Option<Vec<keys::LookKey>>,
 }
 
 /// The largest side of a frame, more than any GPU takes in a texture: checked before anything
@@ -221,7 +227,8 @@ pub const FIELDS_3D: &[&str] = &[
 /// One setting out of range: its JSON name and what is wrong.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Problem {
-    pub field: &'static str,
+    /// Its JSON name (`zoom`), or a key's path in the timeline (`timeline[2].set["zoom"]`).
+    pub field: String,
     pub message: String,
 }
 
@@ -257,7 +264,12 @@ impl Look {
     /// 2D one too. Cross-field rules (an eye with a moving camera, …) are the resolver's.
     pub fn problems(&self, dim: Option<u8>) -> Vec<Problem> {
         let mut out = Vec::new();
-        let mut bad = |field: &'static str, message: String| out.push(Problem { field, message });
+        let mut bad = |field: &str, message: String| {
+            out.push(Problem {
+                field: field.to_string(),
+                message,
+            })
+        };
         if let Some(Size([w, h])) = self.size {
             // The GPU's and the encoder's own limits are checked later, before any work.
             if w == 0 || h == 0 || w % 2 == 1 || h % 2 == 1 {
@@ -300,6 +312,9 @@ impl Look {
                 bad("center", "must be two finite numbers X,Y".into());
             }
         }
+        if let Some(keys) = &self.timeline {
+            keys::problems(keys, dim, &mut |f, m| bad(&f, m));
+        }
         if dim.is_some_and(|d| d != 3) {
             for field in FIELDS_3D {
                 if self.has(field) {
@@ -311,7 +326,7 @@ impl Look {
     }
 
     /// The single numbers out of their ranges (each finite, and within its range), to `bad`.
-    fn number_problems(&self, bad: &mut impl FnMut(&'static str, String)) {
+    fn number_problems(&self, bad: &mut impl FnMut(&str, String)) {
         use Within::*;
         let numbers: [(&'static str, Option<f32>, Within, &str); 18] = [
             (

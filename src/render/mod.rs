@@ -42,6 +42,7 @@ pub mod yuv;
 use anyhow::{bail, Context, Result};
 
 use crate::bfs::Frame;
+use crate::look::keys::LookField;
 use agents::AgentsPass;
 use bloom::BloomPass;
 use camera::CameraMode;
@@ -318,6 +319,7 @@ impl Renderer {
             .map_err(|_| anyhow::anyhow!("frame {}: too many agents", frame.index))?;
         self.fit_agents(n32)
             .with_context(|| format!("frame {}", frame.index))?;
+        self.apply_keys(frame.step);
         let cam3 = self.camera3(frame, n);
         let view = if cam3.is_some() {
             ([0.0; 2], [1.0; 2], [0.0; 2])
@@ -602,6 +604,31 @@ impl Renderer {
         } else if trails {
             self.cur = next;
             self.unfaded = false;
+        }
+    }
+
+    /// The look's keyed settings at `step` (the frame's), into the settings the passes read.
+    fn apply_keys(&mut self, step: u64) {
+        let Some(keys) = &self.look.keys else {
+            return;
+        };
+        for (field, v) in keys.at(step) {
+            let l = &mut self.look;
+            match field {
+                LookField::Center => l.center = Some([v[0], v[1]]),
+                LookField::Zoom => l.zoom = v[0],
+                LookField::Exposure => l.exposure = v[0],
+                LookField::Trails => l.trails = v[0],
+                LookField::Eye | LookField::Target | LookField::Fov => {
+                    if let Some(v3) = l.view3.as_mut() {
+                        match field {
+                            LookField::Eye => v3.eye = Some(v),
+                            LookField::Target => v3.target = Some(v),
+                            _ => v3.fov = v[0],
+                        }
+                    }
+                }
+            }
         }
     }
 

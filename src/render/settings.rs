@@ -94,6 +94,9 @@ pub struct Settings {
     pub center: Option<[f32; 2]>,
     /// 2D (and the top camera): magnification over the fitted view (1 = as `fit` frames it).
     pub zoom: f32,
+    /// The look's timeline: settings keyed over the run's steps, applied to these before
+    /// each frame (`Renderer::render`); None without one.
+    pub keys: Option<crate::look::keys::LookKeys>,
 }
 
 /// How a 3D recording is shown (resolved and validated).

@@ -28,39 +28,7 @@ use super::Scene;
 /// Most keys a timeline may hold (counted while parsing).
 pub const MAX_KEYS: usize = 100_000;
 
-/// How a value reaches a key from the one before.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Interpolation {
-    /// Holds the previous value and jumps at the key's step.
-    #[default]
-    Step,
-    /// A straight ramp from the previous key's step to this one's.
-    Linear,
-    /// A ramp that starts and ends gently: `3s² − 2s³` of the way at fraction s.
-    Smooth,
-}
-
-impl Interpolation {
-    pub const ALL: [Interpolation; 3] = [
-        Interpolation::Step,
-        Interpolation::Linear,
-        Interpolation::Smooth,
-    ];
-    pub fn name(self) -> &'static str {
-        match self {
-            Interpolation::Step => "step",
-            Interpolation::Linear => "linear",
-            Interpolation::Smooth => "smooth",
-        }
-    }
-    pub fn from_name(s: &str) -> Option<Interpolation> {
-        Self::ALL.into_iter().find(|i| i.name() == s)
-    }
-    fn is_step(&self) -> bool {
-        *self == Interpolation::Step
-    }
-}
+pub use crate::keys::{Interpolation, Point};
 
 /// One key of a resolved timeline, as a recording stores it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -242,14 +210,6 @@ impl Target {
     }
 }
 
-/// One point of a track: the value a key gives at its step, and how it gets there.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Point {
-    pub step: u64,
-    pub value: f32,
-    pub interpolation: Interpolation,
-}
-
 /// One keyed parameter: its value before the first key, and its keys in step order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Track {
@@ -262,22 +222,7 @@ pub struct Track {
 impl Track {
     /// The value in effect at `step`: O(log keys).
     pub fn value(&self, step: u64) -> f32 {
-        // The first key not yet reached.
-        let next = self.points.partition_point(|p| p.step <= step);
-        let Some(to) = self.points.get(next) else {
-            return self.points.last().map_or(self.base, |p| p.value);
-        };
-        let (from_step, from) = match next {
-            0 => (0, self.base),
-            i => (self.points[i - 1].step, self.points[i - 1].value),
-        };
-        let s = (step - from_step) as f64 / (to.step - from_step) as f64;
-        let f = match to.interpolation {
-            Interpolation::Step => return from,
-            Interpolation::Linear => s,
-            Interpolation::Smooth => s * s * (3.0 - 2.0 * s),
-        };
-        (from as f64 + (to.value as f64 - from as f64) * f) as f32
+        crate::keys::value_at(self.base, &self.points, step)
     }
 }
 

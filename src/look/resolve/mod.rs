@@ -15,6 +15,7 @@ mod exposure;
 mod ranges;
 
 use crate::bfs::{Header, Reader};
+use crate::look::keys::{LookField, LookKeys};
 use crate::look::{
     self, CameraMode, ColorBy, ColorMode, Colormap, Fit, Look, Overlay, Shape, Span, Style,
 };
@@ -235,16 +236,23 @@ fn checked_layers(layers: &Layers, h: &Header) -> Result<Vec<Layer>> {
     });
     for layer in &mut out {
         if let Some(p) = layer.look.problems(Some(h.dim)).first() {
-            bail!("{}: {}", layer.name(p.field), p.message);
+            bail!("{}: {}", layer.name(&p.field), p.message);
         }
         if h.dim != 3 {
             continue;
         }
         let l = &mut layer.look;
-        let placed = l.eye.is_some() || l.target.is_some();
+        let keyed = l.timeline.as_deref().is_some_and(look::keys::places_camera);
+        let placed = l.eye.is_some() || l.target.is_some() || keyed;
         match l.camera {
             Some(m) if placed && m != CameraMode::Fixed => {
-                let field = if l.eye.is_some() { "eye" } else { "target" };
+                let field = if l.eye.is_some() {
+                    "eye"
+                } else if l.target.is_some() {
+                    "target"
+                } else {
+                    "timeline"
+                };
                 bail!(
                     "{}: only with the fixed camera (the {} camera places itself)",
                     layer.name(field),
@@ -306,6 +314,7 @@ pub fn resolve(layers: &Layers, r: &mut Reader, path: &Path) -> Result<Resolved>
     if settings.color == ColorMode::Species {
         settings.palette = Some(species_colours(&h));
     }
+    settings.keys = look_keys(&look, &settings, &world, &h, &origin)?;
     Ok(Resolved {
         fps: look.fps.expect("resolved"),
         settings,
@@ -525,6 +534,55 @@ impl Measure<'_> {
     }
 }
 
+/// The look's timeline at solver steps (a time: `time / dt` of the recording), each keyed
+/// setting starting from its resolved value; None without keys.
+fn look_keys(
+    l: &Look,
+    s: &Settings,
+    world: &World,
+    h: &Header,
+    origin: &dyn Fn(&str) -> String,
+) -> Result<Option<LookKeys>> {
+    let Some(keys) = l.timeline.as_deref().filter(|k| !k.is_empty()) else {
+        return Ok(None);
+    };
+    let v3 = s.view3.as_ref();
+    let base = |f: LookField| -> Option<Vec<f32>> {
+        Some(match f {
+            LookField::Center => s
+                .center
+                .unwrap_or([world.size[0] / 2.0, world.size[1] / 2.0])
+                .to_vec(),
+            LookField::Zoom => vec![s.zoom],
+            LookField::Exposure => vec![s.exposure],
+            LookField::Trails => vec![s.trails],
+            LookField::Eye => v3?.eye?.to_vec(),
+            LookField::Target => v3?.target?.to_vec(),
+            LookField::Fov => vec![v3?.fov],
+        })
+    };
+    if let Some(f) = [LookField::Eye, LookField::Target, LookField::Fov]
+        .into_iter()
+        .find(|&f| base(f).is_none() && keys.iter().any(|k| k.set.contains_key(f.name())))
+    {
+        let mode = v3.map_or("2D view".to_string(), |v| look::name_of(&v.mode));
+        bail!(
+            "{}: keys the {}, which only the fixed camera has (the camera is {mode})",
+            origin("timeline"),
+            f.name()
+        );
+    }
+    LookKeys::resolve(keys, h.dt, base)
+        .map(Some)
+        .map_err(|(field, why)| {
+            anyhow!(
+                "{}{}: {why}",
+                origin("timeline"),
+                &field["timeline".len()..]
+            )
+        })
+}
+
 /// The renderer's settings from a look with every setting resolved.
 fn settings_of(l: &Look, overlay: Overlays, view3: Option<View3>) -> Settings {
     let [width, height] = l.size.expect("resolved").0;
@@ -564,6 +622,7 @@ fn settings_of(l: &Look, overlay: Overlays, view3: Option<View3>) -> Settings {
         view3,
         center: l.center.map(|c| c.0),
         zoom: l.zoom.unwrap_or(1.0),
+        keys: None,
     }
 }
 

@@ -116,8 +116,8 @@ fn key_step(cx: &mut Ctx, k: usize, kf: &KeyFile, dt: f32) -> Option<u64> {
         }
         (Some(n), None) => Some(n as u64),
         (None, Some(t)) => {
-            let step = (t / dt as f64).round();
-            if !t.is_finite() || t < 0.0 || step > MAX_STEPS as f64 {
+            let step = crate::keys::step_of_time(t, dt, MAX_STEPS);
+            if step.is_none() {
                 cx.err(
                     &format!("scene.timeline[{k}].time"),
                     format!(
@@ -126,9 +126,8 @@ fn key_step(cx: &mut Ctx, k: usize, kf: &KeyFile, dt: f32) -> Option<u64> {
                         fmt_num(t)
                     ),
                 );
-                return None;
             }
-            Some(step as u64)
+            step
         }
     }
 }
