@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TryRecvError};
+use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender, TryRecvError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -25,6 +25,8 @@ use crate::simulate;
 pub struct LiveScene {
     /// The scene, its command-line overrides applied.
     pub scene: Scene,
+    /// The scene file's text as written (a built-in's own): what a tuned scene is saved from.
+    pub text: String,
     /// `--record FILE.bfs`.
     pub record: Option<PathBuf>,
     /// The scene's inputs, threads, backend and `--force`, as for `forge simulate`.
@@ -36,6 +38,9 @@ pub enum Msg {
     Frame(Frame),
     /// The run is over: all its steps done, or stopped at a divergence (said in words).
     Ended(Option<String>),
+    /// A parameter set with [`Live::set`]: the key it became (its step, path and value), or
+    /// why it was refused (naming the path).
+    Keyed(Result<(u64, String, f32), String>),
 }
 
 /// How the solver thread ended.
@@ -44,6 +49,18 @@ struct Outcome {
     steps: u64,
     /// Every step of the scene was simulated.
     complete: bool,
+    /// The scene with the keys [`Live::set`] added (the recording's header is written again
+    /// with it when it differs from the one the run started with).
+    scene: Scene,
+    keyed: bool,
+}
+
+/// Parameters set while the run plays: sent to the solver thread, which makes each a key at
+/// the step it is about to take.
+struct Tune {
+    tx: Sender<(String, f64)>,
+    /// Set with every send: the solver's loop then stops between two steps to take them.
+    pending: Arc<AtomicBool>,
 }
 
 /// A running simulation.
@@ -57,6 +74,10 @@ pub struct Live {
     pub header: Header,
     /// Frames the run records in all.
     pub total: u64,
+    tune: Tune,
+    /// The scene as it runs: the keys the solver thread has taken added.
+    scene: Scene,
+    text: String,
 }
 
 impl Live {
@@ -78,12 +99,17 @@ impl Live {
         let total = p.scene.steps / u64::from(p.scene.record_every.max(1)) + 1;
         let (tx, rx) = sync_channel::<Msg>(1);
         let (recycle, free) = sync_channel::<Frame>(4);
+        let (tune_tx, tune_rx) = channel();
+        let pending = Arc::new(AtomicBool::new(false));
         let stop = Arc::new(AtomicBool::new(false));
+        let scene = p.scene.clone();
         let run = Run {
             scene: p.scene,
             header: header.clone(),
             threads: s.setup.threads,
             stop: stop.clone(),
+            tune: tune_rx,
+            pending: pending.clone(),
         };
         let (chosen, state) = (p.backend, p.state);
         let thread = std::thread::Builder::new()
@@ -99,7 +125,32 @@ impl Live {
             _claim: p.claim,
             header,
             total,
+            tune: Tune {
+                tx: tune_tx,
+                pending,
+            },
+            scene,
+            text: s.text,
         })
+    }
+
+    /// From the step the solver is about to take, `param` (a timeline path: `vicsek.noise`)
+    /// is `value`: a key in the run's timeline, recorded, and answered by a [`Msg::Keyed`].
+    pub fn set(&self, param: &str, value: f64) {
+        if self.tune.tx.send((param.to_string(), value)).is_ok() {
+            self.tune.pending.store(true, Ordering::Release);
+        }
+    }
+
+    /// The scene as it runs, with the keys taken so far.
+    pub fn scene(&self) -> &Scene {
+        &self.scene
+    }
+
+    /// The scene file that reproduces this run, its keys included
+    /// ([`Scene::file_with_timeline`]).
+    pub fn scene_file(&self) -> Result<String> {
+        Ok(self.scene.file_with_timeline(&self.text)?)
     }
 
     /// The next message, if one is ready; `Err` when the solver thread failed.
@@ -108,7 +159,7 @@ impl Live {
             return Ok(None);
         };
         match rx.try_recv() {
-            Ok(m) => Ok(Some(m)),
+            Ok(m) => Ok(Some(self.noted(m))),
             Err(TryRecvError::Empty) => Ok(None),
             Err(TryRecvError::Disconnected) => {
                 self.finish()?;
@@ -121,12 +172,26 @@ impl Live {
     pub fn next_blocking(&mut self) -> Result<Msg> {
         let got = self.rx.as_ref().and_then(|rx| rx.recv().ok());
         match got {
-            Some(m) => Ok(m),
+            Some(m) => Ok(self.noted(m)),
             None => {
                 self.rx = None;
                 self.finish()?;
                 Err(anyhow!("the solver stopped before its first frame"))
             }
+        }
+    }
+
+    /// `m`, a key the solver thread took added to the scene here too, so that the scene saved
+    /// is the one it ran.
+    fn noted(&mut self, m: Msg) -> Msg {
+        match m {
+            Msg::Keyed(Ok((step, param, value))) => {
+                match self.scene.set_at(step, &param, value as f64) {
+                    Ok(()) => Msg::Keyed(Ok((step, param, value))),
+                    Err(e) => Msg::Keyed(Err(e.to_string())),
+                }
+            }
+            m => m,
         }
     }
 
@@ -161,6 +226,9 @@ impl Live {
         match out {
             Some(out) if o.complete => {
                 let path = out.path.clone();
+                if o.keyed {
+                    rewrite_header(&out, &o.scene)?;
+                }
                 out.commit()?;
                 Ok(Some(path))
             }
@@ -180,6 +248,42 @@ impl Drop for Live {
             log::error!("{e:#}");
         }
     }
+}
+
+/// The recording being written to `out`, its header written again for `scene` (the keys set
+/// while it ran): its frames copied one at a time under a new header into a file beside it,
+/// which then takes its name. The frames' bytes do not depend on the header, so the file is
+/// what `forge simulate` writes for the scene with those keys.
+fn rewrite_header(out: &OutputFile, scene: &Scene) -> Result<()> {
+    let at = out.writing_path().to_path_buf();
+    let mut r = bfs::Reader::open(&at)?;
+    let (file, temp) = output::TempName::Partial
+        .create_beside(&at)
+        .with_context(|| format!("cannot write beside {}", at.display()))?;
+    let guard = scopeguard_remove(temp.clone());
+    let mut w = bfs::Writer::new(bfs::DirectFile::new(file), &Header::for_scene(scene))?;
+    let mut f = Frame::empty();
+    for k in 0..r.frame_count() {
+        r.read_frame_into(k, &mut f)
+            .with_context(|| format!("{}: frame {k}", at.display()))?;
+        w.write_frame(f.step, &f.pos, &f.vel)?;
+    }
+    w.finalize()?;
+    std::fs::rename(&temp, &at)
+        .with_context(|| format!("cannot rename {} to {}", temp.display(), at.display()))?;
+    std::mem::forget(guard);
+    Ok(())
+}
+
+/// Removes `path` when dropped (a rewrite that failed leaves nothing behind).
+fn scopeguard_remove(path: PathBuf) -> impl Drop {
+    struct Remove(PathBuf);
+    impl Drop for Remove {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+    Remove(path)
 }
 
 /// Keeps an unfinished recording's complete frames under its temporary name, and says so.
@@ -204,6 +308,8 @@ struct Run {
     header: Header,
     threads: Option<usize>,
     stop: Arc<AtomicBool>,
+    tune: Receiver<(String, f64)>,
+    pending: Arc<AtomicBool>,
 }
 
 impl Run {
@@ -238,10 +344,34 @@ impl Run {
             gone: false,
         };
         let sched = Schedule::of(scene);
-        let stop = &self.stop;
-        let diverged = solver.run(&mut out, sched, |_, out| {
-            !out.gone && !stop.load(Ordering::Relaxed)
-        })?;
+        let (stop, pending) = (&self.stop, &self.pending);
+        let mut scene = self.scene.clone();
+        let mut keyed = false;
+        let diverged = loop {
+            let d = solver.run(&mut out, sched, |_, out| {
+                !out.gone && !stop.load(Ordering::Relaxed) && !pending.load(Ordering::Acquire)
+            })?;
+            let tuned = pending.swap(false, Ordering::AcqRel);
+            if d.is_some() || !tuned || out.gone || stop.load(Ordering::Relaxed) {
+                break d;
+            }
+            // Keys at the step about to be taken: the values the next step uses.
+            while let Ok((param, value)) = self.tune.try_recv() {
+                let step = solver.step;
+                let answer = match scene.set_at(step, &param, value) {
+                    Ok(()) => {
+                        keyed = true;
+                        solver.set_timeline(&scene);
+                        Ok((step, param, value as f32))
+                    }
+                    Err(e) => Err(e.to_string()),
+                };
+                // Said to the player when it next looks (it may be waiting for a frame).
+                if out.gone || tx.send(Msg::Keyed(answer)).is_err() {
+                    out.gone = true;
+                }
+            }
+        };
         let late = solver.finish(&mut out)?;
         let diverged = diverged.or(late);
         let complete = solver.step >= sched.last || diverged.is_some();
@@ -256,6 +386,8 @@ impl Run {
             frames,
             steps: solver.step,
             complete,
+            scene,
+            keyed,
         })
     }
 }

@@ -559,3 +559,98 @@ fn bad_render_keys_are_refused_naming_the_key() {
     );
     has(&err, "look.json");
 }
+
+/// A live run (`forge view SCENE --record`, the player's own `Live`) tuned while it plays:
+/// each parameter set becomes a key at the step the solver was about to take, a refused value
+/// is answered naming the path, and the recording is written under a header holding the keys.
+/// The scene saved from the run (`s` in the player) makes `forge simulate` write the very
+/// same bytes.
+#[test]
+fn a_live_run_tuned_while_it_plays_is_what_simulate_writes_from_the_saved_scene() {
+    use forge::live::{Live, LiveScene, Msg};
+    use forge::scene::{Overrides, Scene};
+    use forge::simulate::{scene_inputs, Setup, Unfinished};
+    let d = tmp();
+    let (mut scene, text) = Scene::load_with_text("vicsek-bands").unwrap();
+    Overrides {
+        steps: Some(80),
+        agents: Some(2000),
+        seed: Some(9),
+        every: Some(2),
+    }
+    .apply(&mut scene)
+    .unwrap();
+    let rec = d.path().join("live.bfs");
+    let setup = Setup {
+        inputs: scene_inputs(Some("vicsek-bands"), &scene),
+        threads: Some(2),
+        backend: forge::sim::backend::Backend::Cpu,
+        force: false,
+        quiet: true,
+        agents_from: "--agents",
+        unfinished: Unfinished::Keep,
+    };
+    let mut live = Live::start(LiveScene {
+        scene,
+        text,
+        record: Some(rec.clone()),
+        setup,
+    })
+    .unwrap();
+    let (mut frames, mut keyed, mut refused) = (0u64, Vec::new(), Vec::new());
+    loop {
+        match live.next_blocking() {
+            Ok(Msg::Frame(f)) => {
+                frames += 1;
+                match f.index {
+                    8 => live.set("vicsek.noise", 1.2),
+                    20 => {
+                        live.set("vicsek.noise", 9.0);
+                        live.set("vicsek.v0", 0.2);
+                    }
+                    _ => {}
+                }
+                live.give_back(f);
+            }
+            Ok(Msg::Keyed(Ok(k))) => keyed.push(k),
+            Ok(Msg::Keyed(Err(e))) => refused.push(e),
+            Ok(Msg::Ended(why)) => {
+                assert_eq!(why, None);
+                break;
+            }
+            Err(e) => panic!("{e:#}"),
+        }
+    }
+    assert_eq!(frames, 41);
+    assert_eq!(refused, ["vicsek.noise: must be in [0, 2π], got 9"]);
+    assert_eq!(keyed.len(), 2, "{keyed:?}");
+    assert_eq!((keyed[0].1.as_str(), keyed[0].2), ("vicsek.noise", 1.2));
+    assert_eq!((keyed[1].1.as_str(), keyed[1].2), ("vicsek.v0", 0.2));
+    // Taken between two steps after the frame that asked (the solver runs a frame ahead at
+    // most): frame 8 is step 16, frame 20 step 40.
+    assert!(
+        (16..=20).contains(&keyed[0].0) && (40..=44).contains(&keyed[1].0),
+        "{keyed:?}"
+    );
+    assert_eq!(live.finish().unwrap().as_deref(), Some(rec.as_path()));
+    let saved = live.scene_file().unwrap();
+    write(d.path(), "saved.json", &saved);
+    succeeds(d.path(), &["simulate", "saved.json", "-o", "sim.bfs", "-q"]);
+    let (a, b) = (
+        std::fs::read(&rec).unwrap(),
+        std::fs::read(d.path().join("sim.bfs")).unwrap(),
+    );
+    assert!(
+        a == b,
+        "the live recording and forge simulate of the saved scene differ"
+    );
+    let info = succeeds(d.path(), &["info", "live.bfs"]).stdout;
+    has(&info, "timeline   2 keys on vicsek.noise, vicsek.v0");
+    // The keys did something: the speed after the second is 0.2.
+    succeeds(d.path(), &["info", "live.bfs", "--metrics", "m.csv", "-q"]);
+    let speed = column(d.path(), "m.csv", "mean_speed");
+    assert!(
+        (speed[40] - 0.2).abs() < 1e-6 && (speed[0] - 0.5).abs() < 1e-6,
+        "{speed:?}"
+    );
+}

@@ -436,6 +436,13 @@ fn a_live_run_waits_while_paused_and_records_what_simulate_writes() {
     win.wait_title("one frame on", SLOW, |t| frame_of(t) == k + 1);
     win.keys(&["space"]);
     win.wait_title("the run's end", SLOW, |t| paused(t) && frame_of(t) == 90);
+    // `s` saves the scene as it ran beside the look: forge simulate on it is this run again.
+    win.keys(&["s"]);
+    let saved = d.path().join("schooling.scene.json");
+    let t0 = std::time::Instant::now();
+    while !saved.exists() && t0.elapsed() < SLOW {
+        std::thread::sleep(Duration::from_millis(50));
+    }
     quit(&win, p);
     let mut sim = vec!["simulate"];
     sim.extend_from_slice(&scene);
@@ -446,6 +453,15 @@ fn a_live_run_waits_while_paused_and_records_what_simulate_writes() {
         std::fs::read(d.path().join("sim.bfs")).unwrap(),
     );
     assert!(a == b, "--record wrote other bytes than forge simulate");
+    succeeds(
+        d.path(),
+        &["simulate", "schooling.scene.json", "-o", "saved.bfs", "-q"],
+    );
+    let c = std::fs::read(d.path().join("saved.bfs")).unwrap();
+    assert!(
+        a == c,
+        "the saved scene simulates to other bytes than the live run recorded"
+    );
 }
 
 /// User and system CPU time of process `pid`, in clock ticks.
@@ -778,4 +794,68 @@ fn obstacles_in_the_window_are_what_still_draws() {
     assert_eq!(k, 3);
     still_matches(d.path(), "ob.bfs", k, "ob.look.json", &shown);
     quit(&win, p);
+}
+
+/// The physics panel of a live run: a drag on the noise's value while the run plays becomes
+/// timeline keys at the steps the solver was about to take; `s` saves the scene with them,
+/// and `forge simulate` on that file writes the bytes the session recorded.
+#[test]
+fn a_live_run_tuned_in_the_physics_panel_is_what_simulate_writes_from_the_saved_scene() {
+    let d = tmp();
+    let Some(x) = display("a_live_run_tuned_in_the_physics_panel") else {
+        return;
+    };
+    let args = [
+        "view",
+        "vicsek-bands",
+        "--agents",
+        "3000",
+        "--steps",
+        "400",
+        "--every",
+        "2",
+        "--record",
+        "live.bfs",
+        "--size",
+        "320x180",
+    ];
+    let mut p = player(&x, d.path(), &args);
+    let win = x.window("forge view", SLOW, p.child());
+    win.wait_title("frames coming live", SLOW, |t| {
+        t.ends_with(", live") && frame_of(t) > 5
+    });
+    // The noise's value: the first field of the panel, right of the 320-pixel image.
+    win.drag([356, 70], [420, 70], 1);
+    win.wait_title("the run's end", SLOW, |t| paused(t) && frame_of(t) == 200);
+    win.keys(&["s"]);
+    let saved = d.path().join("vicsek-bands.scene.json");
+    let t0 = Instant::now();
+    while !saved.exists() && t0.elapsed() < SLOW {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    quit(&win, p);
+    let text = std::fs::read_to_string(&saved).expect("s saved the scene");
+    let scene: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let keys = scene["timeline"]
+        .as_array()
+        .expect("the saved scene has a timeline");
+    assert!(
+        !keys.is_empty()
+            && keys
+                .iter()
+                .all(|k| k["set"]["vicsek.noise"].as_f64().unwrap() > 0.6),
+        "{keys:?}"
+    );
+    succeeds(
+        d.path(),
+        &["simulate", "vicsek-bands.scene.json", "-o", "sim.bfs", "-q"],
+    );
+    let (a, b) = (
+        std::fs::read(d.path().join("live.bfs")).unwrap(),
+        std::fs::read(d.path().join("sim.bfs")).unwrap(),
+    );
+    assert!(
+        a == b,
+        "the tuned live run and forge simulate of its saved scene differ"
+    );
 }

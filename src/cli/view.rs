@@ -56,7 +56,7 @@ pub fn view_cmd(a: ViewArgs) -> Result<ExitCode> {
         if a.bench_frames.is_some() {
             bail!("--bench-frames: applies to a recording (a live run shows frames as the solver makes them); record one with forge simulate first");
         }
-        let mut scene = Scene::load(&a.input)?;
+        let (mut scene, text) = Scene::load_with_text(&a.input)?;
         a.overrides.apply(&mut scene)?;
         if a.threads == Some(0) {
             bail!("--threads: must be at least 1");
@@ -73,6 +73,7 @@ pub fn view_cmd(a: ViewArgs) -> Result<ExitCode> {
         };
         Input::Scene(Box::new(LiveScene {
             scene,
+            text,
             record: a.record.clone(),
             setup,
         }))

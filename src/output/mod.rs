@@ -96,7 +96,7 @@ impl TempName {
     }
 
     /// Creates a new file with a unique temporary name beside `path` (never an existing one).
-    fn create_beside(self, path: &Path) -> std::io::Result<(File, PathBuf)> {
+    pub fn create_beside(self, path: &Path) -> std::io::Result<(File, PathBuf)> {
         let (prefix, suffix) = self.parts(path);
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,

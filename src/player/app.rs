@@ -59,6 +59,8 @@ impl Source {
                     timeline,
                     space,
                     saver: Saver::new(save, o.force),
+                    scene_saver: None,
+                    ran: None,
                     first: None,
                     _tmp: None,
                 })
@@ -76,6 +78,7 @@ impl Source {
                     .save_look
                     .clone()
                     .unwrap_or_else(|| Saver::default_path(None, &name));
+                let scene_path = save.with_file_name(format!("{name}.scene.json"));
                 Ok(Source {
                     feed: Feed::Live(Box::new(LiveFeed::new(live))),
                     initial: tuning.look().clone(),
@@ -84,6 +87,8 @@ impl Source {
                     header,
                     timeline,
                     saver: Saver::new(save, o.force),
+                    scene_saver: Some(Saver::new(scene_path, o.force)),
+                    ran: None,
                     first: Some(first),
                     _tmp: Some(tmp),
                 })
@@ -346,6 +351,10 @@ fn paint(v: &mut View, src: &Source) -> Result<()> {
                         species: !src.header.species.is_empty(),
                         save_path: &save_path,
                         message,
+                        physics: match &src.feed {
+                            Feed::Live(l) => Some((l.live.scene(), hud.step)),
+                            Feed::File(_) => None,
+                        },
                     };
                     super::panel::show(ui, &mut edit, &info, &mut out);
                 });

@@ -9,7 +9,7 @@
 //! | + − (or ] [) | faster / slower |
 //! | r | reverse |
 //! | l | loop |
-//! | s | save the look (`NAME.look.json`) |
+//! | s | save the look (`NAME.look.json`; a live run's scene too, `NAME.scene.json`) |
 //! | f | follow the flock (2D) |
 //! | 0 | fit: the whole world (2D), the recording's camera (3D) |
 //! | q, Esc | quit |
@@ -36,6 +36,8 @@ pub enum Action {
     Quit,
     /// The look as edited in the panel (every setting given).
     Look(Box<crate::look::Look>),
+    /// A live run's parameter (a timeline path) set to a value from the next step on.
+    Physics(String, f64),
     Camera(Move),
 }
 

@@ -23,6 +23,7 @@ mod frames;
 mod input;
 mod panel;
 pub mod panel_paint;
+mod physics;
 mod play;
 mod save;
 mod screen;
@@ -153,6 +154,7 @@ fn first_frame_recording(
 ) -> Result<(tempfile::TempDir, PathBuf, crate::bfs::Frame)> {
     let first = match live.next_blocking()? {
         live::Msg::Frame(f) => f,
+        live::Msg::Keyed(_) => bail!("a parameter was set before the first frame"),
         live::Msg::Ended(why) => bail!(
             "the simulation ended before its first frame{}",
             why.map(|w| format!(": {w}")).unwrap_or_default()

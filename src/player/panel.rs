@@ -21,10 +21,16 @@ pub struct Info<'a> {
     pub save_path: &'a str,
     /// The last message (a save, an error).
     pub message: &'a str,
+    /// A live run: its scene as it runs (its keys so far) and the step shown.
+    pub physics: Option<(&'a crate::scene::Scene, u64)>,
 }
 
 pub fn show(ui: &mut Ui, look: &mut Look, info: &Info, out: &mut Vec<Action>) {
     egui::ScrollArea::vertical().show(ui, |ui| {
+        if let Some((scene, step)) = info.physics {
+            super::physics::show(ui, scene, step, out);
+            ui.separator();
+        }
         ui.heading("Look");
         if let Some(s) = look.size {
             ui.label(format!("size {s} (the window's image)"));

@@ -59,6 +59,10 @@ pub struct Source {
     pub timeline: Timeline,
     pub space: Space,
     pub saver: Saver,
+    /// A live run's scene file (`NAME.scene.json`, beside the look file) ...
+    pub scene_saver: Option<Saver>,
+    /// ... and, once its run is over (the recording played as a file), the text it saves.
+    pub ran: Option<String>,
     /// The look as first resolved (the fit and the recording's own camera come back to it).
     pub initial: Look,
     /// A live run's first frame, drawn first.
@@ -120,6 +124,11 @@ pub fn apply(st: &mut State, src: &mut Source, actions: Vec<Action>) -> Result<(
                 camera_move(st, &m);
                 edited = true;
             }
+            Action::Physics(param, value) => {
+                if let Feed::Live(l) = &src.feed {
+                    l.live.set(&param, value);
+                }
+            }
             _ => {}
         }
     }
@@ -160,6 +169,26 @@ fn save(st: &mut State, src: &mut Source) {
             m
         }
     };
+    // A live run's scene, with the keys set while it ran.
+    let text = match &src.feed {
+        Feed::Live(l) => Some(l.live.scene_file()),
+        Feed::File(_) => src.ran.clone().map(Ok),
+    };
+    if let (Some(text), Some(saver)) = (text, &mut src.scene_saver) {
+        let m = match text.and_then(|t| saver.save_text(&t, "scene file")) {
+            Ok(p) => {
+                let m = format!("saved the scene to {}", p.display());
+                log::info!("{m}");
+                m
+            }
+            Err(e) => {
+                let m = format!("cannot save the scene: {e:#}");
+                log::error!("{m}");
+                m
+            }
+        };
+        st.message = format!("{}; {m}", st.message);
+    }
 }
 
 /// The whole world (2D), or the recording's own camera (3D).
@@ -253,6 +282,12 @@ pub fn update_live(st: &mut State, feed: &mut LiveFeed, wall: f64) -> Result<Opt
                 got.push(f);
                 take -= 1;
             }
+            Some(Msg::Keyed(answer)) => {
+                st.message = match answer {
+                    Ok((step, param, v)) => format!("{param} = {v} from step {step}"),
+                    Err(e) => e,
+                };
+            }
             Some(Msg::Ended(why)) => {
                 feed.ended = true;
                 st.message = match why {
@@ -288,6 +323,10 @@ pub fn update_live(st: &mut State, feed: &mut LiveFeed, wall: f64) -> Result<Opt
 
 /// The live run's recording, finished: played from now on as any recording.
 pub fn to_file(src: &mut Source, path: &std::path::Path) -> Result<()> {
+    if let Feed::Live(l) = &src.feed {
+        // What `s` saves from now on: the scene as it ran, its keys included.
+        src.ran = Some(l.live.scene_file()?);
+    }
     let reader = Reader::open(path)?;
     src.feed = Feed::File(Frames::start(reader, src.timeline, src.space)?);
     Ok(())

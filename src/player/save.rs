@@ -44,12 +44,17 @@ impl Saver {
     pub fn save(&mut self, look: &Look) -> Result<&Path> {
         let mut text = look.to_json();
         text.push('\n');
+        self.save_text(&text, "look file")
+    }
+
+    /// Writes `text` (`what` names the file in messages).
+    pub fn save_text(&mut self, text: &str, what: &str) -> Result<&Path> {
         output::write_atomic(
             &self.path,
             text.as_bytes(),
             TempName::Partial,
             self.force || self.written,
-            "look file",
+            what,
         )?;
         self.written = true;
         Ok(&self.path)

@@ -444,6 +444,11 @@ impl Scene {
     /// the name, it is used and a note says what was passed over; otherwise it is an error
     /// naming it.
     pub fn load(arg: &str) -> Result<Scene, LoadError> {
+        Scene::load_with_text(arg).map(|(s, _)| s)
+    }
+
+    /// [`Scene::load`], with the scene's text as written (the file's, or the built-in's).
+    pub fn load_with_text(arg: &str) -> Result<(Scene, String), LoadError> {
         let path = Path::new(arg);
         let name = arg.strip_suffix(".json").unwrap_or(arg);
         if let Ok(meta) = std::fs::metadata(path) {
@@ -454,7 +459,7 @@ impl Scene {
                             "note: {arg} here is {what}, not a scene file: using the built-in \
                              scene {name:?}"
                         );
-                        Scene::builtin(b)
+                        Scene::builtin(b).map(|s| (s, b.text.to_string()))
                     }
                     None => Err(LoadError::NotAFile {
                         path: path.to_path_buf(),
@@ -481,13 +486,14 @@ impl Scene {
                 dir,
                 default_name: stem,
             })
+            .map(|s| (s, text.clone()))
             .map_err(|errors| LoadError::Invalid {
                 path: path.to_path_buf(),
                 errors,
             });
         }
         match builtin::find(name) {
-            Some(b) => Scene::builtin(b),
+            Some(b) => Scene::builtin(b).map(|s| (s, b.text.to_string())),
             None => Err(LoadError::NotFound {
                 arg: arg.to_string(),
                 name: name.to_string(),
@@ -656,6 +662,37 @@ impl Scene {
     /// nothing, with an error naming `param`.
     pub fn set_at(&mut self, step: u64, param: &str, value: f64) -> Result<(), SceneError> {
         resolve::timeline::add(self, step, param, value)
+    }
+
+    /// A scene file that resolves to `self`: the file it was loaded from (`text`) with the
+    /// values the command line changed (name, steps, seed, `record_every`, agent counts) and
+    /// the whole timeline written into it. What `forge view`'s `s` saves after tuning the
+    /// physics: `forge simulate` on it writes the recording the session wrote.
+    pub fn file_with_timeline(&self, text: &str) -> Result<String, serde_json::Error> {
+        let mut v: serde_json::Value = serde_json::from_str(text)?;
+        if let Some(o) = v.as_object_mut() {
+            o.insert("name".into(), self.name.clone().into());
+            o.insert("steps".into(), self.steps.into());
+            o.insert("seed".into(), self.seed.into());
+            o.insert("record_every".into(), self.record_every.into());
+            if self.init.layout != Layout::File {
+                o.insert("agents".into(), self.agents.into());
+            }
+            if let Some(list) = o.get_mut("species").and_then(|s| s.as_array_mut()) {
+                for (f, sp) in list.iter_mut().zip(&self.species) {
+                    if let Some(f) = f.as_object_mut() {
+                        f.insert("agents".into(), sp.agents.into());
+                    }
+                }
+            }
+            o.remove("timeline");
+            if !self.timeline.is_empty() {
+                o.insert("timeline".into(), serde_json::to_value(&self.timeline)?);
+            }
+        }
+        let mut out = serde_json::to_string_pretty(&v)?;
+        out.push('\n');
+        Ok(out)
     }
 
     /// The resolved scene as JSON text: stored in every recording, enough to reproduce it.

@@ -1,0 +1,67 @@
+//! The physics panel of a live run (`forge view SCENE`): every parameter of the scene a
+//! timeline key may set (`crate::scene::timeline`), at its value for the step shown. A change
+//! is sent to the solver, which makes it a key at the step it is about to take; `s` saves the
+//! scene with those keys, and `forge simulate` on that file writes what the session recorded.
+
+use egui::{DragValue, Ui};
+
+use super::input::Action;
+use crate::scene::timeline::{self, BoidsField, Target};
+use crate::scene::{Model, Scene};
+
+/// The keyable parameters of `s`: path and label.
+fn parameters(s: &Scene) -> Vec<(String, String)> {
+    let boids = |prefix: &str, label: &str| {
+        BoidsField::ALL
+            .iter()
+            .map(|f| {
+                (
+                    format!("{prefix}.{}", f.name()),
+                    format!("{label}{}", f.name()),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    match s.model {
+        Model::Vicsek => vec![
+            ("vicsek.noise".into(), "noise η".into()),
+            ("vicsek.v0".into(), "speed v0".into()),
+        ],
+        Model::Boids if s.species.is_empty() => boids("boids", ""),
+        Model::Boids => s
+            .species
+            .iter()
+            .enumerate()
+            .flat_map(|(i, sp)| boids(&format!("species[{i}].boids"), &format!("{} ", sp.name)))
+            .collect(),
+    }
+}
+
+/// The panel's part for a live run of `scene` showing `step`.
+pub fn show(ui: &mut Ui, scene: &Scene, step: u64, out: &mut Vec<Action>) {
+    ui.heading("Physics (live)");
+    ui.label("a change is a key at the next step; s saves the scene");
+    let tracks = timeline::tracks(scene);
+    for (path, label) in parameters(scene) {
+        let Ok(target) = Target::parse(&path) else {
+            continue;
+        };
+        let Ok(base) = target.get(scene) else {
+            continue;
+        };
+        let now = tracks
+            .iter()
+            .find(|t| t.path == path)
+            .map_or(base, |t| t.value(step));
+        let mut v = now;
+        let speed = (now.abs() * 0.01).max(0.001);
+        ui.horizontal(|ui| {
+            ui.add(DragValue::new(&mut v).speed(speed));
+            ui.label(label);
+        });
+        if v != now && v.is_finite() {
+            out.push(Action::Physics(path, v as f64));
+        }
+    }
+    ui.label(format!("{} keys in the timeline", scene.timeline.len()));
+}
