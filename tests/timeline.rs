@@ -166,6 +166,27 @@ fn species_keys_name_the_species_a_scene_has() {
         &err,
         r#"scene.timeline[0].set["boids.w_ali"]: the scene has species, each with its own boids parameters: key species[i].boids.w_ali"#,
     );
+    // A chase only on a predator, a flight only on a prey of one; a radius above 0.
+    let hunt = r#"{
+  "preset": "cuplan",
+  "steps": 10,
+  "species": [{"name": "a", "agents": 20}, {"name": "f", "agents": 1, "role": "predator"}],
+  "timeline": [{"step": 5, "set": {"species[0].boids.w_chase": 3, "species[1].boids.w_flee": 1, "species[1].boids.chase_radius": 0}}]
+}"#;
+    write(d.path(), "hunt.json", hunt);
+    let err = fails(d.path(), &["simulate", "hunt.json", "-o", "out.bfs"]);
+    has(
+        &err,
+        r#"scene.timeline[0].set["species[0].boids.w_chase"]: species[0] (a) is not a predator: it chases nothing"#,
+    );
+    has(
+        &err,
+        r#"scene.timeline[0].set["species[1].boids.w_flee"]: species[1] (f) flees nothing"#,
+    );
+    has(
+        &err,
+        r#"scene.timeline[0].set["species[1].boids.chase_radius"]: must be > 0, got 0"#,
+    );
 }
 
 /// A step key changes the speed from the frame after its step; a linear and a smooth ramp give
@@ -238,7 +259,8 @@ fn a_timeline_keeps_the_determinism_contract() {
     let sp = r#"{
   "preset": "cuplan", "steps": 30, "seed": 4,
   "species": [{"name": "a", "agents": 150}, {"name": "b", "agents": 150, "role": "predator", "boids": {"v_max": 3}}],
-  "timeline": [{"step": 12, "set": {"species[1].boids.v_max": 5, "species[0].boids.w_coh": 4}, "interpolation": "linear"}]
+  "timeline": [{"step": 12, "set": {"species[1].boids.v_max": 5, "species[0].boids.w_coh": 4}, "interpolation": "linear"},
+               {"step": 20, "set": {"species[1].boids.w_chase": 0, "species[0].boids.flee_radius": 30}, "interpolation": "smooth"}]
 }"#;
     for (name, text) in [("b", b.as_str()), ("v", v.as_str()), ("sp", sp)] {
         write(d.path(), &format!("{name}.json"), text);

@@ -6,7 +6,7 @@
 use egui::{DragValue, Ui};
 
 use super::input::Action;
-use crate::scene::timeline::{self, BoidsField, Target};
+use crate::scene::timeline::{self, BoidsField, HuntField, Target};
 use crate::scene::{Model, Scene};
 
 /// The keyable parameters of `s`: path and label.
@@ -32,7 +32,19 @@ fn parameters(s: &Scene) -> Vec<(String, String)> {
             .species
             .iter()
             .enumerate()
-            .flat_map(|(i, sp)| boids(&format!("species[{i}].boids"), &format!("{} ", sp.name)))
+            .flat_map(|(i, sp)| {
+                let prefix = format!("species[{i}].boids");
+                let label = format!("{} ", sp.name);
+                let mut v = boids(&prefix, &label);
+                // The chase of a predator, the flight of a prey (where the scene has them).
+                for h in HuntField::ALL {
+                    let path = format!("{prefix}.{}", h.name());
+                    if Target::Hunt(i, h).get(s).is_ok() {
+                        v.push((path, format!("{label}{}", h.name())));
+                    }
+                }
+                v
+            })
             .collect(),
     }
 }

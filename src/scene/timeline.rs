@@ -104,6 +104,40 @@ impl BoidsField {
     }
 }
 
+/// A predator's chase or a prey's flight (`species[i].boids.w_chase`, ...), kept beside the
+/// species' boids parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HuntField {
+    WChase,
+    ChaseRadius,
+    WFlee,
+    FleeRadius,
+}
+
+impl HuntField {
+    pub const ALL: [HuntField; 4] = [
+        HuntField::WChase,
+        HuntField::ChaseRadius,
+        HuntField::WFlee,
+        HuntField::FleeRadius,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            HuntField::WChase => "w_chase",
+            HuntField::ChaseRadius => "chase_radius",
+            HuntField::WFlee => "w_flee",
+            HuntField::FleeRadius => "flee_radius",
+        }
+    }
+    fn is_chase(self) -> bool {
+        matches!(self, HuntField::WChase | HuntField::ChaseRadius)
+    }
+    /// A radius (> 0), not a weight (any sign).
+    pub fn is_radius(self) -> bool {
+        matches!(self, HuntField::ChaseRadius | HuntField::FleeRadius)
+    }
+}
+
 /// What a parameter path names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Target {
@@ -111,6 +145,8 @@ pub enum Target {
     Boids(BoidsField),
     /// `species[i].boids.<field>`.
     Species(usize, BoidsField),
+    /// `species[i].boids.w_chase` and the rest of a chase or a flight.
+    Hunt(usize, HuntField),
     /// `vicsek.v0`.
     VicsekV0,
     /// `vicsek.noise`.
@@ -120,9 +156,11 @@ pub enum Target {
 /// The paths a key may set, for messages.
 pub fn keyable() -> String {
     let fields: Vec<&str> = BoidsField::ALL.iter().map(|f| f.name()).collect();
+    let hunt: Vec<&str> = HuntField::ALL.iter().map(|f| f.name()).collect();
     format!(
-        "vicsek.noise, vicsek.v0, boids.{{{f}}}, species[i].boids.{{{f}}}",
-        f = fields.join(",")
+        "vicsek.noise, vicsek.v0, boids.{{{f}}}, species[i].boids.{{{f},{h}}}",
+        f = fields.join(","),
+        h = hunt.join(",")
     )
 }
 
@@ -145,6 +183,9 @@ impl Target {
             let i: usize = index
                 .parse()
                 .map_err(|_| format!("species index {index:?} is not a whole number"))?;
+            if let Some(h) = HuntField::ALL.into_iter().find(|h| h.name() == f) {
+                return Ok(Target::Hunt(i, h));
+            }
             return field(f).map(|f| Target::Species(i, f));
         }
         match path {
@@ -175,6 +216,27 @@ impl Target {
                     s.species.len() - 1
                 )),
             },
+            Target::Hunt(i, h) => {
+                let Some(sp) = s.species.get(i) else {
+                    return Target::Species(i, BoidsField::WSep).get(s);
+                };
+                let (chase, flee) = (sp.chase.as_ref(), sp.flee.as_ref());
+                match (h, chase, flee) {
+                    (HuntField::WChase, Some(c), _) => Ok(c.weight),
+                    (HuntField::ChaseRadius, Some(c), _) => Ok(c.radius),
+                    (HuntField::WFlee, _, Some(f)) => Ok(f.weight),
+                    (HuntField::FleeRadius, _, Some(f)) => Ok(f.radius),
+                    _ if h.is_chase() => Err(format!(
+                        "species[{i}] ({}) is not a predator: it chases nothing",
+                        sp.name
+                    )),
+                    _ => Err(format!(
+                        "species[{i}] ({}) flees nothing (a flock species flees only in a \
+                         scene with predators)",
+                        sp.name
+                    )),
+                }
+            }
             Target::VicsekV0 | Target::VicsekNoise => match &s.vicsek {
                 Some(v) if *self == Target::VicsekV0 => Ok(v.v0),
                 Some(v) => Ok(v.noise),
@@ -194,6 +256,19 @@ impl Target {
             Target::Species(i, f) => {
                 if let Some(sp) = s.species.get_mut(i) {
                     *f.slot(&mut sp.boids) = v;
+                }
+            }
+            Target::Hunt(i, h) => {
+                if let Some(sp) = s.species.get_mut(i) {
+                    let slot = match h {
+                        HuntField::WChase => sp.chase.as_mut().map(|c| &mut c.weight),
+                        HuntField::ChaseRadius => sp.chase.as_mut().map(|c| &mut c.radius),
+                        HuntField::WFlee => sp.flee.as_mut().map(|f| &mut f.weight),
+                        HuntField::FleeRadius => sp.flee.as_mut().map(|f| &mut f.radius),
+                    };
+                    if let Some(x) = slot {
+                        *x = v;
+                    }
                 }
             }
             Target::VicsekV0 => {

@@ -140,6 +140,21 @@ impl Species {
         Params::from_scene(&one, s.agents as usize)
     }
 
+    /// Species `a`'s parameters, chase and flight again from `s` (a timeline changed them).
+    pub fn refresh(&mut self, s: &Scene, a: usize) {
+        if a >= self.params.len() {
+            return;
+        }
+        self.params[a] = Species::params_of(s, a);
+        let sp = &s.species[a];
+        if let Some(c) = &sp.chase {
+            self.chase[a] = (c.radius * c.radius, c.weight);
+        }
+        if let Some(f) = &sp.flee {
+            self.flee[a] = (f.radius * f.radius, f.weight);
+        }
+    }
+
     /// None for a scene without species: the step is the one it always was.
     pub fn from_scene(s: &Scene) -> Option<Species> {
         if s.species.is_empty() {
@@ -235,8 +250,30 @@ impl Species {
     /// masked loop and every predator into the flight, where the CPU takes faster paths that
     /// give the same integers and skip predators out of reach (see the module's header).
     pub fn for_kernels(&self) -> KernelSpecies {
+        let rows = self.rows();
+        let n_hunters = rows
+            .iter()
+            .filter(|r| r.predator != 0)
+            .map(|r| r.hi - r.lo)
+            .sum();
+        KernelSpecies {
+            head: SpeciesHead {
+                count: self.count() as u32,
+                any_predator: self.any_predator as u32,
+                n_hunters,
+            },
+            params: self.params.clone(),
+            rows,
+            mask: self.mask.clone(),
+            of_agent: self.of_agent.clone(),
+        }
+    }
+
+    /// Each species' row for the kernels (`struct SpeciesRow`): its ids, role, radii, chase and
+    /// flight.
+    pub fn rows(&self) -> Vec<SpeciesRow> {
         let mut base = 0u32;
-        let rows = (0..self.count())
+        (0..self.count())
             .map(|a| {
                 let (lo, hi) = self.ids[a];
                 let row = SpeciesRow {
@@ -255,18 +292,7 @@ impl Species {
                 }
                 row
             })
-            .collect();
-        KernelSpecies {
-            head: SpeciesHead {
-                count: self.count() as u32,
-                any_predator: self.any_predator as u32,
-                n_hunters: base,
-            },
-            params: self.params.clone(),
-            rows,
-            mask: self.mask.clone(),
-            of_agent: self.of_agent.clone(),
-        }
+            .collect()
     }
 
     /// The species of agent `id`. Species hold consecutive ids, so with a few species it is

@@ -45,7 +45,7 @@ impl Live {
             *last = v;
             t.target.set(&mut self.scene, v);
             match t.target {
-                Target::Species(i, _) => changed.push(i),
+                Target::Species(i, _) | Target::Hunt(i, _) => changed.push(i),
                 _ => global = true,
             }
         }
@@ -56,9 +56,7 @@ impl Live {
             return false;
         };
         for &i in &changed {
-            if let Some(p) = sp.params.get_mut(i) {
-                *p = Species::params_of(&self.scene, i);
-            }
+            sp.refresh(&self.scene, i);
         }
         !changed.is_empty()
     }

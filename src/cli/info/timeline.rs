@@ -76,7 +76,9 @@ impl Keyed {
             names.join(", ")
         )?;
         for k in self.keys.iter().take(LISTED) {
-            writeln!(out, "  t = {:<10} {k}", k.step as f64 * dt as f64)?;
+            // The time as the key would give it (dt is a float32: 22, not 22.0000003).
+            let t = ((k.step as f64 * dt as f64) as f32).to_string();
+            writeln!(out, "  t = {t:<10} {k}")?;
         }
         if self.keys.len() > LISTED {
             writeln!(out, "  ... and {} more keys", self.keys.len() - LISTED)?;

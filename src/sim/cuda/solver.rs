@@ -251,8 +251,8 @@ impl CudaSolver {
     /// The step's launches: build the grid (or prepare the velocities), step every agent
     /// into `next_*`, then swap the state for it.
     /// The timeline's values at this step into `params` (kernel arguments, copied at each
-    /// launch) and, where a key changed a species' parameters, into the device's copy of them
-    /// (an upload ordered on the step's stream: only on such steps).
+    /// launch) and, where a key changed a species' parameters, chase or flight, into the
+    /// device's copies of them (uploads ordered on the step's stream: only on such steps).
     fn apply_timeline(&mut self) -> Result<(), DriverError> {
         let Some(t) = &mut self.timeline else {
             return Ok(());
@@ -261,6 +261,9 @@ impl CudaSolver {
             if let (Some(host), Some(dev)) = (&self.sp_host, &mut self.sp) {
                 let bytes: &[u8] = bytemuck::cast_slice(&host.params);
                 self.stream.memcpy_htod(bytes, &mut dev.params)?;
+                let rows = host.rows();
+                let words: &[u32] = bytemuck::cast_slice(&rows);
+                self.stream.memcpy_htod(words, &mut dev.rows)?;
             }
         }
         Ok(())
