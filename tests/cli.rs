@@ -1433,6 +1433,7 @@ fn scenes_lists_all_builtins() {
             "cuplan",
             "murmuration",
             "murmuration-falcon",
+            "murmuration-story",
             "murmuration3d",
             "obstacles",
             "plasma",
@@ -1466,6 +1467,7 @@ fn every_builtin_scene_runs() {
         "shoal3d",
         "obstacles",
         "murmuration-falcon",
+        "murmuration-story",
         "two-flocks",
     ] {
         let out = format!("{name}.bfs");

@@ -24,6 +24,7 @@ pub const BUILTIN: &[Builtin] = builtin![
     "shoal3d",
     "obstacles",
     "murmuration-falcon",
+    "murmuration-story",
     "two-flocks"
 ];
 
