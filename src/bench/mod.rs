@@ -16,6 +16,7 @@ mod analyze;
 mod cuda;
 mod obstacles;
 pub mod render;
+mod timeline;
 
 /// `--seconds` when not given.
 pub const DEFAULT_SECONDS: f64 = 0.5;
@@ -24,11 +25,12 @@ pub const DEFAULT_SECONDS: f64 = 0.5;
 pub const MAX_SECONDS: f64 = 3600.0;
 
 /// The tables `--only` may name.
-pub const TABLES: [&str; 10] = [
+pub const TABLES: [&str; 11] = [
     "all",
     "analyze",
     "cuda",
     "obstacles",
+    "timeline",
     "scaling",
     "crossover",
     "threads",
@@ -249,6 +251,9 @@ impl Tables {
         }
         if self.want("obstacles") {
             obstacles::obstacles_line(&mut out, self.seconds)?;
+        }
+        if self.want("timeline") {
+            timeline::timeline_line(&mut out, self.seconds)?;
         }
         if self.want("analyze") {
             analyze::analyze_table(&mut out, &self.analyze_sizes)?;

@@ -100,7 +100,14 @@ struct Reader {
 }
 
 /// The solver's tables that `--seconds` times.
-const TIMED_TABLES: &[&str] = &["boidforge", "threads", "scaling", "crossover", "obstacles"];
+const TIMED_TABLES: &[&str] = &[
+    "boidforge",
+    "threads",
+    "scaling",
+    "crossover",
+    "obstacles",
+    "timeline",
+];
 
 /// The solver's tables that `--quick` shortens (all but the CUDA table).
 const QUICK_TABLES: &[&str] = &[
@@ -111,6 +118,7 @@ const QUICK_TABLES: &[&str] = &[
     "record",
     "memory",
     "obstacles",
+    "timeline",
     "analyze",
 ];
 
