@@ -39,7 +39,6 @@ pub mod bfs;
 pub mod cli;
 pub mod engine;
 pub mod export;
-pub mod keys;
 pub mod live;
 pub mod look;
 pub mod metrics;

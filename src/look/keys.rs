@@ -1,6 +1,6 @@
 //! Camera and look keys: the `render` section's `timeline`, the 2D view's centre and zoom, a
 //! fixed 3D camera's eye, target and field of view, exposure and trails, keyed at a solver step
-//! or a simulated time like the scene's own timeline (`crate::keys`), so a camera move lines up
+//! or a simulated time like the scene's own timeline ([`super::interp`]), so a camera move lines up
 //! with what the flock does at that step, whatever the frame rate.
 //!
 //! ```json
@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::keys::{value_at, Interpolation, Point};
+use super::interp::{value_at, Interpolation, Point};
 
 /// One key as written (and as a recording stores it).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -232,7 +232,7 @@ impl LookKeys {
             let step = match (key.step, key.time) {
                 (Some(s), _) => s,
                 (None, Some(t)) => {
-                    crate::keys::step_of_time(t, dt, u64::MAX >> 12).ok_or_else(|| {
+                    super::interp::step_of_time(t, dt, u64::MAX >> 12).ok_or_else(|| {
                         (
                             format!("timeline[{k}].time"),
                             format!("must be a time >= 0, got {t}"),

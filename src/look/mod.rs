@@ -9,6 +9,7 @@
 //! the scene schema and the renderer can both use its types. [`resolve`] is the layer above:
 //! it reads the recording (`bfs`), its scene and the renderer's settings types.
 
+pub mod interp;
 pub mod keys;
 pub mod resolve;
 mod values;

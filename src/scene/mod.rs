@@ -657,44 +657,6 @@ impl Scene {
         Ok(())
     }
 
-    /// Sets `param` (a timeline path, `vicsek.noise`) to `value` from `step` on: a key added to
-    /// the timeline ([`timeline`]), checked as a key in a scene file is. Fails, changing
-    /// nothing, with an error naming `param`.
-    pub fn set_at(&mut self, step: u64, param: &str, value: f64) -> Result<(), SceneError> {
-        resolve::timeline::add(self, step, param, value)
-    }
-
-    /// A scene file that resolves to `self`: the file it was loaded from (`text`) with the
-    /// values the command line changed (name, steps, seed, `record_every`, agent counts) and
-    /// the whole timeline written into it. What `forge view`'s `s` saves after tuning the
-    /// physics: `forge simulate` on it writes the recording the session wrote.
-    pub fn file_with_timeline(&self, text: &str) -> Result<String, serde_json::Error> {
-        let mut v: serde_json::Value = serde_json::from_str(text)?;
-        if let Some(o) = v.as_object_mut() {
-            o.insert("name".into(), self.name.clone().into());
-            o.insert("steps".into(), self.steps.into());
-            o.insert("seed".into(), self.seed.into());
-            o.insert("record_every".into(), self.record_every.into());
-            if self.init.layout != Layout::File {
-                o.insert("agents".into(), self.agents.into());
-            }
-            if let Some(list) = o.get_mut("species").and_then(|s| s.as_array_mut()) {
-                for (f, sp) in list.iter_mut().zip(&self.species) {
-                    if let Some(f) = f.as_object_mut() {
-                        f.insert("agents".into(), sp.agents.into());
-                    }
-                }
-            }
-            o.remove("timeline");
-            if !self.timeline.is_empty() {
-                o.insert("timeline".into(), serde_json::to_value(&self.timeline)?);
-            }
-        }
-        let mut out = serde_json::to_string_pretty(&v)?;
-        out.push('\n');
-        Ok(out)
-    }
-
     /// The resolved scene as JSON text: stored in every recording, enough to reproduce it.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("a resolved scene always serialises")

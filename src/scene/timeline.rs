@@ -28,7 +28,7 @@ use super::Scene;
 /// Most keys a timeline may hold (counted while parsing).
 pub const MAX_KEYS: usize = 100_000;
 
-pub use crate::keys::{Interpolation, Point};
+pub use crate::look::interp::{Interpolation, Point};
 
 /// One key of a resolved timeline, as a recording stores it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -297,7 +297,7 @@ pub struct Track {
 impl Track {
     /// The value in effect at `step`: O(log keys).
     pub fn value(&self, step: u64) -> f32 {
-        crate::keys::value_at(self.base, &self.points, step)
+        crate::look::interp::value_at(self.base, &self.points, step)
     }
 }
 
@@ -340,5 +340,45 @@ impl fmt::Display for Key {
             write!(f, " ({})", self.interpolation.name())?;
         }
         Ok(())
+    }
+}
+
+impl Scene {
+    /// Sets `param` (a timeline path, `vicsek.noise`) to `value` from `step` on: a key added to
+    /// the timeline ([`timeline`]), checked as a key in a scene file is. Fails, changing
+    /// nothing, with an error naming `param`.
+    pub fn set_at(&mut self, step: u64, param: &str, value: f64) -> Result<(), super::SceneError> {
+        super::resolve::timeline::add(self, step, param, value)
+    }
+
+    /// A scene file that resolves to `self`: the file it was loaded from (`text`) with the
+    /// values the command line changed (name, steps, seed, `record_every`, agent counts) and
+    /// the whole timeline written into it. What `forge view`'s `s` saves after tuning the
+    /// physics: `forge simulate` on it writes the recording the session wrote.
+    pub fn file_with_timeline(&self, text: &str) -> Result<String, serde_json::Error> {
+        let mut v: serde_json::Value = serde_json::from_str(text)?;
+        if let Some(o) = v.as_object_mut() {
+            o.insert("name".into(), self.name.clone().into());
+            o.insert("steps".into(), self.steps.into());
+            o.insert("seed".into(), self.seed.into());
+            o.insert("record_every".into(), self.record_every.into());
+            if self.init.layout != super::Layout::File {
+                o.insert("agents".into(), self.agents.into());
+            }
+            if let Some(list) = o.get_mut("species").and_then(|s| s.as_array_mut()) {
+                for (f, sp) in list.iter_mut().zip(&self.species) {
+                    if let Some(f) = f.as_object_mut() {
+                        f.insert("agents".into(), sp.agents.into());
+                    }
+                }
+            }
+            o.remove("timeline");
+            if !self.timeline.is_empty() {
+                o.insert("timeline".into(), serde_json::to_value(&self.timeline)?);
+            }
+        }
+        let mut out = serde_json::to_string_pretty(&v)?;
+        out.push('\n');
+        Ok(out)
     }
 }

@@ -140,21 +140,6 @@ impl Species {
         Params::from_scene(&one, s.agents as usize)
     }
 
-    /// Species `a`'s parameters, chase and flight again from `s` (a timeline changed them).
-    pub fn refresh(&mut self, s: &Scene, a: usize) {
-        if a >= self.params.len() {
-            return;
-        }
-        self.params[a] = Species::params_of(s, a);
-        let sp = &s.species[a];
-        if let Some(c) = &sp.chase {
-            self.chase[a] = (c.radius * c.radius, c.weight);
-        }
-        if let Some(f) = &sp.flee {
-            self.flee[a] = (f.radius * f.radius, f.weight);
-        }
-    }
-
     /// None for a scene without species: the step is the one it always was.
     pub fn from_scene(s: &Scene) -> Option<Species> {
         if s.species.is_empty() {

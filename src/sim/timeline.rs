@@ -56,8 +56,23 @@ impl Live {
             return false;
         };
         for &i in &changed {
-            sp.refresh(&self.scene, i);
+            refresh(sp, &self.scene, i);
         }
         !changed.is_empty()
+    }
+}
+
+/// Species `a`'s parameters, chase and flight in `sp` again from `s` (a key changed them).
+fn refresh(sp: &mut Species, s: &Scene, a: usize) {
+    if a >= sp.params.len() {
+        return;
+    }
+    sp.params[a] = Species::params_of(s, a);
+    let one = &s.species[a];
+    if let Some(c) = &one.chase {
+        sp.chase[a] = (c.radius * c.radius, c.weight);
+    }
+    if let Some(f) = &one.flee {
+        sp.flee[a] = (f.radius * f.radius, f.weight);
     }
 }

@@ -116,7 +116,7 @@ fn key_step(cx: &mut Ctx, k: usize, kf: &KeyFile, dt: f32) -> Option<u64> {
         }
         (Some(n), None) => Some(n as u64),
         (None, Some(t)) => {
-            let step = crate::keys::step_of_time(t, dt, MAX_STEPS);
+            let step = crate::look::interp::step_of_time(t, dt, MAX_STEPS);
             if step.is_none() {
                 cx.err(
                     &format!("scene.timeline[{k}].time"),

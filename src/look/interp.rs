@@ -1,7 +1,7 @@
-//! Values keyed over solver steps, shared by the scene's timeline (`scene::timeline`) and the
-//! look's (`look::keys`): a value holds its base until the first key, and each key says how
-//! the value gets to it from the key before (`step`, `linear`, `smooth`). A leaf: it names
-//! nothing else of the crate.
+//! Values keyed over solver steps, shared by the look's timeline ([`super::keys`]) and the
+//! scene's (`scene::timeline`, which the look's leaf-ness lets use it): a value holds its base
+//! until the first key, and each key says how the value gets to it from the key before (`step`,
+//! `linear`, `smooth`).
 
 use serde::{Deserialize, Serialize};
 
