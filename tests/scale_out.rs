@@ -106,6 +106,22 @@ fn png_chunks_are_the_whole_render_frames() {
         &["--frames", "5..80", "--trails", "0.9", "--follow"],
         3,
     );
+    // A camera keyed by a look timeline (a push-in over steps 220..260 of the run, which
+    // records steps 200..280 after its warm-up): every chunk draws its frames as the whole does.
+    let (d, first) = (tmp(), d);
+    std::fs::copy(first.path().join("m.bfs"), d.path().join("m.bfs")).unwrap();
+    write(
+        d.path(),
+        "keys.json",
+        r#"{"timeline": [{"step": 220, "set": {"zoom": 1, "exposure": 1}},
+            {"step": 260, "set": {"zoom": 2.5, "exposure": 3}, "interpolation": "smooth"}]}"#,
+    );
+    png_chunks_match(
+        d.path(),
+        "m.bfs",
+        &["--look", "keys.json", "--trails", "0.9"],
+        3,
+    );
     let d = tmp();
     record(d.path(), "shoal3d", 200, 50, 7, "s.bfs");
     // The scene's look: orbit, trails 0.6, fog, box.
