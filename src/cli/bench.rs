@@ -60,7 +60,7 @@ pub struct BenchArgs {
     #[arg(long)]
     pub seconds: Option<f64>,
     /// Which tables: all, scaling, crossover, threads, boidforge, record, memory, obstacles,
-    /// analyze, cuda (`bench render`: all, fps, passes, memory). `FORGE_SIMD=off` measures the scalar
+    /// timeline, analyze, cuda (`bench render`: all, fps, passes, memory). `FORGE_SIMD=off` measures the scalar
     /// candidate loop. The CUDA table runs where a device is present.
     #[arg(long, value_delimiter = ',', default_value = "all")]
     pub only: Vec<String>,
@@ -232,7 +232,7 @@ fn resolve(a: BenchArgs) -> Result<Plan> {
     }
     if let Some(o) = a.only.iter().find(|o| !TABLES.contains(&o.as_str())) {
         bail!(
-            "--only: unknown table {o:?} (all, scaling, crossover, threads, boidforge, record, memory, obstacles, analyze, cuda)"
+            "--only: unknown table {o:?} (all, scaling, crossover, threads, boidforge, record, memory, obstacles, timeline, analyze, cuda)"
         );
     }
     let all = a.only.iter().any(|o| o == "all");
