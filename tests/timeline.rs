@@ -676,3 +676,76 @@ fn a_live_run_tuned_while_it_plays_is_what_simulate_writes_from_the_saved_scene(
         "{speed:?}"
     );
 }
+
+/// A sweep of a scene with a timeline runs the keys in every point (the v0 keyed at step 15
+/// shows in the measured speed), and its shards merge into the unsharded CSV byte for byte.
+#[test]
+fn a_swept_scene_with_a_timeline_shards_as_one_run() {
+    let d = tmp();
+    write(
+        d.path(),
+        "t.json",
+        &vicsek(r#"[{"step": 15, "set": {"vicsek.v0": 0.25}}]"#),
+    );
+    let sweep = |extra: &[&str]| {
+        let mut a = vec![
+            "sweep",
+            "t.json",
+            "--vary",
+            "noise=0.2,0.8,1.4",
+            "--seeds",
+            "2",
+            "--equilibrate",
+            "20",
+            "--measure",
+            "10",
+        ];
+        a.extend_from_slice(extra);
+        succeeds(d.path(), &a);
+    };
+    sweep(&["-o", "whole.csv"]);
+    sweep(&["-o", "s0.csv", "--shard", "0/2"]);
+    sweep(&["-o", "s1.csv", "--shard", "1/2"]);
+    succeeds(
+        d.path(),
+        &["sweep", "merge", "s1.csv", "s0.csv", "-o", "merged.csv"],
+    );
+    let whole = std::fs::read(d.path().join("whole.csv")).unwrap();
+    assert!(
+        whole == std::fs::read(d.path().join("merged.csv")).unwrap(),
+        "the shards merged differ from the unsharded sweep"
+    );
+    // Without the key the points are other runs.
+    write(d.path(), "p.json", &vicsek("[]"));
+    succeeds(
+        d.path(),
+        &[
+            "sweep",
+            "p.json",
+            "--vary",
+            "noise=0.2,0.8,1.4",
+            "--seeds",
+            "2",
+            "--equilibrate",
+            "20",
+            "--measure",
+            "10",
+            "-o",
+            "plain.csv",
+        ],
+    );
+    // (The rows, not the identity line, which names the scene.)
+    let rows = |p: &str| -> Vec<String> {
+        std::fs::read_to_string(d.path().join(p))
+            .unwrap()
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(rows("whole.csv").len(), rows("plain.csv").len());
+    assert!(
+        rows("whole.csv") != rows("plain.csv"),
+        "the key changed no point"
+    );
+}
