@@ -1480,3 +1480,55 @@ fn png_frames_are_each_their_own_frame_and_a_failed_write_names_its_file() {
     );
     assert!(p.join("taken/frame_000006.png").is_file());
 }
+
+/// A 2D follow camera keeps a flock that crosses a wrapping world's seam again and again in
+/// the middle of the frame: its eased centre stays in the world, where the copies of the agents
+/// are drawn (it used to drift a world away per crossing, and the flock vanished).
+#[test]
+fn the_follow_camera_keeps_a_flock_that_laps_the_world() {
+    if !have_gpu("the_follow_camera_keeps_a_flock_that_laps_the_world") {
+        return;
+    }
+    let d = tmp();
+    // One tight flock at top speed in a small wrapping world: about 8 world heights in 200
+    // steps, up and to the right.
+    write(
+        d.path(),
+        "lap.json",
+        r#"{"preset": "boidforge", "agents": 300, "steps": 200, "seed": 3,
+            "world": {"size": [480, 270]},
+            "boids": {"v_min": 170, "v_max": 180, "w_coh": 3},
+            "init": {"layout": "disc", "center": [240, 135], "radius": 30, "velocity": "aligned"}}"#,
+    );
+    succeeds(d.path(), &["simulate", "lap.json", "-o", "lap.bfs", "-q"]);
+    for k in ["50", "120", "200"] {
+        let out = format!("f{k}.png");
+        succeeds(
+            d.path(),
+            &[
+                "still", "lap.bfs", "--frame", k, "--follow", "--size", "320x180", "--trails", "0",
+                "--bloom", "0", "-o", &out, "-q",
+            ],
+        );
+        let img = image::open(d.path().join(&out)).unwrap().to_luma8();
+        let (w, h) = img.dimensions();
+        // The lit pixels' centroid: the flock, within a fifth of the frame of its middle.
+        let (mut sx, mut sy, mut n) = (0f64, 0f64, 0f64);
+        for (x, y, p) in img.enumerate_pixels() {
+            if p.0[0] > 60 {
+                sx += x as f64;
+                sy += y as f64;
+                n += 1.0;
+            }
+        }
+        assert!(
+            n > 50.0,
+            "frame {k}: the flock is not in the frame ({n} lit pixels)"
+        );
+        let (cx, cy) = (sx / n / w as f64, sy / n / h as f64);
+        assert!(
+            (cx - 0.5).abs() < 0.2 && (cy - 0.5).abs() < 0.2,
+            "frame {k}: the flock's light is centred at ({cx:.2}, {cy:.2}) of the frame"
+        );
+    }
+}

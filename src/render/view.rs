@@ -143,6 +143,12 @@ impl Renderer {
                                 d -= (d / l).round() * l;
                             }
                             c[k] = prev[k] + 0.15 * d;
+                            // Back into the world: a flock that keeps crossing the seam one way
+                            // would otherwise take the camera worlds away from the copies drawn
+                            // around it (a periodic world looks the same a world length on).
+                            if self.world.wrap {
+                                c[k] = c[k].rem_euclid(self.world.size[k]);
+                            }
                         }
                         c
                     }
