@@ -93,6 +93,50 @@ fn time_steps(make: impl Fn() -> Result<CpuSolver>, seconds: f64) -> Result<(f64
     Ok((timed * 1e3 / steps as f64, threads))
 }
 
+/// One table of `rows` (a name and a scene of `n` agents each) on `threads` threads, grid:
+/// ms/step, agent-steps/s, ns/agent-step and the ratio to the first row, each the fastest of
+/// `rounds` alternated rounds (a machine shared with other work slows some rounds, and every
+/// row alike over the rounds). `head` names the first column.
+fn alternated_table(
+    out: &mut impl Write,
+    head: &str,
+    rows: &[(&str, &Scene)],
+    n: u64,
+    threads: usize,
+    rounds: usize,
+    seconds: f64,
+) -> Result<()> {
+    writeln!(
+        out,
+        "| {head} | ms/step | agent-steps/s | ns/agent-step | / {} |",
+        rows[0].0
+    )?;
+    writeln!(out, "|---|---:|---:|---:|---:|")?;
+    let mut best = vec![f64::INFINITY; rows.len()];
+    for _ in 0..rounds {
+        for (b, (_, s)) in best.iter_mut().zip(rows) {
+            let (ms, _) = time_steps(
+                || solver_for(s, threads, Search::Grid),
+                seconds / rounds as f64,
+            )?;
+            *b = b.min(ms);
+        }
+    }
+    for (b, (name, _)) in best.iter().zip(rows) {
+        let rate = n as f64 / (b / 1e3);
+        writeln!(
+            out,
+            "| {name} | {b:.3} | {} | {:.1} | {:.3} |",
+            si(rate),
+            b * 1e6 / n as f64,
+            b / best[0]
+        )?;
+        out.flush()?;
+    }
+    writeln!(out)?;
+    Ok(())
+}
+
 fn solver_for(s: &Scene, threads: usize, search: Search) -> Result<CpuSolver> {
     let st = init::initial_state(s)?;
     let n = st.n;

@@ -8,9 +8,8 @@ use std::io::Write;
 
 use anyhow::Result;
 
-use super::{bench_scene, bench_scene_with, solver_for, time_steps};
-use crate::scene::{Obstacle, Scene, Search};
-use crate::units::si;
+use super::{alternated_table, bench_scene, bench_scene_with};
+use crate::scene::{Obstacle, Scene};
 
 /// Agents, threads and obstacles of the row.
 const N: u64 = 100_000;
@@ -91,36 +90,5 @@ pub(super) fn obstacles_line(out: &mut impl Write, seconds: f64) -> Result<()> {
         "Obstacles and a predator: {N} agents, 2D, {THREADS} threads, grid, the same flock \
          without and with {OBSTACLES} obstacles and one predator:\n"
     )?;
-    writeln!(
-        out,
-        "| rules | ms/step | agent-steps/s | ns/agent-step | / none |"
-    )?;
-    writeln!(out, "|---|---:|---:|---:|---:|")?;
-    // Alternated, ROUNDS times each, the fastest kept: a machine shared with other work slows
-    // some rounds, and every row alike over the rounds.
-    let mut best = [f64::INFINITY; 4];
-    for _ in 0..ROUNDS {
-        for (i, (_, s)) in rows.iter().enumerate() {
-            let (ms, _) = time_steps(
-                || solver_for(s, THREADS, Search::Grid),
-                seconds / ROUNDS as f64,
-            )?;
-            best[i] = best[i].min(ms);
-        }
-    }
-    let ns: Vec<f64> = best.iter().map(|ms| ms * 1e6 / N as f64).collect();
-    for (i, (name, _)) in rows.iter().enumerate() {
-        let rate = N as f64 / (best[i] / 1e3);
-        writeln!(
-            out,
-            "| {name} | {:.3} | {} | {:.1} | {:.3} |",
-            best[i],
-            si(rate),
-            ns[i],
-            ns[i] / ns[0]
-        )?;
-        out.flush()?;
-    }
-    writeln!(out)?;
-    Ok(())
+    alternated_table(out, "rules", &rows, N, THREADS, ROUNDS, seconds)
 }

@@ -9,9 +9,8 @@ use std::io::Write;
 
 use anyhow::Result;
 
-use super::{bench_scene, bench_scene_with, solver_for, time_steps};
-use crate::scene::{Scene, Search};
-use crate::units::si;
+use super::{alternated_table, bench_scene, bench_scene_with};
+use crate::scene::Scene;
 
 const N: u64 = 100_000;
 const THREADS: usize = 2;
@@ -50,35 +49,5 @@ pub(super) fn timeline_line(out: &mut impl Write, seconds: f64) -> Result<()> {
         "Timeline: {N} agents, 2D, {THREADS} threads, grid, the same flock without and with a \
          timeline:\n"
     )?;
-    writeln!(
-        out,
-        "| timeline | ms/step | agent-steps/s | ns/agent-step | / none |"
-    )?;
-    writeln!(out, "|---|---:|---:|---:|---:|")?;
-    // Alternated, the fastest of ROUNDS kept (see the obstacles table).
-    let mut best = [f64::INFINITY; 3];
-    for _ in 0..ROUNDS {
-        for (i, (_, s)) in rows.iter().enumerate() {
-            let (ms, _) = time_steps(
-                || solver_for(s, THREADS, Search::Grid),
-                seconds / ROUNDS as f64,
-            )?;
-            best[i] = best[i].min(ms);
-        }
-    }
-    for (i, (name, _)) in rows.iter().enumerate() {
-        let rate = N as f64 / (best[i] / 1e3);
-        let ns = best[i] * 1e6 / N as f64;
-        writeln!(
-            out,
-            "| {name} | {:.3} | {} | {:.1} | {:.3} |",
-            best[i],
-            si(rate),
-            ns,
-            best[i] / best[0]
-        )?;
-        out.flush()?;
-    }
-    writeln!(out)?;
-    Ok(())
+    alternated_table(out, "timeline", &rows, N, THREADS, ROUNDS, seconds)
 }

@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::interp::{value_at, Interpolation, Point};
+use super::{Look, Vec2, Vec3};
 
 /// One key as written (and as a recording stores it).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -94,27 +95,20 @@ impl LookField {
     pub fn only_3d(self) -> bool {
         matches!(self, LookField::Eye | LookField::Target | LookField::Fov)
     }
-    /// What is wrong with `v` (its count checked), as the flag's range says it.
+    /// What is wrong with `v` (its count checked): the look's own check of the setting, on a
+    /// look that sets it to `v`.
     fn check(self, v: &[f32]) -> Option<String> {
-        let one = |lo: f32, hi: f32, open_top: bool, what: &str| {
-            let x = v[0];
-            let ok = x.is_finite() && x >= lo && if open_top { x < hi } else { x <= hi };
-            (!ok).then(|| format!("must be {what}, got {x}"))
-        };
+        let mut l = Look::default();
         match self {
-            LookField::Zoom => one(0.01, 1000.0, false, "in 0.01..=1000"),
-            LookField::Exposure => one(0.0, 100.0, false, "in [0, 100]"),
-            LookField::Trails => one(0.0, 1.0, true, "in [0, 1)"),
-            LookField::Fov => {
-                let x = v[0];
-                (!(x.is_finite() && x > 1.0 && x < 170.0))
-                    .then(|| format!("must be between 1 and 170 degrees, got {x}"))
-            }
-            LookField::Center | LookField::Eye | LookField::Target => {
-                (!v.iter().all(|x| x.is_finite() && x.abs() <= 1e30))
-                    .then(|| "must be finite numbers, world units".to_string())
-            }
+            LookField::Center => l.center = Some(Vec2([v[0], v[1]])),
+            LookField::Zoom => l.zoom = Some(v[0]),
+            LookField::Exposure => l.exposure = Some(v[0]),
+            LookField::Trails => l.trails = Some(v[0]),
+            LookField::Eye => l.eye = Some(Vec3([v[0], v[1], v[2]])),
+            LookField::Target => l.target = Some(Vec3([v[0], v[1], v[2]])),
+            LookField::Fov => l.fov = Some(v[0]),
         }
+        l.problems(None).into_iter().next().map(|p| p.message)
     }
 }
 

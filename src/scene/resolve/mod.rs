@@ -427,17 +427,21 @@ fn model_params(
         let p = VicsekParams {
             v0: pos_f(cx, "scene.vicsek.v0", v.v0, 0.03, false),
             r: pos_f(cx, "scene.vicsek.r", v.r, 1.0, false),
-            noise: pos_f(cx, "scene.vicsek.noise", v.noise, 2.0, true),
+            noise: vicsek_noise(cx, "scene.vicsek.noise", v.noise),
             noise_kind: noise_kind(cx, v.noise_kind.as_ref()),
         };
-        if p.noise as f64 > 2.0 * std::f64::consts::PI + 1e-6 {
-            cx.err(
-                "scene.vicsek.noise",
-                format!("must be in [0, 2π], got {}", p.noise),
-            );
-        }
         (None, Some(p))
     }
+}
+
+/// `vicsek.noise` at `PATH` (the scene's, a timeline key's): η in [0, 2π] (default 2).
+#[allow(non_snake_case)]
+fn vicsek_noise(cx: &mut Ctx, PATH: &str, v: Option<f64>) -> f32 {
+    let eta = pos_f(cx, PATH, v, 2.0, true);
+    if eta as f64 > 2.0 * std::f64::consts::PI + 1e-6 {
+        cx.err(PATH, format!("must be in [0, 2π], got {eta}"));
+    }
+    eta
 }
 
 /// `boids.noise`: η ≥ 0, in radians per √(time unit); the angle drawn each step is uniform in

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use super::super::timeline::{BoidsField, Interpolation, Key, Target};
 use super::super::{Scene, SceneError, MAX_STEPS};
-use super::{any_f, fmt_num, fov_at, heading_noise_at, pos_f, shown, Ctx};
+use super::{any_f, fmt_num, fov_at, heading_noise_at, pos_f, shown, vicsek_noise, Ctx};
 
 /// One key as written: a step or a time, what it sets, how it gets there.
 #[derive(Clone, serde::Deserialize, Default)]
@@ -180,13 +180,7 @@ fn value(cx: &mut Ctx, path: &str, param: &str, x: f64, s: &Scene) -> Option<f32
         Target::Hunt(_, h) if h.is_radius() => pos_f(cx, path, Some(x), 0.0, false),
         Target::Hunt(..) => any_f(cx, path, Some(x), 0.0),
         Target::VicsekV0 => pos_f(cx, path, Some(x), 0.0, false),
-        Target::VicsekNoise => {
-            let n = pos_f(cx, path, Some(x), 0.0, true);
-            if x > 2.0 * std::f64::consts::PI + 1e-6 {
-                cx.err(path, format!("must be in [0, 2π], got {}", fmt_num(x)));
-            }
-            n
-        }
+        Target::VicsekNoise => vicsek_noise(cx, path, Some(x)),
     };
     (cx.errors.len() == errors).then_some(stored)
 }
