@@ -24,6 +24,7 @@ mod layouts;
 mod long_render;
 mod look;
 mod motion_blur;
+mod obstacle_keys;
 mod obstacles;
 mod one_look;
 mod outputs;

@@ -25,7 +25,7 @@ fn simulate(dir: &Path, scene: &Path, extra: &[&str]) -> std::path::PathBuf {
 }
 
 /// A shape in float64, as the scene wrote it.
-enum Shape {
+pub(crate) enum Shape {
     Round { a: [f64; 3], b: [f64; 3], r: f64 },
     Box { lo: [f64; 3], hi: [f64; 3] },
 }
@@ -63,7 +63,7 @@ fn shapes(scene: &serde_json::Value) -> Vec<Shape> {
 }
 
 /// How far `x` is inside `s` (≤ 0: outside), float64.
-fn depth(s: &Shape, x: [f64; 3]) -> f64 {
+pub(crate) fn depth(s: &Shape, x: [f64; 3]) -> f64 {
     match s {
         Shape::Round { a, b, r } => {
             let e: [f64; 3] = std::array::from_fn(|k| b[k] - a[k]);

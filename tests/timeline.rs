@@ -32,6 +32,21 @@ fn boids(timeline: &str) -> String {
     )
 }
 
+/// A small boids scene with a circle and a box, and `timeline`.
+fn obstacles(timeline: &str) -> String {
+    format!(
+        r#"{{
+  "model": "boids",
+  "agents": 100,
+  "steps": 20,
+  "world": {{ "size": [400, 200] }},
+  "obstacles": [{{"circle": {{"center": [100, 100], "radius": 20}}}},
+                {{"box": {{"min": [250, 50], "max": [300, 100]}}}}],
+  "timeline": {timeline}
+}}"#
+    )
+}
+
 /// Column `name` of the CSV `forge info --metrics` wrote, one value per frame.
 fn column(dir: &Path, csv: &str, name: &str) -> Vec<f64> {
     let text = std::fs::read_to_string(dir.join(csv)).unwrap();
@@ -131,6 +146,68 @@ fn bad_keys_are_refused_naming_the_key_and_why() {
             &[r#"scene.timeline[0].set["species[0].boids.w_ali"]: the scene has no species"#],
         ),
     ];
+    let o = |t: &str| obstacles(t);
+    let cases: Vec<(String, &[&str])> = cases
+        .into_iter()
+        .chain([
+            (
+                boids(r#"[{"step": 5, "set": {"obstacles[0].radius": 3}}]"#),
+                &[r#"scene.timeline[0].set["obstacles[0].radius"]: the scene has no obstacles"#][..],
+            ),
+            (
+                o(r#"[{"step": 5, "set": {"obstacles[2].radius": 3}}]"#),
+                &[r#"set["obstacles[2].radius"]: the scene has 2 obstacles (obstacles[0] to obstacles[1])"#],
+            ),
+            (
+                o(r#"[{"step": 5, "set": {"obstacles[0].min[0]": 3}}]"#),
+                &[r#"set["obstacles[0].min[0]"]: obstacles[0] is a circle: its keyable values are center, radius, present"#],
+            ),
+            (
+                o(r#"[{"step": 5, "set": {"obstacles[0].center[2]": 3}}]"#),
+                &[r#"set["obstacles[0].center[2]"]: center[2]: the scene is 2D, its coordinates are [0] to [1]"#],
+            ),
+            (
+                o(r#"[{"step": 5, "set": {"obstacles[0].center": [1, 2, 3]}}]"#),
+                &[r#"set["obstacles[0].center"]: must have 2 coordinates (the scene is 2D), got 3"#],
+            ),
+            (
+                o(r#"[{"step": 5, "set": {"obstacles[0].center": [1, "x"]}}]"#),
+                &[r#"set["obstacles[0].center"][1]: must be a number, got "x""#],
+            ),
+            (
+                o(r#"[{"step": 5, "set": {"obstacles[0].radius": 0}}]"#),
+                &[r#"set["obstacles[0].radius"]: must be > 0, got 0"#],
+            ),
+            (
+                o(r#"[{"step": 5, "set": {"obstacles[0].colour": 1}}]"#),
+                &[r#"set["obstacles[0].colour"]: no obstacle value "colour" can be keyed"#],
+            ),
+            (
+                o(r#"[{"step": 5, "set": {"obstacles[1].max[1]": 40}}]"#),
+                &[r#"set["obstacles[1].max[1]"]: a box needs min[1] < max[1] at every step, got 50 >= 40 at step 5"#],
+            ),
+            (
+                o(r#"[{"step": 5, "set": {"obstacles[1].present": 0.5}}]"#),
+                &[r#"set["obstacles[1].present"]: must be 1 (there) or 0 (gone), got 0.5"#],
+            ),
+            (
+                o(r#"[{"step": 5, "add": ["obstacles[1]"]}, {"step": 9, "add": ["obstacles[1]"]}]"#),
+                &[r#"scene.timeline[1].add[0]: obstacles[1] is already there at step 9"#],
+            ),
+            (
+                o(r#"[{"step": 5, "remove": ["species[1]"]}]"#),
+                &[r#"scene.timeline[0].remove[0]: must name an obstacle of the scene, "obstacles[i]" (only obstacles come and go"#],
+            ),
+            (
+                o(r#"[{"step": 5, "add": "obstacles[1]"}]"#),
+                &[r#"scene.timeline[0].add: must be a list of obstacles, ["obstacles[0]"], got "obstacles[1]""#],
+            ),
+            (
+                o(r#"[{"step": 5, "add": ["obstacles[4]"]}]"#),
+                &[r#"scene.timeline[0].add[0]: the scene has 2 obstacles"#],
+            ),
+        ])
+        .collect();
     for (i, (text, needles)) in cases.iter().enumerate() {
         let name = format!("bad{i}.json");
         write(d.path(), &name, text);

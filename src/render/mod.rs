@@ -126,6 +126,8 @@ pub struct Renderer {
     yuv: Option<YuvPass>,
     overlay: Option<OverlayPass>,
     obstacles: Option<obstacles::ObstaclesPass>,
+    /// The obstacles at a step, where a timeline moves, adds or removes them.
+    obstacle_keys: Option<obstacles::Moving>,
     readback: Readback,
     padded_row: u32,
     tight: Vec<u8>,
@@ -233,6 +235,7 @@ impl Renderer {
             yuv,
             overlay,
             obstacles: None,
+            obstacle_keys: None,
             readback,
             padded_row,
             tight: Vec::new(),
@@ -609,6 +612,7 @@ impl Renderer {
 
     /// The look's keyed settings at `step` (the frame's), into the settings the passes read.
     fn apply_keys(&mut self, step: u64) {
+        self.move_obstacles(step);
         let Some(keys) = &self.look.keys else {
             return;
         };

@@ -58,7 +58,13 @@ pub struct ObstaclesPass {
     params: wgpu::Buffer,
     vertices: wgpu::Buffer,
     count: u32,
+    /// The shapes drawn (what `count` vertices hold).
+    shown: Vec<Shape>,
 }
+
+/// The obstacles at a step (a scene's timeline moves, adds or removes them): what the caller
+/// that reads the scene gives the renderer.
+pub type Moving = std::sync::Arc<dyn Fn(u64) -> Vec<Shape> + Send + Sync>;
 
 /// The boundary of a shape (x–y), counter-clockwise, with the outward normal at each point.
 fn outline(o: &Shape) -> Vec<([f32; 2], [f32; 2])> {
@@ -188,12 +194,7 @@ impl ObstaclesPass {
             multiview_mask: None,
             cache: None,
         });
-        let vertices = device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("obstacle triangles"),
-            size: std::mem::size_of_val(verts.as_slice()) as u64,
-            usage: wgpu::BufferUsages::VERTEX | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
+        let vertices = vertex_buffer(device, &verts);
         queue.write_buffer(&vertices, 0, bytemuck::cast_slice(&verts));
         Some(ObstaclesPass {
             pipeline,
@@ -201,7 +202,24 @@ impl ObstaclesPass {
             params,
             vertices,
             count: verts.len() as u32,
+            shown: obstacles.to_vec(),
         })
+    }
+
+    /// Draws `shapes` from now on (a timeline moved, added or removed some).
+    fn set_shapes(&mut self, device: &wgpu::Device, queue: &wgpu::Queue, shapes: &[Shape]) {
+        if shapes == self.shown.as_slice() {
+            return;
+        }
+        let verts = tessellate(shapes);
+        if std::mem::size_of_val(verts.as_slice()) as u64 > self.vertices.size() {
+            self.vertices = vertex_buffer(device, &verts);
+        }
+        if !verts.is_empty() {
+            queue.write_buffer(&self.vertices, 0, bytemuck::cast_slice(&verts));
+        }
+        self.count = verts.len() as u32;
+        self.shown = shapes.to_vec();
     }
 
     /// Draws the obstacles onto `ldr` as the frame's view (`p`) places them.
@@ -212,6 +230,9 @@ impl ObstaclesPass {
         ldr: &wgpu::TextureView,
         p: &ObstacleParams,
     ) {
+        if self.count == 0 {
+            return;
+        }
         queue.write_buffer(&self.params, 0, bytemuck::bytes_of(p));
         let mut pass = super::begin_pass(encoder, "obstacles pass", ldr, None);
         pass.push_debug_group("obstacles");
@@ -223,6 +244,15 @@ impl ObstaclesPass {
     }
 }
 
+fn vertex_buffer(device: &wgpu::Device, verts: &[Vertex]) -> wgpu::Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("obstacle triangles"),
+        size: std::mem::size_of_val(verts) as u64,
+        usage: wgpu::BufferUsages::VERTEX | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    })
+}
+
 impl super::Renderer {
     /// Draws `obstacles` (a recording's scene's) over every frame from now on; 3D recordings
     /// are drawn without them.
@@ -230,6 +260,23 @@ impl super::Renderer {
         let display = self.output.display_format();
         self.obstacles = ObstaclesPass::new(&self.gpu.device, &self.gpu.queue, obstacles, display)
             .filter(|_| self.world.dim == 2);
+        self.obstacle_keys = None;
+    }
+
+    /// Draws at each frame the obstacles `at` gives for its step; `all`: every obstacle the
+    /// scene lists (as it lists them).
+    pub fn set_moving_obstacles(&mut self, all: &[Shape], at: Moving) {
+        self.set_obstacles(all);
+        if self.obstacles.is_some() {
+            self.obstacle_keys = Some(at);
+        }
+    }
+
+    /// The obstacles as they are at `step`, where a timeline moves them.
+    pub(super) fn move_obstacles(&mut self, step: u64) {
+        if let (Some(at), Some(pass)) = (&self.obstacle_keys, &mut self.obstacles) {
+            pass.set_shapes(&self.gpu.device, &self.gpu.queue, &at(step));
+        }
     }
 
     /// The obstacles' parameters for a frame seen through `view` (2D): the fill and outline a

@@ -151,6 +151,78 @@ pub enum Target {
     VicsekV0,
     /// `vicsek.noise`.
     VicsekNoise,
+    /// `obstacles[i].center[k]`, `obstacles[i].radius`, ..., `obstacles[i].present`.
+    Obstacle(usize, ObstacleField),
+}
+
+/// An obstacle's value a key may set: one coordinate of a point (`center[1]`), a radius, or
+/// whether it is there at all (`present`, 0 or 1: what `add` and `remove` set).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ObstacleField {
+    /// A circle's or sphere's centre.
+    Center(usize),
+    /// A segment's ends.
+    From(usize),
+    To(usize),
+    /// A box's corners.
+    Min(usize),
+    Max(usize),
+    /// A circle's or segment's radius.
+    Radius,
+    Present,
+}
+
+impl ObstacleField {
+    /// The point fields, by name.
+    pub const POINTS: [&'static str; 5] = ["center", "from", "to", "min", "max"];
+
+    fn point(name: &str, k: usize) -> Option<ObstacleField> {
+        Some(match name {
+            "center" => ObstacleField::Center(k),
+            "from" => ObstacleField::From(k),
+            "to" => ObstacleField::To(k),
+            "min" => ObstacleField::Min(k),
+            "max" => ObstacleField::Max(k),
+            _ => return None,
+        })
+    }
+
+    /// The point field's name and coordinate (None: radius or present).
+    pub fn coordinate(self) -> Option<(&'static str, usize)> {
+        match self {
+            ObstacleField::Center(k) => Some(("center", k)),
+            ObstacleField::From(k) => Some(("from", k)),
+            ObstacleField::To(k) => Some(("to", k)),
+            ObstacleField::Min(k) => Some(("min", k)),
+            ObstacleField::Max(k) => Some(("max", k)),
+            ObstacleField::Radius | ObstacleField::Present => None,
+        }
+    }
+
+    /// Its slot in `o`; None where the shape has no such field.
+    fn slot(self, o: &mut super::Obstacle) -> Option<&mut f32> {
+        use super::Obstacle as O;
+        match (self, o) {
+            (ObstacleField::Center(k), O::Circle { center, .. }) => center.get_mut(k),
+            (ObstacleField::Radius, O::Circle { radius, .. } | O::Segment { radius, .. }) => {
+                Some(radius)
+            }
+            (ObstacleField::From(k), O::Segment { from, .. }) => from.get_mut(k),
+            (ObstacleField::To(k), O::Segment { to, .. }) => to.get_mut(k),
+            (ObstacleField::Min(k), O::Box { min, .. }) => min.get_mut(k),
+            (ObstacleField::Max(k), O::Box { max, .. }) => max.get_mut(k),
+            _ => None,
+        }
+    }
+
+    /// The fields a shape of `kind` has, for messages.
+    fn of_kind(kind: &str) -> &'static str {
+        match kind {
+            "circle" => "center, radius",
+            "segment" => "from, to, radius",
+            _ => "min, max",
+        }
+    }
 }
 
 /// The paths a key may set, for messages.
@@ -158,7 +230,8 @@ pub fn keyable() -> String {
     let fields: Vec<&str> = BoidsField::ALL.iter().map(|f| f.name()).collect();
     let hunt: Vec<&str> = HuntField::ALL.iter().map(|f| f.name()).collect();
     format!(
-        "vicsek.noise, vicsek.v0, boids.{{{f}}}, species[i].boids.{{{f},{h}}}",
+        "vicsek.noise, vicsek.v0, boids.{{{f}}}, species[i].boids.{{{f},{h}}}, \
+         obstacles[i].{{center,from,to,min,max}}[k], obstacles[i].{{radius,present}}",
         f = fields.join(","),
         h = hunt.join(",")
     )
@@ -187,6 +260,9 @@ impl Target {
                 return Ok(Target::Hunt(i, h));
             }
             return field(f).map(|f| Target::Species(i, f));
+        }
+        if let Some(rest) = path.strip_prefix("obstacles[") {
+            return parse_obstacle(rest);
         }
         match path {
             "vicsek.noise" => Ok(Target::VicsekNoise),
@@ -242,6 +318,7 @@ impl Target {
                 Some(v) => Ok(v.noise),
                 None => Err("the scene's model is not vicsek".to_string()),
             },
+            Target::Obstacle(i, f) => obstacle_value(s, i, f),
         }
     }
 
@@ -281,8 +358,79 @@ impl Target {
                     p.noise = v;
                 }
             }
+            Target::Obstacle(i, f) => {
+                if let Some(x) = s.obstacles.get_mut(i).and_then(|o| f.slot(o)) {
+                    *x = v;
+                }
+            }
         }
     }
+}
+
+/// `obstacles[` + `rest`: `i].center[k]`, `i].radius`, `i].present`.
+fn parse_obstacle(rest: &str) -> Result<Target, String> {
+    let (index, field) = rest
+        .split_once("].")
+        .ok_or_else(|| "an obstacle's value reads obstacles[i].<name>".to_string())?;
+    let i: usize = index
+        .parse()
+        .map_err(|_| format!("obstacle index {index:?} is not a whole number"))?;
+    let f = match field {
+        "radius" => ObstacleField::Radius,
+        "present" => ObstacleField::Present,
+        _ => {
+            let (name, k) = field
+                .strip_suffix(']')
+                .and_then(|f| f.split_once('['))
+                .ok_or_else(|| {
+                    format!(
+                        "no obstacle value {field:?} can be keyed (center[k], from[k], to[k], \
+                         min[k], max[k], radius, present)"
+                    )
+                })?;
+            let k: usize = k
+                .parse()
+                .map_err(|_| format!("coordinate {k:?} is not a whole number"))?;
+            ObstacleField::point(name, k).ok_or_else(|| {
+                format!("an obstacle has no point {name:?} (center, from, to, min, max)")
+            })?
+        }
+    };
+    Ok(Target::Obstacle(i, f))
+}
+
+/// Obstacle `i`'s value `f` in `s`, or why it has none.
+fn obstacle_value(s: &Scene, i: usize, f: ObstacleField) -> Result<f32, String> {
+    let Some(o) = s.obstacles.get(i) else {
+        return Err(match s.obstacles.len() {
+            0 => "the scene has no obstacles".to_string(),
+            1 => "the scene has one obstacle (obstacles[0])".to_string(),
+            n => format!(
+                "the scene has {n} obstacles (obstacles[0] to obstacles[{}])",
+                n - 1
+            ),
+        });
+    };
+    if f == ObstacleField::Present {
+        return Ok(1.0);
+    }
+    if let Some((name, k)) = f.coordinate() {
+        if k >= s.dim {
+            return Err(format!(
+                "{name}[{k}]: the scene is {}D, its coordinates are [0] to [{}]",
+                s.dim,
+                s.dim - 1
+            ));
+        }
+    }
+    let mut o = o.clone();
+    let kind = o.kind();
+    f.slot(&mut o).map(|x| *x).ok_or_else(|| {
+        format!(
+            "obstacles[{i}] is a {kind}: its keyable values are {}, present",
+            ObstacleField::of_kind(kind)
+        )
+    })
 }
 
 /// One keyed parameter: its value before the first key, and its keys in step order.
@@ -318,8 +466,15 @@ pub fn tracks(s: &Scene) -> Vec<Track> {
         .into_iter()
         .filter_map(|(path, mut points)| {
             let target = Target::parse(path).ok()?;
-            let base = target.get(s).ok()?;
+            let mut base = target.get(s).ok()?;
             points.sort_by_key(|p| p.step);
+            if let Target::Obstacle(_, ObstacleField::Present) = target {
+                // Added first: absent until then. `add` and `remove` take effect at their step.
+                base = 1.0 - points[0].value;
+                for p in &mut points {
+                    p.interpolation = Interpolation::Step;
+                }
+            }
             Some(Track {
                 path: path.to_string(),
                 target,
@@ -328,6 +483,48 @@ pub fn tracks(s: &Scene) -> Vec<Track> {
             })
         })
         .collect()
+}
+
+/// The obstacles the timeline moves, adds or removes: their values at any step.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ObstacleKeys {
+    base: Vec<super::Obstacle>,
+    tracks: Vec<Track>,
+}
+
+impl ObstacleKeys {
+    /// The obstacle keys of `s`'s timeline; None where no key sets an obstacle's value.
+    pub fn of(s: &Scene) -> Option<ObstacleKeys> {
+        let tracks: Vec<Track> = tracks(s)
+            .into_iter()
+            .filter(|t| matches!(t.target, Target::Obstacle(..)))
+            .collect();
+        (!tracks.is_empty()).then(|| ObstacleKeys {
+            base: s.obstacles.clone(),
+            tracks,
+        })
+    }
+
+    /// The obstacles there at `step`, in the scene's order, with their keyed values.
+    pub fn at(&self, step: u64) -> Vec<super::Obstacle> {
+        let mut list: Vec<Option<super::Obstacle>> = self.base.iter().cloned().map(Some).collect();
+        for t in &self.tracks {
+            let Target::Obstacle(i, f) = t.target else {
+                continue;
+            };
+            let v = t.value(step);
+            match (f, list.get_mut(i)) {
+                (ObstacleField::Present, Some(o)) if v == 0.0 => *o = None,
+                (_, Some(Some(o))) => {
+                    if let Some(x) = f.slot(o) {
+                        *x = v;
+                    }
+                }
+                _ => {}
+            }
+        }
+        list.into_iter().flatten().collect()
+    }
 }
 
 impl fmt::Display for Key {

@@ -29,6 +29,8 @@ pub struct Rules {
     pub obstacles: obstacles::Obstacles,
     pub species: Option<species::Species>,
     pub timeline: Option<timeline::Live>,
+    /// The most obstacles there at once: every one the scene lists (boids only).
+    pub obstacle_slots: usize,
 }
 
 impl Rules {
@@ -37,6 +39,11 @@ impl Rules {
             obstacles: obstacles::Obstacles::from_scene(s),
             species: species::Species::from_scene(s),
             timeline: timeline::Live::from_scene(s),
+            obstacle_slots: if s.boids.is_some() {
+                s.obstacles.len()
+            } else {
+                0
+            },
         }
     }
 
@@ -46,6 +53,7 @@ impl Rules {
             obstacles: obstacles::Obstacles::none(),
             species: None,
             timeline: None,
+            obstacle_slots: 0,
         }
     }
 }

@@ -2,11 +2,22 @@
 //! at that step (src/scene/timeline.rs) goes into the step's [`Params`] or its species'
 //! parameters. Steps where no value changes cost one comparison per keyed parameter.
 
-use crate::scene::timeline::{self, Target, Track};
+use crate::scene::timeline::{self, BoidsField, ObstacleKeys, Target, Track};
 use crate::scene::Scene;
 
+use super::obstacles::Obstacles;
 use super::species::Species;
 use super::Params;
+
+/// What a step's keys changed beyond [`Params`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Applied {
+    /// A species' parameters, chase or flight.
+    pub species: bool,
+    /// The obstacles: moved, added, removed, or a top speed that bounds their reach
+    /// ([`Live::obstacles`] has them).
+    pub obstacles: bool,
+}
 
 /// The timeline of a run, and the scene's values as of the last step applied.
 #[derive(Clone, Debug)]
@@ -16,6 +27,10 @@ pub struct Live {
     /// Each track's value as last applied (NaN before the first step applied: that step sets
     /// every value, whatever the solver held before).
     last: Vec<f32>,
+    /// The obstacles the timeline moves, adds or removes (None: it keys none).
+    moving: Option<ObstacleKeys>,
+    /// The obstacles as of the last step applied.
+    obstacles: Vec<crate::scene::Obstacle>,
 }
 
 impl Live {
@@ -29,13 +44,26 @@ impl Live {
             scene: s.clone(),
             last: vec![f32::NAN; tracks.len()],
             tracks,
+            moving: ObstacleKeys::of(s),
+            obstacles: s.obstacles.clone(),
         })
     }
 
+    /// The obstacles there at the last step applied, ready for the step.
+    pub fn obstacles(&self) -> Obstacles {
+        Obstacles::from_list(&self.scene, &self.obstacles)
+    }
+
     /// Puts the values in effect at `step` into `params` (and `species`' parameters), where
-    /// they differ from those last applied. True when a species' parameters changed.
-    pub fn apply(&mut self, step: u64, params: &mut Params, species: Option<&mut Species>) -> bool {
+    /// they differ from those last applied; says what else changed.
+    pub fn apply(
+        &mut self,
+        step: u64,
+        params: &mut Params,
+        species: Option<&mut Species>,
+    ) -> Applied {
         let mut global = false;
+        let mut obstacles = false;
         let mut changed: Vec<usize> = Vec::new();
         for (t, last) in self.tracks.iter().zip(&mut self.last) {
             let v = t.value(step);
@@ -44,21 +72,38 @@ impl Live {
             }
             *last = v;
             t.target.set(&mut self.scene, v);
+            // A top speed bounds how far the obstacles reach in a step.
+            if let Target::Boids(BoidsField::VMax) | Target::Species(_, BoidsField::VMax) = t.target
+            {
+                obstacles = true;
+            }
             match t.target {
                 Target::Species(i, _) | Target::Hunt(i, _) => changed.push(i),
+                Target::Obstacle(..) => obstacles = true,
                 _ => global = true,
             }
         }
         if global {
             *params = Params::from_scene(&self.scene, params.n as usize);
         }
+        let obstacles = obstacles && !self.scene.obstacles.is_empty();
+        if obstacles {
+            if let Some(m) = &self.moving {
+                self.obstacles = m.at(step);
+            }
+        }
+        let mut out = Applied {
+            species: false,
+            obstacles,
+        };
         let Some(sp) = species else {
-            return false;
+            return out;
         };
         for &i in &changed {
             refresh(sp, &self.scene, i);
         }
-        !changed.is_empty()
+        out.species = !changed.is_empty();
+        out
     }
 }
 

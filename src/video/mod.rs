@@ -461,6 +461,8 @@ pub struct SceneMarks {
     species: Vec<u8>,
     sizes: Vec<f32>,
     obstacles: Vec<crate::render::obstacles::Shape>,
+    /// The obstacles at a step, where the scene's timeline moves, adds or removes them.
+    moving: Option<crate::render::obstacles::Moving>,
 }
 
 impl SceneMarks {
@@ -480,10 +482,17 @@ impl SceneMarks {
             }
             None => (Vec::new(), Vec::new()),
         };
+        let keys = scene
+            .as_ref()
+            .and_then(crate::scene::timeline::ObstacleKeys::of);
+        let moving = keys.map(|k| -> crate::render::obstacles::Moving {
+            std::sync::Arc::new(move |step| shapes_of(&k.at(step)))
+        });
         SceneMarks {
             species: header.species.clone(),
             sizes,
             obstacles,
+            moving,
         }
     }
 
@@ -493,7 +502,10 @@ impl SceneMarks {
             renderer.set_species(&self.species);
         }
         renderer.set_sizes(&self.sizes);
-        renderer.set_obstacles(&self.obstacles);
+        match &self.moving {
+            Some(at) => renderer.set_moving_obstacles(&self.obstacles, at.clone()),
+            None => renderer.set_obstacles(&self.obstacles),
+        }
     }
 }
 

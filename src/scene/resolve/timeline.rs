@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::super::timeline::{BoidsField, Interpolation, Key, Target};
+use super::super::timeline::{BoidsField, Interpolation, Key, ObstacleField, Target};
 use super::super::{Scene, SceneError, MAX_STEPS};
 use super::{any_f, fmt_num, fov_at, heading_noise_at, pos_f, shown, vicsek_noise, Ctx};
 
@@ -17,6 +17,90 @@ pub(in crate::scene) struct KeyFile {
     /// Any JSON value: checked here, so that a misspelling gets a message listing the kinds.
     interpolation: Option<serde_json::Value>,
     set: Option<BTreeMap<String, serde_json::Value>>,
+    /// Events: obstacles that appear (`"add": ["obstacles[2]"]`) or go (`"remove"`) here.
+    add: Option<serde_json::Value>,
+    remove: Option<serde_json::Value>,
+}
+
+/// One value a key sets, as written: where messages name it, its parameter path, its value.
+struct Entry {
+    path: String,
+    param: String,
+    value: serde_json::Value,
+}
+
+/// A key's values: its `set` (a point given whole, `"obstacles[0].center": [x, y]`, becomes one
+/// value per coordinate) and its events (`obstacles[i].present` 1 for `add`, 0 for `remove`).
+fn entries(cx: &mut Ctx, k: usize, kf: &KeyFile, dim: usize) -> Vec<Entry> {
+    let mut out = Vec::new();
+    for (param, v) in kf.set.iter().flatten() {
+        let path = set_path(k, param);
+        let whole_point = param.starts_with("obstacles[")
+            && ObstacleField::POINTS
+                .iter()
+                .any(|name| param.ends_with(&format!(".{name}")));
+        match v.as_array() {
+            Some(a) if whole_point && a.len() != dim => cx.err(
+                &path,
+                format!(
+                    "must have {dim} coordinates (the scene is {dim}D), got {}",
+                    a.len()
+                ),
+            ),
+            Some(a) if whole_point => {
+                for (c, x) in a.iter().enumerate() {
+                    out.push(Entry {
+                        path: format!("{path}[{c}]"),
+                        param: format!("{param}[{c}]"),
+                        value: x.clone(),
+                    });
+                }
+            }
+            _ => out.push(Entry {
+                path,
+                param: param.clone(),
+                value: v.clone(),
+            }),
+        }
+    }
+    for (field, list, present) in [("add", &kf.add, 1), ("remove", &kf.remove, 0)] {
+        let Some(list) = list else {
+            continue;
+        };
+        let at = format!("scene.timeline[{k}].{field}");
+        let Some(names) = list.as_array() else {
+            cx.err(
+                &at,
+                format!(
+                    "must be a list of obstacles, [\"obstacles[0]\"], got {}",
+                    shown(list)
+                ),
+            );
+            continue;
+        };
+        for (j, name) in names.iter().enumerate() {
+            let path = format!("{at}[{j}]");
+            let thing = name
+                .as_str()
+                .filter(|n| n.starts_with("obstacles[") && n.ends_with(']'));
+            match thing {
+                Some(n) => out.push(Entry {
+                    path,
+                    param: format!("{n}.present"),
+                    value: present.into(),
+                }),
+                None => cx.err(
+                    &path,
+                    format!(
+                        "must name an obstacle of the scene, \"obstacles[i]\" (only obstacles \
+                         come and go: a species' agents are there for the whole run), got {}",
+                        shown(name)
+                    ),
+                ),
+            }
+        }
+    }
+    out
 }
 
 /// The path of a value a key sets, as messages name it.
@@ -51,30 +135,34 @@ pub(super) fn resolve(cx: &mut Ctx, keys: Option<&[KeyFile]>, s: &Scene) -> Vec<
         last = Some((k, step));
         let interpolation = interpolation(cx, k, kf.interpolation.as_ref());
         let mut set = BTreeMap::new();
+        let list = entries(cx, k, kf, s.dim);
         match &kf.set {
-            None => cx.err(
+            None if kf.add.is_none() && kf.remove.is_none() => cx.err(
                 &format!("scene.timeline[{k}]"),
-                "needs \"set\": {\"path\": value, ...}",
+                "needs \"set\": {\"path\": value, ...} (or \"add\" / \"remove\": [\"obstacles[i]\"])",
             ),
             Some(m) if m.is_empty() => cx.err(&format!("scene.timeline[{k}].set"), "sets nothing"),
-            Some(m) => {
-                for (param, v) in m {
-                    let path = set_path(k, param);
-                    if let Some(j) = seen.insert((param.clone(), step), k) {
-                        cx.err(
-                            &path,
-                            format!("set twice at step {step} (also by timeline[{j}])"),
-                        );
-                        continue;
-                    }
-                    let Some(x) = v.as_f64() else {
-                        cx.err(&path, format!("must be a number, got {}", shown(v)));
-                        continue;
-                    };
-                    if let Some(x) = value(cx, &path, param, x, s) {
-                        set.insert(param.clone(), x);
-                    }
-                }
+            _ => {}
+        }
+        for Entry {
+            path,
+            param,
+            value: v,
+        } in list
+        {
+            if let Some(j) = seen.insert((param.clone(), step), k) {
+                cx.err(
+                    &path,
+                    format!("set twice at step {step} (also by timeline[{j}])"),
+                );
+                continue;
+            }
+            let Some(x) = v.as_f64() else {
+                cx.err(&path, format!("must be a number, got {}", shown(&v)));
+                continue;
+            };
+            if let Some(x) = value(cx, &path, &param, x, s) {
+                set.insert(param, x);
             }
         }
         if cx.errors.len() == errors {
@@ -87,6 +175,7 @@ pub(super) fn resolve(cx: &mut Ctx, keys: Option<&[KeyFile]>, s: &Scene) -> Vec<
         }
     }
     speed_bands(cx, s, &out, &index);
+    obstacle_keys(cx, s, &out, &index, keys.unwrap_or_default());
     out
 }
 
@@ -181,6 +270,23 @@ fn value(cx: &mut Ctx, path: &str, param: &str, x: f64, s: &Scene) -> Option<f32
         Target::Hunt(..) => any_f(cx, path, Some(x), 0.0),
         Target::VicsekV0 => pos_f(cx, path, Some(x), 0.0, false),
         Target::VicsekNoise => vicsek_noise(cx, path, Some(x)),
+        Target::Obstacle(_, ObstacleField::Radius) => {
+            let r = pos_f(cx, path, Some(x), 1.0, false);
+            if cx.errors.len() == errors && !(x <= 1e30 && r.is_normal()) {
+                cx.err(path, format!("must be a number > 0, got {}", fmt_num(x)));
+            }
+            r
+        }
+        Target::Obstacle(_, ObstacleField::Present) => {
+            if x != 0.0 && x != 1.0 {
+                cx.err(
+                    path,
+                    format!("must be 1 (there) or 0 (gone), got {}", fmt_num(x)),
+                );
+            }
+            x as f32
+        }
+        Target::Obstacle(..) => any_f(cx, path, Some(x), 0.0),
     };
     (cx.errors.len() == errors).then_some(stored)
 }
@@ -286,6 +392,7 @@ pub(in crate::scene) fn add(
     }
     let index: Vec<usize> = (0..keys.len()).collect();
     speed_bands(&mut cx, s, &keys, &index);
+    obstacle_keys(&mut cx, s, &keys, &index, &[]);
     if let Some(mut e) = first(cx) {
         // Named by the parameter, not by a key of a file.
         e.path = param.to_string();
@@ -293,4 +400,79 @@ pub(in crate::scene) fn add(
     }
     s.timeline = keys;
     Ok(())
+}
+
+/// Obstacle keys that make sense together: a box keeps min < max at every key that sets a
+/// corner, and each obstacle's `add` and `remove` alternate (one added first is absent until
+/// then).
+fn obstacle_keys(cx: &mut Ctx, s: &Scene, keys: &[Key], index: &[usize], files: &[KeyFile]) {
+    let mut with = s.clone();
+    with.timeline = keys.to_vec();
+    let tracks = super::super::timeline::tracks(&with);
+    let find = |t: Target| tracks.iter().find(|tr| tr.target == t);
+    for (key, &k) in keys.iter().zip(index) {
+        for (param, &v) in &key.set {
+            let Ok(Target::Obstacle(i, f)) = Target::parse(param) else {
+                continue;
+            };
+            match f {
+                ObstacleField::Present => {
+                    let Some(tr) = find(Target::Obstacle(i, f)) else {
+                        continue;
+                    };
+                    let before = key.step.checked_sub(1).map_or(tr.base, |b| tr.value(b));
+                    let first = tr.points.first().map(|p| p.step) == Some(key.step);
+                    if !first && before == v {
+                        cx.err(
+                            &event_path(files.get(k), k, i, param),
+                            format!(
+                                "obstacles[{i}] is already {} at step {}",
+                                if v == 1.0 { "there" } else { "gone" },
+                                key.step
+                            ),
+                        );
+                    }
+                }
+                ObstacleField::Min(c) | ObstacleField::Max(c) => {
+                    let at = |t: Target| {
+                        find(t).map_or_else(|| t.get(s).unwrap_or(0.0), |tr| tr.value(key.step))
+                    };
+                    let lo = at(Target::Obstacle(i, ObstacleField::Min(c)));
+                    let hi = at(Target::Obstacle(i, ObstacleField::Max(c)));
+                    if lo >= hi {
+                        cx.err(
+                            &set_path(k, param),
+                            format!(
+                                "a box needs min[{c}] < max[{c}] at every step, got {} >= {} at \
+                                 step {}",
+                                fmt_num(lo as f64),
+                                fmt_num(hi as f64),
+                                key.step
+                            ),
+                        );
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Where key `k` (as written: `file`) adds or removes obstacle `i`: `scene.timeline[k].add[j]`,
+/// or its `set` path where it sets `present` itself.
+fn event_path(file: Option<&KeyFile>, k: usize, i: usize, param: &str) -> String {
+    let name = format!("obstacles[{i}]");
+    let lists = file
+        .into_iter()
+        .flat_map(|f| [("add", &f.add), ("remove", &f.remove)]);
+    for (field, list) in lists {
+        let at = list
+            .as_ref()
+            .and_then(|l| l.as_array())
+            .and_then(|a| a.iter().position(|x| x.as_str() == Some(name.as_str())));
+        if let Some(j) = at {
+            return format!("scene.timeline[{k}].{field}[{j}]");
+        }
+    }
+    set_path(k, param)
 }

@@ -303,7 +303,19 @@ impl CpuSolver {
     /// Advance one step. On `Err` the state is left at the last good step.
     pub fn step(&mut self) -> Result<(), Diverged> {
         if let Some(t) = &mut self.timeline {
-            t.apply(self.step, &mut self.params, self.species.as_mut());
+            if t.apply(self.step, &mut self.params, self.species.as_mut())
+                .obstacles
+            {
+                let o = t.obstacles();
+                match &self.grid {
+                    Some(g) => {
+                        let (dim, world) = (self.params.dim as usize, self.params.world);
+                        o.refill_cells(g, dim, world, &mut self.near_cells);
+                    }
+                    None => self.near_cells.clear(),
+                }
+                self.obstacles = o;
+            }
         }
         let bad = AtomicUsize::new(usize::MAX);
         match (self.params.model(), self.params.dim) {

@@ -68,6 +68,9 @@ pub struct CudaSolver {
     /// (`struct ObsShape` in kernels/forge_math.h, as 4-byte words).
     obs_head: ObsHead,
     obs_shapes: CudaSlice<u32>,
+    /// The step kernel takes the obstacles (the scene lists some, though the timeline may
+    /// have none there at a step: then `obs_head.n` is 0).
+    obs_kernel: bool,
     /// The species as the kernels read them, and this step's predators; None: no species.
     sp: Option<SpeciesDev>,
     /// The scene's timeline, applied to `params` before each step is enqueued; with species,
@@ -100,7 +103,7 @@ fn step_kind(params: &Params, rules: &Rules, search: Search, dim: usize) -> Step
     StepKind {
         rule,
         grid: search == Search::Grid,
-        obstacles: !rules.obstacles.is_empty(),
+        obstacles: rules.obstacle_slots > 0,
         dim,
     }
 }
@@ -187,13 +190,8 @@ impl CudaSolver {
             block_sums: stream.alloc_zeros(nblocks).map_err(err)?,
             bad: bad_init,
             obs_head,
-            // One word at least: the driver refuses an empty allocation.
-            obs_shapes: if shapes.is_empty() {
-                stream.alloc_zeros(1)
-            } else {
-                stream.clone_htod(bytemuck::cast_slice::<_, u32>(&shapes))
-            }
-            .map_err(err)?,
+            obs_shapes: obstacle_slots(&stream, &shapes, rules.obstacle_slots).map_err(err)?,
+            obs_kernel: rules.obstacle_slots > 0,
             sp: match &rules.species {
                 Some(s) => Some(species_dev(&stream, &s.for_kernels()).map_err(err)?),
                 None => None,
@@ -257,7 +255,18 @@ impl CudaSolver {
         let Some(t) = &mut self.timeline else {
             return Ok(());
         };
-        if t.apply(self.step, &mut self.params, self.sp_host.as_mut()) {
+        let applied = t.apply(self.step, &mut self.params, self.sp_host.as_mut());
+        if applied.obstacles {
+            // Within the slots allocated for every obstacle the scene lists.
+            let (head, shapes) = t.obstacles().for_kernels();
+            if !shapes.is_empty() {
+                let words: &[u32] = bytemuck::cast_slice(&shapes);
+                let mut dst = self.obs_shapes.slice_mut(..words.len());
+                self.stream.memcpy_htod(words, &mut dst)?;
+            }
+            self.obs_head = head;
+        }
+        if applied.species {
             if let (Some(host), Some(dev)) = (&self.sp_host, &mut self.sp) {
                 let bytes: &[u8] = bytemuck::cast_slice(&host.params);
                 self.stream.memcpy_htod(bytes, &mut dev.params)?;
@@ -366,7 +375,7 @@ impl CudaSolver {
         let n = self.n as u32;
         let g = self.shape;
         let step = self.step;
-        let obs = self.obs_head.n > 0;
+        let obs = self.obs_kernel;
         if let Some(sp) = &self.sp {
             hunters(
                 &self.stream,
@@ -429,7 +438,7 @@ impl CudaSolver {
         let n = self.n as u32;
         let step = self.step;
         let vicsek = p.model() == Model::Vicsek;
-        let obs = self.obs_head.n > 0;
+        let obs = self.obs_kernel;
         if let Some(sp) = &self.sp {
             hunters(
                 &self.stream,
@@ -589,6 +598,22 @@ impl CudaSolver {
     pub fn synchronize(&self) -> Result<(), CudaError> {
         self.stream.synchronize().map_err(driver("CUDA"))
     }
+}
+
+/// The device's copy of the obstacles: `shapes` in room for `slots` of them (one word at
+/// least: the driver refuses an empty allocation).
+fn obstacle_slots(
+    stream: &Arc<CudaStream>,
+    shapes: &[crate::sim::obstacles::ObsShape],
+    slots: usize,
+) -> Result<CudaSlice<u32>, DriverError> {
+    let per = std::mem::size_of::<crate::sim::obstacles::ObsShape>() / 4;
+    let mut dev = stream.alloc_zeros::<u32>((slots.max(shapes.len()) * per).max(1))?;
+    if !shapes.is_empty() {
+        let words: &[u32] = bytemuck::cast_slice(shapes);
+        stream.memcpy_htod(words, &mut dev.slice_mut(..words.len()))?;
+    }
+    Ok(dev)
 }
 
 impl Drop for CudaSolver {

@@ -76,6 +76,21 @@ impl Obstacles {
         Ok(out)
     }
 
+    /// [`Obstacles::grid_cells`] into `out` (its memory kept: the timeline moves obstacles
+    /// between steps).
+    pub fn refill_cells(&self, g: &Grid, dim: usize, world: [f32; 3], out: &mut Vec<Near>) {
+        out.clear();
+        if self.shapes.is_empty() {
+            return;
+        }
+        if self.cells.is_empty() {
+            out.resize(g.ncells, Near::ALL);
+            return;
+        }
+        out.resize(g.ncells, Near::default());
+        self.fill(dim, g.dims, world, true, out);
+    }
+
     /// Sets the masks of `cells`, a grid of `dims` cells over `world` (first axis fastest),
     /// each shape's in the cells within its reach only. Each cell is taken as wide as float32
     /// rounding of a position's index could make it (`pos · inv_cell` is off by up to about

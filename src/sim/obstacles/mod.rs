@@ -111,11 +111,22 @@ impl Obstacles {
         Obstacles::default()
     }
 
+    /// The scene's obstacles as they are at step 0 (its timeline may move, add or remove
+    /// them).
     pub fn from_scene(s: &Scene) -> Obstacles {
+        match crate::scene::timeline::ObstacleKeys::of(s) {
+            Some(keys) => Obstacles::from_list(s, &keys.at(0)),
+            None => Obstacles::from_list(s, &s.obstacles),
+        }
+    }
+
+    /// `list` (the scene's obstacles, or those there at some step) with the scene's avoidance
+    /// settings; `s`'s speeds bound how far a boid reaches in a step.
+    pub fn from_list(s: &Scene, list: &[Obstacle]) -> Obstacles {
         let Some(b) = &s.boids else {
             return Obstacles::none();
         };
-        if s.obstacles.is_empty() {
+        if list.is_empty() {
             return Obstacles::none();
         }
         let look_ahead = b.look_ahead.unwrap_or(1.0);
@@ -130,8 +141,7 @@ impl Obstacles {
         let reach = v_max * (look_ahead + s.dt) + clearance;
         let step = v_max * s.dt;
         let v3 = |v: &[f32]| [v[0], v[1], if v.len() > 2 { v[2] } else { 0.0 }];
-        let shapes = s
-            .obstacles
+        let shapes = list
             .iter()
             .map(|o| {
                 let (round, a, e, r) = match o {
