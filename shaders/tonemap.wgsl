@@ -32,7 +32,11 @@ struct Params {
     gamma: f32,        // grading: of the mid-tones (1 = none)
     gain: f32,         // grading: scales the whites (1 = none)
     bars: f32,         // the background outside the world's rectangle, relative (1 = same)
-    pad0: f32,
+    alpha: u32,        // 1: a transparent background (ALPHA)
+    plate: u32,        // 1: the plate in place of the background colour (PLATE)
+    pad1: u32,
+    pad2: u32,
+    pad3: u32,
     world_rect: vec4f, // the world's rectangle on screen (uv: x0, y0, x1, y1)
 }
 
@@ -40,6 +44,8 @@ struct Params {
 @group(0) @binding(1) var hdr: texture_2d<f32>;
 @group(0) @binding(2) var bloom_tex: texture_2d<f32>;
 @group(0) @binding(3) var linear_sampler: sampler;
+// The plate (`--background-image`) at the output's size, sRGB (read as linear light).
+@group(0) @binding(5) var plate: texture_2d<f32>;
 // The planes' entries only: the conversion's parameters.
 @group(0) @binding(4) var<uniform> ycbcr: YcbcrParams;
 
@@ -142,6 +148,8 @@ override BLOOM: bool = true;   // the bloom texture added (p.bloom > 0)
 override VIGNETTE: bool = true; // p.vignette > 0
 override GRADE: bool = true;   // saturation, lift, gamma, gain or contrast not neutral
 override DITHER: bool = true;  // p.dither > 0 (an 8-bit store)
+override ALPHA: bool = false;  // a transparent background: the light over nothing, its alpha
+override PLATE: bool = false;  // the plate in place of the background colour
 
 // The display colour of the pixel at `in` whose HDR light (rgb) and energy (a) are `hdr_in`.
 fn shade(in: VsOut, hdr_in: vec4f) -> vec4f {
@@ -154,8 +162,11 @@ fn shade(in: VsOut, hdr_in: vec4f) -> vec4f {
     // The background: a vertical gradient (uv.y runs 0 at the top to 1 at the bottom), a
     // shade darker outside the world (a letterboxed world's bars: its edge shows, quietly).
     let inside = all(in.uv >= p.world_rect.xy) && all(in.uv <= p.world_rect.zw);
-    let sky = mix(p.background_top.rgb, p.background.rgb, in.uv.y)
+    var sky = mix(p.background_top.rgb, p.background.rgb, in.uv.y)
         * select(p.bars, 1.0, inside);
+    if PLATE {
+        sky = textureLoad(plate, px, 0).rgb;
+    }
     var rgb: vec3f;
     if INK {
         // Ink: opacity from the energy, colour the agents' mean.
@@ -171,6 +182,9 @@ fn shade(in: VsOut, hdr_in: vec4f) -> vec4f {
     if VIGNETTE {
         let d = (in.uv - 0.5) * vec2f(p.aspect, 1.0);
         v = 1.0 - p.vignette * smoothstep(0.35, 1.1, length(d) * 1.2);
+    }
+    if ALPHA {
+        return over_nothing(px, c, light, hdr_in.a, v);
     }
     if LINEAR {
         // Linear light adds to the background (a screen blend needs light bounded by 1); ink
@@ -195,6 +209,48 @@ fn shade(in: VsOut, hdr_in: vec4f) -> vec4f {
         display += p.dither * column_dither(px, p.seed) / 255.0;
     }
     return vec4f(display, 1.0);
+}
+
+// A transparent background (ALPHA): the light's own colour and its coverage, so that "over" a
+// plate gives what the opaque render gives over a background of that colour. Ink is exactly
+// that: its colour at its opacity. Glow screens its tone-mapped light T over the background,
+// 1 - (1 - sky)(1 - T) per channel; one alpha cannot say that, so alpha is T's brightest
+// channel and the colour T / alpha: exact over black and for grey light, a little darker than
+// the screen where saturated light lies over a bright plate. The vignette fades the alpha.
+// Display outputs get the straight colour, sRGB-encoded and graded; linear light (EXR) the
+// premultiplied light.
+fn over_nothing(px: vec2i, c: vec3f, light: vec3f, energy: f32, v: f32) -> vec4f {
+    var colour: vec3f;
+    var a: f32;
+    if INK {
+        let e = max(energy, 0.0);
+        a = 1.0 - exp(-e * p.exposure);
+        colour = c / max(e, 1e-6);
+    } else {
+        let t = tone(light);
+        a = max(max(t.r, t.g), t.b);
+        colour = t / max(a, 1e-6);
+    }
+    a = clamp(a * v, 0.0, 1.0);
+    if LINEAR {
+        if INK {
+            return vec4f(colour * a, a);
+        }
+        return vec4f(light * v, a);
+    }
+    if GRADE {
+        let luma = dot(colour, vec3f(0.2126, 0.7152, 0.0722));
+        colour = mix(vec3f(luma), colour, p.saturation);
+    }
+    var encoded = srgb_encode(clamp(colour, vec3f(0.0), vec3f(1.0)));
+    if GRADE {
+        encoded = grade(encoded);
+    }
+    var display = clamp(encoded, vec3f(0.0), vec3f(1.0));
+    if DITHER {
+        display += p.dither * column_dither(px, p.seed) / 255.0;
+    }
+    return vec4f(display, a);
 }
 
 // The display colour of pixel `px` (R'G'B', undithered: DITHER is off for these entries).

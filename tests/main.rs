@@ -5,6 +5,7 @@
 
 mod common;
 
+mod alpha;
 mod analyze;
 mod boundary;
 mod cli;

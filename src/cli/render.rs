@@ -21,7 +21,7 @@ use crate::video::{Destination, Job, Report, StillFormat};
 
 /// The encoding the video flags ask for (resolved against this FFmpeg by the render, once the
 /// output is claimed); `None` for `--png` frames.
-fn encoding(video: &VideoArgs) -> Result<Option<EncodingFlags>> {
+fn encoding(video: &VideoArgs, look: &LookArgs) -> Result<Option<EncodingFlags>> {
     let flags = EncodingFlags {
         codec: video.codec,
         encoder: video.encoder.clone(),
@@ -41,7 +41,12 @@ fn encoding(video: &VideoArgs) -> Result<Option<EncodingFlags>> {
         }
         return Ok(None);
     }
-    Ok(Some(flags))
+    // A video with alpha is ProRes 4444 unless the flags name another (which is refused).
+    let alpha = look.look.alpha == Some(true) && flags.encoder.is_none();
+    Ok(Some(EncodingFlags {
+        codec: flags.codec.or(alpha.then_some(codec::Codec::Prores)),
+        ..flags
+    }))
 }
 
 /// The video's name: as given, else `default` with the container's extension (as far as the
@@ -113,7 +118,7 @@ fn print_look(job: &Job) -> Result<ExitCode> {
 }
 
 pub fn render_cmd(a: RenderArgs) -> Result<ExitCode> {
-    let enc = encoding(&a.video)?;
+    let enc = encoding(&a.video, &a.look)?;
     let output = video_name(a.output.as_deref(), enc.as_ref(), a.file.clone());
     let mut job = video_job(
         a.file.clone(),
@@ -198,7 +203,7 @@ pub fn gpus_cmd() -> Result<ExitCode> {
 
 pub fn run_cmd(a: RunArgs) -> Result<ExitCode> {
     let scene = Scene::load(&a.scene)?;
-    let enc = encoding(&a.video)?;
+    let enc = encoding(&a.video, &a.look)?;
     let container = enc
         .as_ref()
         .map(|e| e.container())

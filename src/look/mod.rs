@@ -99,6 +99,22 @@ pub struct Look {
     /// --background [default: none in glow (flat), a dusk sky in ink].
     #[arg(help_heading = "Background and grading", long, value_name = "#RRGGBB")]
     pub background_top: Option<Rgb>,
+    /// A picture under the agents instead of the background colour: a PNG, scaled to cover
+    /// the frame (centred, cut to its shape); a relative path is taken from the working
+    /// directory [default: none].
+    #[arg(help_heading = "Background and grading", long, value_name = "PNG")]
+    pub background_image: Option<std::path::PathBuf>,
+    /// A transparent background, for compositing: the agents' light over nothing, with its
+    /// alpha (PNG stills and frames, EXR, ProRes 4444 video); `--alpha` alone is
+    /// `--alpha=true` [default: false].
+    #[arg(
+        help_heading = "Background and grading",
+        long,
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "true"
+    )]
+    pub alpha: Option<bool>,
     /// Grading: contrast around mid grey, 1 = as tone-mapped [default: 1].
     #[arg(help_heading = "Background and grading", long)]
     pub contrast: Option<f32>,

@@ -78,7 +78,7 @@ pub(crate) use pipeline::{
     uniform_buffer, uniform_textures_sampler,
 };
 pub use settings::{
-    ColorMode, Fit, Grade, Output, Settings, Shape, Style, View3, World, YuvFormat,
+    ColorMode, Fit, Grade, Output, Plate, Settings, Shape, Style, View3, World, YuvFormat,
 };
 pub use view::{centre_of_mass, centre_of_mass3, mean_heading};
 
@@ -175,7 +175,6 @@ impl Renderer {
         let display = output.display_format();
         let (hdr_views, ldr, ldr_view) = targets(device, w, h, display);
         let hdr_pair = [&hdr_views[0], &hdr_views[1]];
-
         let lut_bytes = match (&look.palette, look.color) {
             (Some(p), ColorMode::Species) => colormap::palette(p),
             _ => colormap::bake(look.colormap, look.colormap_floor),
@@ -183,7 +182,6 @@ impl Renderer {
         let overlay = overlay_pass(device, &look, output, &lut_bytes);
         let lut_view = colormap::texture(device, queue, &lut_bytes);
         let sampler = linear_sampler(device);
-
         let bloom = (look.bloom > 0.0)
             .then(|| BloomPass::new(device, queue, hdr_pair, [w, h], look.bloom_radius, &sampler));
         // Without bloom the tone-map pass still needs a texture to bind: the LUT will do.
@@ -193,7 +191,12 @@ impl Renderer {
             _ => None,
         };
         let planes = yuv.as_ref().map(|y| y.planes_target());
-        let tonemap = TonemapPass::new(device, hdr_pair, bloom_view, &sampler, display, planes);
+        let views = tonemap::Views {
+            hdr: hdr_pair,
+            bloom: bloom_view,
+            sampler: &sampler,
+        };
+        let tonemap = TonemapPass::new(device, queue, views, look.plate.as_ref(), display, planes);
         let padded_row = padded_row(w, output);
         let readback = Readback::new(device, staging_bytes(yuv.as_ref(), padded_row, h));
         let agents = AgentsPass::new(device, &lut_view, &sampler, display, [w, h]);
@@ -560,7 +563,9 @@ impl Renderer {
             gamma: g.gamma,
             gain: g.gain,
             bars: BARS,
-            _pad: 0.0,
+            alpha: self.look.alpha as u32,
+            plate: self.look.plate.is_some() as u32,
+            _pad: [0; 3],
             world_rect,
             exposure: self.look.exposure,
             // The glow holds the bright light once (energy-conserving); the strength

@@ -42,6 +42,29 @@ impl Grade {
     };
 }
 
+/// A picture under the agents (`--background-image`), at the output's size: sRGB RGBA8,
+/// tight rows.
+#[derive(Clone, PartialEq)]
+pub struct Plate {
+    /// Where it was read from (what tells two plates apart).
+    pub path: std::path::PathBuf,
+    pub width: u32,
+    pub height: u32,
+    pub rgba: std::sync::Arc<Vec<u8>>,
+}
+
+impl std::fmt::Debug for Plate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Plate({}, {}x{})",
+            self.path.display(),
+            self.width,
+            self.height
+        )
+    }
+}
+
 /// Everything about how a recording looks, resolved (by `look::resolve`, from the layers of a
 /// `crate::look::Look`) and validated: what the renderer takes.
 #[derive(Clone, Debug)]
@@ -73,6 +96,12 @@ pub struct Settings {
     pub background: [f32; 3],
     /// The background's colour at the top of the frame (a vertical gradient), sRGB.
     pub background_top: Option<[f32; 3]>,
+    /// A transparent background: the display image's alpha is the light's coverage (glow:
+    /// its brightest channel after the tone curve; ink: the ink's opacity), its colour the
+    /// light's own (straight, not premultiplied); linear light (EXR) is premultiplied.
+    pub alpha: bool,
+    /// A picture in place of the background colour.
+    pub plate: Option<Plate>,
     /// 0..1: each sprite's light divided by its crowd's overlap to this power.
     pub stacking: f32,
     pub shape: Shape,

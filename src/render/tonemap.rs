@@ -4,7 +4,7 @@
 //! drawn over it, the pass draws the Y'CbCr planes instead of the display image
 //! ([`TonemapPass::run_planes`]).
 
-use super::{fullscreen_pipeline_with, layout_entry, HDR_FORMAT};
+use super::{fullscreen_pipeline_with, layout_entry, Plate, HDR_FORMAT};
 
 /// Keep in sync with `Params` in shaders/tonemap.wgsl.
 #[repr(C)]
@@ -36,7 +36,11 @@ pub struct TonemapParams {
     pub gain: f32,
     /// The background outside the world's rectangle, relative (1 = the same).
     pub bars: f32,
-    pub _pad: f32,
+    /// 1: a transparent background (see `Settings::alpha`).
+    pub alpha: u32,
+    /// 1: the plate (`--background-image`) in place of the background colour.
+    pub plate: u32,
+    pub _pad: [u32; 3],
     /// The world's rectangle on screen, uv (x0, y0, x1, y1; y down).
     pub world_rect: [f32; 4],
 }
@@ -56,6 +60,8 @@ impl TonemapParams {
             vignette: self.vignette != 0.0,
             grade: !neutral,
             dither: self.dither != 0.0,
+            alpha: self.alpha != 0,
+            plate: self.plate != 0,
         }
     }
 }
@@ -70,10 +76,12 @@ pub struct TonemapVariant {
     pub vignette: bool,
     pub grade: bool,
     pub dither: bool,
+    pub alpha: bool,
+    pub plate: bool,
 }
 
 impl TonemapVariant {
-    fn constants(&self) -> [(&'static str, f64); 6] {
+    fn constants(&self) -> [(&'static str, f64); 8] {
         let b = |v: bool| if v { 1.0 } else { 0.0 };
         [
             ("INK", b(self.ink)),
@@ -82,6 +90,8 @@ impl TonemapVariant {
             ("VIGNETTE", b(self.vignette)),
             ("GRADE", b(self.grade)),
             ("DITHER", b(self.dither)),
+            ("ALPHA", b(self.alpha)),
+            ("PLATE", b(self.plate)),
         ]
     }
 }
@@ -125,16 +135,68 @@ pub struct TonemapPass {
     params: wgpu::Buffer,
 }
 
+/// The textures the tone map reads: the two HDR targets, the bloom, and its sampler.
+#[derive(Clone, Copy)]
+pub struct Views<'a> {
+    pub hdr: [&'a wgpu::TextureView; 2],
+    pub bloom: &'a wgpu::TextureView,
+    pub sampler: &'a wgpu::Sampler,
+}
+
+/// The plate as a texture (sRGB: it reads as linear light); a black texel without one.
+fn plate_view(
+    device: &wgpu::Device,
+    queue: &wgpu::Queue,
+    plate: Option<&Plate>,
+) -> wgpu::TextureView {
+    let (w, h, black) = (1, 1, [0u8, 0, 0, 255]);
+    let (w, h, bytes): (u32, u32, &[u8]) = match plate {
+        Some(p) => (p.width, p.height, p.rgba.as_slice()),
+        None => (w, h, &black),
+    };
+    let size = wgpu::Extent3d {
+        width: w,
+        height: h,
+        depth_or_array_layers: 1,
+    };
+    let texture = device.create_texture(&wgpu::TextureDescriptor {
+        label: Some("plate"),
+        size,
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format: wgpu::TextureFormat::Rgba8UnormSrgb,
+        usage: wgpu::TextureUsages::TEXTURE_BINDING | wgpu::TextureUsages::COPY_DST,
+        view_formats: &[],
+    });
+    queue.write_texture(
+        texture.as_image_copy(),
+        bytes,
+        wgpu::TexelCopyBufferLayout {
+            offset: 0,
+            bytes_per_row: Some(4 * w),
+            rows_per_image: Some(h),
+        },
+        size,
+    );
+    texture.create_view(&wgpu::TextureViewDescriptor::default())
+}
+
 impl TonemapPass {
     /// `planes`: for video, what the tone map needs to draw the Y'CbCr planes itself.
     pub fn new(
         device: &wgpu::Device,
-        hdr: [&wgpu::TextureView; 2],
-        bloom: &wgpu::TextureView,
-        sampler: &wgpu::Sampler,
+        queue: &wgpu::Queue,
+        views: Views,
+        plate: Option<&Plate>,
         format: wgpu::TextureFormat,
         planes: Option<PlanesTarget>,
     ) -> Self {
+        let Views {
+            hdr,
+            bloom,
+            sampler,
+        } = views;
         let module = super::wgsl::create(device, "tonemap.wgsl + ycbcr.wgsl", super::wgsl::TONEMAP);
         let fragment = wgpu::ShaderStages::FRAGMENT;
         let entries = [
@@ -142,11 +204,13 @@ impl TonemapPass {
             layout_entry::texture(1, fragment),
             layout_entry::texture(2, fragment),
             layout_entry::sampler(3, fragment),
+            layout_entry::texture(5, fragment),
             layout_entry::uniform(4, fragment),
         ];
+        let plate = plate_view(device, queue, plate);
         let bgl = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("tonemap bind group layout"),
-            entries: &entries[..4],
+            entries: &entries[..5],
         });
         let params = device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("tonemap params"),
@@ -155,14 +219,17 @@ impl TonemapPass {
             mapped_at_creation: false,
         });
         let bind_groups = hdr.map(|hdr| {
-            super::uniform_textures_sampler(
-                device,
-                "tonemap bind group",
-                &bgl,
-                &params,
-                &[hdr, bloom],
-                Some(sampler),
-            )
+            device.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("tonemap bind group"),
+                layout: &bgl,
+                entries: &[
+                    entry(0, params.as_entire_binding()),
+                    entry(1, wgpu::BindingResource::TextureView(hdr)),
+                    entry(2, wgpu::BindingResource::TextureView(bloom)),
+                    entry(3, wgpu::BindingResource::Sampler(sampler)),
+                    entry(5, wgpu::BindingResource::TextureView(&plate)),
+                ],
+            })
         });
         let layout_of = |bgl: &wgpu::BindGroupLayout| {
             device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
@@ -178,18 +245,18 @@ impl TonemapPass {
                 entries: &entries,
             });
             let bind_groups = [0, 1].map(|i| {
-                super::bind_in_order(
-                    device,
-                    "tonemap to planes bind group",
-                    &bgl,
-                    vec![
-                        params.as_entire_binding(),
-                        wgpu::BindingResource::TextureView(hdr[i]),
-                        wgpu::BindingResource::TextureView(bloom),
-                        wgpu::BindingResource::Sampler(sampler),
-                        t.ycbcr.as_entire_binding(),
+                device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some("tonemap to planes bind group"),
+                    layout: &bgl,
+                    entries: &[
+                        entry(0, params.as_entire_binding()),
+                        entry(1, wgpu::BindingResource::TextureView(hdr[i])),
+                        entry(2, wgpu::BindingResource::TextureView(bloom)),
+                        entry(3, wgpu::BindingResource::Sampler(sampler)),
+                        entry(5, wgpu::BindingResource::TextureView(&plate)),
+                        entry(4, t.ycbcr.as_entire_binding()),
                     ],
-                )
+                })
             });
             Planes {
                 layout: layout_of(&bgl),
@@ -316,6 +383,10 @@ impl TonemapPass {
         pass.set_bind_group(0, &planes.bind_groups[hdr], &[]);
         pass.draw(0..3, 0..1);
     }
+}
+
+fn entry(binding: u32, resource: wgpu::BindingResource<'_>) -> wgpu::BindGroupEntry<'_> {
+    wgpu::BindGroupEntry { binding, resource }
 }
 
 #[cfg(test)]

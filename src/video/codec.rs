@@ -136,6 +136,9 @@ pub struct Encoding {
     /// The quality setting, where the encoder has one forge drives.
     pub crf: Option<u32>,
     pub preset: Option<String>,
+    /// With alpha (`--alpha`): ProRes 4444, fed 16-bit RGBA (`rgba64le`) that FFmpeg turns
+    /// into 10-bit Y'CbCr with a 16-bit alpha plane.
+    pub alpha: bool,
 }
 
 impl Encoding {
@@ -148,6 +151,30 @@ impl Encoding {
             container: Container::Mp4,
             crf: Some(18),
             preset: Some("veryfast".into()),
+            alpha: false,
+        }
+    }
+
+    /// The encoding with alpha (`--alpha`): ProRes 4444 only; another codec is refused
+    /// naming the flags.
+    pub fn with_alpha(mut self) -> Result<Encoding> {
+        if !self.encoder.starts_with("prores") {
+            bail!(
+                "--alpha: a video with alpha is ProRes 4444 (--codec prores, a .mov) or a folder of \
+                 PNG frames (--png DIR); {} has no alpha",
+                self.encoder
+            );
+        }
+        self.alpha = true;
+        Ok(self)
+    }
+
+    /// The pixel formats FFmpeg is fed and writes (`-pix_fmt` of its input and output).
+    pub fn pix_fmts(&self) -> (&'static str, &'static str) {
+        if self.alpha {
+            ("rgba64le", "yuva444p10le")
+        } else {
+            (self.format.name(), self.format.name())
         }
     }
 
@@ -248,6 +275,17 @@ impl Encoding {
                 }
                 push(&["-row-mt", "1"]);
             }
+            "prores_ks" if self.alpha => push(&[
+                "-profile:v",
+                "4",
+                "-vendor",
+                "apl0",
+                "-alpha_bits",
+                "16",
+                // RGB in: the conversion to BT.709 limited-range Y'CbCr is FFmpeg's here.
+                "-vf",
+                "scale=out_color_matrix=bt709:out_range=tv,setparams=colorspace=bt709",
+            ]),
             "prores_ks" => push(&["-profile:v", "3", "-vendor", "apl0"]),
             _ => {}
         }
@@ -502,6 +540,7 @@ pub fn resolve(flags: &EncodingFlags, quiet: bool) -> Result<Encoding> {
         container,
         crf,
         preset,
+        alpha: false,
     })
 }
 

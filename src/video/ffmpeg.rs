@@ -133,16 +133,21 @@ fn command(
     cmd.hide_banner()
         .args(["-loglevel", "error", "-nostdin"])
         .overwrite();
-    let pix = enc.format.name();
+    let (pix_in, pix_out) = enc.pix_fmts();
     cmd.format("rawvideo")
-        .pix_fmt(pix)
+        .pix_fmt(pix_in)
         .size(width, height)
-        .args(["-r", &fps.to_string()])
-        .args(COLOUR_IN.split(' '))
-        .input("-");
+        .args(["-r", &fps.to_string()]);
+    if enc.alpha {
+        // sRGB-encoded RGB with alpha: the matrix and range are for the output only.
+        cmd.args(["-color_primaries", "bt709", "-color_trc", "bt709"]);
+    } else {
+        cmd.args(COLOUR_IN.split(' '));
+    }
+    cmd.input("-");
     cmd.codec_video(&enc.encoder);
     cmd.args(enc.encoder_args());
-    cmd.pix_fmt(pix).args(COLOUR_OUT.split(' '));
+    cmd.pix_fmt(pix_out).args(COLOUR_OUT.split(' '));
     for (k, v) in tags {
         cmd.args(["-metadata", &format!("{k}={v}")]);
     }
@@ -606,6 +611,7 @@ mod tests {
             container: super::super::codec::Container::Mov,
             crf: None,
             preset: None,
+            alpha: false,
         };
         let line = with(&prores).join(" ");
         assert!(
@@ -613,6 +619,20 @@ mod tests {
             "{line}"
         );
         assert!(line.ends_with("-f mov out.mp4"), "{line}");
+        // With alpha: 16-bit RGBA in, FFmpeg's BT.709 conversion, 4444 with a 16-bit alpha.
+        let alpha = prores.with_alpha().unwrap();
+        let line = with(&alpha).join(" ");
+        assert!(line.contains("-f rawvideo -pix_fmt rgba64le"), "{line}");
+        assert!(
+            line.contains(
+                "-profile:v 4 -vendor apl0 -alpha_bits 16 -vf scale=out_color_matrix=bt709"
+            ),
+            "{line}"
+        );
+        assert!(
+            line.contains("-pix_fmt yuva444p10le -colorspace bt709"),
+            "{line}"
+        );
     }
 
     /// The tail keeps the last lines, including one the parser cannot place, and ends at EOF.

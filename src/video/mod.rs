@@ -233,6 +233,10 @@ impl Plan {
         let resolved = resolve::resolve(&job.look, &mut reader, &job.input)?;
         // The encoder's size limit, before the GPU starts (the adapter's are checked as the
         // renderer is built, before any pass).
+        let encoding = match encoding {
+            Some(e) if resolved.settings.alpha => Some(e.with_alpha()?),
+            e => e,
+        };
         if let Some(e) = &encoding {
             e.check_size(resolved.settings.width, resolved.settings.height)?;
         }
@@ -363,12 +367,14 @@ impl Plan {
     /// What the renderer's last pass writes for this destination.
     fn output_kind(&self) -> Output {
         match &self.job.dest {
-            Destination::Mp4 { .. } => Output::Yuv(
-                self.encoding
-                    .as_ref()
-                    .expect("resolved with the plan")
-                    .format,
-            ),
+            Destination::Mp4 { .. } => {
+                let e = self.encoding.as_ref().expect("resolved with the plan");
+                if e.alpha {
+                    Output::Rgba16
+                } else {
+                    Output::Yuv(e.format)
+                }
+            }
             Destination::Collect { .. } => Output::YUV420P,
             Destination::Png { .. } => Output::Rgba8,
             Destination::Still { format, .. } => format.output(),

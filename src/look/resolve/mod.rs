@@ -13,12 +13,12 @@ use anyhow::{anyhow, bail, Context, Result};
 
 mod exposure;
 mod keys;
+mod overlays;
+mod plate;
 mod ranges;
 
 use crate::bfs::{Header, Reader};
-use crate::look::{
-    self, CameraMode, ColorBy, ColorMode, Colormap, Fit, Look, Overlay, Shape, Span, Style,
-};
+use crate::look::{self, CameraMode, ColorBy, ColorMode, Colormap, Fit, Look, Shape, Span, Style};
 use crate::render::camera;
 use crate::render::overlay::Overlays;
 use crate::render::{Grade, Settings, View3, World};
@@ -303,14 +303,15 @@ pub fn resolve(layers: &Layers, r: &mut Reader, path: &Path) -> Result<Resolved>
             origin("color"),
         );
     }
-    let (overlay, title) = overlays(&layers.flags, &merged, &h.scene_name);
-    look.overlay = Some(resolved_overlays(&overlay));
+    let (overlay, title) = overlays::overlays(&layers.flags, &merged, &h.scene_name);
+    look.overlay = Some(overlays::resolved(&overlay));
     look.title = title;
     let view3 = view3(&look, &h, &world, &origin)?;
     fill_view3(&mut look, view3.as_ref());
     fill_flat_view(&mut look);
     Measure { world: &world }.run(&mut look, r, path, &mut measured)?;
     let mut settings = settings_of(&look, overlay, view3);
+    settings.plate = plate::load(&look, &origin)?;
     if settings.color == ColorMode::Species {
         settings.palette = Some(species_colours(&h));
     }
@@ -357,6 +358,7 @@ fn fill_frame(l: &mut Look, h: &Header) {
         l.background_top = Some(defaults::DUSK_SKY);
     }
     l.background.get_or_insert(defaults::BACKGROUND);
+    l.alpha.get_or_insert(false);
     l.vignette
         .get_or_insert(if ink { 0.15 } else { defaults::VIGNETTE });
     l.motion_blur.get_or_insert(0.0);
@@ -555,6 +557,8 @@ fn settings_of(l: &Look, overlay: Overlays, view3: Option<View3>) -> Settings {
         exposure: l.exposure.expect("resolved"),
         background: l.background.expect("resolved").unit(),
         background_top: l.background_top.map(|c| c.unit()),
+        alpha: l.alpha.expect("resolved"),
+        plate: None,
         stacking: l.stacking.expect("resolved"),
         shape: l.shape.expect("resolved"),
         grade: Grade {
@@ -575,46 +579,6 @@ fn settings_of(l: &Look, overlay: Overlays, view3: Option<View3>) -> Settings {
         zoom: l.zoom.unwrap_or(1.0),
         keys: None,
     }
-}
-
-/// The overlays and the title's text. A title on the command line shows the title overlay
-/// too; a title from a file or the recording does where no layer lists the overlays.
-fn overlays(flags: &Look, merged: &Look, scene_name: &str) -> (Overlays, Option<String>) {
-    let list = merged.overlay.clone().unwrap_or_default();
-    let mut o = Overlays {
-        colorbar: list.has(Overlay::Colorbar),
-        time: list.has(Overlay::Time),
-        title: None,
-        scale: list.has(Overlay::Scale),
-    };
-    let shown = list.has(Overlay::Title)
-        || flags.title.is_some()
-        || (merged.title.is_some() && merged.overlay.is_none());
-    if shown {
-        let t = merged
-            .title
-            .clone()
-            .unwrap_or_else(|| scene_name.to_string());
-        o.title = (!t.trim().is_empty()).then_some(t);
-    }
-    let title = o.title.clone();
-    (o, title)
-}
-
-/// The overlay list that shows exactly `o`.
-fn resolved_overlays(o: &Overlays) -> look::Overlays {
-    let mut v = Vec::new();
-    for (on, which) in [
-        (o.colorbar, Overlay::Colorbar),
-        (o.time, Overlay::Time),
-        (o.title.is_some(), Overlay::Title),
-        (o.scale, Overlay::Scale),
-    ] {
-        if on {
-            v.push(which);
-        }
-    }
-    look::Overlays(v)
 }
 
 /// The 3D view (`None` for a 2D recording): the camera, a fixed camera's eye and target (the
