@@ -170,6 +170,7 @@ pub fn export(
         },
         every,
         no_metrics: false,
+        colours: None,
         force,
         quiet: true,
     };

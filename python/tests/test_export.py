@@ -172,3 +172,47 @@ def test_recording_to_usd_writes_what_forge_export_writes(tmp_path, usd_export):
         rec.to_usd(tmp_path / "x.usdc")
     with pytest.raises(ff.ForgeError, match="already exists"):
         rec.to_usd(tmp_path / "py.usda", every=2)
+
+
+def test_usd_colours_are_the_looks_map_in_every_frame(tmp_path, usd_export):
+    """`--color` writes each agent's colour in every frame, from the look's map and range."""
+    need("pxr.Usd", "usd-core")
+    from pxr import Usd, UsdGeom, UsdValidation
+
+    bfs = tmp_path / "c.bfs"
+    forge("simulate", "cuplan", "--agents", 200, "--steps", 8, "-o", bfs, "-q")
+    rec = ff.Recording(bfs)
+
+    def colours(name, *flags):
+        out = tmp_path / f"{name}.usda"
+        forge("export", bfs, "-o", out, "--frames", "2..6", *flags, "-q")
+        stage = Usd.Stage.Open(str(out))
+        ctx = UsdValidation.ValidationContext(
+            UsdValidation.ValidationRegistry().GetOrLoadAllValidators())
+        assert [e.GetMessage() for e in ctx.Validate(stage)
+                if e.GetType() == UsdValidation.ValidationErrorType.Error] == []
+        pv = UsdGeom.PrimvarsAPI(stage.GetPrimAtPath("/Flock/Agents")).GetPrimvar("displayColor")
+        assert pv.GetInterpolation() == "vertex"
+        assert pv.GetAttr().GetTimeSamples() == [2.0, 3.0, 4.0, 5.0]
+        return {k: np.array(pv.Get(k)) for k in range(2, 6)}
+
+    # Speed through a grey ramp: brighter for faster, the same speed the same grey, and the
+    # colour changes from frame to frame as the speeds do.
+    grey = colours("grey", "--color", "speed", "--colormap", "greys")
+    for k, c in grey.items():
+        speed = np.linalg.norm(rec[k].velocities, axis=1)
+        assert c.shape == (200, 3) and np.allclose(c[:, 0], c[:, 1]) and np.allclose(c[:, 1], c[:, 2])
+        order = np.argsort(speed, kind="stable")
+        assert np.all(np.diff(c[order, 0]) >= -1e-7)
+        assert c[:, 0].max() - c[:, 0].min() > 0.2
+    assert not np.array_equal(grey[2], grey[5])
+    # A fixed colour is that colour in linear light, for every agent.
+    fixed = colours("fixed", "--color", "fixed:#ff8000")
+    want = [1.0, ((0x80 / 255 + 0.055) / 1.055) ** 2.4, 0.0]
+    for c in fixed.values():
+        np.testing.assert_allclose(c, np.tile(want, (200, 1)), rtol=1e-6, atol=1e-7)
+    # Density is counted on the GPU, and colours go into USD only: refused, naming the flag.
+    for out, flags, says in ((tmp_path / "d.usda", ("--color", "density"), "--color density"),
+                             (tmp_path / "x.xyz", ("--color", "speed"), "--color")):
+        r = forge("export", bfs, "-o", out, *flags, check=False)
+        assert r.returncode != 0 and says in r.stderr and not out.exists()

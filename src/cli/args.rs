@@ -311,6 +311,14 @@ pub struct ExportArgs {
     /// export: about 0.1 s a frame of 100,000 agents).
     #[arg(long)]
     pub no_metrics: bool,
+    /// USD: colour every agent in every frame (`primvars:displayColor`) as `forge render
+    /// --color` does: speed, heading, relative-heading, species or fixed[:#rrggbb], with the
+    /// recording's look for the rest [default: each species' colour, where it has species].
+    #[arg(long, value_name = "COLOR")]
+    pub color: Option<crate::look::ColorBy>,
+    /// USD, with --color: the colour map, as `forge render --colormap` [default: the look's].
+    #[arg(long, value_name = "MAP", value_enum)]
+    pub colormap: Option<crate::look::Colormap>,
     /// Overwrite the output if it exists.
     #[arg(long)]
     pub force: bool,

@@ -19,6 +19,11 @@ pub fn export_cmd(a: ExportArgs) -> Result<ExitCode> {
         frames: a.frames.unwrap_or(crate::bfs::FrameRange::ALL),
         every: a.every,
         no_metrics: a.no_metrics,
+        colours: (a.color.is_some() || a.colormap.is_some()).then(|| crate::look::Look {
+            color: a.color,
+            colormap: a.colormap,
+            ..Default::default()
+        }),
         force: a.force,
         quiet: a.quiet,
     };

@@ -19,6 +19,7 @@
 //! - `.usda` / `.usd` ([`usd`]): USD text, one `Points` prim with time-sampled points and
 //!   velocities, for Houdini, Blender and usdview.
 
+mod colour;
 mod csv;
 mod npz;
 mod usd;
@@ -83,6 +84,9 @@ pub struct Job {
     /// `.npz`: leave out the per-frame metrics (for very large recordings, computing them
     /// takes longer than the export itself).
     pub no_metrics: bool,
+    /// USD: colour each agent in every frame as `forge render` with these look flags does
+    /// (`--color`, `--colormap`); None: each species' colour, if any.
+    pub colours: Option<crate::look::Look>,
     pub force: bool,
     pub quiet: bool,
 }
@@ -160,10 +164,22 @@ pub fn export(job: &Job) -> Result<Report> {
     if format == Format::Csv {
         csv::check_size(r.header(), &sel)?;
     }
+    let colours = match (&job.colours, format) {
+        (None, _) => None,
+        (Some(look), Format::Usd) => Some(colour::Colours::resolve(look, &mut r, &job.input)?),
+        (Some(look), _) => bail!(
+            "--{}: colours go into a USD export (.usda, .usd) only",
+            if look.color.is_some() {
+                "color"
+            } else {
+                "colormap"
+            }
+        ),
+    };
     let (out, file) = OutputFile::create(&job.output, job.force, "output")?;
     let passes = match format {
         Format::Npz => 2,
-        Format::Usd => usd::PASSES,
+        Format::Usd => usd::PASSES + colours.is_some() as u64,
         _ => 1,
     };
     let bar = crate::progress::bar(sel.len() * passes, job.quiet, "frames");
@@ -171,7 +187,7 @@ pub fn export(job: &Job) -> Result<Report> {
         Format::Npz => npz::write(&mut r, &job.input, &sel, !job.no_metrics, file, &bar),
         Format::Csv => csv::write(&mut r, &job.input, &sel, file, &bar),
         Format::Xyz => xyz::write(&mut r, &job.input, &sel, file, &bar),
-        Format::Usd => usd::write(&mut r, &job.input, &sel, file, &bar),
+        Format::Usd => usd::write(&mut r, &job.input, &sel, colours.as_ref(), file, &bar),
     };
     bar.finish_and_clear();
     let (agents, file) = written.with_context(|| {

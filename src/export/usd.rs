@@ -41,6 +41,7 @@ use std::path::Path;
 
 use anyhow::{bail, Result};
 
+use super::colour::{linear, Colours};
 use super::Selection;
 use crate::bfs::{Frame, Header, Reader};
 use crate::scene::Scene;
@@ -60,6 +61,7 @@ pub(super) fn write(
     r: &mut Reader,
     input: &Path,
     sel: &Selection,
+    colours: Option<&Colours>,
     file: File,
     bar: &indicatif::ProgressBar,
 ) -> Result<(u64, File)> {
@@ -117,8 +119,28 @@ pub(super) fn write(
         writeln!(w, "        }}")?;
         first.get_or_insert(n0);
     }
+    if let Some(c) = colours {
+        // Each agent's colour in every frame, as `forge render` draws it.
+        let species = h.species.clone();
+        let attr = "color3f[] primvars:displayColor";
+        writeln!(
+            w,
+            "        {attr} (\n            interpolation = \"vertex\"\n        )"
+        )?;
+        writeln!(w, "        {attr}.timeSamples = {{")?;
+        super::each_frame(r, input, sel, bar, |k, frame, n| {
+            write!(w, "            {k}: [")?;
+            for (i, rgb) in c.of_frame(frame, dim, n, &species).iter().enumerate() {
+                let sep = if i > 0 { ", " } else { "" };
+                write!(w, "{sep}({}, {}, {})", rgb[0], rgb[1], rgb[2])?;
+            }
+            writeln!(w, "],")?;
+            Ok(())
+        })?;
+        writeln!(w, "        }}")?;
+    }
     let n = first.unwrap_or(0) as usize;
-    constants(&mut w, &h, scene.as_ref(), n)?;
+    constants(&mut w, &h, scene.as_ref(), n, colours.is_none())?;
     writeln!(w, "    }}\n")?;
     world_guide(&mut w, &h)?;
     writeln!(w, "}}")?;
@@ -155,7 +177,13 @@ fn extent(w: &mut impl Write, f: &Frame, dim: usize, n: usize) -> Result<()> {
 }
 
 /// What does not change over time: ids, widths, species and their colours.
-fn constants(w: &mut impl Write, h: &Header, scene: Option<&Scene>, n: usize) -> Result<()> {
+fn constants(
+    w: &mut impl Write,
+    h: &Header,
+    scene: Option<&Scene>,
+    n: usize,
+    species_colours: bool,
+) -> Result<()> {
     write!(w, "        int64[] ids = [")?;
     for i in 0..n {
         write!(w, "{}{i}", if i > 0 { ", " } else { "" })?;
@@ -180,13 +208,16 @@ fn constants(w: &mut impl Write, h: &Header, scene: Option<&Scene>, n: usize) ->
             write!(w, "{}{s}", if i > 0 { ", " } else { "" })?;
         }
         writeln!(w, "] (\n            interpolation = \"vertex\"\n        )")?;
+        if !species_colours {
+            return Ok(());
+        }
         write!(w, "        color3f[] primvars:displayColor = [")?;
         for (i, &s) in h.species.iter().enumerate() {
             let Some(c) = colours.get(s as usize) else {
                 bail!("agent {i} is of species {s}, which the recording's scene does not list");
             };
             // displayColor is linear; the species colours are sRGB.
-            let lin = c.map(|v| srgb_to_linear(v as f32 / 255.0));
+            let lin = c.map(|v| linear(v as f32 / 255.0));
             write!(
                 w,
                 "{}({}, {}, {})",
@@ -199,14 +230,6 @@ fn constants(w: &mut impl Write, h: &Header, scene: Option<&Scene>, n: usize) ->
         writeln!(w, "] (\n            interpolation = \"vertex\"\n        )")?;
     }
     Ok(())
-}
-
-fn srgb_to_linear(c: f32) -> f32 {
-    if c <= 0.04045 {
-        c / 12.92
-    } else {
-        ((c + 0.055) / 1.055).powf(2.4)
-    }
 }
 
 /// The world box as a guide (shown in viewports, never rendered): a unit cube scaled to the
