@@ -85,6 +85,19 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null &&
         >/dev/null 2>&1 || true
 fi
 
+# Blender (Debian's, built without USD) opens forge's glTF export headless in tests/gltf.rs;
+# its glTF add-on needs NumPy. Installed as root; where it is, the test is required.
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null && ! command -v blender >/dev/null; then
+    { DEBIAN_FRONTEND=noninteractive apt-get install -y blender python3-numpy ||
+        { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y blender python3-numpy; }; } \
+        >/dev/null 2>&1 || true
+fi
+if command -v blender >/dev/null; then
+    export FORGE_REQUIRE_BLENDER=1
+else
+    echo "warning: Blender missing (apt-get install blender python3-numpy): the Blender import check is skipped" >&2
+fi
+
 # The output is kept, to say at the end what was ignored or skipped, and why.
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT

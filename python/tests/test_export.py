@@ -97,6 +97,34 @@ def test_ovito_reads_types_box_and_trajectory(two_species, three_d):
     assert tuple(data3.cell.pbc) == (True, True, True)
 
 
+def test_ovito_coordination_agrees_with_forge_analyze(tmp_path, three_d):
+    """OVITO's coordination analysis of the .xyz counts the neighbours forge's pair function
+    counts: the mean number within r, summed from g(r) over its shells, at three radii."""
+    need("ovito.io", "ovito")
+    from ovito.io import import_file
+    from ovito.modifiers import CoordinationAnalysisModifier
+    import json
+
+    bfs, xyz = three_d
+    rec = ff.Recording(bfs)
+    k = len(rec) - 1
+    out = forge("analyze", bfs, "--frames", f"{k}..{k + 1}", "--json")
+    a = json.loads(out.stdout)
+    assert a["method"] == "exact" and a["periodic"]
+    r, g = np.array(a["r"]), np.array(a["g"])
+    width = r[1] - r[0]
+    edges = np.concatenate([[r[0] - width / 2], r + width / 2])
+    n = len(rec[k].positions)
+    density = (n - 1) / np.prod(rec.header["world"])
+    counted = np.cumsum(g * density * 4 / 3 * np.pi * (edges[1:] ** 3 - edges[:-1] ** 3))
+    for b in (5, 20, 60):
+        p = import_file(str(xyz), multiple_frames=True)
+        p.modifiers.append(CoordinationAnalysisModifier(cutoff=float(edges[b])))
+        coordination = np.asarray(p.compute(k).particles["Coordination"])
+        assert coordination.mean() > 0.5
+        np.testing.assert_allclose(coordination.mean(), counted[b - 1], rtol=1e-6)
+
+
 @pytest.fixture(scope="module")
 def usd_export(tmp_path_factory):
     """Two species in 2D, exported to USD text every other frame."""

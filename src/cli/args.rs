@@ -297,8 +297,8 @@ name only when complete."
 pub struct ExportArgs {
     /// A recording (.bfs, ours or BoidForge's BFS1).
     pub file: PathBuf,
-    /// Output: .npz (NumPy), .csv, .xyz (extended XYZ) or .usda/.usd (USD text) [default: FILE
-    /// with .npz].
+    /// Output: .npz (NumPy), .csv, .xyz (extended XYZ), .usda/.usd (USD text) or .glb (binary
+    /// glTF, for Blender without USD) [default: FILE with .npz].
     #[arg(short, long)]
     pub output: Option<PathBuf>,
     /// Frames A..B of the recording (B excluded; either may be left out) [default: all].

@@ -41,6 +41,7 @@ pub fn export_cmd(a: ExportArgs) -> Result<ExitCode> {
                 Format::Csv => "csv",
                 Format::Xyz => "extended XYZ",
                 Format::Usd => "USD text",
+                Format::Glb => "glTF",
             },
             bytes(r.bytes)
         );

@@ -18,9 +18,12 @@
 //!   velocities and ids, for OVITO and ASE.
 //! - `.usda` / `.usd` ([`usd`]): USD text, one `Points` prim with time-sampled points and
 //!   velocities, for Houdini, Blender and usdview.
+//! - `.glb` ([`gltf`]): binary glTF, a point cloud whose frames are morph targets, for tools
+//!   without USD (Debian's and Ubuntu's Blender).
 
 mod colour;
 mod csv;
+mod gltf;
 mod npz;
 mod usd;
 mod xyz;
@@ -46,6 +49,7 @@ pub enum Format {
     Csv,
     Xyz,
     Usd,
+    Glb,
 }
 
 impl Format {
@@ -59,13 +63,15 @@ impl Format {
             Some("csv") => Ok(Format::Csv),
             Some("xyz" | "extxyz") => Ok(Format::Xyz),
             Some("usda" | "usd") => Ok(Format::Usd),
+            Some("glb") => Ok(Format::Glb),
             Some(ext @ ("usdc" | "usdz")) => bail!(
                 "--output: {}: forge writes USD as text (.usda, or .usd holding text), not \
                  .{ext}; usdcat converts it (usdcat run.usda -o run.{ext})",
                 p.display()
             ),
             _ => bail!(
-                "--output: {} must end in .npz (NumPy), .csv, .xyz (extended XYZ) or .usda/.usd",
+                "--output: {} must end in .npz (NumPy), .csv, .xyz (extended XYZ), .usda/.usd \
+                 (USD) or .glb (glTF)",
                 p.display()
             ),
         }
@@ -180,6 +186,7 @@ pub fn export(job: &Job) -> Result<Report> {
     let passes = match format {
         Format::Npz => 2,
         Format::Usd => usd::PASSES + colours.is_some() as u64,
+        Format::Glb => gltf::PASSES,
         _ => 1,
     };
     let bar = crate::progress::bar(sel.len() * passes, job.quiet, "frames");
@@ -188,6 +195,7 @@ pub fn export(job: &Job) -> Result<Report> {
         Format::Csv => csv::write(&mut r, &job.input, &sel, file, &bar),
         Format::Xyz => xyz::write(&mut r, &job.input, &sel, file, &bar),
         Format::Usd => usd::write(&mut r, &job.input, &sel, colours.as_ref(), file, &bar),
+        Format::Glb => gltf::write(&mut r, &job.input, &sel, file, &bar),
     };
     bar.finish_and_clear();
     let (agents, file) = written.with_context(|| {
