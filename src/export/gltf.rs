@@ -50,9 +50,9 @@ impl Bounds {
             max: [f32::NEG_INFINITY; 3],
         };
         for p in points {
-            for k in 0..3 {
-                b.min[k] = b.min[k].min(p[k]);
-                b.max[k] = b.max[k].max(p[k]);
+            for ((lo, hi), v) in b.min.iter_mut().zip(&mut b.max).zip(p) {
+                *lo = lo.min(v);
+                *hi = hi.max(v);
             }
         }
         b
@@ -80,36 +80,11 @@ pub(super) fn write(
         .ok()
         .and_then(|s| s.render.and_then(|l| l.fps))
         .unwrap_or(crate::look::resolve::defaults::FPS);
-    // Pass 1: the first frame, and each frame's bounds (of its displacement, after the first).
-    let mut base: Vec<[f32; 3]> = Vec::new();
-    let mut bounds = Vec::with_capacity(frames as usize);
-    let n0 = super::each_frame(r, input, sel, bar, |k, frame, n| {
-        if base.is_empty() {
-            base = (0..n).map(|i| y_up(frame, dim, n, i)).collect();
-        } else if n != base.len() {
-            bail!(
-                "frame {k} has {n} agents, the first exported {}: glTF's morph targets need \
-                 one count",
-                base.len()
-            );
-        }
-        let points = (0..n).map(|i| y_up(frame, dim, n, i));
-        let b = if bounds.is_empty() {
-            Bounds::of(points)
-        } else {
-            Bounds::of(
-                points
-                    .zip(&base)
-                    .map(|(p, b)| [p[0] - b[0], p[1] - b[1], p[2] - b[2]]),
-            )
-        };
-        if !(b.min.iter().chain(&b.max)).all(|v| v.is_finite()) && n > 0 {
-            bail!("frame {k} holds a position that is not a finite number");
-        }
-        bounds.push(b);
-        Ok(())
-    })?;
-    let n = n0 as usize;
+    let (base, bounds) = first_pass(r, input, sel, bar)?;
+    let n = base.len();
+    if n == 0 {
+        bail!("the exported frames hold no agents: a glTF point cloud needs one at least");
+    }
     let (doc, bin_len) = document(&h, input, sel, &bounds, n, fps);
     let mut json = serde_json::to_vec(&doc)?;
     while json.len() % 4 != 0 {
@@ -119,9 +94,8 @@ pub(super) fn write(
     let total = 12 + 8 + json.len() as u64 + 8 + bin_padded;
     if total > u32::MAX as u64 {
         bail!(
-            "{} agents x {frames} frames make a {total}-byte glTF, over the format's 4 GiB; \
-             take fewer frames with --every or --frames",
-            n
+            "{n} agents x {frames} frames make a {total}-byte glTF, over the format's 4 GiB; \
+             take fewer frames with --every or --frames"
         );
     }
     let mut w = BufWriter::with_capacity(1 << 20, file);
@@ -150,6 +124,19 @@ pub(super) fn write(
         first = false;
         Ok(())
     })?;
+    animation(&mut w, sel, fps)?;
+    for _ in bin_len..bin_padded {
+        w.write_all(&[0])?;
+    }
+    w.flush()?;
+    let mut file = w.into_inner().map_err(|e| e.into_error())?;
+    file.seek(SeekFrom::End(0))?;
+    Ok((n as u64, file))
+}
+
+/// The animation's arrays: each frame's time, then the sparse weights' indices and values.
+fn animation(w: &mut impl Write, sel: &Selection, fps: u32) -> Result<()> {
+    let frames = sel.len();
     for k in sel.frames() {
         w.write_all(&(k as f32 / fps as f32).to_le_bytes())?;
     }
@@ -161,13 +148,47 @@ pub(super) fn write(
     for _ in 1..frames {
         w.write_all(&1.0f32.to_le_bytes())?;
     }
-    for _ in bin_len..bin_padded {
-        w.write_all(&[0])?;
-    }
-    w.flush()?;
-    let mut file = w.into_inner().map_err(|e| e.into_error())?;
-    file.seek(SeekFrom::End(0))?;
-    Ok((n as u64, file))
+    Ok(())
+}
+
+/// Pass 1: the first frame (Y-up), and each frame's bounds (of its displacement, after the
+/// first).
+fn first_pass(
+    r: &mut Reader,
+    input: &Path,
+    sel: &Selection,
+    bar: &indicatif::ProgressBar,
+) -> Result<(Vec<[f32; 3]>, Vec<Bounds>)> {
+    let dim = usize::from(r.header().dim);
+    let mut base: Vec<[f32; 3]> = Vec::new();
+    let mut bounds = Vec::with_capacity(sel.len() as usize);
+    super::each_frame(r, input, sel, bar, |k, frame, n| {
+        if base.is_empty() {
+            base = (0..n).map(|i| y_up(frame, dim, n, i)).collect();
+        } else if n != base.len() {
+            bail!(
+                "frame {k} has {n} agents, the first exported {}: glTF's morph targets need \
+                 one count",
+                base.len()
+            );
+        }
+        let points = (0..n).map(|i| y_up(frame, dim, n, i));
+        let b = if bounds.is_empty() {
+            Bounds::of(points)
+        } else {
+            Bounds::of(
+                points
+                    .zip(&base)
+                    .map(|(p, b)| [p[0] - b[0], p[1] - b[1], p[2] - b[2]]),
+            )
+        };
+        if !(b.min.iter().chain(&b.max)).all(|v| v.is_finite()) && n > 0 {
+            bail!("frame {k} holds a position that is not a finite number");
+        }
+        bounds.push(b);
+        Ok(())
+    })?;
+    Ok((base, bounds))
 }
 
 /// The glTF JSON for `bounds.len()` frames of `n` agents, and the binary chunk's length.
