@@ -170,6 +170,8 @@ fn uniform_structs_match_their_wgsl_field_by_field() {
             gamma,
             gain,
             bars,
+            alpha,
+            plate,
             world_rect,
         ),
     );

@@ -194,7 +194,7 @@ impl Manifest {
             encoder: enc.encoder.clone(),
             crf: enc.crf,
             preset: enc.preset.clone(),
-            pix_fmt: enc.format.name().to_string(),
+            pix_fmt: enc.pix_fmts().1.to_string(),
             settings: settings_crc(look, enc, interpolate),
         }
     }
