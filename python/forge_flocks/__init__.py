@@ -193,15 +193,19 @@ class Recording:
         frames: Optional[Tuple[Optional[int], Optional[int]]] = None,
         every: int = 1,
         force: bool = False,
+        color: Optional[str] = None,
+        colormap: Optional[str] = None,
     ) -> int:
         """Write the recording as USD text (``.usda``, or ``.usd``): ``forge export -o PATH``, the
         same code — a ``Points`` prim whose time sample K is frame K, with velocities, ids,
         widths, species colours and the world box as a guide. ``frames=(a, b)`` and ``every``
-        as ``--frames`` and ``--every``. Returns the frames written; Ctrl-C leaves no file."""
+        as ``--frames`` and ``--every``; ``color`` and ``colormap`` as ``--color`` and
+        ``--colormap`` (each agent's colour in every frame, as ``forge render`` colours it).
+        Returns the frames written; Ctrl-C leaves no file."""
         ext = os.path.splitext(os.fspath(path))[1].lower()
         if ext not in (".usda", ".usd"):
             raise ValueError(f"path: {os.fspath(path)!r} must end in .usda or .usd")
-        return _export(self.path, os.fspath(path), frames, every, force)
+        return _export(self.path, os.fspath(path), frames, every, force, color, colormap)
 
     def _frame(self, k: int) -> Frame:
         step, pos, vel = self._reader.read(k, self.verify)

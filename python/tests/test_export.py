@@ -244,3 +244,16 @@ def test_usd_colours_are_the_looks_map_in_every_frame(tmp_path, usd_export):
                              (tmp_path / "x.xyz", ("--color", "speed"), "--color")):
         r = forge("export", bfs, "-o", out, *flags, check=False)
         assert r.returncode != 0 and says in r.stderr and not out.exists()
+
+
+def test_recording_to_usd_colours_as_forge_export_does(tmp_path):
+    bfs = tmp_path / "c.bfs"
+    forge("simulate", "cuplan", "--agents", 100, "--steps", 4, "-o", bfs, "-q")
+    rec = ff.Recording(bfs)
+    forge("export", bfs, "-o", tmp_path / "cli.usda", "--color", "speed", "--colormap", "greys", "-q")
+    rec.to_usd(tmp_path / "py.usda", color="speed", colormap="greys")
+    assert (tmp_path / "py.usda").read_bytes() == (tmp_path / "cli.usda").read_bytes()
+    for bad, says in ((dict(color="loudness"), "color"), (dict(colormap="rainbow"), "colormap")):
+        with pytest.raises(ValueError, match=says):
+            rec.to_usd(tmp_path / "bad.usda", **bad)
+        assert not (tmp_path / "bad.usda").exists()
