@@ -285,6 +285,38 @@ fn render_help_documents_defaults() {
     }
 }
 
+/// Only a video needs even sizes (its chroma planes are half the size): a still and PNG
+/// frames are drawn at any size, every pixel there.
+#[test]
+fn stills_and_frames_take_any_size() {
+    if !have_gpu("stills_and_frames_take_any_size") {
+        return;
+    }
+    let d = tmp();
+    synthetic(&d.path().join("s.bfs"), 300, 2);
+    succeeds(
+        d.path(),
+        &["still", "s.bfs", "--size", "241x135", "-o", "odd.png", "-q"],
+    );
+    let (w, h, px) = read_png(&d.path().join("odd.png"));
+    assert_eq!((w, h), (241, 135));
+    assert!(px.iter().any(|&v| v > 100), "a blank odd-sized still");
+    succeeds(
+        d.path(),
+        &[
+            "render", "s.bfs", "--size", "163x91", "--png", "frames", "-q",
+        ],
+    );
+    let (w, h, _) = read_png(&d.path().join("frames/frame_000001.png"));
+    assert_eq!((w, h), (163, 91));
+    let err = fails(
+        d.path(),
+        &["render", "s.bfs", "--size", "163x91", "-o", "v.mp4"],
+    );
+    has(&err, "--size 163x91: a video needs two even numbers");
+    no_output(d.path(), "v.mp4");
+}
+
 #[test]
 fn bad_sizes_are_refused_before_any_work() {
     let d = tmp();

@@ -28,7 +28,7 @@ pub use values::{
 #[derive(clap::Args, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Look {
-    /// Output size in pixels, two even numbers [default: 1920x1080].
+    /// Output size in pixels; a video's are even [default: 1920x1080].
     #[arg(help_heading = "Frame", long, value_name = "WxH")]
     pub size: Option<Size>,
     /// Frames per second of the video: one recorded frame per video frame [default: 30].
@@ -289,12 +289,10 @@ impl Look {
         };
         if let Some(Size([w, h])) = self.size {
             // The GPU's and the encoder's own limits are checked later, before any work.
-            if w == 0 || h == 0 || w % 2 == 1 || h % 2 == 1 {
+            if w == 0 || h == 0 {
                 bad(
                     "size",
-                    format!(
-                        "must be two even numbers above zero (H.264 in yuv420p needs even sizes), got {w}x{h}"
-                    ),
+                    format!("must be two numbers above zero (even for a video), got {w}x{h}"),
                 );
             } else if w.max(h) > MAX_SIDE {
                 // Before anything is sized by it; the adapter's own limit is checked later.

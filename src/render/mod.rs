@@ -164,8 +164,9 @@ impl Renderer {
         capacity: u32,
     ) -> Result<Renderer> {
         let (w, h) = (look.width, look.height);
-        if w == 0 || h == 0 || w % 2 == 1 || h % 2 == 1 {
-            bail!("--size: must be two even numbers above 0, got {w}x{h}");
+        let odd = w % 2 == 1 || h % 2 == 1;
+        if w == 0 || h == 0 || (odd && matches!(output, Output::Yuv(_))) {
+            bail!("--size: must be two numbers above 0 (even for a video), got {w}x{h}");
         }
         // Every limit the passes depend on, before any is built.
         let density = look.color == ColorMode::Density;

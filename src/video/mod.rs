@@ -237,8 +237,19 @@ impl Plan {
             Some(e) if resolved.settings.alpha => Some(e.with_alpha()?),
             e => e,
         };
+        let (w, h) = (resolved.settings.width, resolved.settings.height);
+        let video = matches!(
+            job.dest,
+            Destination::Mp4 { .. } | Destination::Collect { .. }
+        );
+        if video && (w % 2 == 1 || h % 2 == 1) {
+            bail!(
+                "--size {w}x{h}: a video needs two even numbers (its chroma planes are half the \
+                 size; images and --png frames take any size)"
+            );
+        }
         if let Some(e) = &encoding {
-            e.check_size(resolved.settings.width, resolved.settings.height)?;
+            e.check_size(w, h)?;
         }
         let frames = Frames::of(job, count, resolved.settings.trails)?;
         let sprites = ["exposure", "point_size"];
