@@ -238,16 +238,7 @@ impl Plan {
             e => e,
         };
         let (w, h) = (resolved.settings.width, resolved.settings.height);
-        let video = matches!(
-            job.dest,
-            Destination::Mp4 { .. } | Destination::Collect { .. }
-        );
-        if video && (w % 2 == 1 || h % 2 == 1) {
-            bail!(
-                "--size {w}x{h}: a video needs two even numbers (its chroma planes are half the \
-                 size; images and --png frames take any size)"
-            );
-        }
+        even_for_video(&job.dest, w, h)?;
         if let Some(e) = &encoding {
             e.check_size(w, h)?;
         }
@@ -468,6 +459,19 @@ impl Plan {
             laps: renderer.laps().cloned(),
         })
     }
+}
+
+/// A video's size is two even numbers (its chroma planes are half the size); an image's and
+/// a frame folder's any.
+fn even_for_video(dest: &Destination, w: u32, h: u32) -> Result<()> {
+    let video = matches!(dest, Destination::Mp4 { .. } | Destination::Collect { .. });
+    if video && (w % 2 == 1 || h % 2 == 1) {
+        bail!(
+            "--size {w}x{h}: a video needs two even numbers (its chroma planes are half the \
+             size; images and --png frames take any size)"
+        );
+    }
+    Ok(())
 }
 
 /// What a recording's scene adds to the drawing of its frames, told to every renderer that
