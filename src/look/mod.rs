@@ -635,7 +635,7 @@ mod tests {
     #[test]
     fn problems_name_their_field() {
         let l = Look {
-            size: Some(Size([641, 360])),
+            size: Some(Size([0, 360])),
             trails: Some(1.0),
             fov: Some(30.0),
             ..Default::default()
