@@ -47,11 +47,17 @@ def test_look_errors_name_the_key(cli_recording):
     with pytest.raises(ff.LookError, match="sizee"):
         ff.still(cli_recording, 0, sizee=[320, 180])
     with pytest.raises(ff.LookError, match="size"):
-        ff.still(cli_recording, 0, size=[321, 180])
+        ff.still(cli_recording, 0, size=[0, 180])
     with pytest.raises(ff.LookError, match="colormap"):
         ff.still(cli_recording, 0, colormap="no-such-map")
     with pytest.raises(ValueError):
         ff.still(cli_recording, 0, size="big")
+
+
+def test_a_still_takes_any_size(cli_recording):
+    # Only a video's size must be even.
+    img = np.asarray(ff.still(cli_recording, 0, **dict(LOOK, size=[321, 181])))
+    assert img.shape[:2] == (181, 321) and img.max() > 0
 
 
 def test_frame_past_the_end(cli_recording):
