@@ -200,6 +200,11 @@ fn shade(in: VsOut, hdr_in: vec4f) -> vec4f {
         rgb = mix(vec3f(luma), rgb, p.saturation);
     }
     rgb *= v;
+    return vec4f(display_of(px, rgb), 1.0);
+}
+
+// Linear light → the display's code: sRGB-encoded, graded, dithered for an 8-bit store.
+fn display_of(px: vec2i, rgb: vec3f) -> vec3f {
     var encoded = srgb_encode(clamp(rgb, vec3f(0.0), vec3f(1.0)));
     if GRADE {
         encoded = grade(encoded);
@@ -208,7 +213,7 @@ fn shade(in: VsOut, hdr_in: vec4f) -> vec4f {
     if DITHER {
         display += p.dither * column_dither(px, p.seed) / 255.0;
     }
-    return vec4f(display, 1.0);
+    return display;
 }
 
 // A transparent background (ALPHA): the light's own colour and its coverage, so that "over" a
@@ -242,15 +247,7 @@ fn over_nothing(px: vec2i, c: vec3f, light: vec3f, energy: f32, v: f32) -> vec4f
         let luma = dot(colour, vec3f(0.2126, 0.7152, 0.0722));
         colour = mix(vec3f(luma), colour, p.saturation);
     }
-    var encoded = srgb_encode(clamp(colour, vec3f(0.0), vec3f(1.0)));
-    if GRADE {
-        encoded = grade(encoded);
-    }
-    var display = clamp(encoded, vec3f(0.0), vec3f(1.0));
-    if DITHER {
-        display += p.dither * column_dither(px, p.seed) / 255.0;
-    }
-    return vec4f(display, a);
+    return vec4f(display_of(px, colour), a);
 }
 
 // The display colour of pixel `px` (R'G'B', undithered: DITHER is off for these entries).

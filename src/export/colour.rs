@@ -15,6 +15,7 @@ use crate::bfs::{Frame, Reader};
 use crate::look::resolve::{self, Layers};
 use crate::look::{ColorMode, Look};
 use crate::render::colormap;
+use crate::render::srgb_to_linear as linear;
 
 /// The colours of a look, ready per frame.
 pub(super) struct Colours {
@@ -105,14 +106,5 @@ impl Colours {
         let j = (i + 1).min(self.lut.len() - 1);
         let f = x - i as f32;
         std::array::from_fn(|k| self.lut[i][k] * (1.0 - f) + self.lut[j][k] * f)
-    }
-}
-
-/// sRGB → linear light.
-pub(super) fn linear(c: f32) -> f32 {
-    if c <= 0.04045 {
-        c / 12.92
-    } else {
-        ((c + 0.055) / 1.055).powf(2.4)
     }
 }

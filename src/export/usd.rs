@@ -41,9 +41,10 @@ use std::path::Path;
 
 use anyhow::{bail, Result};
 
-use super::colour::{linear, Colours};
+use super::colour::Colours;
 use super::Selection;
 use crate::bfs::{Frame, Header, Reader};
+use crate::render::srgb_to_linear as linear;
 use crate::scene::Scene;
 
 /// Passes over the frames: points, velocities, extents.

@@ -82,7 +82,8 @@ pub use settings::{
 };
 pub use view::{centre_of_mass, centre_of_mass3, mean_heading};
 
-fn srgb_to_linear(c: f32) -> f32 {
+/// sRGB-encoded → linear light.
+pub fn srgb_to_linear(c: f32) -> f32 {
     if c <= 0.04045 {
         c / 12.92
     } else {
