@@ -398,3 +398,71 @@ fn the_build_script_watches_only_paths_that_exist() {
         );
     }
 }
+
+/// Every package the library is built from, with its features, as `cargo tree` lists them for
+/// `args`: `name version` → the feature lists it is built with (two where host and target differ).
+fn cargo_tree(
+    args: &[&str],
+) -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut c = Command::new(cargo);
+    c.current_dir(repo())
+        .args([
+            "tree",
+            "--offline",
+            "--locked",
+            "--prefix",
+            "none",
+            "--format",
+            "{p}|{f}",
+        ])
+        .args(args);
+    let (code, out, err) = output(&mut c);
+    assert_eq!(code, Some(0), "cargo tree {args:?}: {err}");
+    let mut map = std::collections::BTreeMap::<String, std::collections::BTreeSet<String>>::new();
+    for line in out.lines().filter(|l| !l.trim().is_empty()) {
+        let (package, features) = line.split_once('|').expect("{p}|{f}");
+        let key = package
+            .split_whitespace()
+            .take(2)
+            .collect::<Vec<_>>()
+            .join(" ");
+        let features = features.trim_end_matches(" (*)").trim().to_string();
+        map.entry(key).or_default().insert(features);
+    }
+    map
+}
+
+/// `scripts/py-test.sh` builds the Python wheel (maturin, the `forge-flocks-py` package) into the
+/// target folder `cargo test --release` has just filled. It reuses the library and every
+/// dependency only where each is built with the same features in both builds; one package that
+/// differs (syn's `visit-mut`, which pyo3's macros turn on, say) is compiled twice with all that
+/// sits above it — the whole library, minutes on two cores.
+#[test]
+fn the_python_wheel_reuses_the_librarys_build() {
+    let library = cargo_tree(&["-p", "forge-flocks-lib", "-e", "normal,build"]);
+    let tests = cargo_tree(&[
+        "-p",
+        "forge-flocks",
+        "-p",
+        "forge-flocks-lib",
+        "-e",
+        "normal,build,dev",
+    ]);
+    let wheel = cargo_tree(&["-p", "forge-flocks-py", "-e", "normal,build"]);
+    assert!(
+        library.len() > 100 && library.keys().any(|k| k.starts_with("wgpu ")),
+        "{library:?}"
+    );
+    let differ: Vec<String> = library
+        .keys()
+        .filter(|k| tests.get(*k) != wheel.get(*k))
+        .map(|k| format!("{k}: tests {:?}, wheel {:?}", tests.get(k), wheel.get(k)))
+        .collect();
+    assert!(
+        differ.is_empty(),
+        "built with other features for the wheel than for the tests (so the library is \
+         compiled twice; give the root package the same features, as it does for syn):\n{}",
+        differ.join("\n")
+    );
+}
