@@ -279,14 +279,7 @@ fn a_background_image_is_drawn_under_the_agents() {
     // the frame's (it is scaled to cover it).
     let colour = [0x40u8, 0x70, 0x98, 255];
     let plate: Vec<u8> = colour.repeat(50 * 40);
-    forge::video::png::write_png(
-        &d.path().join("plate.png"),
-        50,
-        40,
-        &plate,
-        forge::video::png::Pack::Small,
-    )
-    .unwrap();
+    forge::video::png::write_png(&d.path().join("plate.png"), 50, 40, &plate).unwrap();
     let on_plate = still(
         d.path(),
         &["--background-image", "plate.png"],
@@ -310,14 +303,7 @@ fn a_background_image_is_drawn_under_the_agents() {
             let _ = y;
         }
     }
-    forge::video::png::write_png(
-        &d.path().join("halves.png"),
-        50,
-        40,
-        &halves,
-        forge::video::png::Pack::Small,
-    )
-    .unwrap();
+    forge::video::png::write_png(&d.path().join("halves.png"), 50, 40, &halves).unwrap();
     let img = still(
         d.path(),
         &["--background-image", "halves.png"],

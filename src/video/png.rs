@@ -9,30 +9,14 @@ use image::{ExtendedColorType, ImageEncoder};
 
 use crate::output::OutputFile;
 
-/// How hard a PNG's pixels are compressed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Pack {
-    /// zlib level 6 with adaptive filters (the png crate's default): a still, written once.
-    Small,
-    /// fdeflate with adaptive filters: a folder of frames, at about an encoder's speed
-    /// (several times faster, files about a fifth larger).
-    Fast,
-}
-
 /// Encodes one RGBA8 (sRGB) image as PNG: IHDR, sRGB, IDAT, IEND.
-fn encode_png(width: u32, height: u32, rgba: &[u8], pack: Pack) -> Result<Vec<u8>> {
-    encode_png_as(width, height, rgba, png::BitDepth::Eight, pack)
+fn encode_png(width: u32, height: u32, rgba: &[u8]) -> Result<Vec<u8>> {
+    encode_png_as(width, height, rgba, png::BitDepth::Eight)
 }
 
 /// Encodes one RGBA image (8 bits a channel, or 16 in native-endian `u16`s), marked as sRGB
 /// (the `sRGB` chunk, rendering intent perceptual), as PNG through the `png` crate.
-fn encode_png_as(
-    width: u32,
-    height: u32,
-    rgba: &[u8],
-    depth: png::BitDepth,
-    pack: Pack,
-) -> Result<Vec<u8>> {
+fn encode_png_as(width: u32, height: u32, rgba: &[u8], depth: png::BitDepth) -> Result<Vec<u8>> {
     let bytes = if depth == png::BitDepth::Sixteen {
         8
     } else {
@@ -57,9 +41,13 @@ fn encode_png_as(
     let mut enc = png::Encoder::new(&mut out, width, height);
     enc.set_color(png::ColorType::Rgba);
     enc.set_depth(depth);
-    enc.set_compression(match pack {
-        Pack::Small => png::Compression::Balanced,
-        Pack::Fast => png::Compression::Fast,
+    // 8 bits: fdeflate, tuned for PNG — a 4K still in 0.09 s instead of zlib level 6's 3.0 s,
+    // 7-13% larger. 16 bits: zlib level 2, where fdeflate's files are a quarter larger (0.2 s
+    // for 1080p, 6% over level 6's 1.1 s). Measured on rendered frames, 2 cores.
+    enc.set_deflate_compression(if depth == png::BitDepth::Sixteen {
+        png::DeflateCompression::Level(2)
+    } else {
+        png::DeflateCompression::FdeflateUltraFast
     });
     enc.set_filter(png::Filter::Adaptive);
     enc.set_source_srgb(png::SrgbRenderingIntent::Perceptual);
@@ -70,9 +58,9 @@ fn encode_png_as(
 }
 
 /// Writes one RGBA8 (sRGB) image as PNG.
-pub fn write_png(path: &Path, width: u32, height: u32, rgba: &[u8], pack: Pack) -> Result<()> {
-    let png = encode_png(width, height, rgba, pack)
-        .with_context(|| format!("writing {}", path.display()))?;
+pub fn write_png(path: &Path, width: u32, height: u32, rgba: &[u8]) -> Result<()> {
+    let png =
+        encode_png(width, height, rgba).with_context(|| format!("writing {}", path.display()))?;
     let mut file =
         std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
     file.write_all(&png)
@@ -81,7 +69,7 @@ pub fn write_png(path: &Path, width: u32, height: u32, rgba: &[u8], pack: Pack) 
 
 /// Writes one RGBA image, 16 bits a channel (native-endian `u16`s, sRGB), as PNG.
 pub fn write_png16(path: &Path, width: u32, height: u32, rgba: &[u8]) -> Result<()> {
-    let png = encode_png_as(width, height, rgba, png::BitDepth::Sixteen, Pack::Small)
+    let png = encode_png_as(width, height, rgba, png::BitDepth::Sixteen)
         .with_context(|| format!("writing {}", path.display()))?;
     std::fs::write(path, png).with_context(|| format!("writing {}", path.display()))
 }
@@ -112,11 +100,10 @@ pub fn write_png_atomic(
     height: u32,
     rgba: &[u8],
     force: bool,
-    pack: Pack,
 ) -> Result<()> {
     let (out, file) = OutputFile::create(path, force, "image")?;
     drop(file);
-    match write_png(out.writing_path(), width, height, rgba, pack) {
+    match write_png(out.writing_path(), width, height, rgba) {
         Ok(()) => out.commit(),
         Err(e) => {
             out.abandon();
@@ -129,7 +116,7 @@ pub fn write_png_atomic(
 mod tests {
     use super::*;
 
-    /// 8- and 16-bit images read back as written, marked sRGB (perceptual), whichever packing.
+    /// 8- and 16-bit images read back as written, marked sRGB (perceptual).
     #[test]
     fn pngs_read_back_marked_srgb() {
         let (w, h) = (5u32, 3u32);
@@ -137,12 +124,11 @@ mod tests {
         let rgba16: Vec<u8> = (0..w * h * 4)
             .flat_map(|i| ((i * 4099 % 65536) as u16).to_ne_bytes())
             .collect();
-        for (data, depth, pack) in [
-            (&rgba8, png::BitDepth::Eight, Pack::Small),
-            (&rgba8, png::BitDepth::Eight, Pack::Fast),
-            (&rgba16, png::BitDepth::Sixteen, Pack::Small),
+        for (data, depth) in [
+            (&rgba8, png::BitDepth::Eight),
+            (&rgba16, png::BitDepth::Sixteen),
         ] {
-            let bytes = encode_png_as(w, h, data, depth, pack).unwrap();
+            let bytes = encode_png_as(w, h, data, depth).unwrap();
             let mut r = png::Decoder::new(std::io::Cursor::new(bytes))
                 .read_info()
                 .unwrap();
@@ -162,8 +148,8 @@ mod tests {
             } else {
                 buf[..f.buffer_size()].to_vec()
             };
-            assert!(&back == data, "{depth:?} {pack:?}: pixels differ");
+            assert!(&back == data, "{depth:?}: pixels differ");
         }
-        assert!(encode_png_as(w, h, &rgba8[1..], png::BitDepth::Eight, Pack::Small).is_err());
+        assert!(encode_png_as(w, h, &rgba8[1..], png::BitDepth::Eight).is_err());
     }
 }

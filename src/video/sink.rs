@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::{bail, Context, Result};
 
-use super::png::{write_exr, write_png, write_png16, write_png_atomic, Pack};
+use super::png::{write_exr, write_png, write_png16, write_png_atomic};
 use crate::render::Output;
 
 /// Takes the rendered frames, in order, in the pixel format the renderer was built for.
@@ -56,7 +56,7 @@ impl PngDir {
                     let job = rx.lock().unwrap_or_else(|p| p.into_inner()).recv();
                     let Ok((k, px)) = job else { return };
                     let p = dir.join(format!("frame_{k:06}.png"));
-                    if let Err(e) = write_png_atomic(&p, width, height, &px, force, Pack::Fast) {
+                    if let Err(e) = write_png_atomic(&p, width, height, &px, force) {
                         let mut f = shared.failed.lock().unwrap_or_else(|p| p.into_inner());
                         if f.as_ref().is_none_or(|(at, _)| k < *at) {
                             *f = Some((k, e));
@@ -228,7 +228,7 @@ impl FrameSink for Still {
     fn finish(self: Box<Self>) -> Result<()> {
         let (p, w, h, px) = (&self.path, self.width, self.height, &self.last);
         match self.format {
-            StillFormat::Png => write_png(p, w, h, px, Pack::Small),
+            StillFormat::Png => write_png(p, w, h, px),
             StillFormat::Png16 => write_png16(p, w, h, px),
             StillFormat::Exr => write_exr(p, w, h, px),
         }
