@@ -10,6 +10,7 @@
 //! not match its checksum, and installs nothing (so the action builds) where there is no release
 //! or the action is pinned to a commit.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -401,9 +402,7 @@ fn the_build_script_watches_only_paths_that_exist() {
 
 /// Every package the library is built from, with its features, as `cargo tree` lists them for
 /// `args`: `name version` → the feature lists it is built with (two where host and target differ).
-fn cargo_tree(
-    args: &[&str],
-) -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
+fn cargo_tree(args: &[&str]) -> BTreeMap<String, BTreeSet<String>> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut c = Command::new(cargo);
     c.current_dir(repo())
@@ -419,7 +418,7 @@ fn cargo_tree(
         .args(args);
     let (code, out, err) = output(&mut c);
     assert_eq!(code, Some(0), "cargo tree {args:?}: {err}");
-    let mut map = std::collections::BTreeMap::<String, std::collections::BTreeSet<String>>::new();
+    let mut map = BTreeMap::<String, BTreeSet<String>>::new();
     for line in out.lines().filter(|l| !l.trim().is_empty()) {
         let (package, features) = line.split_once('|').expect("{p}|{f}");
         let key = package

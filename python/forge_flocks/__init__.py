@@ -205,7 +205,8 @@ class Recording:
         ext = os.path.splitext(os.fspath(path))[1].lower()
         if ext not in (".usda", ".usd"):
             raise ValueError(f"path: {os.fspath(path)!r} must end in .usda or .usd")
-        return _export(self.path, os.fspath(path), frames, every, force, color, colormap)
+        colours = {k: v for k, v in (("color", color), ("colormap", colormap)) if v is not None}
+        return _export(self.path, os.fspath(path), frames, every, force, colours or None)
 
     def _frame(self, k: int) -> Frame:
         step, pos, vel = self._reader.read(k, self.verify)

@@ -152,8 +152,7 @@ pub fn render<'py>(
 /// `forge export RECORDING -o OUTPUT` (`.npz`, `.csv`, `.xyz`, `.usda`/`.usd`), the same code;
 /// returns the frames written. Ctrl-C stops it and leaves no output.
 #[pyfunction]
-#[pyo3(signature = (recording, output, frames, every, force, color=None, colormap=None))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (recording, output, frames, every, force, look=None))]
 pub fn export(
     py: Python<'_>,
     recording: PathBuf,
@@ -161,36 +160,10 @@ pub fn export(
     frames: Option<(Option<u64>, Option<u64>)>,
     every: u64,
     force: bool,
-    color: Option<String>,
-    colormap: Option<String>,
+    look: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<u64> {
-    let bad =
-        |name: &str, why: String| pyo3::exceptions::PyValueError::new_err(format!("{name}: {why}"));
-    let color = match color {
-        Some(c) => Some(
-            c.parse::<forge::look::ColorBy>()
-                .map_err(|e| bad("color", e))?,
-        ),
-        None => None,
-    };
-    let colormap = match colormap {
-        // The colour maps' names are the look's JSON names (`forge render --colormap`).
-        Some(m) => Some(
-            serde_json::from_value::<forge::look::Colormap>(serde_json::Value::String(m.clone()))
-                .map_err(|_| {
-                bad(
-                    "colormap",
-                    format!("no colour map {m:?} (forge render --help lists them)"),
-                )
-            })?,
-        ),
-        None => None,
-    };
-    let colours = (color.is_some() || colormap.is_some()).then(|| forge::look::Look {
-        color,
-        colormap,
-        ..Default::default()
-    });
+    // The colours (`color`, `colormap`) as a look, checked as `still`'s and `render`'s are.
+    let colours = look.map(|d| look_of(py, Some(d))).transpose()?;
     let job = forge::export::Job {
         input: recording,
         output,
