@@ -1381,7 +1381,7 @@ FORGE_HD void topo_agent(const Params* p, const Src* src, const fu32* ids, fu32 
     boids_integrate<D, OBS>(p, &t.acc, step, ids ? ids[me] : me, pi, vi, obs);
 }
 
-// ---- Species and predators (src/sim/species.rs) ----
+// ---- Species and predators (src/sim/species/mod.rs) ----
 //
 // Each agent steers by its own species' parameters and counts a neighbour for separation,
 // alignment and cohesion as the interaction matrix says for the pair; a predator chases the
@@ -1395,13 +1395,16 @@ FORGE_HD void topo_agent(const Params* p, const Src* src, const fu32* ids, fu32 
 #define SP_ALIGN 2u
 #define SP_COHERE 4u
 
-// One species as the kernels read it (SpeciesRow in species.rs; 36 bytes): its agent ids
-// lo..hi, whether it is a predator, where its first agent goes among the hunters, its largest
-// squared radius, and the squared radius and weight of its chase and of its flight.
+// One species as the kernels read it (SpeciesRow in species.rs; 40 bytes): its agent ids
+// lo..hi, whether it is a predator, whether it is in the world (an absent species is in no
+// one's interaction mask, is neither chased nor fled, and does not move), where its first agent
+// goes among the hunters, its largest squared radius, and the squared radius and weight of its
+// chase and of its flight.
 struct SpeciesRow {
     fu32 lo;
     fu32 hi;
     fu32 predator;
+    fu32 present;
     fu32 hunter_base;
     float rmax2;
     float chase_r2;
@@ -1409,7 +1412,7 @@ struct SpeciesRow {
     float flee_r2;
     float flee_w;
 };
-static_assert(sizeof(struct SpeciesRow) == 36, "SpeciesRow must match src/sim/species.rs");
+static_assert(sizeof(struct SpeciesRow) == 40, "SpeciesRow must match src/sim/species/mod.rs");
 
 // A predator as the flight reads it: its agent id and position.
 struct Hunter {
@@ -1424,7 +1427,7 @@ struct SpeciesHead {
     fu32 any_predator;
     fu32 n_hunters;
 };
-static_assert(sizeof(struct SpeciesHead) == 12, "SpeciesHead must match src/sim/species.rs");
+static_assert(sizeof(struct SpeciesHead) == 12, "SpeciesHead must match src/sim/species/mod.rs");
 
 // The species of a run: their counts, each one's parameters and row, the interaction matrix
 // (mask[a * count + b]: what a does with b), the species of each agent id, and this step's
@@ -1472,7 +1475,8 @@ FORGE_HD void prey_visit(const SpeciesTab* sp, const Params* p, const Src* src, 
     bool wrap = p->boundary == 0;
     for (fu32 j = lo; j < hi; j++) {
         fu32 id = ids ? ids[j] : j;
-        if (sp->rows[sp->of_agent[id]].predator) {
+        const SpeciesRow* prey = &sp->rows[sp->of_agent[id]];
+        if (prey->predator || !prey->present) {
             continue;
         }
         float d[D];
@@ -1556,6 +1560,10 @@ FORGE_HD void species_agent(const SpeciesTab* sp, const Src* src, const fu32* id
     const unsigned char* mrow = &sp->mask[(fu64)a * sp->count];
     bool wrap = p->boundary == 0;
     src_load<D>(src, me, pi, vi);
+    if (!row->present) {
+        // Out of the world: it stays where it went.
+        return;
+    }
     Sight<D> sight;
     bool fov = sight_new<D>(p, vi, &sight);
     BoidsAcc<D> acc;
@@ -1613,7 +1621,7 @@ FORGE_HD void species_agent(const SpeciesTab* sp, const Src* src, const fu32* id
     } else if (sp->any_predator) {
         for (fu32 h = 0; h < sp->n_hunters; h++) {
             const Hunter* hu = &sp->hunters[h];
-            if (hu->id == id) {
+            if (hu->id == id || !sp->rows[sp->of_agent[hu->id]].present) {
                 continue;
             }
             float d[D];

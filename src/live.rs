@@ -5,6 +5,7 @@
 //! (paused) stops the solver after at most one frame more. The player depends on this module,
 //! never on the solver: it receives frames, it never steps the physics.
 
+use crate::scene::timeline::Presence;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender, TryRecvError};
@@ -342,6 +343,7 @@ impl Run {
             n,
             sent: 0,
             gone: false,
+            presence: Presence::of(scene),
         };
         let sched = Schedule::of(scene);
         let (stop, pending) = (&self.stop, &self.pending);
@@ -362,6 +364,7 @@ impl Run {
                     Ok(()) => {
                         keyed = true;
                         solver.set_timeline(&scene);
+                        out.presence = Presence::of(&scene);
                         Ok((step, param, value as f32))
                     }
                     Err(e) => Err(e.to_string()),
@@ -402,6 +405,8 @@ struct Tee<'a> {
     sent: u64,
     /// The player has gone: frames are still recorded, none sent.
     gone: bool,
+    /// The species the timeline adds or removes: the frames sent say who is absent.
+    presence: Option<Presence>,
 }
 
 impl Tee<'_> {
@@ -411,6 +416,11 @@ impl Tee<'_> {
         f.vel.resize(self.dim * self.n, 0.0);
         f.step = step;
         f.index = self.sent;
+        f.absent = self
+            .presence
+            .as_ref()
+            .map(|p| p.absent(step))
+            .unwrap_or_default();
         f
     }
 

@@ -267,7 +267,14 @@ fn simulate(
         frames,
         threads: solver.threads(),
         search: solver.search,
-        polarization: metrics::polarization(dim, n, &solver.slots().0.vel),
+        polarization: {
+            // Over the agents there at the last step.
+            let absent = crate::scene::timeline::Presence::of(&scene)
+                .map(|p| p.absent(solver.step))
+                .unwrap_or_default();
+            let (st, ids) = solver.slots();
+            metrics::polarization_present(dim, &st.vel, ids, &absent)
+        },
         diverged,
     };
     Ok((o, interrupted))

@@ -301,6 +301,7 @@ fn layouts_match_field_by_field() {
         lo,
         hi,
         predator,
+        present,
         hunter_base,
         rmax2,
         chase_r2,
@@ -844,13 +845,16 @@ fn whole_steps(name: &str, n: usize, steps: u64) {
 /// [`whole_steps`] of the scene changed by `edit`.
 fn whole_steps_with(name: &str, n: usize, steps: u64, edit: impl Fn(&mut forge::scene::Scene)) {
     let l = lib();
-    let (p, rules, state) = scene_run(name, n, edit);
-    let (head, shapes) = rules.obstacles.for_kernels();
-    let sp = rules.species.as_ref().map(|s| s.for_kernels());
-    let k = sp.clone().unwrap_or(KernelSpecies::default());
+    let (p0, rules, state) = scene_run(name, n, edit);
     let n = state.n;
     let dim = state.dim;
     for (search, grid) in [(Search::Grid, 1), (Search::Brute, 0)] {
+        let mut p = p0;
+        let (mut head, mut shapes) = rules.obstacles.for_kernels();
+        let mut sp_host = rules.species.clone();
+        // The scene's timeline, applied before each step as the CUDA solver applies it: the
+        // step's parameters, and the species' and obstacles' tables where a key changed them.
+        let mut live = rules.timeline.clone();
         let mut cpu = CpuSolver::new(p, state.clone(), 1, search)
             .unwrap()
             .with_rules(rules.clone())
@@ -864,6 +868,13 @@ fn whole_steps_with(name: &str, n: usize, steps: u64, edit: impl Fn(&mut forge::
         let mut ids: Vec<u32> = (0..n as u32).collect();
         let (mut npos, mut nvel, mut nids) = (pos.clone(), vel.clone(), ids.clone());
         for s in 0..steps {
+            if let Some(t) = &mut live {
+                if t.apply(s, &mut p, sp_host.as_mut()).obstacles {
+                    (head, shapes) = t.obstacles().for_kernels();
+                }
+            }
+            let sp = sp_host.as_ref().map(|s| s.for_kernels());
+            let k = sp.clone().unwrap_or(KernelSpecies::default());
             let cpu_ok = cpu.step().is_ok();
             let bad = unsafe {
                 (l.step)(
@@ -1096,5 +1107,33 @@ fn whole_steps_match_the_cpu_with_species_and_predators() {
             let f = scene_file(&format!("sp{dim}{boundary}{hunters}{obstacles}"), &json);
             whole_steps(&f, 500 + hunters as usize, 25);
         }
+    }
+}
+
+/// A timeline: species that come and go (the falcons of murmuration-falcon; one of the two
+/// flocks of two-flocks, too many agents for the others' rare-agent path), and keys on the
+/// largest species' parameters, applied to the kernels' tables as the CUDA solver applies them.
+#[test]
+fn whole_steps_match_the_cpu_with_a_timeline_of_species() {
+    let keys = |list: &'static [(u64, &'static str, f64)]| {
+        move |s: &mut forge::scene::Scene| {
+            for &(step, param, value) in list {
+                s.set_at(step, param, value).unwrap();
+            }
+        }
+    };
+    let falcon = keys(&[
+        (4, "species[1].present", 1.0),
+        (9, "species[0].boids.v_max", 100.0),
+        (9, "species[0].boids.w_ali", 9.0),
+        (14, "species[1].present", 0.0),
+    ]);
+    let flock = keys(&[
+        (3, "species[0].present", 0.0),
+        (12, "species[0].present", 1.0),
+    ]);
+    for n in [3, 40, 600] {
+        whole_steps_with("murmuration-falcon", n, 20, &falcon);
+        whole_steps_with("two-flocks", n, 20, &flock);
     }
 }

@@ -38,6 +38,7 @@ mod release;
 mod render;
 mod scale_out;
 mod species;
+mod species_keys;
 mod sweep;
 mod timeline;
 mod view;

@@ -196,11 +196,11 @@ fn bad_keys_are_refused_naming_the_key_and_why() {
             ),
             (
                 o(r#"[{"step": 5, "remove": ["species[1]"]}]"#),
-                &[r#"scene.timeline[0].remove[0]: must name an obstacle of the scene, "obstacles[i]" (only obstacles come and go"#],
+                &[r#"scene.timeline[0].remove[0]: the scene has no species"#],
             ),
             (
                 o(r#"[{"step": 5, "add": "obstacles[1]"}]"#),
-                &[r#"scene.timeline[0].add: must be a list of obstacles, ["obstacles[0]"], got "obstacles[1]""#],
+                &[r#"scene.timeline[0].add: must be a list of obstacles and species, ["obstacles[0]", "species[1]"], got "obstacles[1]""#],
             ),
             (
                 o(r#"[{"step": 5, "add": ["obstacles[4]"]}]"#),

@@ -138,6 +138,7 @@ long fm_obs_head_offset(const char* name) {
 }
 long fm_species_offset(const char* name) {
     FM_FIELD(SpeciesRow, lo) FM_FIELD(SpeciesRow, hi) FM_FIELD(SpeciesRow, predator)
+    FM_FIELD(SpeciesRow, present)
     FM_FIELD(SpeciesRow, hunter_base) FM_FIELD(SpeciesRow, rmax2) FM_FIELD(SpeciesRow, chase_r2)
     FM_FIELD(SpeciesRow, chase_w) FM_FIELD(SpeciesRow, flee_r2) FM_FIELD(SpeciesRow, flee_w)
     return -1;

@@ -163,6 +163,7 @@ impl PyReader {
                     if let Some(bad) = f.non_finite(space.dim) {
                         return Ok(Err((k, bad)));
                     }
+                    f.drop_absent(space.dim);
                     let n = f.agents(space.dim);
                     let m = metrics::frame_metrics(&space, n, &f.pos, &f.vel);
                     step.push(f.step);
@@ -266,6 +267,8 @@ impl PyReader {
             })
             .map_err(|e| self.err(e))?;
         self.finite(&f, k, space.dim)?;
+        let mut f = f;
+        f.drop_absent(space.dim);
         let n = f.agents(space.dim);
         let (step, m) = (f.step, metrics::frame_metrics(&space, n, &f.pos, &f.vel));
         crate::simulation::metrics_dict(py, step, &m)

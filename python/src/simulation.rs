@@ -347,7 +347,18 @@ impl PySimulation {
         let space = self.space();
         let (step, m) = self.with(py, |g| -> PyResult<(u64, metrics::Metrics)> {
             let s = Self::snapshot(g, dim)?;
-            let m = metrics::frame_metrics(&space, s.pos.len() / dim, &s.pos, &s.vel);
+            // Over the agents there at this step (`set("species[i].present", 0)` takes a
+            // species out).
+            let mut f = forge::bfs::Frame {
+                pos: s.pos,
+                vel: s.vel,
+                absent: forge::scene::timeline::Presence::of(&g.keyed)
+                    .map(|p| p.absent(g.solver.step))
+                    .unwrap_or_default(),
+                ..Default::default()
+            };
+            f.drop_absent(dim);
+            let m = metrics::frame_metrics(&space, f.agents(dim), &f.pos, &f.vel);
             Ok((g.solver.step, m))
         })?;
         metrics_dict(py, step, &m)

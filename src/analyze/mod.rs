@@ -467,6 +467,7 @@ pub fn analyze(reader: &mut Reader, o: &Options) -> Result<Analysis> {
         if let Some(bad) = frame.non_finite(dim) {
             bail!("frame {k}: {bad}: not a recording forge's solver wrote, or damaged");
         }
+        frame.drop_absent(dim);
         Ok(())
     };
     // `--mean frames`: a first pass for the mean over every analysed frame.

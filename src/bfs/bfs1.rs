@@ -60,6 +60,7 @@ impl Reader {
                 runs,
                 max_n: h.max_n,
             },
+            presence: None,
         };
         if count == 0 {
             reader.warnings.push(

@@ -199,6 +199,11 @@ pub struct Frame {
     pub pos: Vec<f32>,
     /// Same layout as `pos`.
     pub vel: Vec<f32>,
+    /// The agents not in the world at this frame's step (the recorded timeline removed their
+    /// species), as ascending ranges of ids `lo..hi`; empty where every agent is there. The
+    /// frame still holds them, where they were when they went: [`Frame::drop_absent`] leaves
+    /// them out.
+    pub absent: Vec<(u32, u32)>,
 }
 
 impl Frame {
@@ -210,6 +215,42 @@ impl Frame {
     /// Number of agents in this frame.
     pub fn agents(&self, dim: usize) -> usize {
         self.pos.len().checked_div(dim).unwrap_or(0)
+    }
+
+    /// Whether agent `id` is absent at this frame's step ([`Frame::absent`]).
+    pub fn is_absent(&self, id: usize) -> bool {
+        let id = id as u64;
+        let r = self.absent.partition_point(|&(_, hi)| u64::from(hi) <= id);
+        self.absent
+            .get(r)
+            .is_some_and(|&(lo, _)| u64::from(lo) <= id)
+    }
+
+    /// How many of its `n` agents are there at its step.
+    pub fn present_count(&self, n: usize) -> usize {
+        let out: usize = self
+            .absent
+            .iter()
+            .map(|&(lo, hi)| (hi.min(n as u32).saturating_sub(lo)) as usize)
+            .sum();
+        n.saturating_sub(out)
+    }
+
+    /// Leaves out the agents [`Frame::absent`] names: the frame then holds the agents there
+    /// at its step, in id order (and `absent` is empty).
+    pub fn drop_absent(&mut self, dim: usize) {
+        if self.absent.is_empty() {
+            return;
+        }
+        let n = self.agents(dim);
+        let absent = std::mem::take(&mut self.absent);
+        for values in [&mut self.pos, &mut self.vel] {
+            let mut kept = Vec::with_capacity(values.len());
+            for axis in values.chunks(n.max(1)) {
+                kept.extend(present_of(&absent, axis));
+            }
+            *values = kept;
+        }
     }
 
     /// The first value that is not a finite number (NaN or ±infinity), positions first: forge's
@@ -233,6 +274,24 @@ impl Frame {
         }
         None
     }
+}
+
+/// The values of `per_agent` (one per agent, in id order) of the agents not in `absent`
+/// (ascending ranges of ids, as [`Frame::absent`] holds them).
+pub fn present_of<'a, T: Copy>(
+    absent: &'a [(u32, u32)],
+    per_agent: &'a [T],
+) -> impl Iterator<Item = T> + 'a {
+    per_agent
+        .iter()
+        .enumerate()
+        .filter(move |(i, _)| {
+            let i = *i as u32;
+            // The first range not wholly below i.
+            let r = absent.partition_point(|&(_, hi)| hi <= i);
+            absent.get(r).is_none_or(|&(lo, _)| i < lo)
+        })
+        .map(|(_, &v)| v)
 }
 
 /// A value of a frame that is not a finite number ([`Frame::non_finite`]).
@@ -478,6 +537,27 @@ mod tests {
     use super::read::{le_u32, le_u64};
     use super::write::encode_header;
     use super::*;
+
+    /// Agents 1..3 and 5..6 of seven absent: the frame keeps 0, 3, 4 and 6, axis by axis.
+    #[test]
+    fn absent_agents_are_left_out_axis_by_axis() {
+        let pos: Vec<f32> = (0..14).map(|v| v as f32).collect();
+        let mut f = Frame {
+            vel: pos.iter().map(|v| -v).collect(),
+            pos,
+            absent: vec![(1, 3), (5, 6)],
+            ..Frame::default()
+        };
+        let there: Vec<bool> = (0..7).map(|i| !f.is_absent(i)).collect();
+        assert_eq!(there, [true, false, false, true, true, false, true]);
+        assert_eq!(f.present_count(7), 4);
+        f.drop_absent(2);
+        assert_eq!(f.pos, [0.0, 3.0, 4.0, 6.0, 7.0, 10.0, 11.0, 13.0]);
+        assert_eq!(f.vel, [-0.0, -3.0, -4.0, -6.0, -7.0, -10.0, -11.0, -13.0]);
+        assert!(f.absent.is_empty());
+        let kept: Vec<u8> = present_of(&[(0, 2), (6, 7)], &[9, 8, 7, 6, 5, 4, 3]).collect();
+        assert_eq!(kept, [7, 6, 5, 4]);
+    }
 
     fn header(dim: u8, agents: u32) -> Header {
         Header {

@@ -33,6 +33,8 @@ pub struct Reader {
     pub(super) count: u64,
     pub(super) warnings: Vec<String>,
     pub(super) layout: Layout,
+    /// The species the recorded timeline adds or removes (None: every agent is always there).
+    pub(super) presence: Option<crate::scene::timeline::Presence>,
 }
 
 pub(super) fn le_u16(b: &[u8], at: usize) -> u16 {
@@ -337,6 +339,12 @@ impl Reader {
         let header = decode_header(&b, &text)?;
         let frame_size = frame_size(header.dim, u64::from(header.agents)).expect("agents capped");
         let (count, warnings) = count_frames(len - header_len, frame_size, header.frame_count);
+        let presence = header
+            .scene_json
+            .contains("present")
+            .then(|| crate::scene::Scene::from_stored_json(&header.scene_json).ok())
+            .flatten()
+            .and_then(|s| crate::scene::timeline::Presence::of(&s));
         Ok(Reader {
             file,
             header,
@@ -346,6 +354,7 @@ impl Reader {
                 header_len,
                 frame_size,
             },
+            presence,
         })
     }
 
@@ -420,6 +429,11 @@ impl Reader {
                 same_index(index, k)?;
                 f.index = k;
                 f.step = step;
+                f.absent = self
+                    .presence
+                    .as_ref()
+                    .map(|p| p.absent(step))
+                    .unwrap_or_default();
             }
             Layout::Bfs1 { runs, max_n } => {
                 let (_, timestep, n) = bfs1_frame_header(&mut self.file, runs, *max_n, k)?;
@@ -431,6 +445,7 @@ impl Reader {
                 read_frame_bytes(&mut self.file, bytemuck::cast_slice_mut(&mut f.vel), k)?;
                 f.index = k;
                 f.step = timestep;
+                f.absent.clear();
             }
         }
         Ok(())

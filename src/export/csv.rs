@@ -57,7 +57,7 @@ pub(super) fn write(
         w.write_field(&field)
     };
     let first = super::each_frame(r, input, sel, bar, |k, frame, n| {
-        rows += n as u64;
+        rows += frame.present_count(n) as u64;
         if rows > CSV_MAX_ROWS {
             bail!(
                 "--output: more than {CSV_MAX_ROWS} CSV rows by frame {k}; export to .npz, or \
@@ -65,7 +65,8 @@ pub(super) fn write(
             );
         }
         let time = frame.step as f64 * h.dt as f64;
-        for i in 0..n {
+        // The agents there at the frame's step (each row names its agent).
+        for i in (0..n).filter(|&i| !frame.is_absent(i)) {
             put(&mut w, &k)?;
             put(&mut w, &frame.step)?;
             put(&mut w, &time)?;

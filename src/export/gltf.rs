@@ -163,6 +163,7 @@ fn first_pass(
     let mut base: Vec<[f32; 3]> = Vec::new();
     let mut bounds = Vec::with_capacity(sel.len() as usize);
     super::each_frame(r, input, sel, bar, |k, frame, n| {
+        super::every_agent_there(frame, k, "glTF")?;
         if base.is_empty() {
             base = (0..n).map(|i| y_up(frame, dim, n, i)).collect();
         } else if n != base.len() {

@@ -48,6 +48,10 @@ struct PerFrame {
     mean_speed: Vec<f64>,
     nn_distance: Vec<f64>,
     pairwise_distance: Vec<f64>,
+    /// Whether each agent is there at each frame's step, frame-major; written where the
+    /// recorded timeline takes a species out in some exported frame.
+    present: Vec<bool>,
+    any_absent: bool,
 }
 
 /// Transposes one component-major frame array (`x[0..n] y[0..n] (z[0..n])`) into agent-major
@@ -121,11 +125,21 @@ fn write_1d<T: npyz::AutoSerialize>(
     name: &str,
     values: &[T],
 ) -> Result<()> {
+    write_nd(zip, name, &[values.len() as u64], values)
+}
+
+/// Writes an array `NAME.npy` of `shape` (C order) of the values.
+fn write_nd<T: npyz::AutoSerialize>(
+    zip: &mut ZipWriter<File>,
+    name: &str,
+    shape: &[u64],
+    values: &[T],
+) -> Result<()> {
     zip.start_file(format!("{name}.npy"), options(false))?;
     let mut w = BufWriter::with_capacity(BUFFER, &mut *zip);
     let mut npy = npyz::WriteOptions::new()
         .default_dtype()
-        .shape(&[values.len() as u64])
+        .shape(shape)
         .writer(&mut w)
         .begin_nd()?;
     for v in values {
@@ -179,8 +193,20 @@ pub(super) fn write(
         per.frame.push(f.index as i64);
         per.step.push(f.step as i64);
         per.time.push(f.step as f64 * h.dt as f64);
+        per.present.extend((0..n).map(|i| !f.is_absent(i)));
+        per.any_absent |= !f.absent.is_empty();
         if with_metrics {
-            let m = metrics::frame_metrics(&space, n, &f.pos, &f.vel);
+            // Over the agents there at the frame's step.
+            let shown;
+            let f = if f.absent.is_empty() {
+                f
+            } else {
+                let mut c = f.clone();
+                c.drop_absent(dim);
+                shown = c;
+                &shown
+            };
+            let m = metrics::frame_metrics(&space, f.agents(dim), &f.pos, &f.vel);
             per.polarization.push(m.polarization);
             per.mean_speed.push(m.mean_speed);
             per.nn_distance.push(m.nn_distance);
@@ -196,6 +222,9 @@ pub(super) fn write(
         write_1d(&mut zip, "mean_speed", &per.mean_speed)?;
         write_1d(&mut zip, "nn_distance", &per.nn_distance)?;
         write_1d(&mut zip, "pairwise_distance", &per.pairwise_distance)?;
+    }
+    if per.any_absent {
+        write_nd(&mut zip, "present", &[sel.len(), n as u64], &per.present)?;
     }
     write_1d(&mut zip, "world", &h.world_size[..dim])?;
     write_text(&mut zip, "scene", &h.scene_json)?;

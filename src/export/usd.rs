@@ -108,6 +108,7 @@ pub(super) fn write(
         };
         writeln!(w, "        {kind} {name}.timeSamples = {{")?;
         let n0 = super::each_frame(r, input, sel, bar, |k, frame, n| {
+            super::every_agent_there(frame, k, "USD")?;
             write!(w, "            {k}: [")?;
             match pass {
                 0 => vectors(&mut w, &frame.pos, dim, n, 1.0)?,

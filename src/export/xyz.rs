@@ -112,10 +112,11 @@ pub(super) fn write(
     let mut w = BufWriter::with_capacity(1 << 20, file);
     let first = super::each_frame(r, input, sel, bar, |k, frame, n| {
         let time = frame.step as f64 * h.dt as f64;
-        writeln!(w, "{n}")?;
+        // The agents there at the frame's step (the last column but one is the agent's id).
+        writeln!(w, "{}", frame.present_count(n))?;
         writeln!(w, "{fixed} Time={time} Step={} Frame={k}", frame.step)?;
         let axis = |a: &[f32], c: usize, i: usize| if c < dim { a[c * n + i] } else { 0.0 };
-        for i in 0..n {
+        for i in (0..n).filter(|&i| !frame.is_absent(i)) {
             let (p, v) = (&frame.pos, &frame.vel);
             writeln!(
                 w,

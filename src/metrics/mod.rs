@@ -85,6 +85,25 @@ pub fn polarization(dim: usize, n: usize, vel: &[f32]) -> f64 {
     sum.iter().map(|x| x * x).sum::<f64>().sqrt() / n as f64
 }
 
+/// [`polarization`] of a solver's state (`vel` in slot order, `ids` the agent of each slot) over
+/// the agents not in `absent` (ascending id ranges, as [`crate::bfs::Frame::absent`]).
+pub fn polarization_present(dim: usize, vel: &[f32], ids: &[u32], absent: &[(u32, u32)]) -> f64 {
+    let n = ids.len();
+    if absent.is_empty() {
+        return polarization(dim, n, vel);
+    }
+    let out = |id: u32| absent.iter().any(|&(lo, hi)| (lo..hi).contains(&id));
+    let kept: Vec<usize> = (0..n).filter(|&s| !out(ids[s])).collect();
+    let m = kept.len();
+    let mut v = vec![0f32; dim * m];
+    for k in 0..dim {
+        for (j, &s) in kept.iter().enumerate() {
+            v[k * m + j] = vel[k * n + s];
+        }
+    }
+    polarization(dim, m, &v)
+}
+
 pub fn mean_speed(dim: usize, n: usize, vel: &[f32]) -> f64 {
     if n == 0 {
         return 0.0;

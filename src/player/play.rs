@@ -335,6 +335,16 @@ pub fn to_file(src: &mut Source, path: &std::path::Path) -> Result<()> {
 /// The HUD's figures for frame `f`.
 pub fn hud_of(hud: &mut Hud, f: &Frame, h: &Header) {
     let dim = usize::from(h.dim);
+    // The agents there at its step.
+    let shown;
+    let f = if f.absent.is_empty() {
+        f
+    } else {
+        let mut c = f.clone();
+        c.drop_absent(dim);
+        shown = c;
+        &shown
+    };
     let n = f.agents(dim);
     hud.frame = f.index;
     hud.step = f.step;

@@ -33,6 +33,7 @@ pub mod present;
 pub mod readback;
 mod settings;
 mod setup;
+mod shown;
 pub mod tonemap;
 mod view;
 pub use view::orbit_trails;
@@ -120,6 +121,11 @@ pub struct Renderer {
     sizes: Option<wgpu::Buffer>,
     /// The smallest of those multiples (1 without them).
     smallest_size: f32,
+    /// Every agent's species value and size multiple (empty where not given), and the agents
+    /// left out of the buffers made from them: those absent from the frame last drawn.
+    species_values: Vec<f32>,
+    size_values: Vec<f32>,
+    buffers_absent: Vec<(u32, u32)>,
     agents: AgentsPass,
     fade: FadePass,
     bloom: Option<BloomPass>,
@@ -233,6 +239,9 @@ impl Renderer {
             species: None,
             sizes: None,
             smallest_size: 1.0,
+            species_values: Vec::new(),
+            size_values: Vec::new(),
+            buffers_absent: Vec::new(),
             agents,
             fade,
             bloom,
@@ -322,6 +331,8 @@ impl Renderer {
         if self.readback.full() {
             self.deliver_oldest(sink)?;
         }
+        let shown = self.shown(frame);
+        let frame = &*shown;
         let n = frame.agents(self.world.dim);
         let n32 = u32::try_from(n)
             .map_err(|_| anyhow::anyhow!("frame {}: too many agents", frame.index))?;
@@ -454,40 +465,6 @@ impl Renderer {
             ));
         }
         Ok(())
-    }
-
-    /// Each agent's species index (agent order), for `--color species`: the value the palette
-    /// is read at.
-    pub fn set_species(&mut self, ids: &[u8]) {
-        let values: Vec<f32> = ids.iter().map(|&i| i as f32 / 255.0).collect();
-        self.species = Some(self.per_agent("species values", &values));
-    }
-
-    /// Each agent's sprite size as a multiple of the look's point size (agent order; its
-    /// species' `render.size`). Every sprite is drawn at the point size when all are 1.
-    pub fn set_sizes(&mut self, sizes: &[f32]) {
-        self.sizes =
-            (!sizes.iter().all(|&s| s == 1.0)).then(|| self.per_agent("sprite sizes", sizes));
-        self.smallest_size = match self.sizes {
-            Some(_) => sizes.iter().copied().fold(f32::INFINITY, f32::min),
-            None => 1.0,
-        };
-    }
-
-    /// A vertex buffer holding `values`, one f32 per agent.
-    fn per_agent(&self, label: &str, values: &[f32]) -> wgpu::Buffer {
-        let buf = self.gpu.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some(label),
-            size: (values.len().max(1) * 4) as u64,
-            usage: wgpu::BufferUsages::VERTEX | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        if !values.is_empty() {
-            self.gpu
-                .queue
-                .write_buffer(&buf, 0, bytemuck::cast_slice(values));
-        }
-        buf
     }
 
     /// The frame's positions at 0 of the agents' buffer, its velocities right after them

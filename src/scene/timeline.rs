@@ -153,6 +153,20 @@ pub enum Target {
     VicsekNoise,
     /// `obstacles[i].center[k]`, `obstacles[i].radius`, ..., `obstacles[i].present`.
     Obstacle(usize, ObstacleField),
+    /// `species[i].present`: whether species i's agents are in the world (0 or 1: what `add`
+    /// and `remove` set).
+    Present(usize),
+}
+
+impl Target {
+    /// Whether it says that a thing is there (1) or gone (0): a value set by `add` and
+    /// `remove`, which takes effect at its step (never ramped).
+    pub fn is_presence(&self) -> bool {
+        matches!(
+            self,
+            Target::Present(_) | Target::Obstacle(_, ObstacleField::Present)
+        )
+    }
 }
 
 /// An obstacle's value a key may set: one coordinate of a point (`center[1]`), a radius, or
@@ -231,7 +245,8 @@ pub fn keyable() -> String {
     let hunt: Vec<&str> = HuntField::ALL.iter().map(|f| f.name()).collect();
     format!(
         "vicsek.noise, vicsek.v0, boids.{{{f}}}, species[i].boids.{{{f},{h}}}, \
-         obstacles[i].{{center,from,to,min,max}}[k], obstacles[i].{{radius,present}}",
+         species[i].present, obstacles[i].{{center,from,to,min,max}}[k], \
+         obstacles[i].{{radius,present}}",
         f = fields.join(","),
         h = hunt.join(",")
     )
@@ -250,6 +265,12 @@ impl Target {
             return field(f).map(Target::Boids);
         }
         if let Some(rest) = path.strip_prefix("species[") {
+            if let Some(index) = rest.strip_suffix("].present") {
+                return index
+                    .parse()
+                    .map(Target::Present)
+                    .map_err(|_| format!("species index {index:?} is not a whole number"));
+            }
             let (index, f) = rest
                 .split_once("].boids.")
                 .ok_or_else(|| "a species parameter reads species[i].boids.<name>".to_string())?;
@@ -319,6 +340,7 @@ impl Target {
                 None => Err("the scene's model is not vicsek".to_string()),
             },
             Target::Obstacle(i, f) => obstacle_value(s, i, f),
+            Target::Present(i) => Target::Species(i, BoidsField::WSep).get(s).map(|_| 1.0),
         }
     }
 
@@ -363,6 +385,8 @@ impl Target {
                     *x = v;
                 }
             }
+            // Not a value of the scene: the solver and the readers follow its track.
+            Target::Present(_) => {}
         }
     }
 }
@@ -468,7 +492,7 @@ pub fn tracks(s: &Scene) -> Vec<Track> {
             let target = Target::parse(path).ok()?;
             let mut base = target.get(s).ok()?;
             points.sort_by_key(|p| p.step);
-            if let Target::Obstacle(_, ObstacleField::Present) = target {
+            if target.is_presence() {
                 // Added first: absent until then. `add` and `remove` take effect at their step.
                 base = 1.0 - points[0].value;
                 for p in &mut points {
@@ -524,6 +548,68 @@ impl ObstacleKeys {
             }
         }
         list.into_iter().flatten().collect()
+    }
+}
+
+/// The species the timeline adds or removes: which agents are absent at any step.
+///
+/// An absent species' agents are not in the world: no agent sees, chases or flees them, they
+/// do not move, and the readers of a recording leave them out of the frames of those steps
+/// (the recording itself keeps every agent, where it was when it went).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Presence {
+    /// Each species' agent ids, `lo..hi`.
+    ids: Vec<(u32, u32)>,
+    /// The `species[i].present` tracks.
+    tracks: Vec<Track>,
+}
+
+impl Presence {
+    /// The presence keys of `s`'s timeline; None where no species comes or goes.
+    pub fn of(s: &Scene) -> Option<Presence> {
+        let tracks: Vec<Track> = tracks(s)
+            .into_iter()
+            .filter(|t| matches!(t.target, Target::Present(_)))
+            .collect();
+        if tracks.is_empty() {
+            return None;
+        }
+        // Species hold consecutive ids in scene order; the last takes the rest of the flock.
+        let mut ids = Vec::with_capacity(s.species.len());
+        let mut lo = 0u32;
+        for (i, sp) in s.species.iter().enumerate() {
+            let hi = if i + 1 == s.species.len() {
+                s.agents
+            } else {
+                lo.saturating_add(sp.agents).min(s.agents)
+            };
+            ids.push((lo, hi.max(lo)));
+            lo = hi.max(lo);
+        }
+        Some(Presence { ids, tracks })
+    }
+
+    /// Whether species `i` is there at `step`.
+    pub fn present(&self, i: usize, step: u64) -> bool {
+        self.tracks
+            .iter()
+            .find(|t| t.target == Target::Present(i))
+            .is_none_or(|t| t.value(step) != 0.0)
+    }
+
+    /// The agent ids absent at `step`, as ascending, disjoint ranges `lo..hi`.
+    pub fn absent(&self, step: u64) -> Vec<(u32, u32)> {
+        let mut out: Vec<(u32, u32)> = Vec::new();
+        for (i, &(lo, hi)) in self.ids.iter().enumerate() {
+            if lo == hi || self.present(i, step) {
+                continue;
+            }
+            match out.last_mut() {
+                Some(last) if last.1 == lo => last.1 = hi,
+                _ => out.push((lo, hi)),
+            }
+        }
+        out
     }
 }
 

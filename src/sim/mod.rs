@@ -199,7 +199,7 @@ impl Params {
             p.heading_noise = b.noise * s.dt.sqrt();
             p.fov_cos = math::fov_cos(b.fov);
         }
-        // With species, the candidates must cover every species' radii (src/sim/species.rs
+        // With species, the candidates must cover every species' radii (src/sim/species/mod.rs
         // then tests each pair against its own).
         for sp in &s.species {
             let b = &sp.boids;

@@ -12,8 +12,10 @@ use super::Params;
 /// What a step's keys changed beyond [`Params`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Applied {
-    /// A species' parameters, chase or flight.
+    /// A species' parameters, chase or flight, or whether it is there.
     pub species: bool,
+    /// A species came or went (the agents a species step tracks change with it).
+    pub presence: bool,
     /// The obstacles: moved, added, removed, or a top speed that bounds their reach
     /// ([`Live::obstacles`] has them).
     pub obstacles: bool,
@@ -65,6 +67,7 @@ impl Live {
         let mut global = false;
         let mut obstacles = false;
         let mut changed: Vec<usize> = Vec::new();
+        let mut presence: Vec<(usize, bool)> = Vec::new();
         for (t, last) in self.tracks.iter().zip(&mut self.last) {
             let v = t.value(step);
             if v.to_bits() == last.to_bits() {
@@ -79,6 +82,7 @@ impl Live {
             }
             match t.target {
                 Target::Species(i, _) | Target::Hunt(i, _) => changed.push(i),
+                Target::Present(i) => presence.push((i, v != 0.0)),
                 Target::Obstacle(..) => obstacles = true,
                 _ => global = true,
             }
@@ -93,8 +97,8 @@ impl Live {
             }
         }
         let mut out = Applied {
-            species: false,
             obstacles,
+            ..Applied::default()
         };
         let Some(sp) = species else {
             return out;
@@ -102,7 +106,11 @@ impl Live {
         for &i in &changed {
             refresh(sp, &self.scene, i);
         }
-        out.species = !changed.is_empty();
+        for &(i, there) in &presence {
+            sp.set_present(i, there);
+        }
+        out.presence = !presence.is_empty();
+        out.species = !changed.is_empty() || out.presence;
         out
     }
 }
@@ -112,7 +120,7 @@ fn refresh(sp: &mut Species, s: &Scene, a: usize) {
     if a >= sp.params.len() {
         return;
     }
-    sp.params[a] = Species::params_of(s, a);
+    sp.set_params(a, Species::params_of(s, a));
     let one = &s.species[a];
     if let Some(c) = &one.chase {
         sp.chase[a] = (c.radius * c.radius, c.weight);

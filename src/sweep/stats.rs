@@ -3,7 +3,7 @@
 
 use anyhow::{anyhow, Result};
 
-use crate::metrics::polarization;
+use crate::metrics::polarization_present;
 use crate::scene::{Scene, Search};
 use crate::sim::Rules;
 use crate::sim::{cpu::CpuSolver, init, Params};
@@ -46,12 +46,18 @@ pub fn run_one(
     let mut solver =
         CpuSolver::new(params, state, 1, Search::Auto)?.with_rules(Rules::from_scene(scene))?;
     let (mut s1, mut s2, mut s4) = (0.0f64, 0.0f64, 0.0f64);
+    let presence = crate::scene::timeline::Presence::of(scene);
     let total = equilibrate + measure;
     for k in 1..=total {
         crate::signal::check()?;
         solver.step().map_err(|d| anyhow!("{d}"))?;
         if k > equilibrate {
-            let phi = polarization(dim, n, &solver.slots().0.vel);
+            let absent = presence
+                .as_ref()
+                .map(|p| p.absent(solver.step))
+                .unwrap_or_default();
+            let (st, ids) = solver.slots();
+            let phi = polarization_present(dim, &st.vel, ids, &absent);
             let p2 = phi * phi;
             s1 += phi;
             s2 += p2;

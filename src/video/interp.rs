@@ -117,6 +117,8 @@ pub fn blend(a: &Frame, b: &Frame, t: f32, space: &Space, out: &mut Frame) {
     }
     // Steps blended (rounded): the time shown is the nearest step's.
     out.step = a.step + ((b.step.saturating_sub(a.step)) as f64 * t as f64).round() as u64;
+    // The agents there at the earlier frame (one absent stays where it went).
+    out.absent.clone_from(&a.absent);
 }
 
 /// Output frames from recorded ones: straight through when K = 1, else blended.
@@ -222,6 +224,7 @@ mod tests {
             step,
             pos,
             vel,
+            absent: Vec::new(),
         }
     }
 

@@ -124,6 +124,7 @@ pub fn cover(
     for k in super::ranges::sample_frames(clip, SAMPLE_FRAMES) {
         r.read_frame_into(k, &mut f)
             .map_err(|e| anyhow!("frame {k}: {e}"))?;
+        f.drop_absent(dim);
         let n = f.agents(dim);
         grid.iter_mut().for_each(|c| *c = false);
         for i in (0..n).step_by((n / SAMPLE_AGENTS).max(1)) {
@@ -211,6 +212,7 @@ pub fn measure(
     for k in picks {
         r.read_frame_into(k, &mut f)
             .map_err(|e| anyhow!("frame {k}: {e}"))?;
+        f.drop_absent(dim);
         let na = f.agents(dim);
         let stride = (na / SAMPLE_AGENTS).max(1);
         grid.iter_mut().for_each(|c| *c = 0);

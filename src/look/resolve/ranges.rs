@@ -77,6 +77,7 @@ pub fn density_range_3d(r: &mut Reader, frames: std::ops::Range<u64>) -> Result<
     for k in picks {
         r.read_frame_into(k, &mut f)
             .map_err(|e| anyhow!("frame {k}: {e}"))?;
+        f.drop_absent(3);
         let n = f.agents(3);
         let cell_of = |i: usize| -> Option<[isize; 3]> {
             let mut c = [0isize; 3];
@@ -153,6 +154,7 @@ fn densities_2d(r: &mut Reader, frames: std::ops::Range<u64>) -> Result<Vec<Vec<
     for k in sample_frames(frames, RANGE_SAMPLE_FRAMES) {
         r.read_frame_into(k, &mut f)
             .map_err(|e| anyhow!("frame {k}: {e}"))?;
+        f.drop_absent(2);
         let n = f.agents(2);
         let cell = |i: usize| -> Option<(isize, isize)> {
             let x = (f.pos[i] / size[0] * g[0] as f32).floor();
@@ -214,6 +216,7 @@ fn per_agent(r: &mut Reader, frames: &[u64], q: Quantity) -> Result<Vec<Vec<f32>
     for &k in frames {
         r.read_frame_into(k, &mut f)
             .map_err(|e| anyhow!("frame {k}: {e}"))?;
+        f.drop_absent(dim);
         let n = f.agents(dim);
         let step = (n / RANGE_SAMPLE_AGENTS).max(1);
         let mean = match q {

@@ -17,7 +17,8 @@ pub(in crate::scene) struct KeyFile {
     /// Any JSON value: checked here, so that a misspelling gets a message listing the kinds.
     interpolation: Option<serde_json::Value>,
     set: Option<BTreeMap<String, serde_json::Value>>,
-    /// Events: obstacles that appear (`"add": ["obstacles[2]"]`) or go (`"remove"`) here.
+    /// Events: obstacles or species that appear (`"add": ["obstacles[2]", "species[1]"]`) or
+    /// go (`"remove"`) here.
     add: Option<serde_json::Value>,
     remove: Option<serde_json::Value>,
 }
@@ -30,7 +31,8 @@ struct Entry {
 }
 
 /// A key's values: its `set` (a point given whole, `"obstacles[0].center": [x, y]`, becomes one
-/// value per coordinate) and its events (`obstacles[i].present` 1 for `add`, 0 for `remove`).
+/// value per coordinate) and its events (`obstacles[i].present` or `species[i].present`: 1 for
+/// `add`, 0 for `remove`).
 fn entries(cx: &mut Ctx, k: usize, kf: &KeyFile, dim: usize) -> Vec<Entry> {
     let mut out = Vec::new();
     for (param, v) in kf.set.iter().flatten() {
@@ -72,7 +74,8 @@ fn entries(cx: &mut Ctx, k: usize, kf: &KeyFile, dim: usize) -> Vec<Entry> {
             cx.err(
                 &at,
                 format!(
-                    "must be a list of obstacles, [\"obstacles[0]\"], got {}",
+                    "must be a list of obstacles and species, [\"obstacles[0]\", \"species[1]\"], \
+                     got {}",
                     shown(list)
                 ),
             );
@@ -80,9 +83,9 @@ fn entries(cx: &mut Ctx, k: usize, kf: &KeyFile, dim: usize) -> Vec<Entry> {
         };
         for (j, name) in names.iter().enumerate() {
             let path = format!("{at}[{j}]");
-            let thing = name
-                .as_str()
-                .filter(|n| n.starts_with("obstacles[") && n.ends_with(']'));
+            let thing = name.as_str().filter(|n| {
+                (n.starts_with("obstacles[") || n.starts_with("species[")) && n.ends_with(']')
+            });
             match thing {
                 Some(n) => out.push(Entry {
                     path,
@@ -92,8 +95,8 @@ fn entries(cx: &mut Ctx, k: usize, kf: &KeyFile, dim: usize) -> Vec<Entry> {
                 None => cx.err(
                     &path,
                     format!(
-                        "must name an obstacle of the scene, \"obstacles[i]\" (only obstacles \
-                         come and go: a species' agents are there for the whole run), got {}",
+                        "must name an obstacle or a species of the scene, \"obstacles[i]\" or \
+                         \"species[i]\" (a species comes and goes whole), got {}",
                         shown(name)
                     ),
                 ),
@@ -139,7 +142,8 @@ pub(super) fn resolve(cx: &mut Ctx, keys: Option<&[KeyFile]>, s: &Scene) -> Vec<
         match &kf.set {
             None if kf.add.is_none() && kf.remove.is_none() => cx.err(
                 &format!("scene.timeline[{k}]"),
-                "needs \"set\": {\"path\": value, ...} (or \"add\" / \"remove\": [\"obstacles[i]\"])",
+                "needs \"set\": {\"path\": value, ...} (or \"add\" / \"remove\": \
+                 [\"obstacles[i]\", \"species[i]\"])",
             ),
             Some(m) if m.is_empty() => cx.err(&format!("scene.timeline[{k}].set"), "sets nothing"),
             _ => {}
@@ -277,7 +281,7 @@ fn value(cx: &mut Ctx, path: &str, param: &str, x: f64, s: &Scene) -> Option<f32
             }
             r
         }
-        Target::Obstacle(_, ObstacleField::Present) => {
+        Target::Obstacle(_, ObstacleField::Present) | Target::Present(_) => {
             if x != 0.0 && x != 1.0 {
                 cx.err(
                     path,
@@ -402,9 +406,9 @@ pub(in crate::scene) fn add(
     Ok(())
 }
 
-/// Obstacle keys that make sense together: a box keeps min < max at every key that sets a
-/// corner, and each obstacle's `add` and `remove` alternate (one added first is absent until
-/// then).
+/// Obstacle and species keys that make sense together: a box keeps min < max at every key that
+/// sets a corner, and each obstacle's or species' `add` and `remove` alternate (one added first
+/// is absent until then).
 fn obstacle_keys(cx: &mut Ctx, s: &Scene, keys: &[Key], index: &[usize], files: &[KeyFile]) {
     let mut with = s.clone();
     with.timeline = keys.to_vec();
@@ -412,27 +416,32 @@ fn obstacle_keys(cx: &mut Ctx, s: &Scene, keys: &[Key], index: &[usize], files: 
     let find = |t: Target| tracks.iter().find(|tr| tr.target == t);
     for (key, &k) in keys.iter().zip(index) {
         for (param, &v) in &key.set {
-            let Ok(Target::Obstacle(i, f)) = Target::parse(param) else {
+            let target = Target::parse(param);
+            if let Ok(t @ (Target::Present(_) | Target::Obstacle(_, ObstacleField::Present))) =
+                target
+            {
+                let Some(tr) = find(t) else {
+                    continue;
+                };
+                let name = param.trim_end_matches(".present");
+                let before = key.step.checked_sub(1).map_or(tr.base, |b| tr.value(b));
+                let first = tr.points.first().map(|p| p.step) == Some(key.step);
+                if !first && before == v {
+                    cx.err(
+                        &event_path(files.get(k), k, name, param),
+                        format!(
+                            "{name} is already {} at step {}",
+                            if v == 1.0 { "there" } else { "gone" },
+                            key.step
+                        ),
+                    );
+                }
+                continue;
+            }
+            let Ok(Target::Obstacle(i, f)) = target else {
                 continue;
             };
             match f {
-                ObstacleField::Present => {
-                    let Some(tr) = find(Target::Obstacle(i, f)) else {
-                        continue;
-                    };
-                    let before = key.step.checked_sub(1).map_or(tr.base, |b| tr.value(b));
-                    let first = tr.points.first().map(|p| p.step) == Some(key.step);
-                    if !first && before == v {
-                        cx.err(
-                            &event_path(files.get(k), k, i, param),
-                            format!(
-                                "obstacles[{i}] is already {} at step {}",
-                                if v == 1.0 { "there" } else { "gone" },
-                                key.step
-                            ),
-                        );
-                    }
-                }
                 ObstacleField::Min(c) | ObstacleField::Max(c) => {
                     let at = |t: Target| {
                         find(t).map_or_else(|| t.get(s).unwrap_or(0.0), |tr| tr.value(key.step))
@@ -458,10 +467,9 @@ fn obstacle_keys(cx: &mut Ctx, s: &Scene, keys: &[Key], index: &[usize], files: 
     }
 }
 
-/// Where key `k` (as written: `file`) adds or removes obstacle `i`: `scene.timeline[k].add[j]`,
-/// or its `set` path where it sets `present` itself.
-fn event_path(file: Option<&KeyFile>, k: usize, i: usize, param: &str) -> String {
-    let name = format!("obstacles[{i}]");
+/// Where key `k` (as written: `file`) adds or removes `name` (`obstacles[i]`, `species[i]`):
+/// `scene.timeline[k].add[j]`, or its `set` path where it sets `present` itself.
+fn event_path(file: Option<&KeyFile>, k: usize, name: &str, param: &str) -> String {
     let lists = file
         .into_iter()
         .flat_map(|f| [("add", &f.add), ("remove", &f.remove)]);
@@ -469,7 +477,7 @@ fn event_path(file: Option<&KeyFile>, k: usize, i: usize, param: &str) -> String
         let at = list
             .as_ref()
             .and_then(|l| l.as_array())
-            .and_then(|a| a.iter().position(|x| x.as_str() == Some(name.as_str())));
+            .and_then(|a| a.iter().position(|x| x.as_str() == Some(name)));
         if let Some(j) = at {
             return format!("scene.timeline[{k}].{field}[{j}]");
         }

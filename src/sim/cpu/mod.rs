@@ -303,9 +303,11 @@ impl CpuSolver {
     /// Advance one step. On `Err` the state is left at the last good step.
     pub fn step(&mut self) -> Result<(), Diverged> {
         if let Some(t) = &mut self.timeline {
-            if t.apply(self.step, &mut self.params, self.species.as_mut())
-                .obstacles
-            {
+            let applied = t.apply(self.step, &mut self.params, self.species.as_mut());
+            if applied.presence {
+                self.tracked.forget();
+            }
+            if applied.obstacles {
                 let o = t.obstacles();
                 match &self.grid {
                     Some(g) => {

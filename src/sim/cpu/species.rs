@@ -41,7 +41,8 @@ impl CpuSolver {
             // the step's loads of a local need not be repeated after each of its stores.
             let bulk = sp.bulk.p;
             let (lo, hi) = (sp.bulk.lo, sp.bulk.hi);
-            let plain_bulk = sp.fast[sp.bulk.a] && !sp.predator[sp.bulk.a];
+            let a = sp.bulk.a;
+            let plain_bulk = sp.fast[a] && !sp.predator[a] && sp.present[a];
             let in_bulk = |id: u32| plain_bulk && id >= lo && id < hi;
             let near = &self.near_cells;
             let src = spc::Src {

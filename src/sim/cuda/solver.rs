@@ -246,11 +246,9 @@ impl CudaSolver {
         Ok(())
     }
 
-    /// The step's launches: build the grid (or prepare the velocities), step every agent
-    /// into `next_*`, then swap the state for it.
     /// The timeline's values at this step into `params` (kernel arguments, copied at each
-    /// launch) and, where a key changed a species' parameters, chase or flight, into the
-    /// device's copies of them (uploads ordered on the step's stream: only on such steps).
+    /// launch) and, where a key changed a species' parameters, chase, flight or presence, into
+    /// the device's copies of them (uploads ordered on the step's stream: only on such steps).
     fn apply_timeline(&mut self) -> Result<(), DriverError> {
         let Some(t) = &mut self.timeline else {
             return Ok(());
@@ -273,11 +271,17 @@ impl CudaSolver {
                 let rows = host.rows();
                 let words: &[u32] = bytemuck::cast_slice(&rows);
                 self.stream.memcpy_htod(words, &mut dev.rows)?;
+                if applied.presence {
+                    // An absent species leaves every interaction mask.
+                    self.stream.memcpy_htod(&host.mask, &mut dev.mask)?;
+                }
             }
         }
         Ok(())
     }
 
+    /// The step's launches: build the grid (or prepare the velocities), step every agent
+    /// into `next_*`, then swap the state for it.
     fn enqueue_step(&mut self) -> Result<(), DriverError> {
         let units = (self.params.model() == Model::Vicsek) as u32;
         if self.search == Search::Grid {

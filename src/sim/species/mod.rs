@@ -25,6 +25,10 @@
 //! interaction matrix does not allow; any other species takes the per-pair masked loop. Neither
 //! `FORGE_SIMD`, the search nor the thread count can change a byte.
 
+mod tracked;
+
+pub use tracked::{hunters, Tracked};
+
 use super::agent;
 use super::grid::Grid;
 use super::math::*;
@@ -44,8 +48,14 @@ pub struct Species {
     pub of_agent: Vec<u8>,
     /// Each species' parameters (`Params::from_scene` with its boids).
     pub params: Vec<Params>,
-    /// `mask[a * count + b]`: what a does with b ([`SEPARATE`] | [`ALIGN`] | [`COHERE`]).
+    /// `mask[a * count + b]`: what a does with b ([`SEPARATE`] | [`ALIGN`] | [`COHERE`]);
+    /// nothing where b is absent.
     pub mask: Vec<u8>,
+    /// The scene's interaction matrix, as `mask` is with every species present.
+    pub scene_mask: Vec<u8>,
+    /// Whether each species is in the world (the timeline's `add` and `remove`): an absent
+    /// species' agents are seen, chased and fled by no one, and do not move.
+    pub present: Vec<bool>,
     pub predator: Vec<bool>,
     /// Squared chase radius and weight per species (0, 0 for a flock species).
     pub chase: Vec<(f32, f32)>,
@@ -68,7 +78,7 @@ pub struct Species {
     pub bulk: Bulk,
 }
 
-/// One species as the CUDA kernels read it (`struct SpeciesRow` in kernels/forge_math.h, 36
+/// One species as the CUDA kernels read it (`struct SpeciesRow` in kernels/forge_math.h, 40
 /// bytes; tests/kernels_host.rs checks the layout).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
@@ -78,6 +88,8 @@ pub struct SpeciesRow {
     pub hi: u32,
     /// 1 for a predator.
     pub predator: u32,
+    /// 1 while the species is in the world ([`Species::present`]).
+    pub present: u32,
     /// Where its first agent goes in the list of predators in id order (predators only).
     pub hunter_base: u32,
     pub rmax2: f32,
@@ -184,6 +196,8 @@ impl Species {
             }
         }
         debug_assert_eq!(out.mask.len(), count * count);
+        out.scene_mask = out.mask.clone();
+        out.present = vec![true; count];
         out.any_predator = out.predator.contains(&true);
         let mut first = 0u32;
         for a in 0..count {
@@ -196,6 +210,43 @@ impl Species {
             .iter()
             .enumerate()
             .all(|(i, &a)| (out.ids[a as usize].0..out.ids[a as usize].1).contains(&(i as u32))));
+        out.derive();
+        Some(out)
+    }
+
+    /// Species `a`'s parameters from now on (the bulk's copy too).
+    pub fn set_params(&mut self, a: usize, p: Params) {
+        self.params[a] = p;
+        if self.bulk.a == a {
+            self.bulk.p = p;
+        }
+    }
+
+    /// Says whether species `a` is in the world from now on: its column of the interaction
+    /// matrix, and the fast paths that follow from the matrix, again.
+    pub fn set_present(&mut self, a: usize, present: bool) {
+        if self.present.get(a) == Some(&present) || a >= self.count() {
+            return;
+        }
+        self.present[a] = present;
+        let count = self.count();
+        for b in 0..count {
+            self.mask[b * count + a] = if present {
+                self.scene_mask[b * count + a]
+            } else {
+                0
+            };
+        }
+        self.derive();
+    }
+
+    /// What follows from the interaction matrix: which species take the plain candidate loop,
+    /// the rare and tracked species, and the bulk.
+    fn derive(&mut self) {
+        let out = self;
+        let count = out.count();
+        out.fast.clear();
+        out.rare.clear();
         let size = |b: usize| (out.ids[b].1 - out.ids[b].0) as usize;
         for a in 0..count {
             let others: Vec<usize> = (0..count)
@@ -224,7 +275,6 @@ impl Species {
             a,
             p: out.params[a],
         };
-        Some(out)
     }
 
     pub fn count(&self) -> usize {
@@ -265,6 +315,7 @@ impl Species {
                     lo,
                     hi,
                     predator: self.predator[a] as u32,
+                    present: self.present[a] as u32,
                     hunter_base: base,
                     rmax2: self.rmax2[a],
                     chase_r2: self.chase[a].0,
@@ -524,6 +575,10 @@ fn finish_of<const D: usize>(
     let id = src.ids[me];
     let mut pi: [f32; D] = std::array::from_fn(|k| src.pos[k * m + me]);
     let mut vi: [f32; D] = std::array::from_fn(|k| src.vel[k * m + me]);
+    if !sp.present[a] {
+        // Out of the world: it stays where it went.
+        return (pi, vi);
+    }
     let mut acc_v = boids_accel(p, acc, &vi);
     if sp.predator[a] {
         let (r2, w) = sp.chase[a];
@@ -560,7 +615,7 @@ fn finish_of<const D: usize>(
     (pi, vi)
 }
 
-/// The offset to the nearest agent of a flock species within squared radius `r2` of `pi`
+/// The offset to the nearest agent of a flock species there within squared radius `r2` of `pi`
 /// (smallest squared distance, then smallest agent id): over the grid's cells that can hold
 /// one, or every slot. Both see every agent within the radius, so they agree.
 #[inline]
@@ -577,7 +632,8 @@ fn nearest_prey<const D: usize>(
     let mut visit = |lo: usize, hi: usize| {
         for j in lo..hi {
             let id = src.ids[j];
-            if sp.predator[sp.of(id)] {
+            let b = sp.of(id);
+            if sp.predator[b] || !sp.present[b] {
                 continue;
             }
             let (d, d2) = offset::<D>(p, src, pi, j);
@@ -601,86 +657,4 @@ fn nearest_prey<const D: usize>(
         visit(g.cell_start[c] as usize, g.cell_start[c + 1] as usize)
     });
     best.map(|b| b.2)
-}
-
-/// The tracked agents of a step ([`Species::tracked`]), kept from step to step: the slots of
-/// the state being stepped, found once by a scan and then followed through each re-sort.
-#[derive(Debug, Default)]
-pub struct Tracked {
-    pub list: Vec<Rare>,
-    /// The step whose state the slots are of (None: not yet found).
-    of_step: Option<u64>,
-}
-
-impl Tracked {
-    /// The tracked agents among the slots `ids` (slot → agent id) of the state of step `step`.
-    pub fn find(&mut self, sp: &Species, ids: &[u32], step: u64) {
-        if self.of_step == Some(step) {
-            return;
-        }
-        self.list.clear();
-        let ranges: Vec<(u32, u32, u8)> = sp
-            .tracked
-            .iter()
-            .map(|&b| (sp.ids[b as usize].0, sp.ids[b as usize].1, b))
-            .collect();
-        if !ranges.is_empty() {
-            for (s, &id) in ids.iter().enumerate() {
-                for &(lo, hi, b) in &ranges {
-                    if id >= lo && id < hi {
-                        self.list.push(Rare {
-                            slot: s as u32,
-                            species: b,
-                        });
-                    }
-                }
-            }
-        }
-        self.of_step = Some(step);
-    }
-
-    /// After `g` sorted the state of step `step` (slot s went to the t with `order[t] = s`):
-    /// the same agents' sorted slots, which are those of step `step + 1`'s state. A slot is
-    /// looked for in its own cell only.
-    pub fn follow(&mut self, g: &Grid, step: u64) {
-        for r in &mut self.list {
-            let s = r.slot;
-            let c = g.cell_of[s as usize] as usize;
-            let (lo, hi) = (g.cell_start[c] as usize, g.cell_start[c + 1] as usize);
-            let t = (lo..hi)
-                .find(|&t| g.order[t] == s)
-                .expect("a slot's cell holds it");
-            r.slot = t as u32;
-        }
-        self.of_step = Some(step + 1);
-    }
-
-    /// The slots stay (brute force does not re-sort): valid for step `step + 1` too.
-    pub fn keep(&mut self, step: u64) {
-        self.of_step = Some(step + 1);
-    }
-}
-
-/// The predators of the state `pos` (component-major, stride n, slot order, agent ids `ids`;
-/// `tracked`, its tracked agents), in agent-id order, into `out`.
-pub fn hunters(
-    sp: &Species,
-    dim: usize,
-    pos: &[f32],
-    ids: &[u32],
-    tracked: &[Rare],
-    out: &mut Vec<Hunter>,
-) {
-    out.clear();
-    let n = ids.len();
-    for r in tracked {
-        if sp.predator[r.species as usize] {
-            let s = r.slot as usize;
-            out.push(Hunter {
-                id: ids[s],
-                pos: std::array::from_fn(|k| if k < dim { pos[k * n + s] } else { 0.0 }),
-            });
-        }
-    }
-    out.sort_unstable_by_key(|h| h.id);
 }
