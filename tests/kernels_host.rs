@@ -1133,7 +1133,7 @@ fn whole_steps_match_the_cpu_with_a_timeline_of_species() {
         (12, "species[0].present", 1.0),
     ]);
     for n in [3, 40, 600] {
-        whole_steps_with("murmuration-falcon", n, 20, &falcon);
-        whole_steps_with("two-flocks", n, 20, &flock);
+        whole_steps_with("murmuration-falcon", n, 20, falcon);
+        whole_steps_with("two-flocks", n, 20, flock);
     }
 }
