@@ -211,31 +211,39 @@ fn the_renderer_hides_an_absent_species() {
     let d = tmp();
     write(d.path(), "inout.json", &falcons(IN_AND_OUT, true));
     simulate(d.path(), "inout.json", "inout.bfs", &[]);
-    let red = |k: u64| {
-        let out = format!("s{k}.png");
+    // Pixels drawn red (the falcons) and dark (the starlings, #202020 on a dusk sky).
+    let counts = |rec: &str, k: u64| {
+        let out = format!("{rec}{k}.png");
         let k = k.to_string();
-        succeeds(
-            d.path(),
-            &[
-                "still",
-                "inout.bfs",
-                "--frame",
-                &k,
-                "--size",
-                "320x180",
-                "-o",
-                &out,
-                "-q",
-            ],
-        );
+        let args = [
+            "still", rec, "--frame", &k, "--size", "320x180", "-o", &out, "-q",
+        ];
+        succeeds(d.path(), &args);
         let (_, _, px) = read_png(&d.path().join(&out));
-        px.chunks(4)
-            .filter(|p| p[0] > 120 && p[1] < 60 && p[2] < 60)
-            .count()
+        let red = px
+            .chunks(4)
+            .filter(|p| p[0] > 120 && p[1] < 60 && p[2] < 60);
+        let dark = px.chunks(4).filter(|p| p[0] < 90 && p[1] < 90 && p[2] < 90);
+        (red.count(), dark.count())
     };
+    let red = |k| counts("inout.bfs", k).0;
     assert_eq!(red(20), 0, "frame 20: a falcon drawn before it is added");
     assert!(red(45) > 4, "frame 45: no falcon drawn");
     assert_eq!(red(75), 0, "frame 75: a falcon drawn after it is removed");
+    // The starlings (the first 600 agents) taken out at step 30: the falcons left keep their
+    // own colour and size.
+    let out = r#"[{"step": 30, "remove": ["species[0]"]}]"#;
+    write(d.path(), "alone.json", &falcons(out, true));
+    simulate(d.path(), "alone.json", "alone.bfs", &[]);
+    let (red, dark) = counts("alone.bfs", 45);
+    assert!(
+        red > 0 && dark == 0,
+        "frame 45: {red} red and {dark} dark pixels"
+    );
+    assert!(
+        counts("alone.bfs", 20).1 > 100,
+        "frame 20: no starlings drawn"
+    );
 }
 
 #[test]

@@ -859,3 +859,74 @@ fn a_live_run_tuned_in_the_physics_panel_is_what_simulate_writes_from_the_saved_
         "the tuned live run and forge simulate of its saved scene differ"
     );
 }
+
+/// The physics panel's species checkboxes: unticking the falcons while the run plays is a
+/// `remove` event at the step the solver was about to take; the frames after it leave them out,
+/// and `forge simulate` of the saved scene writes the bytes the session recorded.
+#[test]
+fn a_species_taken_out_in_the_physics_panel_is_what_simulate_writes() {
+    let d = tmp();
+    let Some(x) = display("a_species_taken_out_in_the_physics_panel") else {
+        return;
+    };
+    let args = [
+        "view",
+        "murmuration-falcon",
+        "--agents",
+        "1000",
+        "--steps",
+        "240",
+        "--record",
+        "live.bfs",
+        "--size",
+        "320x180",
+    ];
+    let mut p = player(&x, d.path(), &args);
+    let win = x.window("forge view", SLOW, p.child());
+    win.wait_title("frames coming live", SLOW, |t| {
+        t.ends_with(", live") && frame_of(t) > 5
+    });
+    // The second checkbox of the panel (the falcons), right of the 320-pixel image.
+    win.click([380, 91], 1);
+    win.wait_title("the run's end", SLOW, |t| paused(t) && frame_of(t) == 240);
+    win.keys(&["s"]);
+    let saved = d.path().join("murmuration-falcon.scene.json");
+    let t0 = Instant::now();
+    while !saved.exists() && t0.elapsed() < SLOW {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    quit(&win, p);
+    let text = std::fs::read_to_string(&saved).expect("s saved the scene");
+    let scene: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let keys = scene["timeline"].as_array().expect("a timeline");
+    assert!(
+        keys.len() == 1 && keys[0]["set"]["species[1].present"] == 0.0,
+        "{keys:?}"
+    );
+    let mut r = forge::bfs::Reader::open(&d.path().join("live.bfs")).unwrap();
+    let last = r.read_frame(r.frame_count() - 1).unwrap();
+    let n = last.agents(2) as u32;
+    assert!(
+        matches!(last.absent[..], [(lo, hi)] if hi == n && lo < n),
+        "the falcons (the last agents) are not absent at the end: {:?}",
+        last.absent
+    );
+    succeeds(
+        d.path(),
+        &[
+            "simulate",
+            "murmuration-falcon.scene.json",
+            "-o",
+            "sim.bfs",
+            "-q",
+        ],
+    );
+    let (a, b) = (
+        std::fs::read(d.path().join("live.bfs")).unwrap(),
+        std::fs::read(d.path().join("sim.bfs")).unwrap(),
+    );
+    assert!(
+        a == b,
+        "the live run and forge simulate of its saved scene differ"
+    );
+}

@@ -88,17 +88,29 @@ def simulate(
 class Frame:
     """One recorded frame: ``index``, ``step``, ``time`` and the arrays ``positions`` and
     ``velocities`` (``float32``, shape ``(N, dim)``, read-only; strided, since they keep the
-    file's component-major layout)."""
+    file's component-major layout), and ``present`` (``bool``, shape ``(N,)``, read-only):
+    whether each agent is in the world at the frame's step (False where the recording's
+    timeline removed its species; the arrays keep it where it went, and :meth:`metrics`
+    leaves it out)."""
 
-    __slots__ = ("index", "step", "time", "positions", "velocities", "_rec")
+    __slots__ = ("index", "step", "time", "positions", "velocities", "present", "_rec")
 
-    def __init__(self, rec: "Recording", index: int, step: int, pos: np.ndarray, vel: np.ndarray):
+    def __init__(
+        self,
+        rec: "Recording",
+        index: int,
+        step: int,
+        pos: np.ndarray,
+        vel: np.ndarray,
+        present: np.ndarray,
+    ):
         self._rec = rec
         self.index = index
         self.step = step
         self.time = step * rec.header["dt"]
         self.positions = pos
         self.velocities = vel
+        self.present = present
 
     def metrics(self) -> Dict[str, float]:
         """forge's order parameters of this frame (polarization, mean_speed, nn_distance,
@@ -209,10 +221,13 @@ class Recording:
         return _export(self.path, os.fspath(path), frames, every, force, colours or None)
 
     def _frame(self, k: int) -> Frame:
-        step, pos, vel = self._reader.read(k, self.verify)
-        for a in (pos, vel):
+        step, pos, vel, absent = self._reader.read(k, self.verify)
+        present = np.ones(pos.shape[1], dtype=bool)
+        for lo, hi in absent:
+            present[lo:hi] = False
+        for a in (pos, vel, present):
             a.flags.writeable = False
-        return Frame(self, k, step, pos.T, vel.T)
+        return Frame(self, k, step, pos.T, vel.T, present)
 
     def __getitem__(self, key: Union[int, slice]) -> Union[Frame, List[Frame]]:
         count = len(self)

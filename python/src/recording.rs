@@ -119,8 +119,9 @@ impl PyReader {
         Ok((span.payload_at, span.step, span.agents))
     }
 
-    /// Frame `k` as `(step, positions, velocities)`, each array `dim × agents` (component-
-    /// major), copied from the file this reader opened (a file replaced or cut short since is
+    /// Frame `k` as `(step, positions, velocities, absent)`, each array `dim × agents`
+    /// (component-major; `absent`: the id ranges `(lo, hi)` out of the world at its step),
+    /// copied from the file this reader opened (a file replaced or cut short since is
     /// never read in its place, never mapped: a clear error, not a signal). With `verify` its
     /// checksum is compared; a value that is not a finite number is refused as `forge still`
     /// and `forge render` refuse it.
@@ -130,7 +131,12 @@ impl PyReader {
         py: Python<'py>,
         k: u64,
         verify: bool,
-    ) -> PyResult<(u64, Bound<'py, PyArray2<f32>>, Bound<'py, PyArray2<f32>>)> {
+    ) -> PyResult<(
+        u64,
+        Bound<'py, PyArray2<f32>>,
+        Bound<'py, PyArray2<f32>>,
+        Vec<(u32, u32)>,
+    )> {
         let (f, dim) = self
             .with(py, |r| -> Result<_, bfs::BfsError> {
                 let dim = usize::from(r.header().dim);
@@ -146,7 +152,7 @@ impl PyReader {
                 .map_err(|e| RecordingError::new_err(e.to_string()))?;
             Ok(a.into_pyarray(py))
         };
-        Ok((f.step, shaped(f.pos)?, shaped(f.vel)?))
+        Ok((f.step, shaped(f.pos)?, shaped(f.vel)?, f.absent))
     }
 
     /// forge's metrics of every frame (`forge info --metrics`), as columns of NumPy arrays.

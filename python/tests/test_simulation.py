@@ -227,3 +227,40 @@ def test_set_refuses_what_a_scene_file_refuses(small_scene):
     with pytest.raises(ValueError, match=r"boids.v_min: v_min must be < v_max at every step"):
         sim.set("boids.v_min", 1e6)
     assert sim.timeline == []
+
+
+def test_a_species_taken_out_is_absent_from_the_recording(tmp_path):
+    # `set("species[1].present", 0)` is a `remove` event: the hawks stop where they are, the
+    # recording marks them absent from that step, and the metrics leave them out.
+    scene = {
+        "model": "boids", "dim": 2, "steps": 10, "warmup": 0, "dt": 0.05, "seed": 2,
+        "world": {"size": [300, 200], "boundary": "wrap"},
+        "boids": {"r_sep": 8, "r_ali": 25, "r_coh": 25, "w_sep": 100, "w_ali": 2, "w_coh": 1,
+                  "max_force": 150, "v_min": 40, "v_max": 100},
+        "species": [
+            {"name": "sparrow", "agents": 400, "boids": {"w_flee": 300, "flee_radius": 50}},
+            {"name": "hawk", "agents": 3, "role": "predator",
+             "boids": {"chase_radius": 120, "w_chase": 200}},
+        ],
+    }
+    sim = ff.Simulation(scene, seed=2, threads=1)
+    with pytest.raises(ValueError, match=r"species\[1\].present: species\[1\] is already there at step 0"):
+        sim.set("species[1].present", 1)
+    sim.step(4)
+    sim.set("species[1].present", 0)
+    sim.step(6)
+    assert sim.timeline == [{"step": 4, "interpolation": "step", "set": {"species[1].present": 0.0}}]
+    out = tmp_path / "hawks.bfs"
+    sim.record(out, steps=10, every=1)
+    rec = ff.Recording(out)
+    assert np.array_equal(sim.positions, rec[10].positions)
+    assert rec[3].present.all() and not rec[3].present.flags.writeable
+    for f in rec[4:]:
+        assert f.present[:400].all() and not f.present[400:].any(), f
+    assert np.array_equal(rec[4].positions[400:], rec[10].positions[400:])
+    assert not np.array_equal(rec[3].positions[400:], rec[4].positions[400:])
+    v = rec[10].velocities[:400].astype(np.float64)
+    order = np.linalg.norm((v / np.linalg.norm(v, axis=1)[:, None]).sum(axis=0)) / 400
+    assert rec[10].metrics()["polarization"] == pytest.approx(order, rel=1e-9)
+    assert rec.metrics()["polarization"][10] == pytest.approx(order, rel=1e-9)
+    assert sim.metrics()["polarization"] == pytest.approx(order, rel=1e-9)

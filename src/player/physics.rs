@@ -1,7 +1,8 @@
 //! The physics panel of a live run (`forge view SCENE`): every parameter of the scene a
-//! timeline key may set (`crate::scene::timeline`), at its value for the step shown. A change
-//! is sent to the solver, which makes it a key at the step it is about to take; `s` saves the
-//! scene with those keys, and `forge simulate` on that file writes what the session recorded.
+//! timeline key may set (`crate::scene::timeline`), at its value for the step shown, and
+//! whether each species is in the world. A change is sent to the solver, which makes it a key
+//! at the step it is about to take; `s` saves the scene with those keys, and `forge simulate`
+//! on that file writes what the session recorded.
 
 use egui::{DragValue, Ui};
 
@@ -54,6 +55,19 @@ pub fn show(ui: &mut Ui, scene: &Scene, step: u64, out: &mut Vec<Action>) {
     ui.heading("Physics (live)");
     ui.label("a change is a key at the next step; s saves the scene");
     let tracks = timeline::tracks(scene);
+    // Each species in or out of the world: an `add` or `remove` event at the next step.
+    for (i, sp) in scene.species.iter().enumerate() {
+        let path = format!("species[{i}].present");
+        let there = tracks
+            .iter()
+            .find(|t| t.path == path)
+            .is_none_or(|t| t.value(step) != 0.0);
+        let mut v = there;
+        ui.checkbox(&mut v, format!("{} in the world", sp.name));
+        if v != there {
+            out.push(Action::Physics(path, if v { 1.0 } else { 0.0 }));
+        }
+    }
     for (path, label) in parameters(scene) {
         let Ok(target) = Target::parse(&path) else {
             continue;

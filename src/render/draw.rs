@@ -27,8 +27,8 @@ impl Renderer {
         // 3D the farthest sprite's (shaders/agents.wgsl, `vs_main3`: a quarter, 0.7 px at
         // least). From WIDE_CORE_PX up the sprites take the cheaper core.
         let narrowest_core = match cam3 {
-            Some(_) => (core_px * self.smallest_size * 0.25).max(0.7),
-            None => core_px * self.smallest_size,
+            Some(_) => (core_px * self.per_agent.smallest_size * 0.25).max(0.7),
+            None => core_px * self.per_agent.smallest_size,
         };
         let wide_core = narrowest_core >= super::agents::WIDE_CORE_PX;
         let frame = |p: AgentParams| self.sprite_params(p, core_px, radius_px, range, mean_heading);

@@ -119,13 +119,9 @@ pub struct Renderer {
     /// Each agent's sprite size as a multiple of the point size, one f32 per agent, where its
     /// species has one ([`Renderer::set_sizes`]).
     sizes: Option<wgpu::Buffer>,
-    /// The smallest of those multiples (1 without them).
-    smallest_size: f32,
-    /// Every agent's species value and size multiple (empty where not given), and the agents
-    /// left out of the buffers made from them: those absent from the frame last drawn.
-    species_values: Vec<f32>,
-    size_values: Vec<f32>,
-    buffers_absent: Vec<(u32, u32)>,
+    /// What the per-agent buffers are made from (for the agents there) and the smallest size
+    /// multiple ([`shown::PerAgent`]).
+    per_agent: shown::PerAgent,
     agents: AgentsPass,
     fade: FadePass,
     bloom: Option<BloomPass>,
@@ -238,10 +234,7 @@ impl Renderer {
             density,
             species: None,
             sizes: None,
-            smallest_size: 1.0,
-            species_values: Vec::new(),
-            size_values: Vec::new(),
-            buffers_absent: Vec::new(),
+            per_agent: Default::default(),
             agents,
             fade,
             bloom,

@@ -7,23 +7,45 @@ use std::borrow::Cow;
 use super::Renderer;
 use crate::bfs::{present_of, Frame};
 
+/// Every agent's species value and size multiple (empty where not given), and the agents left
+/// out of the buffers made from them: those absent from the frame last drawn.
+#[derive(Debug)]
+pub(super) struct PerAgent {
+    species: Vec<f32>,
+    sizes: Vec<f32>,
+    absent: Vec<(u32, u32)>,
+    /// The smallest size multiple (1 without them).
+    pub(super) smallest_size: f32,
+}
+
+impl Default for PerAgent {
+    fn default() -> PerAgent {
+        PerAgent {
+            species: Vec::new(),
+            sizes: Vec::new(),
+            absent: Vec::new(),
+            smallest_size: 1.0,
+        }
+    }
+}
+
 impl Renderer {
     /// Each agent's species index (agent order), for `--color species`: the value the palette
     /// is read at.
     pub fn set_species(&mut self, ids: &[u8]) {
-        self.species_values = ids.iter().map(|&i| i as f32 / 255.0).collect();
-        self.buffers_absent.clear();
-        self.species = Some(self.per_agent("species values", &self.species_values));
+        self.per_agent.species = ids.iter().map(|&i| i as f32 / 255.0).collect();
+        self.per_agent.absent.clear();
+        self.species = Some(self.values_buffer("species values", &self.per_agent.species));
     }
 
     /// Each agent's sprite size as a multiple of the look's point size (agent order; its
     /// species' `render.size`). Every sprite is drawn at the point size when all are 1.
     pub fn set_sizes(&mut self, sizes: &[f32]) {
         let sized = !sizes.iter().all(|&s| s == 1.0);
-        self.size_values = if sized { sizes.to_vec() } else { Vec::new() };
-        self.buffers_absent.clear();
-        self.sizes = sized.then(|| self.per_agent("sprite sizes", sizes));
-        self.smallest_size = match self.sizes {
+        self.per_agent.sizes = if sized { sizes.to_vec() } else { Vec::new() };
+        self.per_agent.absent.clear();
+        self.sizes = sized.then(|| self.values_buffer("sprite sizes", sizes));
+        self.per_agent.smallest_size = match self.sizes {
             Some(_) => sizes.iter().copied().fold(f32::INFINITY, f32::min),
             None => 1.0,
         };
@@ -32,17 +54,17 @@ impl Renderer {
     /// `frame` as drawn: the agents there at its step (a copy where some are absent), with
     /// the per-agent buffers made for those agents.
     pub(super) fn shown<'a>(&mut self, frame: &'a Frame) -> Cow<'a, Frame> {
-        if frame.absent != self.buffers_absent {
+        if frame.absent != self.per_agent.absent {
             let absent = &frame.absent;
             if self.species.is_some() {
-                let v: Vec<f32> = present_of(absent, &self.species_values).collect();
-                self.species = Some(self.per_agent("species values", &v));
+                let v: Vec<f32> = present_of(absent, &self.per_agent.species).collect();
+                self.species = Some(self.values_buffer("species values", &v));
             }
             if self.sizes.is_some() {
-                let v: Vec<f32> = present_of(absent, &self.size_values).collect();
-                self.sizes = Some(self.per_agent("sprite sizes", &v));
+                let v: Vec<f32> = present_of(absent, &self.per_agent.sizes).collect();
+                self.sizes = Some(self.values_buffer("sprite sizes", &v));
             }
-            self.buffers_absent = absent.clone();
+            self.per_agent.absent = absent.clone();
         }
         if frame.absent.is_empty() {
             return Cow::Borrowed(frame);
@@ -53,7 +75,7 @@ impl Renderer {
     }
 
     /// A vertex buffer holding `values`, one f32 per agent.
-    fn per_agent(&self, label: &str, values: &[f32]) -> wgpu::Buffer {
+    fn values_buffer(&self, label: &str, values: &[f32]) -> wgpu::Buffer {
         let buf = self.gpu.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some(label),
             size: (values.len().max(1) * 4) as u64,

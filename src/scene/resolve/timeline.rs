@@ -361,6 +361,25 @@ pub(in crate::scene) fn add(
     let Some(v) = value(&mut cx, param, param, x, s) else {
         return Err(first(cx).expect("a refused value has its error"));
     };
+    // A species or obstacle added while it is there (or removed while gone) would, as the
+    // first event of its track, take it out of the world until then: the steps already taken.
+    if Target::parse(param).is_ok_and(|t| t.is_presence()) {
+        let now = super::super::timeline::tracks(s)
+            .iter()
+            .find(|t| t.path == param)
+            .map_or(1.0, |t| t.value(step));
+        if now == v {
+            return Err(SceneError {
+                path: param.to_string(),
+                message: format!(
+                    "{} is already {} at step {step}",
+                    param.trim_end_matches(".present"),
+                    if v == 1.0 { "there" } else { "gone" }
+                ),
+                line: None,
+            });
+        }
+    }
     let mut keys = s.timeline.clone();
     let at = keys.partition_point(|k| k.step <= step);
     match keys[..at]
