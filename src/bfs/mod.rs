@@ -217,6 +217,17 @@ impl Frame {
         self.pos.len().checked_div(dim).unwrap_or(0)
     }
 
+    /// The frame with only the agents there at its step: itself where none is absent, else a
+    /// copy without them ([`Frame::drop_absent`]).
+    pub fn present(&self, dim: usize) -> std::borrow::Cow<'_, Frame> {
+        if self.absent.is_empty() {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        let mut f = self.clone();
+        f.drop_absent(dim);
+        std::borrow::Cow::Owned(f)
+    }
+
     /// Whether agent `id` is absent at this frame's step ([`Frame::absent`]).
     pub fn is_absent(&self, id: usize) -> bool {
         let id = id as u64;

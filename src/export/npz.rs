@@ -197,15 +197,7 @@ pub(super) fn write(
         per.any_absent |= !f.absent.is_empty();
         if with_metrics {
             // Over the agents there at the frame's step.
-            let shown;
-            let f = if f.absent.is_empty() {
-                f
-            } else {
-                let mut c = f.clone();
-                c.drop_absent(dim);
-                shown = c;
-                &shown
-            };
+            let f = f.present(dim);
             let m = metrics::frame_metrics(&space, f.agents(dim), &f.pos, &f.vel);
             per.polarization.push(m.polarization);
             per.mean_speed.push(m.mean_speed);

@@ -336,15 +336,7 @@ pub fn to_file(src: &mut Source, path: &std::path::Path) -> Result<()> {
 pub fn hud_of(hud: &mut Hud, f: &Frame, h: &Header) {
     let dim = usize::from(h.dim);
     // The agents there at its step.
-    let shown;
-    let f = if f.absent.is_empty() {
-        f
-    } else {
-        let mut c = f.clone();
-        c.drop_absent(dim);
-        shown = c;
-        &shown
-    };
+    let f = f.present(dim);
     let n = f.agents(dim);
     hud.frame = f.index;
     hud.step = f.step;

@@ -66,12 +66,7 @@ impl Renderer {
             }
             self.per_agent.absent = absent.clone();
         }
-        if frame.absent.is_empty() {
-            return Cow::Borrowed(frame);
-        }
-        let mut f = frame.clone();
-        f.drop_absent(self.world.dim);
-        Cow::Owned(f)
+        frame.present(self.world.dim)
     }
 
     /// A vertex buffer holding `values`, one f32 per agent.
