@@ -110,6 +110,26 @@ same "vicsek N=100000" grid vicsek --steps 30 --agents 100000
 same "murmuration N=100000" grid murmuration --steps 30 --agents 100000
 same "murmuration-falcon N=100000" grid murmuration-falcon --steps 30 --agents 100000
 same "obstacles N=100000" grid obstacles --steps 30 --agents 100000
+# Timelines on species: the falcons come and go, the starlings' (largest species') v_max is
+# keyed; one of two-flocks' flocks leaves and comes back.
+python3 - "$TMP" <<'PY'
+import json, os, sys
+keys = {
+    "murmuration-falcon": [
+        {"step": 5, "add": ["species[1]"]},
+        {"step": 12, "set": {"species[0].boids.v_max": 120, "species[0].boids.w_ali": 6}},
+        {"step": 20, "remove": ["species[1]"]},
+    ],
+    "two-flocks": [{"step": 4, "remove": ["species[0]"]}, {"step": 18, "add": ["species[0]"]}],
+}
+for name, timeline in keys.items():
+    s = json.load(open(os.path.join("scenes", name + ".json")))
+    s["warmup"] = 0
+    s["timeline"] = timeline
+    json.dump(s, open(os.path.join(sys.argv[1], name + "-keys.json"), "w"))
+PY
+same "murmuration-falcon, falcons in and out" "brute grid" "$TMP/murmuration-falcon-keys.json" --steps 30 --agents 3000
+same "two-flocks, a flock out and back" "brute grid" "$TMP/two-flocks-keys.json" --steps 30 --agents 3000
 scene_at turbulence 1000000 1 "$TMP/t1m.json"
 same "turbulence N=1M" grid "$TMP/t1m.json" --steps 10
 scene_at flame3d 1000000 5 "$TMP/f1m.json"
