@@ -327,6 +327,27 @@ impl PySimulation {
         self.with(py, |g| g.solver.is_cuda())
     }
 
+    /// Whether each agent is in the world at this step, `bool`, shape `(N,)`, read-only: False
+    /// for the agents of a species the timeline took out (`set("species[i].present", 0)`),
+    /// which the arrays keep where they went and `metrics()` leaves out.
+    #[getter]
+    fn present<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let absent = self.with(py, |g| {
+            forge::scene::timeline::Presence::of(&g.keyed)
+                .map(|p| p.absent(g.solver.step))
+                .unwrap_or_default()
+        });
+        let n = self.seeded.agents as usize;
+        let mut v = vec![true; n];
+        for (lo, hi) in absent {
+            let (lo, hi) = ((lo as usize).min(n), (hi as usize).min(n));
+            v[lo..hi].fill(false);
+        }
+        let a = numpy::ndarray::Array1::from_vec(v).into_pyarray(py);
+        a.call_method1("setflags", (false,))?;
+        Ok(a.into_any())
+    }
+
     /// Positions, `float32`, shape `(N, dim)`, read-only: a snapshot of this step.
     #[getter]
     fn positions(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {

@@ -247,8 +247,11 @@ def test_a_species_taken_out_is_absent_from_the_recording(tmp_path):
     with pytest.raises(ValueError, match=r"species\[1\].present: species\[1\] is already there at step 0"):
         sim.set("species[1].present", 1)
     sim.step(4)
+    assert sim.present.all() and sim.present.shape == (403,)
     sim.set("species[1].present", 0)
     sim.step(6)
+    assert sim.present[:400].all() and not sim.present[400:].any()
+    assert not sim.present.flags.writeable
     assert sim.timeline == [{"step": 4, "interpolation": "step", "set": {"species[1].present": 0.0}}]
     out = tmp_path / "hawks.bfs"
     sim.record(out, steps=10, every=1)
