@@ -1123,6 +1123,7 @@ fn whole_steps_match_the_cpu_with_a_timeline_of_species() {
         }
     };
     let falcon = keys(&[
+        (0, "species[1].present", 0.0),
         (4, "species[1].present", 1.0),
         (9, "species[0].boids.v_max", 100.0),
         (9, "species[0].boids.w_ali", 9.0),
