@@ -827,15 +827,7 @@ fn a_live_run_tuned_in_the_physics_panel_is_what_simulate_writes_from_the_saved_
     // The noise's value: the first field of the panel, right of the 320-pixel image.
     win.drag([356, 70], [420, 70], 1);
     win.wait_title("the run's end", SLOW, |t| paused(t) && frame_of(t) == 200);
-    win.keys(&["s"]);
-    let saved = d.path().join("vicsek-bands.scene.json");
-    let t0 = Instant::now();
-    while !saved.exists() && t0.elapsed() < SLOW {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    quit(&win, p);
-    let text = std::fs::read_to_string(&saved).expect("s saved the scene");
-    let scene: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let scene = save_and_quit(&win, p, d.path(), "vicsek-bands");
     let keys = scene["timeline"]
         .as_array()
         .expect("the saved scene has a timeline");
@@ -846,18 +838,7 @@ fn a_live_run_tuned_in_the_physics_panel_is_what_simulate_writes_from_the_saved_
                 .all(|k| k["set"]["vicsek.noise"].as_f64().unwrap() > 0.6),
         "{keys:?}"
     );
-    succeeds(
-        d.path(),
-        &["simulate", "vicsek-bands.scene.json", "-o", "sim.bfs", "-q"],
-    );
-    let (a, b) = (
-        std::fs::read(d.path().join("live.bfs")).unwrap(),
-        std::fs::read(d.path().join("sim.bfs")).unwrap(),
-    );
-    assert!(
-        a == b,
-        "the tuned live run and forge simulate of its saved scene differ"
-    );
+    simulate_saved_is_live(d.path(), "vicsek-bands");
 }
 
 /// The physics panel's species checkboxes: unticking the falcons while the run plays is a
@@ -889,15 +870,7 @@ fn a_species_taken_out_in_the_physics_panel_is_what_simulate_writes() {
     // The second checkbox of the panel (the falcons), right of the 320-pixel image.
     win.click([380, 91], 1);
     win.wait_title("the run's end", SLOW, |t| paused(t) && frame_of(t) == 240);
-    win.keys(&["s"]);
-    let saved = d.path().join("murmuration-falcon.scene.json");
-    let t0 = Instant::now();
-    while !saved.exists() && t0.elapsed() < SLOW {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    quit(&win, p);
-    let text = std::fs::read_to_string(&saved).expect("s saved the scene");
-    let scene: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let scene = save_and_quit(&win, p, d.path(), "murmuration-falcon");
     let keys = scene["timeline"].as_array().expect("a timeline");
     assert!(
         keys.len() == 1 && keys[0]["set"]["species[1].present"] == 0.0,
@@ -911,19 +884,30 @@ fn a_species_taken_out_in_the_physics_panel_is_what_simulate_writes() {
         "the falcons (the last agents) are not absent at the end: {:?}",
         last.absent
     );
-    succeeds(
-        d.path(),
-        &[
-            "simulate",
-            "murmuration-falcon.scene.json",
-            "-o",
-            "sim.bfs",
-            "-q",
-        ],
-    );
+    simulate_saved_is_live(d.path(), "murmuration-falcon");
+}
+
+/// `s` in the player of a live run of `name`: the scene saved as `NAME.scene.json` (waited for),
+/// then the player quit; the saved scene.
+fn save_and_quit(win: &Window, p: Player, dir: &Path, name: &str) -> serde_json::Value {
+    win.keys(&["s"]);
+    let saved = dir.join(format!("{name}.scene.json"));
+    let t0 = Instant::now();
+    while !saved.exists() && t0.elapsed() < SLOW {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    quit(win, p);
+    let text = std::fs::read_to_string(&saved).expect("s saved the scene");
+    serde_json::from_str(&text).unwrap()
+}
+
+/// `forge simulate NAME.scene.json` writes the bytes the live session recorded (`live.bfs`).
+fn simulate_saved_is_live(dir: &Path, name: &str) {
+    let scene = format!("{name}.scene.json");
+    succeeds(dir, &["simulate", &scene, "-o", "sim.bfs", "-q"]);
     let (a, b) = (
-        std::fs::read(d.path().join("live.bfs")).unwrap(),
-        std::fs::read(d.path().join("sim.bfs")).unwrap(),
+        std::fs::read(dir.join("live.bfs")).unwrap(),
+        std::fs::read(dir.join("sim.bfs")).unwrap(),
     );
     assert!(
         a == b,

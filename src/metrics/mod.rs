@@ -66,11 +66,15 @@ impl Space {
 }
 
 pub fn polarization(dim: usize, n: usize, vel: &[f32]) -> f64 {
-    if n == 0 {
-        return 0.0;
-    }
+    polarization_of(dim, n, vel, |_| true)
+}
+
+/// [`polarization`] over the agents `i` of `0..n` for which `keep(i)` (none: 0).
+pub fn polarization_of(dim: usize, n: usize, vel: &[f32], keep: impl Fn(usize) -> bool) -> f64 {
     let mut sum = [0f64; 3];
-    for i in 0..n {
+    let mut kept = 0usize;
+    for i in (0..n).filter(|&i| keep(i)) {
+        kept += 1;
         let mut s2 = 0.0;
         for k in 0..dim {
             s2 += (vel[k * n + i] as f64).powi(2);
@@ -82,26 +86,18 @@ pub fn polarization(dim: usize, n: usize, vel: &[f32]) -> f64 {
             }
         }
     }
-    sum.iter().map(|x| x * x).sum::<f64>().sqrt() / n as f64
+    if kept == 0 {
+        return 0.0;
+    }
+    sum.iter().map(|x| x * x).sum::<f64>().sqrt() / kept as f64
 }
 
 /// [`polarization`] of a solver's state (`vel` in slot order, `ids` the agent of each slot) over
 /// the agents not in `absent` (ascending id ranges, as [`crate::bfs::Frame::absent`]).
 pub fn polarization_present(dim: usize, vel: &[f32], ids: &[u32], absent: &[(u32, u32)]) -> f64 {
-    let n = ids.len();
-    if absent.is_empty() {
-        return polarization(dim, n, vel);
-    }
-    let out = |id: u32| absent.iter().any(|&(lo, hi)| (lo..hi).contains(&id));
-    let kept: Vec<usize> = (0..n).filter(|&s| !out(ids[s])).collect();
-    let m = kept.len();
-    let mut v = vec![0f32; dim * m];
-    for k in 0..dim {
-        for (j, &s) in kept.iter().enumerate() {
-            v[k * m + j] = vel[k * n + s];
-        }
-    }
-    polarization(dim, m, &v)
+    polarization_of(dim, ids.len(), vel, |s| {
+        !crate::bfs::is_in(absent, ids[s] as usize)
+    })
 }
 
 pub fn mean_speed(dim: usize, n: usize, vel: &[f32]) -> f64 {

@@ -335,12 +335,11 @@ pub fn to_file(src: &mut Source, path: &std::path::Path) -> Result<()> {
 /// The HUD's figures for frame `f`.
 pub fn hud_of(hud: &mut Hud, f: &Frame, h: &Header) {
     let dim = usize::from(h.dim);
-    // The agents there at its step.
-    let f = f.present(dim);
     let n = f.agents(dim);
     hud.frame = f.index;
     hud.step = f.step;
     hud.time = f.step as f64 * f64::from(h.dt);
-    hud.agents = n;
-    hud.polarization = crate::metrics::polarization(dim, n, &f.vel);
+    // Over the agents there at its step.
+    hud.agents = f.present_count(n);
+    hud.polarization = crate::metrics::polarization_of(dim, n, &f.vel, |i| !f.is_absent(i));
 }

@@ -93,12 +93,12 @@ impl Renderer {
     /// been drawn. Trails are left alone: a render that starts mid-recording warms them up by
     /// drawing the frames just before its first ([`Renderer::warm`]).
     pub fn skip(&mut self, frame: &Frame) {
-        let shown = self.shown(frame);
-        let frame = &*shown;
-        let n = frame.agents(self.world.dim);
-        if self.camera3(frame, n).is_none() {
-            self.view(frame, n);
-        }
+        self.with_shown(frame, |r, f| {
+            let n = f.agents(r.world.dim);
+            if r.camera3(f, n).is_none() {
+                r.view(f, n);
+            }
+        });
     }
 
     /// Draws `frame` into the trails and shows nothing (no bloom, tone map, conversion or

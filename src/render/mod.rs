@@ -321,11 +321,18 @@ impl Renderer {
         frame: &Frame,
         sink: &mut dyn FnMut(&[u8]) -> Result<()>,
     ) -> Result<()> {
+        self.with_shown(frame, |r, f| r.render_shown(f, sink))
+    }
+
+    /// [`Renderer::render`] of the agents there at the frame's step.
+    fn render_shown(
+        &mut self,
+        frame: &Frame,
+        sink: &mut dyn FnMut(&[u8]) -> Result<()>,
+    ) -> Result<()> {
         if self.readback.full() {
             self.deliver_oldest(sink)?;
         }
-        let shown = self.shown(frame);
-        let frame = &*shown;
         let n = frame.agents(self.world.dim);
         let n32 = u32::try_from(n)
             .map_err(|_| anyhow::anyhow!("frame {}: too many agents", frame.index))?;

@@ -2,8 +2,6 @@
 //! species out of the world keeps its agents in every frame ([`Frame::absent`] names them);
 //! the renderer draws the others, each with its own species value and size.
 
-use std::borrow::Cow;
-
 use super::Renderer;
 use crate::bfs::{present_of, Frame};
 
@@ -16,6 +14,8 @@ pub(super) struct PerAgent {
     absent: Vec<(u32, u32)>,
     /// The smallest size multiple (1 without them).
     pub(super) smallest_size: f32,
+    /// The last frame drawn without its absent agents (its buffers reused).
+    scratch: Frame,
 }
 
 impl Default for PerAgent {
@@ -25,6 +25,7 @@ impl Default for PerAgent {
             sizes: Vec::new(),
             absent: Vec::new(),
             smallest_size: 1.0,
+            scratch: Frame::empty(),
         }
     }
 }
@@ -51,9 +52,14 @@ impl Renderer {
         };
     }
 
-    /// `frame` as drawn: the agents there at its step (a copy where some are absent), with
-    /// the per-agent buffers made for those agents.
-    pub(super) fn shown<'a>(&mut self, frame: &'a Frame) -> Cow<'a, Frame> {
+    /// `then` on `frame` as drawn: the agents there at its step (copied into a scratch frame
+    /// kept from call to call where some are absent), with the per-agent buffers made for
+    /// those agents.
+    pub(super) fn with_shown<T>(
+        &mut self,
+        frame: &Frame,
+        then: impl FnOnce(&mut Renderer, &Frame) -> T,
+    ) -> T {
         if frame.absent != self.per_agent.absent {
             let absent = &frame.absent;
             if self.species.is_some() {
@@ -66,7 +72,14 @@ impl Renderer {
             }
             self.per_agent.absent = absent.clone();
         }
-        frame.present(self.world.dim)
+        if frame.absent.is_empty() {
+            return then(self, frame);
+        }
+        let mut shown = std::mem::take(&mut self.per_agent.scratch);
+        frame.present_into(self.world.dim, &mut shown);
+        let out = then(self, &shown);
+        self.per_agent.scratch = shown;
+        out
     }
 
     /// A vertex buffer holding `values`, one f32 per agent.

@@ -139,6 +139,28 @@ pub fn colours(species: &[Species]) -> Vec<[u8; 3]> {
         .collect()
 }
 
+/// Each species' agent ids `lo..hi` in a flock of `agents`: species hold consecutive ids in
+/// scene order. Counts that do not sum to the flock (never, from a validated scene and
+/// `Scene::set_agents`): the last species takes the rest, or those past the flock are cut.
+pub fn id_ranges(species: &[Species], agents: u32) -> Vec<(u32, u32)> {
+    let mut lo = 0u32;
+    let last = species.len().saturating_sub(1);
+    species
+        .iter()
+        .enumerate()
+        .map(|(i, sp)| {
+            let end = if i == last {
+                agents
+            } else {
+                lo.saturating_add(sp.agents).min(agents)
+            };
+            let r = (lo, end.max(lo));
+            lo = r.1;
+            r
+        })
+        .collect()
+}
+
 /// Each species' sprite size as a multiple of the look's point size (by species index): its
 /// `render.size`, else 1.
 pub fn sizes(species: &[Species]) -> Vec<f32> {

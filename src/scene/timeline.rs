@@ -574,19 +574,10 @@ impl Presence {
         if tracks.is_empty() {
             return None;
         }
-        // Species hold consecutive ids in scene order; the last takes the rest of the flock.
-        let mut ids = Vec::with_capacity(s.species.len());
-        let mut lo = 0u32;
-        for (i, sp) in s.species.iter().enumerate() {
-            let hi = if i + 1 == s.species.len() {
-                s.agents
-            } else {
-                lo.saturating_add(sp.agents).min(s.agents)
-            };
-            ids.push((lo, hi.max(lo)));
-            lo = hi.max(lo);
-        }
-        Some(Presence { ids, tracks })
+        Some(Presence {
+            ids: super::species::id_ranges(&s.species, s.agents),
+            tracks,
+        })
     }
 
     /// Whether species `i` is there at `step`.

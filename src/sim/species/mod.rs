@@ -64,7 +64,7 @@ pub struct Species {
     /// Each species' largest squared boids radius.
     pub rmax2: Vec<f32>,
     pub any_predator: bool,
-    /// Each species' agent ids, `first..end` (species hold consecutive ids, in scene order).
+    /// Each species' agent ids, `first..end` ([`crate::scene::species::id_ranges`]).
     pub ids: Vec<(u32, u32)>,
     /// Whether species a's sums are the plain loop's, corrected for rare agents (see the
     /// module's header): every species b with `mask[a][b]` not all three rules is rare.
@@ -158,15 +158,14 @@ impl Species {
             return None;
         }
         let count = s.species.len();
-        let mut out = Species::default();
+        let mut out = Species {
+            ids: crate::scene::species::id_ranges(&s.species, s.agents),
+            ..Species::default()
+        };
         for (a, sp) in s.species.iter().enumerate() {
+            let (lo, hi) = out.ids[a];
             out.of_agent
-                .extend(std::iter::repeat_n(a as u8, sp.agents as usize));
-            if a + 1 == count {
-                // Counts that do not sum to the flock (never, from a validated scene and
-                // `Scene::set_agents`): the last species takes the rest, or is cut short.
-                out.of_agent.resize(s.agents as usize, a as u8);
-            }
+                .extend(std::iter::repeat_n(a as u8, (hi - lo) as usize));
             let p = Species::params_of(s, a);
             out.rmax2.push(p.r_sep2.max(p.r_ali2).max(p.r_coh2));
             out.params.push(p);
@@ -199,12 +198,7 @@ impl Species {
         out.scene_mask = out.mask.clone();
         out.present = vec![true; count];
         out.any_predator = out.predator.contains(&true);
-        let mut first = 0u32;
-        for a in 0..count {
-            let k = out.of_agent.iter().filter(|&&x| x as usize == a).count() as u32;
-            out.ids.push((first, first + k));
-            first += k;
-        }
+        debug_assert_eq!(out.of_agent.len(), s.agents as usize);
         debug_assert!(out
             .of_agent
             .iter()
