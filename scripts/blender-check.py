@@ -7,7 +7,9 @@ and optionally "size": [W, H] (the render's, default 320x180), "render_frame": K
 the last frame checked), "radius" (a point's, world units; default 0.4% of the world),
 "colour" and "background" (linear RGB; default white points on black).
 At each frame K given, every vertex of the imported point cloud must be within 1e-4 of the
-world's size of the recorded position (Blender adds each frame's displacement to the first in
+world's size of the recorded position (of the agents there: where a species comes and goes, the
+export holds a child of `Agents` per species, scaled to nothing while it is out of the world,
+and EXPECTED lists the agents in the world at K) (Blender adds each frame's displacement to the first in
 float32). With OUT.png, renders the last frame given from an orthographic camera straight down
 onto the world (2D runs: the world fills a frame of its shape), each agent a small white point
 on black, with Cycles on the CPU. Prints "blender-check: ok" and exits 0, else exits 1.
@@ -47,16 +49,24 @@ bpy.ops.wm.read_factory_settings(use_empty=True)
 scene = bpy.context.scene
 scene.render.fps = fps
 bpy.ops.import_scene.gltf(filepath=glb)
-agents = bpy.data.objects["Agents"]
+# The point clouds, in the export's node order (agent ids ascending): `Agents` itself, or its
+# children, a species each.
+children = doc["nodes"][0].get("children", [])
+clouds = [bpy.data.objects[doc["nodes"][c]["name"]] for c in children] or [bpy.data.objects["Agents"]]
 world = expected["world"]
 tol = 1e-4 * max(world)
 worst = 0.0
 for k, want in sorted(expected["frames"].items(), key=lambda kv: int(kv[0])):
     scene.frame_set(int(k))
-    ev = agents.evaluated_get(bpy.context.evaluated_depsgraph_get())
-    mesh = ev.to_mesh()
-    got = [agents.matrix_world @ v.co for v in mesh.vertices]
-    ev.to_mesh_clear()
+    got = []
+    for cloud in clouds:
+        # A species out of the world is scaled to nothing: none of its points is shown.
+        if min(abs(s) for s in cloud.matrix_world.to_scale()) < 1e-9:
+            continue
+        ev = cloud.evaluated_get(bpy.context.evaluated_depsgraph_get())
+        mesh = ev.to_mesh()
+        got += [cloud.matrix_world @ v.co for v in mesh.vertices]
+        ev.to_mesh_clear()
     if len(got) != len(want):
         print(f"blender-check: frame {k}: {len(got)} points, the recording has {len(want)}")
         sys.exit(1)
@@ -88,8 +98,9 @@ if out:
     tree.links.new(gin.outputs[0], to_points.inputs["Mesh"])
     tree.links.new(to_points.outputs[0], set_mat.inputs["Geometry"])
     tree.links.new(set_mat.outputs[0], gout.inputs[0])
-    mod = agents.modifiers.new("forge points", "NODES")
-    mod.node_group = tree
+    for cloud in clouds:
+        mod = cloud.modifiers.new("forge points", "NODES")
+        mod.node_group = tree
     cam_data = bpy.data.cameras.new("top")
     cam_data.type = "ORTHO"
     cam_data.ortho_scale = max(world[0], world[1])

@@ -111,6 +111,157 @@ fn a_glb_export_holds_every_frame_as_a_morph_target() {
     assert_eq!(w["sparse"]["count"], 3);
 }
 
+/// The floats of the accessor that `node`'s `path` channel animates to.
+fn channel(doc: &serde_json::Value, bin: &[u8], node: u64, path: &str) -> Vec<f32> {
+    let anim = &doc["animations"][0];
+    let ch = anim["channels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["target"]["node"] == node && c["target"]["path"] == path)
+        .unwrap_or_else(|| panic!("no {path} channel for node {node}"));
+    let sampler = &anim["samplers"][ch["sampler"].as_u64().unwrap() as usize];
+    assert_eq!(sampler["interpolation"], "STEP");
+    floats(doc, bin, sampler["output"].as_u64().unwrap() as usize)
+}
+
+/// Where a species comes and goes (the falcons added at step 30 and removed at 60), `Agents`
+/// holds a node per species, each scaled to nothing in the frames where it is out of the world,
+/// each holding its agents' recorded positions; Blender shows the agents there, frame by frame.
+#[test]
+fn a_species_that_comes_and_goes_is_a_node_scaled_to_nothing_while_it_is_out() {
+    use crate::species_keys::{falcons, IN_AND_OUT};
+    let d = tmp();
+    write(d.path(), "inout.json", &falcons(IN_AND_OUT, true));
+    succeeds(
+        d.path(),
+        &["simulate", "inout.json", "-o", "inout.bfs", "-q"],
+    );
+    let args = [
+        "export",
+        "inout.bfs",
+        "-o",
+        "f.glb",
+        "--frames",
+        "20..70",
+        "--every",
+        "5",
+    ];
+    succeeds(d.path(), &[&args[..], &["-q"]].concat());
+    let glb = std::fs::read(d.path().join("f.glb")).unwrap();
+    let (doc, bin) = chunks(&glb);
+    assert_eq!(doc["nodes"][0]["name"], "Agents");
+    assert_eq!(doc["nodes"][0]["children"], serde_json::json!([1, 2]));
+    assert_eq!(doc["nodes"][1]["name"], "starling");
+    assert_eq!(doc["nodes"][2]["name"], "falcon");
+    let frames: Vec<u64> = (20..70).step_by(5).collect();
+    // Scale 1 where the species is there, 0 where it is out: the falcons from frame 30 to 55.
+    let falcon: Vec<f32> = frames
+        .iter()
+        .map(|&k| if (30..60).contains(&k) { 1.0 } else { 0.0 })
+        .flat_map(|s| [s; 3])
+        .collect();
+    assert_eq!(channel(&doc, bin, 2, "scale"), falcon);
+    assert_eq!(channel(&doc, bin, 1, "scale"), vec![1.0; 3 * frames.len()]);
+    // Each node's points: its agents' recorded positions, frame by frame (glTF's Y-up).
+    let bfs = d.path().join("inout.bfs");
+    for (node, lo, hi) in [(1u64, 0usize, 600usize), (2, 600, 602)] {
+        let mesh = &doc["meshes"][doc["nodes"][node as usize]["mesh"].as_u64().unwrap() as usize];
+        let prim = &mesh["primitives"][0];
+        let base = floats(
+            &doc,
+            bin,
+            prim["attributes"]["POSITION"].as_u64().unwrap() as usize,
+        );
+        assert_eq!(base.len(), 3 * (hi - lo));
+        for (j, &k) in frames.iter().enumerate() {
+            let delta = match j {
+                0 => vec![0.0; base.len()],
+                _ => {
+                    let t = prim["targets"][j - 1]["POSITION"].as_u64().unwrap() as usize;
+                    floats(&doc, bin, t)
+                }
+            };
+            let want = &positions(&bfs, k)[lo..hi];
+            for (i, w) in want.iter().enumerate() {
+                let got: [f32; 3] = std::array::from_fn(|c| base[3 * i + c] + delta[3 * i + c]);
+                let back = [got[0], -got[2], got[1]];
+                assert!(
+                    (0..3).all(|c| (back[c] - w[c]).abs() <= 1e-3),
+                    "frame {k} agent {}: {back:?}, recorded {w:?}",
+                    lo + i
+                );
+            }
+        }
+    }
+    // Every species there in the frames chosen: one point cloud, as without species.
+    let inside = [
+        "export",
+        "inout.bfs",
+        "-o",
+        "in.glb",
+        "--frames",
+        "30..60",
+        "-q",
+    ];
+    succeeds(d.path(), &inside);
+    let glb = std::fs::read(d.path().join("in.glb")).unwrap();
+    let (doc, _) = chunks(&glb);
+    assert_eq!(
+        doc["nodes"],
+        serde_json::json!([{"name": "Agents", "mesh": 0}])
+    );
+    assert_eq!(doc["accessors"][0]["count"], 602);
+    // Blender: at each frame, the points shown are the agents there.
+    if !have_blender("a_species_that_comes_and_goes...") {
+        return;
+    }
+    let expected: serde_json::Map<String, serde_json::Value> = [25u64, 30, 45, 60]
+        .into_iter()
+        .map(|k| {
+            let n = if (30..60).contains(&k) { 602 } else { 600 };
+            (k.to_string(), serde_json::json!(positions(&bfs, k)[..n]))
+        })
+        .collect();
+    let expected = serde_json::json!({"frames": expected, "world": [640, 360]});
+    write(d.path(), "expected.json", &expected.to_string());
+    blender_check(d.path(), &["f.glb", "expected.json"]);
+}
+
+/// Whether Blender runs here; where it does not, fails if FORGE_REQUIRE_BLENDER is set.
+fn have_blender(test: &str) -> bool {
+    let blender = std::process::Command::new("blender")
+        .arg("--version")
+        .output();
+    if blender.is_ok_and(|o| o.status.success()) {
+        return true;
+    }
+    skip_unless_required(
+        "FORGE_REQUIRE_BLENDER",
+        &format!("{test}: Blender missing (apt-get install blender python3-numpy)"),
+    );
+    false
+}
+
+/// Runs scripts/blender-check.py in `dir` with `args`; it must print "blender-check: ok".
+fn blender_check(dir: &Path, args: &[&str]) {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/blender-check.py");
+    let out = std::process::Command::new("blender")
+        .args(["-b", "--factory-startup", "-P"])
+        .arg(&script)
+        .arg("--")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("blender runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("blender-check: ok"),
+        "blender-check failed:\n{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// How many lit pixels (luma above 40) each cell of a 16×9 grid over a 320×180 image holds.
 fn lit_cells(png: &Path) -> Vec<f64> {
     let (w, h, px) = read_png(png);
@@ -139,14 +290,7 @@ fn correlation(a: &[f64], b: &[f64]) -> f64 {
 
 #[test]
 fn blender_imports_the_glb_and_renders_the_agents_where_forge_draws_them() {
-    let blender = std::process::Command::new("blender")
-        .arg("--version")
-        .output();
-    if !blender.is_ok_and(|o| o.status.success()) {
-        skip_unless_required(
-            "FORGE_REQUIRE_BLENDER",
-            "blender_imports_the_glb...: Blender missing (apt-get install blender python3-numpy)",
-        );
+    if !have_blender("blender_imports_the_glb...") {
         return;
     }
     let d = tmp();
@@ -160,20 +304,7 @@ fn blender_imports_the_glb_and_renders_the_agents_where_forge_draws_them() {
         .collect();
     let expected = serde_json::json!({"frames": frames, "world": [320, 180], "size": [320, 180]});
     write(d.path(), "expected.json", &expected.to_string());
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/blender-check.py");
-    let out = std::process::Command::new("blender")
-        .args(["-b", "--factory-startup", "-P"])
-        .arg(&script)
-        .args(["--", "s.glb", "expected.json", "blender.png"])
-        .current_dir(d.path())
-        .output()
-        .expect("blender runs");
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && text.contains("blender-check: ok"),
-        "blender-check failed:\n{text}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    blender_check(d.path(), &["s.glb", "expected.json", "blender.png"]);
     // Blender's render from straight above against forge's still of the same frame: the same
     // places lit (the lit pixels per 20×20 cell correlate; forge's sprites are larger and
     // coloured, Blender's points white).

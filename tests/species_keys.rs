@@ -9,7 +9,7 @@ use crate::common::*;
 
 /// 600 starlings and two falcons (murmuration-falcon's birds, the falcons drawn red and four
 /// times the size); `timeline` as given.
-fn falcons(timeline: &str, with_falcons: bool) -> String {
+pub fn falcons(timeline: &str, with_falcons: bool) -> String {
     let falcon = r##",
     {"name": "falcon", "agents": 2, "role": "predator",
      "boids": {"v_min": 90, "v_max": 160, "max_force": 300, "chase_radius": 500, "w_chase": 300},
@@ -35,7 +35,7 @@ fn falcons(timeline: &str, with_falcons: bool) -> String {
     )
 }
 
-const IN_AND_OUT: &str =
+pub const IN_AND_OUT: &str =
     r#"[{"step": 30, "add": ["species[1]"]}, {"step": 60, "remove": ["species[1]"]}]"#;
 
 fn simulate(dir: &Path, scene: &str, out: &str, extra: &[&str]) -> Vec<u8> {
@@ -163,25 +163,6 @@ fn readers_leave_absent_agents_out() {
     let xyz = std::fs::read_to_string(d.path().join("f.xyz")).unwrap();
     let counts: Vec<&str> = xyz.lines().filter(|l| !l.contains(' ')).collect();
     assert_eq!(counts, ["602", "600"]);
-    // glTF keeps one set of points: refused naming the frame, unless the frames chosen have all.
-    let err = fails(d.path(), &["export", "inout.bfs", "-o", "f.glb"]);
-    has(
-        &err,
-        "frame 0 (step 0): agents 600..602 are out of the world",
-    );
-    has(&err, "--frames A..B");
-    succeeds(
-        d.path(),
-        &[
-            "export",
-            "inout.bfs",
-            "-o",
-            "f.glb",
-            "--frames",
-            "30..60",
-            "-q",
-        ],
-    );
     // `forge info`'s metrics are those of the agents there.
     let info = succeeds(d.path(), &["info", "inout.bfs", "--json"]).stdout;
     let v: serde_json::Value = serde_json::from_str(&info).unwrap();

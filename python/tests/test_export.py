@@ -179,6 +179,59 @@ def test_usd_opens_in_openusd_and_holds_every_frame_exactly(usd_export):
     assert world.GetPurposeAttr().Get() == "guide"
 
 
+COMING_AND_GOING = """{"model": "boids", "dim": 2, "dt": 0.05, "steps": 40, "seed": 3,
+ "world": {"size": [400, 300], "boundary": "wrap"},
+ "boids": {"r_sep": 7, "r_ali": 30, "r_coh": 50, "max_force": 150, "v_min": 60, "v_max": 170},
+ "species": [
+   {"name": "starling", "agents": 150},
+   {"name": "falcon", "agents": 2, "role": "predator",
+    "boids": {"v_max": 160, "chase_radius": 300, "w_chase": 300},
+    "render": {"colour": "#ff0000"}}],
+ "timeline": [{"step": 10, "add": ["species[1]"]}, {"step": 25, "remove": ["species[1]"]}]}"""
+
+
+def test_usd_of_a_species_that_comes_and_goes(tmp_path):
+    """The falcons come in at step 10 and leave at 25: each time sample holds the agents in the
+    world, with their ids, species and colours sampled alongside."""
+    need("pxr.Usd", "usd-core")
+    from pxr import Usd, UsdGeom, UsdValidation
+
+    (tmp_path / "s.json").write_text(COMING_AND_GOING)
+    bfs, usda = tmp_path / "s.bfs", tmp_path / "s.usda"
+    forge("simulate", tmp_path / "s.json", "-o", bfs, "-q")
+    forge("export", bfs, "-o", usda, "--every", 5, "-q")
+    rec = ff.Recording(bfs)
+    stage = Usd.Stage.Open(str(usda))
+    ctx = UsdValidation.ValidationContext(UsdValidation.ValidationRegistry().GetOrLoadAllValidators())
+    assert [e.GetMessage() for e in ctx.Validate(stage)
+            if e.GetType() == UsdValidation.ValidationErrorType.Error] == []
+    pts = UsdGeom.Points(stage.GetPrimAtPath("/Flock/Agents"))
+    species = UsdGeom.PrimvarsAPI(pts).GetPrimvar("species")
+    kinds = np.array([0] * 150 + [1] * 2)
+    counts = {}
+    for k in range(0, len(rec), 5):
+        f = rec[k]
+        there = np.flatnonzero(f.present)
+        counts[k] = len(there)
+        p = np.array(pts.GetPointsAttr().Get(k), dtype=np.float32)
+        assert np.array_equal(p[:, :2], f.positions[there]), f"frame {k}"
+        assert len(pts.GetVelocitiesAttr().Get(k)) == len(there)
+        assert list(pts.GetIdsAttr().Get(k)) == list(there)
+        assert list(species.Get(k)) == list(kinds[there])
+        colours = np.array(pts.GetDisplayColorAttr().Get(k))
+        assert colours.shape == (len(there), 3)
+        assert len({tuple(c) for c in colours}) == len(set(kinds[there]))
+        lo, hi = np.array(pts.GetExtentAttr().Get(k))
+        assert np.array_equal(lo[:2], f.positions[there].min(axis=0))
+    # Out until step 10, in until 25, out again: the counts say so.
+    assert counts == {0: 150, 5: 150, 10: 152, 15: 152, 20: 152, 25: 150, 30: 150, 35: 150, 40: 150}
+    # Coloured by the look, the colours follow the agents there too.
+    forge("export", bfs, "-o", tmp_path / "c.usda", "--color", "speed", "--frames", "8..12", "-q")
+    stage = Usd.Stage.Open(str(tmp_path / "c.usda"))
+    pv = UsdGeom.PrimvarsAPI(stage.GetPrimAtPath("/Flock/Agents")).GetPrimvar("displayColor")
+    assert [len(pv.Get(k)) for k in range(8, 12)] == [150, 150, 152, 152]
+
+
 def test_usd_export_refuses_what_it_cannot_write(tmp_path, usd_export):
     bfs, _ = usd_export
     for ext in ("usdc", "usdz"):

@@ -8,6 +8,10 @@
 //!   time K / fps shows frame K (fps: the scene's render rate, 30 without one; Blender shows
 //!   frame K at frame K when its scene runs at that rate as it imports). The weights are a
 //!   sparse accessor: one non-zero per frame, not frames².
+//! - Where the recording's timeline takes a species out of the world in an exported frame,
+//!   `Agents` holds a child node per species (named as the scene names it), each its own point
+//!   cloud animated as above, and each species' node is scaled to nothing (a `STEP` scale
+//!   channel) in the frames where it is out of the world.
 //! - glTF is Y-up: forge's (x, y, z) is written (x, z, −y), which importers turn back to Z-up
 //!   (Blender's gives (x, y, z) again). A 2D run lies in the ground plane z = 0.
 //! - Two passes over the frames: the bounds every `POSITION` accessor must state, then the data.
@@ -44,6 +48,20 @@ struct Bounds {
 }
 
 impl Bounds {
+    /// The bounds of no point, which any union replaces.
+    const EMPTY: Bounds = Bounds {
+        min: [f32::INFINITY; 3],
+        max: [f32::NEG_INFINITY; 3],
+    };
+
+    /// The bounds of both.
+    fn union(self, o: &Bounds) -> Bounds {
+        Bounds {
+            min: std::array::from_fn(|k| self.min[k].min(o.min[k])),
+            max: std::array::from_fn(|k| self.max[k].max(o.max[k])),
+        }
+    }
+
     fn of(points: impl Iterator<Item = [f32; 3]>) -> Bounds {
         let mut b = Bounds {
             min: [f32::INFINITY; 3],
@@ -57,6 +75,52 @@ impl Bounds {
         }
         b
     }
+}
+
+/// The points of one node: agents `lo..hi` of every frame.
+struct Group {
+    name: String,
+    lo: usize,
+    hi: usize,
+}
+
+/// All `n` agents as one group.
+fn all(n: usize) -> Vec<Group> {
+    vec![Group {
+        name: "Agents".into(),
+        lo: 0,
+        hi: n,
+    }]
+}
+
+/// A group per species where the recording has species (its agents are runs of one species),
+/// named as the scene names it; else one of every agent (its count set by the first frame).
+fn species_groups(h: &crate::bfs::Header, scene: Option<&Scene>) -> Vec<Group> {
+    let n = h.species.len();
+    if n == 0 {
+        return all(0);
+    }
+    let mut groups = Vec::new();
+    let mut lo = 0;
+    for i in 1..=n {
+        if i == n || h.species[i] != h.species[lo] {
+            let s = usize::from(h.species[lo]);
+            let name = scene
+                .and_then(|sc| sc.species.get(s))
+                .map_or_else(|| format!("species {s}"), |sp| sp.name.clone());
+            groups.push(Group { name, lo, hi: i });
+            lo = i;
+        }
+    }
+    groups
+}
+
+/// What the first pass finds: the first frame (Y-up), and for each frame and group the bounds
+/// of its points (of their displacement, after the first frame) and whether it is there.
+struct Survey {
+    base: Vec<[f32; 3]>,
+    bounds: Vec<Vec<Bounds>>,
+    shown: Vec<Vec<bool>>,
 }
 
 /// Writes the selected frames of `r` to `file` as binary glTF; the agent count and the file.
@@ -76,16 +140,28 @@ pub(super) fn write(
              is a morph target); take fewer with --every or --frames"
         );
     }
-    let fps = Scene::from_stored_json(&h.scene_json)
-        .ok()
-        .and_then(|s| s.render.and_then(|l| l.fps))
+    let scene = Scene::from_stored_json(&h.scene_json).ok();
+    let fps = scene
+        .as_ref()
+        .and_then(|s| s.render.as_ref())
+        .and_then(|l| l.fps)
         .unwrap_or(crate::look::resolve::defaults::FPS);
-    let (base, bounds) = first_pass(r, input, sel, bar)?;
-    let n = base.len();
+    let mut groups = species_groups(&h, scene.as_ref());
+    let mut survey = first_pass(r, input, sel, &mut groups, bar)?;
+    let n = survey.base.len();
     if n == 0 {
         bail!("the exported frames hold no agents: a glTF point cloud needs one at least");
     }
-    let (doc, bin_len) = document(&h, input, sel, &bounds, n, fps);
+    // Every species there in every frame: one point cloud, as for a recording without species.
+    let varying = survey.shown.iter().flatten().any(|&s| !s);
+    if !varying && groups.len() > 1 {
+        groups = all(n);
+        for b in &mut survey.bounds {
+            *b = vec![b.iter().fold(Bounds::EMPTY, |u, g| u.union(g))];
+        }
+    }
+    let shown = varying.then_some(&survey.shown[..]);
+    let (doc, bin_len) = document(&h, input, sel, &groups, &survey.bounds, shown, fps);
     let mut json = serde_json::to_vec(&doc)?;
     while json.len() % 4 != 0 {
         json.push(b' ');
@@ -107,7 +183,10 @@ pub(super) fn write(
     w.write_all(&json)?;
     w.write_all(&(bin_padded as u32).to_le_bytes())?;
     w.write_all(&0x004E_4942u32.to_le_bytes())?; // "BIN\0"
-                                                 // Pass 2: the first frame, each later one's displacement, then the animation's arrays.
+
+    // Pass 2: the first frame, each later one's displacement (group after group: agents in
+    // id order), then the animation's arrays.
+    let base = &survey.base;
     let mut first = true;
     super::each_frame(r, input, sel, bar, |_, frame, n| {
         for (i, b) in base.iter().enumerate() {
@@ -124,7 +203,7 @@ pub(super) fn write(
         first = false;
         Ok(())
     })?;
-    animation(&mut w, sel, fps)?;
+    animation(&mut w, sel, fps, shown)?;
     for _ in bin_len..bin_padded {
         w.write_all(&[0])?;
     }
@@ -134,8 +213,14 @@ pub(super) fn write(
     Ok((n as u64, file))
 }
 
-/// The animation's arrays: each frame's time, then the sparse weights' indices and values.
-fn animation(w: &mut impl Write, sel: &Selection, fps: u32) -> Result<()> {
+/// The animation's arrays: each frame's time, the sparse weights' indices and values, then
+/// with `shown` each group's scale in every frame (1 where it is there, 0 where it is not).
+fn animation(
+    w: &mut impl Write,
+    sel: &Selection,
+    fps: u32,
+    shown: Option<&[Vec<bool>]>,
+) -> Result<()> {
     let frames = sel.len();
     for k in sel.frames() {
         w.write_all(&(k as f32 / fps as f32).to_le_bytes())?;
@@ -148,24 +233,46 @@ fn animation(w: &mut impl Write, sel: &Selection, fps: u32) -> Result<()> {
     for _ in 1..frames {
         w.write_all(&1.0f32.to_le_bytes())?;
     }
+    let Some(shown) = shown else {
+        return Ok(());
+    };
+    for g in 0..shown.first().map_or(0, Vec::len) {
+        for frame in shown {
+            let s = if frame[g] { 1.0f32 } else { 0.0 };
+            for _ in 0..3 {
+                w.write_all(&s.to_le_bytes())?;
+            }
+        }
+    }
     Ok(())
 }
 
 /// Pass 1: the first frame (Y-up), and each frame's bounds (of its displacement, after the
-/// first).
+/// first) and presence, group by group.
 fn first_pass(
     r: &mut Reader,
     input: &Path,
     sel: &Selection,
+    groups: &mut [Group],
     bar: &indicatif::ProgressBar,
-) -> Result<(Vec<[f32; 3]>, Vec<Bounds>)> {
+) -> Result<Survey> {
     let dim = usize::from(r.header().dim);
     let mut base: Vec<[f32; 3]> = Vec::new();
     let mut bounds = Vec::with_capacity(sel.len() as usize);
+    let mut shown = Vec::with_capacity(sel.len() as usize);
     super::each_frame(r, input, sel, bar, |k, frame, n| {
-        super::every_agent_there(frame, k, "glTF")?;
         if base.is_empty() {
             base = (0..n).map(|i| y_up(frame, dim, n, i)).collect();
+            match groups {
+                [one] => one.hi = n,
+                [.., last] if last.hi != n => {
+                    bail!(
+                        "frame {k} has {n} agents, the header names the species of {}",
+                        last.hi
+                    )
+                }
+                _ => {}
+            }
         } else if n != base.len() {
             bail!(
                 "frame {k} has {n} agents, the first exported {}: glTF's morph targets need \
@@ -173,32 +280,47 @@ fn first_pass(
                 base.len()
             );
         }
-        let points = (0..n).map(|i| y_up(frame, dim, n, i));
-        let b = if bounds.is_empty() {
-            Bounds::of(points)
-        } else {
-            Bounds::of(
-                points
-                    .zip(&base)
-                    .map(|(p, b)| [p[0] - b[0], p[1] - b[1], p[2] - b[2]]),
-            )
+        let first = bounds.is_empty();
+        let of = |g: &Group| {
+            let points = (g.lo..g.hi).map(|i| y_up(frame, dim, n, i));
+            if first {
+                Bounds::of(points)
+            } else {
+                Bounds::of(
+                    points
+                        .zip(&base[g.lo..g.hi])
+                        .map(|(p, b)| [p[0] - b[0], p[1] - b[1], p[2] - b[2]]),
+                )
+            }
         };
-        if !(b.min.iter().chain(&b.max)).all(|v| v.is_finite()) && n > 0 {
+        let b: Vec<Bounds> = groups.iter().map(of).collect();
+        let finite = b
+            .iter()
+            .all(|b| b.min.iter().chain(&b.max).all(|v| v.is_finite()));
+        if !finite && n > 0 {
             bail!("frame {k} holds a position that is not a finite number");
         }
         bounds.push(b);
+        shown.push(groups.iter().map(|g| !frame.is_absent(g.lo)).collect());
         Ok(())
     })?;
-    Ok((base, bounds))
+    Ok(Survey {
+        base,
+        bounds,
+        shown,
+    })
 }
 
-/// The glTF JSON for `bounds.len()` frames of `n` agents, and the binary chunk's length.
+/// The glTF JSON for `bounds.len()` frames of `groups` (a mesh and node each; `bounds[f][g]`),
+/// and the binary chunk's length. With `shown`, the nodes are the children of one `Agents`
+/// node, each scaled to nothing in the frames where its agents are out of the world.
 fn document(
     h: &crate::bfs::Header,
     input: &Path,
     sel: &Selection,
-    bounds: &[Bounds],
-    n: usize,
+    groups: &[Group],
+    bounds: &[Vec<Bounds>],
+    shown: Option<&[Vec<bool>]>,
     fps: u32,
 ) -> (serde_json::Value, u64) {
     let frames = bounds.len();
@@ -210,16 +332,20 @@ fn document(
         offset += bytes;
         views.len() - 1
     };
-    for b in bounds {
-        let v = view(n as u64 * 12);
-        accessors.push(json!({
-            "bufferView": v, "componentType": 5126, "count": n, "type": "VEC3",
-            "min": b.min, "max": b.max,
-        }));
+    // Frame f's points of group g: accessor f·groups + g.
+    for frame in bounds {
+        for (g, b) in groups.iter().zip(frame) {
+            let count = g.hi - g.lo;
+            let v = view(count as u64 * 12);
+            accessors.push(json!({
+                "bufferView": v, "componentType": 5126, "count": count, "type": "VEC3",
+                "min": b.min, "max": b.max,
+            }));
+        }
     }
-    let targets: Vec<_> = (1..frames).map(|k| json!({"POSITION": k})).collect();
     let times: Vec<f32> = sel.frames().map(|k| k as f32 / fps as f32).collect();
     let t = view(frames as u64 * 4);
+    let time = accessors.len();
     accessors.push(json!({
         "bufferView": t, "componentType": 5126, "count": frames, "type": "SCALAR",
         "min": [times.first().copied().unwrap_or(0.0)], "max": [times.last().copied().unwrap_or(0.0)],
@@ -234,29 +360,99 @@ fn document(
                        "values": {"bufferView": val}},
         }));
     }
-    let mut mesh = json!({
-        "name": "Agents",
-        "primitives": [{"attributes": {"POSITION": 0}, "mode": 0, "targets": targets}],
-    });
+    let scales: Vec<usize> = match shown {
+        None => Vec::new(),
+        Some(_) => (0..groups.len())
+            .map(|_| {
+                let v = view(frames as u64 * 12);
+                accessors.push(json!({
+                    "bufferView": v, "componentType": 5126, "count": frames, "type": "VEC3",
+                }));
+                accessors.len() - 1
+            })
+            .collect(),
+    };
+    let (meshes, nodes, animation) =
+        nodes_and_animation(groups, frames, time, weights, &scales, shown.is_some());
     let mut doc = json!({
         "asset": {"version": "2.0", "generator": format!("forge {}", env!("CARGO_PKG_VERSION"))},
         "extras": {"forge": {"recording": input.display().to_string(), "scene": h.scene_name,
-                   "dim": h.dim, "agents": n, "fps": fps}},
+                   "dim": h.dim, "agents": groups.last().map_or(0, |g| g.hi), "fps": fps}},
         "scene": 0,
         "scenes": [{"name": h.scene_name, "nodes": [0]}],
-        "nodes": [{"name": "Agents", "mesh": 0}],
+        "nodes": nodes,
         "buffers": [{"byteLength": offset}],
     });
-    if k > 0 {
-        mesh["weights"] = json!(vec![0.0; k]);
-        doc["animations"] = json!([{
-            "name": "frames",
-            "samplers": [{"input": weights - 1, "output": weights, "interpolation": "STEP"}],
-            "channels": [{"sampler": 0, "target": {"node": 0, "path": "weights"}}],
-        }]);
+    if let Some(a) = animation {
+        doc["animations"] = json!([a]);
     }
-    doc["meshes"] = json!([mesh]);
+    doc["meshes"] = json!(meshes);
     doc["bufferViews"] = json!(views);
     doc["accessors"] = json!(accessors);
     (doc, offset)
+}
+
+/// The meshes (one per group, frame f's points of group g its target f − 1), the nodes (one
+/// `Agents` node, or with `split` a child of it per group) and the animation: each mesh's
+/// weights stepped through the frames (accessors `time` and `weights`) and, where `scales`
+/// gives a group its accessor, its node's scale.
+fn nodes_and_animation(
+    groups: &[Group],
+    frames: usize,
+    time: usize,
+    weights: usize,
+    scales: &[usize],
+    split: bool,
+) -> (
+    Vec<serde_json::Value>,
+    Vec<serde_json::Value>,
+    Option<serde_json::Value>,
+) {
+    let k = frames - 1;
+    let meshes: Vec<_> = groups
+        .iter()
+        .enumerate()
+        .map(|(g, group)| {
+            let targets: Vec<_> = (1..frames)
+                .map(|f| json!({"POSITION": f * groups.len() + g}))
+                .collect();
+            let mut mesh = json!({
+                "name": group.name,
+                "primitives": [{"attributes": {"POSITION": g}, "mode": 0, "targets": targets}],
+            });
+            if k > 0 {
+                mesh["weights"] = json!(vec![0.0; k]);
+            }
+            mesh
+        })
+        .collect();
+    let nodes = if split {
+        let children: Vec<usize> = (1..=groups.len()).collect();
+        let each = groups.iter().enumerate();
+        std::iter::once(json!({"name": "Agents", "children": children}))
+            .chain(each.map(|(g, group)| json!({"name": group.name, "mesh": g})))
+            .collect()
+    } else {
+        vec![json!({"name": "Agents", "mesh": 0})]
+    };
+    let mut samplers = Vec::new();
+    let mut channels = Vec::new();
+    for g in 0..groups.len() {
+        let node = if split { g + 1 } else { g };
+        let mut animate = |output: usize, path: &str| {
+            samplers.push(json!({"input": time, "output": output, "interpolation": "STEP"}));
+            channels.push(
+                json!({"sampler": samplers.len() - 1, "target": {"node": node, "path": path}}),
+            );
+        };
+        if k > 0 {
+            animate(weights, "weights");
+        }
+        if let Some(&s) = scales.get(g) {
+            animate(s, "scale");
+        }
+    }
+    let animation = (!channels.is_empty())
+        .then(|| json!({"name": "frames", "samplers": samplers, "channels": channels}));
+    (meshes, nodes, animation)
 }

@@ -241,21 +241,6 @@ fn each_frame(
     Ok(first.unwrap_or(0))
 }
 
-/// Refuses frame `k` where some of its agents are absent (the recorded timeline removed their
-/// species): `format` (glTF, USD) keeps one set of points through the animation.
-fn every_agent_there(frame: &crate::bfs::Frame, k: u64, format: &str) -> Result<()> {
-    if let Some(&(lo, hi)) = frame.absent.first() {
-        bail!(
-            "frame {k} (step {}): agents {lo}..{hi} are out of the world (the recording's timeline \
-             removes their species), and {format} keeps every point through the animation: \
-             export the frames where all are there (--frames A..B), or to .npz (its \"present\" \
-             array), .csv or .xyz (rows of the agents there)",
-            frame.step
-        );
-    }
-    Ok(())
-}
-
 /// Flushes the finished output to disk; its size.
 fn finish(file: File, out: &OutputFile) -> Result<u64> {
     let path = out.writing_path();

@@ -31,6 +31,10 @@
 //! - Where the recording has species: `primvars:species` (the species index) and
 //!   `primvars:displayColor` (each species' colour, as `forge render --color species` draws
 //!   it); otherwise no colour (the tool's default).
+//! - Where the recording's timeline takes a species out of the world in an exported frame,
+//!   each time sample holds the agents there: `points`, `velocities` and `extent` of those,
+//!   and `ids`, `primvars:species` and `primvars:displayColor` time-sampled too, so that an
+//!   agent keeps its id as the point count changes (USD's way for points that come and go).
 //!
 //! The text is written attribute by attribute, each a pass over the frames, so only one frame
 //! is held at a time, whatever the recording's size.
@@ -43,7 +47,7 @@ use anyhow::{bail, Result};
 
 use super::colour::Colours;
 use super::Selection;
-use crate::bfs::{Frame, Header, Reader};
+use crate::bfs::{is_in, present_of, Frame, Header, Reader};
 use crate::render::srgb_to_linear as linear;
 use crate::scene::Scene;
 
@@ -75,31 +79,16 @@ pub(super) fn write(
         .and_then(|l| l.fps)
         .unwrap_or(crate::look::resolve::defaults::FPS);
     let mut w = BufWriter::with_capacity(1 << 20, file);
-    let last = sel.frames().last().unwrap_or(sel.range.start);
-    writeln!(w, "#usda 1.0")?;
-    writeln!(w, "(")?;
-    writeln!(w, "    defaultPrim = \"Flock\"")?;
-    writeln!(
-        w,
-        "    doc = \"forge export of {} (scene {}, {}D, {} agents)\"",
-        escape(&input.display().to_string()),
-        escape(&h.scene_name),
-        dim,
-        h.agents
-    )?;
-    writeln!(w, "    metersPerUnit = 1")?;
-    writeln!(w, "    upAxis = \"Z\"")?;
-    writeln!(w, "    startTimeCode = {}", sel.range.start)?;
-    writeln!(w, "    endTimeCode = {last}")?;
-    writeln!(w, "    timeCodesPerSecond = {fps}")?;
-    writeln!(w, "    framesPerSecond = {fps}")?;
-    writeln!(w, ")\n")?;
+    layer_metadata(&mut w, &h, input, sel, fps)?;
     writeln!(w, "def Xform \"Flock\" (\n    kind = \"component\"\n)\n{{")?;
     writeln!(w, "    def Points \"Agents\"\n    {{")?;
     // World units per time code, per unit of recorded velocity, times time codes a second.
     let per_second = h.dt * h.record_every.max(1) as f32 * fps as f32;
     let mut first = None;
-    // Points, velocities, then the extents.
+    // Each exported frame's absent agents (Frame::absent), from the first pass.
+    let mut absent: Vec<(u64, Vec<(u32, u32)>)> = Vec::with_capacity(sel.len() as usize);
+    let mut there = Frame::empty();
+    // Points, velocities, then the extents: of the agents there.
     for pass in 0..PASSES {
         let (kind, name) = match pass {
             0 => ("point3f[]", "points"),
@@ -107,13 +96,17 @@ pub(super) fn write(
             _ => ("float3[]", "extent"),
         };
         writeln!(w, "        {kind} {name}.timeSamples = {{")?;
-        let n0 = super::each_frame(r, input, sel, bar, |k, frame, n| {
-            super::every_agent_there(frame, k, "USD")?;
+        let n0 = super::each_frame(r, input, sel, bar, |k, frame, _| {
+            if pass == 0 {
+                absent.push((k, frame.absent.clone()));
+            }
+            frame.present_into(dim, &mut there);
+            let m = there.agents(dim);
             write!(w, "            {k}: [")?;
             match pass {
-                0 => vectors(&mut w, &frame.pos, dim, n, 1.0)?,
-                1 => vectors(&mut w, &frame.vel, dim, n, per_second)?,
-                _ => extent(&mut w, frame, dim, n)?,
+                0 => vectors(&mut w, &there.pos, dim, m, 1.0)?,
+                1 => vectors(&mut w, &there.vel, dim, m, per_second)?,
+                _ => extent(&mut w, &there, dim, m)?,
             }
             writeln!(w, "],")?;
             Ok(())
@@ -121,6 +114,13 @@ pub(super) fn write(
         writeln!(w, "        }}")?;
         first.get_or_insert(n0);
     }
+    let n = first.unwrap_or(0) as usize;
+    // Where a species comes and goes, the points of a frame are those there: ids, species and
+    // colours then vary with time as the points do.
+    let varying = absent
+        .iter()
+        .any(|(_, a)| !a.is_empty())
+        .then_some(&absent[..]);
     if let Some(c) = colours {
         // Each agent's colour in every frame, as `forge render` draws it.
         let species = h.species.clone();
@@ -130,24 +130,53 @@ pub(super) fn write(
             "        {attr} (\n            interpolation = \"vertex\"\n        )"
         )?;
         writeln!(w, "        {attr}.timeSamples = {{")?;
-        super::each_frame(r, input, sel, bar, |k, frame, n| {
+        super::each_frame(r, input, sel, bar, |k, frame, _| {
+            frame.present_into(dim, &mut there);
+            let m = there.agents(dim);
+            let kinds: Vec<u8> = present_of(&frame.absent, &species).collect();
             write!(w, "            {k}: [")?;
-            for (i, rgb) in c.of_frame(frame, dim, n, &species).iter().enumerate() {
-                let sep = if i > 0 { ", " } else { "" };
-                write!(w, "{sep}({}, {}, {})", rgb[0], rgb[1], rgb[2])?;
-            }
+            colour_list(&mut w, c.of_frame(&there, dim, m, &kinds).into_iter())?;
             writeln!(w, "],")?;
             Ok(())
         })?;
         writeln!(w, "        }}")?;
     }
-    let n = first.unwrap_or(0) as usize;
-    constants(&mut w, &h, scene.as_ref(), n, colours.is_none())?;
+    constants(&mut w, &h, scene.as_ref(), n, colours.is_none(), varying)?;
     writeln!(w, "    }}\n")?;
     world_guide(&mut w, &h)?;
     writeln!(w, "}}")?;
     w.flush()?;
     Ok((n as u64, w.into_inner().map_err(|e| e.into_error())?))
+}
+
+/// The layer's header: its default prim, units, axis and time codes.
+fn layer_metadata(
+    w: &mut impl Write,
+    h: &Header,
+    input: &Path,
+    sel: &Selection,
+    fps: u32,
+) -> Result<()> {
+    let last = sel.frames().last().unwrap_or(sel.range.start);
+    writeln!(w, "#usda 1.0")?;
+    writeln!(w, "(")?;
+    writeln!(w, "    defaultPrim = \"Flock\"")?;
+    writeln!(
+        w,
+        "    doc = \"forge export of {} (scene {}, {}D, {} agents)\"",
+        escape(&input.display().to_string()),
+        escape(&h.scene_name),
+        h.dim,
+        h.agents
+    )?;
+    writeln!(w, "    metersPerUnit = 1")?;
+    writeln!(w, "    upAxis = \"Z\"")?;
+    writeln!(w, "    startTimeCode = {}", sel.range.start)?;
+    writeln!(w, "    endTimeCode = {last}")?;
+    writeln!(w, "    timeCodesPerSecond = {fps}")?;
+    writeln!(w, "    framesPerSecond = {fps}")?;
+    writeln!(w, ")\n")?;
+    Ok(())
 }
 
 /// `(x, y, z), …` of the `n` agents of a component-major array, scaled by `scale`.
@@ -162,10 +191,10 @@ fn vectors(w: &mut impl Write, a: &[f32], dim: usize, n: usize, scale: f32) -> R
     Ok(())
 }
 
-/// The frame's bounding box, `(min), (max)`.
+/// The frame's bounding box, `(min), (max)` (zeros for a frame with no agent there).
 fn extent(w: &mut impl Write, f: &Frame, dim: usize, n: usize) -> Result<()> {
     let (mut lo, mut hi) = ([0f32; 3], [0f32; 3]);
-    for k in 0..dim {
+    for k in (0..dim).filter(|_| n > 0) {
         let xs = &f.pos[k * n..(k + 1) * n];
         lo[k] = xs.iter().copied().fold(f32::INFINITY, f32::min);
         hi[k] = xs.iter().copied().fold(f32::NEG_INFINITY, f32::max);
@@ -178,19 +207,23 @@ fn extent(w: &mut impl Write, f: &Frame, dim: usize, n: usize) -> Result<()> {
     Ok(())
 }
 
-/// What does not change over time: ids, widths, species and their colours.
+/// Each exported frame's number and its absent agents ([`Frame::absent`]).
+type Absent = [(u64, Vec<(u32, u32)>)];
+
+/// What the points carry besides their motion: ids, widths, species and their colours. They do
+/// not change over time, unless a species comes and goes in the exported frames (`varying`):
+/// ids, species and colours then have a sample per frame, of the agents there, as the points.
 fn constants(
     w: &mut impl Write,
     h: &Header,
     scene: Option<&Scene>,
     n: usize,
     species_colours: bool,
+    varying: Option<&Absent>,
 ) -> Result<()> {
-    write!(w, "        int64[] ids = [")?;
-    for i in 0..n {
-        write!(w, "{}{i}", if i > 0 { ", " } else { "" })?;
-    }
-    writeln!(w, "]")?;
+    per_agent(w, "int64[] ids", false, n, varying, &|w, i| {
+        write!(w, "{i}")
+    })?;
     // An agent's width: its share of the world at the recording's density, a tenth of the
     // mean spacing (birds well apart, as forge's default sprites draw them).
     let side = world(h);
@@ -203,33 +236,87 @@ fn constants(
         (spacing * 0.1) as f32
     )?;
     let species = scene.map(|s| s.species.as_slice()).unwrap_or(&[]);
-    if !species.is_empty() && h.species.len() == n {
-        let colours = crate::scene::species::colours(species);
-        write!(w, "        int[] primvars:species = [")?;
-        for (i, s) in h.species.iter().enumerate() {
-            write!(w, "{}{s}", if i > 0 { ", " } else { "" })?;
+    if species.is_empty() || h.species.len() != n {
+        return Ok(());
+    }
+    let kinds = &h.species;
+    per_agent(w, "int[] primvars:species", true, n, varying, &|w, i| {
+        write!(w, "{}", kinds[i])
+    })?;
+    if !species_colours {
+        return Ok(());
+    }
+    // displayColor is linear; the species colours are sRGB.
+    let colours: Vec<[f32; 3]> = crate::scene::species::colours(species)
+        .iter()
+        .map(|c| c.map(|v| linear(v as f32 / 255.0)))
+        .collect();
+    if let Some((i, s)) = kinds
+        .iter()
+        .enumerate()
+        .find(|&(_, &s)| usize::from(s) >= colours.len())
+    {
+        bail!("agent {i} is of species {s}, which the recording's scene does not list");
+    }
+    per_agent(
+        w,
+        "color3f[] primvars:displayColor",
+        true,
+        n,
+        varying,
+        &|w, i| {
+            let c = colours[usize::from(kinds[i])];
+            write!(w, "({}, {}, {})", c[0], c[1], c[2])
+        },
+    )
+}
+
+/// The attribute `decl` (`int64[] ids`) of the `n` agents, `item` writing agent i's value: one
+/// value, or with `varying` a sample per exported frame of the agents there; `vertex`: a
+/// primvar of one value per point.
+fn per_agent(
+    w: &mut impl Write,
+    decl: &str,
+    vertex: bool,
+    n: usize,
+    varying: Option<&Absent>,
+    item: &dyn Fn(&mut dyn Write, usize) -> std::io::Result<()>,
+) -> Result<()> {
+    let list = |w: &mut dyn Write, absent: &[(u32, u32)]| -> std::io::Result<()> {
+        for (j, i) in (0..n).filter(|&i| !is_in(absent, i)).enumerate() {
+            if j > 0 {
+                w.write_all(b", ")?;
+            }
+            item(w, i)?;
         }
-        writeln!(w, "] (\n            interpolation = \"vertex\"\n        )")?;
-        if !species_colours {
-            return Ok(());
-        }
-        write!(w, "        color3f[] primvars:displayColor = [")?;
-        for (i, &s) in h.species.iter().enumerate() {
-            let Some(c) = colours.get(s as usize) else {
-                bail!("agent {i} is of species {s}, which the recording's scene does not list");
-            };
-            // displayColor is linear; the species colours are sRGB.
-            let lin = c.map(|v| linear(v as f32 / 255.0));
-            write!(
-                w,
-                "{}({}, {}, {})",
-                if i > 0 { ", " } else { "" },
-                lin[0],
-                lin[1],
-                lin[2]
-            )?;
-        }
-        writeln!(w, "] (\n            interpolation = \"vertex\"\n        )")?;
+        Ok(())
+    };
+    let meta = "(\n            interpolation = \"vertex\"\n        )";
+    let Some(frames) = varying else {
+        write!(w, "        {decl} = [")?;
+        list(w, &[])?;
+        let meta = if vertex { meta } else { "" };
+        writeln!(w, "]{}{meta}", if vertex { " " } else { "" })?;
+        return Ok(());
+    };
+    if vertex {
+        writeln!(w, "        {decl} {meta}")?;
+    }
+    writeln!(w, "        {decl}.timeSamples = {{")?;
+    for (k, absent) in frames {
+        write!(w, "            {k}: [")?;
+        list(w, absent)?;
+        writeln!(w, "],")?;
+    }
+    writeln!(w, "        }}")?;
+    Ok(())
+}
+
+/// `(r, g, b), …`.
+fn colour_list(w: &mut impl Write, colours: impl Iterator<Item = [f32; 3]>) -> Result<()> {
+    for (i, rgb) in colours.enumerate() {
+        let sep = if i > 0 { ", " } else { "" };
+        write!(w, "{sep}({}, {}, {})", rgb[0], rgb[1], rgb[2])?;
     }
     Ok(())
 }
