@@ -230,7 +230,7 @@ fn the_renderer_hides_an_absent_species() {
 #[test]
 fn bad_species_events_are_refused_naming_the_event() {
     let d = tmp();
-    let cases: [(&str, &str); 4] = [
+    let cases: [(&str, &str); 6] = [
         (
             r#"[{"step": 5, "add": ["species[2]"]}]"#,
             "scene.timeline[0].add[0]: the scene has 2 species (species[0] to species[1])",
@@ -246,6 +246,16 @@ fn bad_species_events_are_refused_naming_the_event() {
         (
             r#"[{"step": 5, "remove": ["falcon"]}]"#,
             r#"scene.timeline[0].remove[0]: must name an obstacle or a species of the scene, "obstacles[i]" or "species[i]""#,
+        ),
+        // A world with nobody in it: every species out at once, or none there at step 0.
+        (
+            r#"[{"step": 5, "remove": ["species[1]"]}, {"step": 9, "remove": ["species[0]"]}]"#,
+            "scene.timeline[1].remove[0]: takes species[0] out at step 9, and no species is left",
+        ),
+        (
+            r#"[{"step": 4, "add": ["species[0]", "species[1]"]}]"#,
+            "scene.timeline[0].add[0]: every species is out until an `add` brings it in \
+             (species[0] at step 4), so the world starts empty",
         ),
     ];
     for (i, (timeline, message)) in cases.iter().enumerate() {

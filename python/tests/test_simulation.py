@@ -253,6 +253,11 @@ def test_a_species_taken_out_is_absent_from_the_recording(tmp_path):
     assert sim.present[:400].all() and not sim.present[400:].any()
     assert not sim.present.flags.writeable
     assert sim.timeline == [{"step": 4, "interpolation": "step", "set": {"species[1].present": 0.0}}]
+    # The sparrows too would leave the world empty: refused, the timeline as it was.
+    with pytest.raises(ValueError, match=r"species\[0\].present: takes species\[0\] out at step 10, "
+                       r"and no species is left in the world"):
+        sim.set("species[0].present", 0)
+    assert len(sim.timeline) == 1
     out = tmp_path / "hawks.bfs"
     sim.record(out, steps=10, every=1)
     rec = ff.Recording(out)

@@ -180,6 +180,7 @@ pub(super) fn resolve(cx: &mut Ctx, keys: Option<&[KeyFile]>, s: &Scene) -> Vec<
     }
     speed_bands(cx, s, &out, &index);
     obstacle_keys(cx, s, &out, &index, keys.unwrap_or_default());
+    someone_there(cx, s, &out, &index, keys.unwrap_or_default());
     out
 }
 
@@ -416,6 +417,7 @@ pub(in crate::scene) fn add(
     let index: Vec<usize> = (0..keys.len()).collect();
     speed_bands(&mut cx, s, &keys, &index);
     obstacle_keys(&mut cx, s, &keys, &index, &[]);
+    someone_there(&mut cx, s, &keys, &index, &[]);
     if let Some(mut e) = first(cx) {
         // Named by the parameter, not by a key of a file.
         e.path = param.to_string();
@@ -482,6 +484,45 @@ fn obstacle_keys(cx: &mut Ctx, s: &Scene, keys: &[Key], index: &[usize], files: 
                 }
                 _ => {}
             }
+        }
+    }
+}
+
+/// A world with an agent in it at every step: species events never take every species out at
+/// once (every metric of an empty world would be a number of nothing), nor does every species
+/// wait for an `add` before coming in.
+fn someone_there(cx: &mut Ctx, s: &Scene, keys: &[Key], index: &[usize], files: &[KeyFile]) {
+    let mut with = s.clone();
+    with.timeline = keys.to_vec();
+    let Some(presence) = super::super::timeline::Presence::of(&with) else {
+        return;
+    };
+    let peopled = super::super::species::id_ranges(&s.species, s.agents);
+    let there = |step: u64| {
+        (peopled.iter().enumerate()).any(|(i, &(lo, hi))| lo < hi && presence.present(i, step))
+    };
+    let events = keys.iter().zip(index).flat_map(|(key, &k)| {
+        (key.set.iter())
+            .filter(|(p, _)| matches!(Target::parse(p), Ok(Target::Present(_))))
+            .map(move |(p, &v)| (key.step, k, p, v))
+    });
+    for (step, k, param, v) in events {
+        let name = param.trim_end_matches(".present");
+        let path = event_path(files.get(k), k, name, param);
+        if v == 0.0 && !there(step) {
+            let msg = format!(
+                "takes {name} out at step {step}, and no species is left in the world: a \
+                 world needs an agent in it (keep one species there)"
+            );
+            return cx.err(&path, msg);
+        }
+        if v == 1.0 && step > 0 && !there(0) {
+            let msg = format!(
+                "every species is out until an `add` brings it in ({name} at step {step}), \
+                 so the world starts empty: a world needs an agent in it from step 0 (leave \
+                 one species out of the adds)"
+            );
+            return cx.err(&path, msg);
         }
     }
 }
