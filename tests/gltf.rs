@@ -125,11 +125,12 @@ fn channel(doc: &serde_json::Value, bin: &[u8], node: u64, path: &str) -> Vec<f3
     floats(doc, bin, sampler["output"].as_u64().unwrap() as usize)
 }
 
-/// Where a species comes and goes (the falcons added at step 30 and removed at 60), `Agents`
-/// holds a node per species, each scaled to nothing in the frames where it is out of the world,
-/// each holding its agents' recorded positions; Blender shows the agents there, frame by frame.
+/// Two species are two nodes under `Agents`, named and coloured as the scene has them, each
+/// holding its agents' recorded positions; where a species comes and goes (the falcons added at
+/// step 30 and removed at 60), its node is scaled to nothing in the frames where it is out of
+/// the world, and Blender shows the agents there, frame by frame.
 #[test]
-fn a_species_that_comes_and_goes_is_a_node_scaled_to_nothing_while_it_is_out() {
+fn species_are_nodes_and_one_out_of_the_world_is_scaled_to_nothing() {
     use crate::species_keys::{falcons, IN_AND_OUT};
     let d = tmp();
     write(d.path(), "inout.json", &falcons(IN_AND_OUT, true));
@@ -194,7 +195,26 @@ fn a_species_that_comes_and_goes_is_a_node_scaled_to_nothing_while_it_is_out() {
             }
         }
     }
-    // Every species there in the frames chosen: one point cloud, as without species.
+    // Each species' colour is its material (linear: the starlings' #202020, the falcons' red).
+    let grey = forge::render::srgb_to_linear(32.0 / 255.0) as f64;
+    for (node, want) in [(1, [grey, grey, grey, 1.0]), (2, [1.0, 0.0, 0.0, 1.0])] {
+        let mesh = doc["nodes"][node]["mesh"].as_u64().unwrap() as usize;
+        let m = doc["meshes"][mesh]["primitives"][0]["material"]
+            .as_u64()
+            .unwrap() as usize;
+        let got = &doc["materials"][m]["pbrMetallicRoughness"]["baseColorFactor"];
+        let got: Vec<f64> = got
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        assert!(
+            got.iter().zip(want).all(|(g, w)| (g - w).abs() < 1e-6),
+            "node {node}: {got:?}, want {want:?}"
+        );
+    }
+    // Every species there in the frames chosen: a node per species still, and no scale channel.
     let inside = [
         "export",
         "inout.bfs",
@@ -207,13 +227,11 @@ fn a_species_that_comes_and_goes_is_a_node_scaled_to_nothing_while_it_is_out() {
     succeeds(d.path(), &inside);
     let glb = std::fs::read(d.path().join("in.glb")).unwrap();
     let (doc, _) = chunks(&glb);
-    assert_eq!(
-        doc["nodes"],
-        serde_json::json!([{"name": "Agents", "mesh": 0}])
-    );
-    assert_eq!(doc["accessors"][0]["count"], 602);
+    assert_eq!(doc["nodes"][0]["children"], serde_json::json!([1, 2]));
+    let channels = doc["animations"][0]["channels"].as_array().unwrap();
+    assert!(channels.iter().all(|c| c["target"]["path"] == "weights"));
     // Blender: at each frame, the points shown are the agents there.
-    if !have_blender("a_species_that_comes_and_goes...") {
+    if !have_blender("species_are_nodes...") {
         return;
     }
     let expected: serde_json::Map<String, serde_json::Value> = [25u64, 30, 45, 60]

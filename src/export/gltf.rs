@@ -1,4 +1,4 @@
-//! The glTF writer (`.glb`, binary glTF 2.0): the recording as one point cloud whose frames are
+//! The glTF writer (`.glb`, binary glTF 2.0): the recording as a point cloud whose frames are
 //! morph targets, for tools that import glTF but not USD (the Blender of Debian 12 and Ubuntu,
 //! built without USD, imports it with its bundled glTF add-on).
 //!
@@ -8,10 +8,11 @@
 //!   time K / fps shows frame K (fps: the scene's render rate, 30 without one; Blender shows
 //!   frame K at frame K when its scene runs at that rate as it imports). The weights are a
 //!   sparse accessor: one non-zero per frame, not frames².
-//! - Where the recording's timeline takes a species out of the world in an exported frame,
-//!   `Agents` holds a child node per species (named as the scene names it), each its own point
-//!   cloud animated as above, and each species' node is scaled to nothing (a `STEP` scale
-//!   channel) in the frames where it is out of the world.
+//! - With two species or more, `Agents` holds a child node per species instead, named as the
+//!   scene names it, each its own point cloud animated as above, with the species' colour as
+//!   its material: an object per species in Blender, to put a different bird on each. Where
+//!   the recording's timeline takes a species out of the world in an exported frame, its node
+//!   is scaled to nothing (a `STEP` scale channel) in those frames.
 //! - glTF is Y-up: forge's (x, y, z) is written (x, z, −y), which importers turn back to Z-up
 //!   (Blender's gives (x, y, z) again). A 2D run lies in the ground plane z = 0.
 //! - Two passes over the frames: the bounds every `POSITION` accessor must state, then the data.
@@ -26,6 +27,7 @@ use serde_json::json;
 
 use super::Selection;
 use crate::bfs::{Frame, Reader};
+use crate::render::srgb_to_linear as linear;
 use crate::scene::Scene;
 
 /// Passes over the frames: bounds, data.
@@ -48,20 +50,6 @@ struct Bounds {
 }
 
 impl Bounds {
-    /// The bounds of no point, which any union replaces.
-    const EMPTY: Bounds = Bounds {
-        min: [f32::INFINITY; 3],
-        max: [f32::NEG_INFINITY; 3],
-    };
-
-    /// The bounds of both.
-    fn union(self, o: &Bounds) -> Bounds {
-        Bounds {
-            min: std::array::from_fn(|k| self.min[k].min(o.min[k])),
-            max: std::array::from_fn(|k| self.max[k].max(o.max[k])),
-        }
-    }
-
     fn of(points: impl Iterator<Item = [f32; 3]>) -> Bounds {
         let mut b = Bounds {
             min: [f32::INFINITY; 3],
@@ -77,11 +65,12 @@ impl Bounds {
     }
 }
 
-/// The points of one node: agents `lo..hi` of every frame.
+/// The points of one node: agents `lo..hi` of every frame, and their colour (linear RGB).
 struct Group {
     name: String,
     lo: usize,
     hi: usize,
+    colour: Option<[f32; 3]>,
 }
 
 /// All `n` agents as one group.
@@ -90,25 +79,38 @@ fn all(n: usize) -> Vec<Group> {
         name: "Agents".into(),
         lo: 0,
         hi: n,
+        colour: None,
     }]
 }
 
-/// A group per species where the recording has species (its agents are runs of one species),
-/// named as the scene names it; else one of every agent (its count set by the first frame).
+/// A group per species where the recording has two or more (its agents are runs of one
+/// species), named and coloured as the scene names and colours it; else one of every agent (its
+/// count set by the first frame).
 fn species_groups(h: &crate::bfs::Header, scene: Option<&Scene>) -> Vec<Group> {
     let n = h.species.len();
-    if n == 0 {
+    if n == 0 || h.species.iter().all(|&s| s == h.species[0]) {
         return all(0);
     }
+    let species = scene.map_or(&[][..], |sc| &sc.species[..]);
+    let colours = crate::scene::species::colours(species);
     let mut groups = Vec::new();
     let mut lo = 0;
     for i in 1..=n {
         if i == n || h.species[i] != h.species[lo] {
             let s = usize::from(h.species[lo]);
-            let name = scene
-                .and_then(|sc| sc.species.get(s))
+            let name = species
+                .get(s)
                 .map_or_else(|| format!("species {s}"), |sp| sp.name.clone());
-            groups.push(Group { name, lo, hi: i });
+            // Materials are linear; the species colours sRGB.
+            let colour = colours
+                .get(s)
+                .map(|c| c.map(|v| linear(f32::from(v) / 255.0)));
+            groups.push(Group {
+                name,
+                lo,
+                hi: i,
+                colour,
+            });
             lo = i;
         }
     }
@@ -147,19 +149,13 @@ pub(super) fn write(
         .and_then(|l| l.fps)
         .unwrap_or(crate::look::resolve::defaults::FPS);
     let mut groups = species_groups(&h, scene.as_ref());
-    let mut survey = first_pass(r, input, sel, &mut groups, bar)?;
+    let survey = first_pass(r, input, sel, &mut groups, bar)?;
     let n = survey.base.len();
     if n == 0 {
         bail!("the exported frames hold no agents: a glTF point cloud needs one at least");
     }
-    // Every species there in every frame: one point cloud, as for a recording without species.
+    // Scale channels only where a species is out of the world in some frame.
     let varying = survey.shown.iter().flatten().any(|&s| !s);
-    if !varying && groups.len() > 1 {
-        groups = all(n);
-        for b in &mut survey.bounds {
-            *b = vec![b.iter().fold(Bounds::EMPTY, |u, g| u.union(g))];
-        }
-    }
     let shown = varying.then_some(&survey.shown[..]);
     let (doc, bin_len) = document(&h, input, sel, &groups, &survey.bounds, shown, fps);
     let mut json = serde_json::to_vec(&doc)?;
@@ -312,8 +308,9 @@ fn first_pass(
 }
 
 /// The glTF JSON for `bounds.len()` frames of `groups` (a mesh and node each; `bounds[f][g]`),
-/// and the binary chunk's length. With `shown`, the nodes are the children of one `Agents`
-/// node, each scaled to nothing in the frames where its agents are out of the world.
+/// and the binary chunk's length. Two groups or more (species) are the children of one
+/// `Agents` node, each with its colour as its material; with `shown`, each is scaled to nothing
+/// in the frames where its agents are out of the world.
 fn document(
     h: &crate::bfs::Header,
     input: &Path,
@@ -372,8 +369,18 @@ fn document(
             })
             .collect(),
     };
-    let (meshes, nodes, animation) =
-        nodes_and_animation(groups, frames, time, weights, &scales, shown.is_some());
+    let split = groups.len() > 1;
+    let (mut meshes, nodes, animation) =
+        nodes_and_animation(groups, frames, time, weights, &scales, split);
+    // Each species' colour as its mesh's material, where the scene gives them.
+    let materials = split
+        .then(|| groups.iter().map(material).collect::<Option<Vec<_>>>())
+        .flatten();
+    if materials.is_some() {
+        for (g, mesh) in meshes.iter_mut().enumerate() {
+            mesh["primitives"][0]["material"] = json!(g);
+        }
+    }
     let mut doc = json!({
         "asset": {"version": "2.0", "generator": format!("forge {}", env!("CARGO_PKG_VERSION"))},
         "extras": {"forge": {"recording": input.display().to_string(), "scene": h.scene_name,
@@ -386,10 +393,20 @@ fn document(
     if let Some(a) = animation {
         doc["animations"] = json!([a]);
     }
+    if let Some(m) = materials {
+        doc["materials"] = json!(m);
+    }
     doc["meshes"] = json!(meshes);
     doc["bufferViews"] = json!(views);
     doc["accessors"] = json!(accessors);
     (doc, offset)
+}
+
+/// A group's colour as a glTF material: matte, of that base colour.
+fn material(g: &Group) -> Option<serde_json::Value> {
+    let [r, gr, b] = g.colour?;
+    Some(json!({"name": g.name, "pbrMetallicRoughness": {
+        "baseColorFactor": [r, gr, b, 1.0], "metallicFactor": 0.0, "roughnessFactor": 1.0}}))
 }
 
 /// The meshes (one per group, frame f's points of group g its target f − 1), the nodes (one
