@@ -51,7 +51,7 @@ pub enum Command {
     Gpus,
     /// Simulate a scene and render it to video in one go.
     Run(RunArgs),
-    /// Render the built-in demo scene to demo.mp4 (about 50 s on 2 CPU cores with no GPU).
+    /// Render the built-in demo scene to demo.mp4 (about 20 s on 2 CPU cores with no GPU).
     Demo(DemoArgs),
     /// Run a scene over a grid of parameter values and seeds, in parallel; the order
     /// parameter's mean, error, Binder cumulant and susceptibility per point to CSV (and PNG).
