@@ -39,9 +39,9 @@ impl CpuSolver {
             // parameters (the same bytes, see `spc::sums` and `spc::finish`) when the species
             // takes the plain candidate loop and hunts nothing. Its parameters are copied here:
             // the step's loads of a local need not be repeated after each of its stores.
-            let bulk = sp.bulk.p;
-            let (lo, hi) = (sp.bulk.lo, sp.bulk.hi);
             let a = sp.bulk.a;
+            let bulk = sp.params[a];
+            let (lo, hi) = (sp.bulk.lo, sp.bulk.hi);
             let plain_bulk = sp.fast[a] && !sp.predator[a] && sp.present[a];
             let in_bulk = |id: u32| plain_bulk && id >= lo && id < hi;
             let near = &self.near_cells;

@@ -129,7 +129,6 @@ pub struct Bulk {
     pub lo: u32,
     pub hi: u32,
     pub a: usize,
-    pub p: Params,
 }
 
 /// Most agents, over all the species a species corrects for, that still let it take the
@@ -208,12 +207,9 @@ impl Species {
         Some(out)
     }
 
-    /// Species `a`'s parameters from now on (the bulk's copy too).
+    /// Species `a`'s parameters from now on.
     pub fn set_params(&mut self, a: usize, p: Params) {
         self.params[a] = p;
-        if self.bulk.a == a {
-            self.bulk.p = p;
-        }
     }
 
     /// Says whether species `a` is in the world from now on: its column of the interaction
@@ -267,7 +263,6 @@ impl Species {
             lo: out.ids[a].0,
             hi: out.ids[a].1,
             a,
-            p: out.params[a],
         };
     }
 
@@ -325,11 +320,15 @@ impl Species {
             .collect()
     }
 
-    /// The species of agent `id`. Species hold consecutive ids, so with a few species it is
-    /// how many of the later ones start at or before `id`: no load from the per-agent table,
-    /// which the step's slot order reads at random (a cache miss an agent).
+    /// The species of agent `id`: the bulk's, by its id range alone; else, species holding
+    /// consecutive ids, with a few species how many of the later ones start at or before
+    /// `id`: no load from the per-agent table, which the step's slot order reads at random (a
+    /// cache miss an agent).
     #[inline(always)]
     pub fn of(&self, id: u32) -> usize {
+        if id >= self.bulk.lo && id < self.bulk.hi {
+            return self.bulk.a;
+        }
         if self.ids.len() <= FEW {
             self.ids[1..]
                 .iter()
@@ -391,25 +390,8 @@ pub(super) fn sums<const D: usize>(
     rare: &[Rare],
     acc: &mut BoidsAcc<D>,
 ) {
-    let id = src.ids[me];
-    if id >= sp.bulk.lo && id < sp.bulk.hi {
-        let b = &sp.bulk;
-        sums_of::<D>(sp, b.a, &b.p, plain, src, me, seam, ranges, rare, acc)
-    } else {
-        let a = sp.of(id);
-        sums_of::<D>(
-            sp,
-            a,
-            &sp.params[a],
-            plain,
-            src,
-            me,
-            seam,
-            ranges,
-            rare,
-            acc,
-        )
-    }
+    let a = sp.of(src.ids[me]);
+    sums_of::<D>(sp, a, &sp.params[a], plain, src, me, seam, ranges, rare, acc)
 }
 
 /// [`sums`] for an agent of species `a` (parameters `p`).
@@ -529,25 +511,8 @@ pub(super) fn finish<const D: usize>(
     step: u64,
     near: Near,
 ) -> ([f32; D], [f32; D]) {
-    let id = src.ids[me];
-    if id >= sp.bulk.lo && id < sp.bulk.hi {
-        let b = &sp.bulk;
-        finish_of::<D>(sp, b.a, &b.p, src, me, acc, hunters, grid, step, near)
-    } else {
-        let a = sp.of(id);
-        finish_of::<D>(
-            sp,
-            a,
-            &sp.params[a],
-            src,
-            me,
-            acc,
-            hunters,
-            grid,
-            step,
-            near,
-        )
-    }
+    let a = sp.of(src.ids[me]);
+    finish_of::<D>(sp, a, &sp.params[a], src, me, acc, hunters, grid, step, near)
 }
 
 /// [`finish`] for an agent of species `a` (parameters `p`).
