@@ -56,6 +56,17 @@ impl Frame {
         }
     }
 
+    /// The agents there at its step: the frame itself where none is absent, else `scratch`
+    /// filled with them ([`Frame::present_into`]: no allocation once `scratch` has held a frame
+    /// as large).
+    pub fn present_in<'a>(&'a self, dim: usize, scratch: &'a mut Frame) -> &'a Frame {
+        if self.absent.is_empty() {
+            return self;
+        }
+        self.present_into(dim, scratch);
+        scratch
+    }
+
     /// Whether agent `id` is absent at this frame's step ([`Frame::absent`]).
     pub fn is_absent(&self, id: usize) -> bool {
         is_in(&self.absent, id)

@@ -87,7 +87,7 @@ pub(super) fn write(
     let mut first = None;
     // Each exported frame's absent agents (Frame::absent), from the first pass.
     let mut absent: Vec<(u64, Vec<(u32, u32)>)> = Vec::with_capacity(sel.len() as usize);
-    let mut there = Frame::empty();
+    let mut scratch = Frame::empty();
     // Points, velocities, then the extents: of the agents there.
     for pass in 0..PASSES {
         let (kind, name) = match pass {
@@ -100,13 +100,13 @@ pub(super) fn write(
             if pass == 0 {
                 absent.push((k, frame.absent.clone()));
             }
-            frame.present_into(dim, &mut there);
+            let there = frame.present_in(dim, &mut scratch);
             let m = there.agents(dim);
             write!(w, "            {k}: [")?;
             match pass {
                 0 => vectors(&mut w, &there.pos, dim, m, 1.0)?,
                 1 => vectors(&mut w, &there.vel, dim, m, per_second)?,
-                _ => extent(&mut w, &there, dim, m)?,
+                _ => extent(&mut w, there, dim, m)?,
             }
             writeln!(w, "],")?;
             Ok(())
@@ -131,11 +131,17 @@ pub(super) fn write(
         )?;
         writeln!(w, "        {attr}.timeSamples = {{")?;
         super::each_frame(r, input, sel, bar, |k, frame, _| {
-            frame.present_into(dim, &mut there);
+            let there = frame.present_in(dim, &mut scratch);
             let m = there.agents(dim);
-            let kinds: Vec<u8> = present_of(&frame.absent, &species).collect();
+            let kept: Vec<u8>;
+            let kinds = if frame.absent.is_empty() {
+                &species[..]
+            } else {
+                kept = present_of(&frame.absent, &species).collect();
+                &kept[..]
+            };
             write!(w, "            {k}: [")?;
-            colour_list(&mut w, c.of_frame(&there, dim, m, &kinds).into_iter())?;
+            colour_list(&mut w, c.of_frame(there, dim, m, kinds).into_iter())?;
             writeln!(w, "],")?;
             Ok(())
         })?;

@@ -72,13 +72,9 @@ impl Renderer {
             }
             self.per_agent.absent = absent.clone();
         }
-        if frame.absent.is_empty() {
-            return then(self, frame);
-        }
-        let mut shown = std::mem::take(&mut self.per_agent.scratch);
-        frame.present_into(self.world.dim, &mut shown);
-        let out = then(self, &shown);
-        self.per_agent.scratch = shown;
+        let mut scratch = std::mem::take(&mut self.per_agent.scratch);
+        let out = then(self, frame.present_in(self.world.dim, &mut scratch));
+        self.per_agent.scratch = scratch;
         out
     }
 

@@ -97,9 +97,14 @@ fn certain_within(h: &Heap, k: usize, reach2: f64) -> bool {
 }
 
 /// `d = p_j − p_i` (minimum image) and its squared length, exactly as the metric rules compute
-/// them.
+/// them (the species' masked loops too).
 #[inline(always)]
-fn offset<const D: usize>(p: &Params, src: &Src, pi: &[f32; D], j: usize) -> ([f32; D], f32) {
+pub(super) fn offset<const D: usize>(
+    p: &Params,
+    src: &Src,
+    pi: &[f32; D],
+    j: usize,
+) -> ([f32; D], f32) {
     let wrap = p.wraps();
     let mut d = [0f32; D];
     for k in 0..D {

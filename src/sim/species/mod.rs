@@ -347,6 +347,7 @@ pub struct Hunter {
     pub pos: [f32; 3],
 }
 
+use super::topo::offset;
 /// What the species step reads of all agents: the topological step's view of them.
 pub(super) use super::topo::Src;
 
@@ -355,23 +356,6 @@ pub(super) use super::topo::Src;
 pub struct Rare {
     pub slot: u32,
     pub species: u8,
-}
-
-/// `d = p_j − p_i` (minimum image) and its squared length, as the metric rules compute them.
-#[inline(always)]
-fn offset<const D: usize>(p: &Params, src: &Src, pi: &[f32; D], j: usize) -> ([f32; D], f32) {
-    let wrap = p.wraps();
-    let mut d = [0f32; D];
-    for k in 0..D {
-        d[k] = wrap_delta(
-            src.pos[k * src.m + j] - pi[k],
-            p.world[k],
-            p.half_world[k],
-            wrap,
-        );
-    }
-    let d2 = norm2(&d);
-    (d, d2)
 }
 
 /// One agent's neighbour sums, into `acc`: `me` its slot in `src` (`plain`, the same agents
@@ -391,7 +375,18 @@ pub(super) fn sums<const D: usize>(
     acc: &mut BoidsAcc<D>,
 ) {
     let a = sp.of(src.ids[me]);
-    sums_of::<D>(sp, a, &sp.params[a], plain, src, me, seam, ranges, rare, acc)
+    sums_of::<D>(
+        sp,
+        a,
+        &sp.params[a],
+        plain,
+        src,
+        me,
+        seam,
+        ranges,
+        rare,
+        acc,
+    )
 }
 
 /// [`sums`] for an agent of species `a` (parameters `p`).
@@ -512,7 +507,18 @@ pub(super) fn finish<const D: usize>(
     near: Near,
 ) -> ([f32; D], [f32; D]) {
     let a = sp.of(src.ids[me]);
-    finish_of::<D>(sp, a, &sp.params[a], src, me, acc, hunters, grid, step, near)
+    finish_of::<D>(
+        sp,
+        a,
+        &sp.params[a],
+        src,
+        me,
+        acc,
+        hunters,
+        grid,
+        step,
+        near,
+    )
 }
 
 /// [`finish`] for an agent of species `a` (parameters `p`).
