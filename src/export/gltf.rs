@@ -83,36 +83,29 @@ fn all(n: usize) -> Vec<Group> {
     }]
 }
 
-/// A group per species where the recording has two or more (its agents are runs of one
-/// species), named and coloured as the scene names and colours it; else one of every agent (its
-/// count set by the first frame).
+/// A group per species where the recording's scene has two or more (the ids each holds, as
+/// the solver and the timeline give them: [`crate::scene::species::id_ranges`]), named and
+/// coloured as the scene names and colours it; else one of every agent (its count set by the
+/// first frame).
 fn species_groups(h: &crate::bfs::Header, scene: Option<&Scene>) -> Vec<Group> {
-    let n = h.species.len();
-    if n == 0 || h.species.iter().all(|&s| s == h.species[0]) {
+    let species = scene.map_or(&[][..], |sc| &sc.species[..]);
+    if species.len() < 2 {
         return all(0);
     }
-    let species = scene.map_or(&[][..], |sc| &sc.species[..]);
     let colours = crate::scene::species::colours(species);
-    let mut groups = Vec::new();
-    let mut lo = 0;
-    for i in 1..=n {
-        if i == n || h.species[i] != h.species[lo] {
-            let s = usize::from(h.species[lo]);
-            let name = species
-                .get(s)
-                .map_or_else(|| format!("species {s}"), |sp| sp.name.clone());
+    let ranges = crate::scene::species::id_ranges(species, h.agents);
+    let groups: Vec<Group> = (species.iter().zip(colours).zip(ranges))
+        .filter(|(_, (lo, hi))| lo < hi)
+        .map(|((sp, c), (lo, hi))| Group {
+            name: sp.name.clone(),
+            lo: lo as usize,
+            hi: hi as usize,
             // Materials are linear; the species colours sRGB.
-            let colour = colours
-                .get(s)
-                .map(|c| c.map(|v| linear(f32::from(v) / 255.0)));
-            groups.push(Group {
-                name,
-                lo,
-                hi: i,
-                colour,
-            });
-            lo = i;
-        }
+            colour: Some(c.map(|v| linear(f32::from(v) / 255.0))),
+        })
+        .collect();
+    if groups.len() < 2 {
+        return all(0);
     }
     groups
 }
