@@ -402,13 +402,14 @@ fn the_build_script_watches_only_paths_that_exist() {
 
 /// Every package the library is built from, with its features, as `cargo tree` lists them for
 /// `args`: `name version` → the feature lists it is built with (two where host and target differ).
+/// Not `--offline`: a `cargo test` of the default members fetches none of the Python package's
+/// own dependencies (numpy's), so a fresh machine does not have them yet.
 fn cargo_tree(args: &[&str]) -> BTreeMap<String, BTreeSet<String>> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut c = Command::new(cargo);
     c.current_dir(repo())
         .args([
             "tree",
-            "--offline",
             "--locked",
             "--prefix",
             "none",
