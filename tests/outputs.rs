@@ -493,6 +493,92 @@ fn an_output_is_never_an_input() {
         4,
         "the recording still reads"
     );
+    // The look's files: a --look file, a background picture named by a flag, by the look
+    // file or by the recording's scene. (Their contents are never parsed: refused first.)
+    write(
+        p,
+        "look.json",
+        r#"{"exposure": 2, "background_image": "plate.png"}"#,
+    );
+    fs::write(p.join("plate.png"), b"a picture").unwrap();
+    fs::write(p.join("plate.mp4"), b"a picture").unwrap();
+    for (args, names, keep) in [
+        (
+            &[
+                "still",
+                "a.bfs",
+                "--background-image",
+                "plate.png",
+                "-o",
+                "plate.png",
+            ][..],
+            &["plate.png", "--background-image"][..],
+            "plate.png",
+        ),
+        (
+            &["still", "a.bfs", "--look", "look.json", "-o", "./plate.png"],
+            &["./plate.png", "background_image of --look look.json"],
+            "plate.png",
+        ),
+        (
+            &[
+                "render",
+                "a.bfs",
+                "--background-image",
+                "plate.mp4",
+                "-o",
+                "plate.mp4",
+            ],
+            &["plate.mp4", "--background-image"],
+            "plate.mp4",
+        ),
+        (
+            &[
+                "run",
+                "s.json",
+                "--background-image",
+                "plate.png",
+                "--bfs",
+                "plate.png",
+            ],
+            &["--bfs plate.png", "--background-image"],
+            "plate.png",
+        ),
+        (
+            &["run", "s.json", "--look", "look.json", "--bfs", "look.json"],
+            &["--bfs look.json", "--look look.json"],
+            "look.json",
+        ),
+    ] {
+        let mut args = args.to_vec();
+        args.extend(["--force", "-q"]);
+        refused_keeping(p, &args, names, keep);
+    }
+    write(
+        p,
+        "bg.json",
+        &TINY.replace(
+            r#""seed": 4,"#,
+            r#""seed": 4, "render": {"background_image": "plate.png"},"#,
+        ),
+    );
+    succeeds(p, &["simulate", "bg.json", "-o", "bg.bfs", "--quiet"]);
+    refused_keeping(
+        p,
+        &["run", "bg.json", "--bfs", "plate.png", "--force", "-q"],
+        &["--bfs plate.png", "scene.render.background_image"],
+        "plate.png",
+    );
+    // A still of that recording: its picture is read (so a real one) before the refusal.
+    image::RgbaImage::from_pixel(8, 8, image::Rgba([40, 60, 80, 255]))
+        .save(p.join("plate.png"))
+        .unwrap();
+    refused_keeping(
+        p,
+        &["still", "bg.bfs", "-o", "plate.png", "--force", "-q"],
+        &["output plate.png", "scene.render.background_image"],
+        "plate.png",
+    );
 }
 
 // ---------------------------------------------------------------------------------------

@@ -221,8 +221,23 @@ pub fn run_cmd(a: RunArgs) -> Result<ExitCode> {
     if let Some(b) = &a.bfs {
         outputs.push((b, "--bfs"));
     }
-    let inputs = scene_inputs(Some(&a.scene), &scene);
-    let inputs: Vec<(&Path, &str)> = inputs.iter().map(|(p, w)| (p.as_path(), *w)).collect();
+    // The look's files too: the --look file and every background picture.
+    let mut inputs: Vec<(PathBuf, String)> = scene_inputs(Some(&a.scene), &scene)
+        .into_iter()
+        .map(|(p, w)| (p, w.to_string()))
+        .collect();
+    inputs.extend(a.look.layers()?.inputs());
+    if let Some(p) = scene
+        .render
+        .as_ref()
+        .and_then(|r| r.background_image.as_ref())
+    {
+        inputs.push((p.clone(), "scene.render.background_image".into()));
+    }
+    let inputs: Vec<(&Path, &str)> = inputs
+        .iter()
+        .map(|(p, w)| (p.as_path(), w.as_str()))
+        .collect();
     let _claim = output::claim(&outputs, &inputs, a.video.force)?;
     // The codec against this FFmpeg, and the video's name against its container, before the
     // simulation runs (the render resolves it again).

@@ -209,13 +209,15 @@ impl Plan {
         }
         // The output file: never the input, never another forge's output being written, an
         // existing one only with --force; locked until the end.
-        let claim =
-            match &job.dest {
-                Destination::Mp4 { path, .. } | Destination::Still { path, .. } => Some(
-                    output::claim(&[(path, "output")], &[(&job.input, "input")], job.force)?,
-                ),
-                _ => None,
-            };
+        let look_inputs = job.look.inputs();
+        let mut inputs: Vec<(&Path, &str)> = vec![(&job.input, "input")];
+        inputs.extend(look_inputs.iter().map(|(p, w)| (p.as_path(), w.as_str())));
+        let claim = match &job.dest {
+            Destination::Mp4 { path, .. } | Destination::Still { path, .. } => {
+                Some(output::claim(&[(path, "output")], &inputs, job.force)?)
+            }
+            _ => None,
+        };
         // The codec against this FFmpeg (after the claim: a locked output is named first).
         let encoding = match &job.dest {
             Destination::Mp4 { path, encoding } => {
@@ -231,6 +233,19 @@ impl Plan {
             bail!("{} has no frames to render", job.input.display());
         }
         let resolved = resolve::resolve(&job.look, &mut reader, &job.input)?;
+        // The recording's own background picture (its scene's `render`), now resolved.
+        if let (Destination::Mp4 { path, .. } | Destination::Still { path, .. }, Some(plate)) =
+            (&job.dest, &resolved.look.background_image)
+        {
+            if output::same_file(path, plate) {
+                bail!(
+                    "output {} is the same file as the recording's background image \
+                     (scene.render.background_image): forge never writes over an input (not \
+                     even with --force); choose another output name",
+                    path.display()
+                );
+            }
+        }
         // The encoder's size limit, before the GPU starts (the adapter's are checked as the
         // renderer is built, before any pass).
         let encoding = match encoding {

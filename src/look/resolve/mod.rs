@@ -67,6 +67,23 @@ impl Layers {
     pub fn flags(flags: Look) -> Layers {
         Layers { flags, file: None }
     }
+
+    /// The files these layers read, named as a message names them: the `--look` file and
+    /// each layer's background picture. No output may be written over one.
+    pub fn inputs(&self) -> Vec<(PathBuf, String)> {
+        let mut v = Vec::new();
+        if let Some(p) = &self.flags.background_image {
+            v.push((p.clone(), "--background-image".to_string()));
+        }
+        if let Some((path, look)) = &self.file {
+            v.push((path.clone(), "--look".to_string()));
+            if let Some(p) = &look.background_image {
+                let what = format!("background_image of --look {}", path.display());
+                v.push((p.clone(), what));
+            }
+        }
+        v
+    }
 }
 
 /// A resolved look.
