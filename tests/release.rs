@@ -409,12 +409,7 @@ fn cargo_tree(args: &[&str]) -> BTreeMap<String, BTreeSet<String>> {
     let mut c = Command::new(cargo);
     c.current_dir(repo())
         .args([
-            "tree",
-            "--locked",
-            "--prefix",
-            "none",
-            "--format",
-            "{p}|{f}",
+            "tree", "--locked", "--prefix", "none", "--format", "{p}|{f}",
         ])
         .args(args);
     let (code, out, err) = output(&mut c);
