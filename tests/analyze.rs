@@ -431,6 +431,11 @@ fn bad_input_is_refused_naming_the_flag_and_two_agents_still_answer() {
     );
     has(&fails(d.path(), &["analyze", f, "--bins", "0"]), "--bins");
     has(&fails(d.path(), &["analyze", f, "--k-max", "0"]), "--k-max");
+    // Each resample holds memory: millions would exhaust it instead of failing cleanly.
+    has(
+        &fails(d.path(), &["analyze", f, "--bootstrap", "5000000"]),
+        "--bootstrap: at most 100000",
+    );
     has(
         &fails(d.path(), &["analyze", f, "--plot", "c.jpg"]),
         "--plot",

@@ -36,6 +36,8 @@ pub const EXACT_MAX_AGENTS: usize = 5000;
 pub const MAX_BINS: usize = 10_000;
 /// The largest k of the neighbour anisotropy.
 pub const MAX_K: usize = 64;
+/// The most bootstrap resamples (each holds its frames' sums: a bound on memory).
+pub const MAX_BOOTSTRAP: usize = 100_000;
 /// Fewer agents than this get a statistical caveat.
 pub const FEW_AGENTS: usize = 50;
 
@@ -222,6 +224,12 @@ fn check(h: &Header, o: &Options, frame_count: u64) -> Result<()> {
     }
     if o.k_max == 0 || o.k_max > MAX_K {
         bail!("--k-max: must be in 1..={MAX_K}, got {}", o.k_max);
+    }
+    if o.bootstrap > MAX_BOOTSTRAP {
+        bail!(
+            "--bootstrap: at most {MAX_BOOTSTRAP} resamples, got {}",
+            o.bootstrap
+        );
     }
     if h.agents < 2 {
         bail!(

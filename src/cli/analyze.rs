@@ -48,7 +48,7 @@ pub struct AnalyzeArgs {
     /// 5000 agents).
     #[arg(long, value_enum, default_value_t = Method::Auto)]
     pub method: Method,
-    /// Bootstrap resamples of the frames for the error bars.
+    /// Bootstrap resamples of the frames for the error bars (0: none; at most 100000).
     #[arg(long, value_name = "N", default_value_t = 200)]
     pub bootstrap: usize,
     /// Print the whole analysis as JSON on standard output instead of the summary.
