@@ -324,8 +324,26 @@ fn a_background_image_is_drawn_under_the_agents() {
         mean(220, 320, 2) > mean(220, 320, 0) + 0.3,
         "the right half is not blue"
     );
+    // A picture whose header says 20000×20000 (a few hundred bytes could decode to gigabytes):
+    // refused from its header.
+    let mut huge = b"\x89PNG\r\n\x1a\n".to_vec();
+    let mut ihdr = b"IHDR".to_vec();
+    ihdr.extend(20000u32.to_be_bytes());
+    ihdr.extend(20000u32.to_be_bytes());
+    ihdr.extend([8, 0, 0, 0, 0]); // 8-bit greyscale
+    huge.extend(13u32.to_be_bytes());
+    huge.extend(&ihdr);
+    huge.extend(crc32fast::hash(&ihdr).to_be_bytes());
+    huge.extend(0u32.to_be_bytes());
+    huge.extend(b"IEND");
+    huge.extend(crc32fast::hash(b"IEND").to_be_bytes());
+    std::fs::write(d.path().join("huge.png"), huge).unwrap();
     // Bad plates are refused naming the flag, before anything is written.
     for (flags, needle) in [
+        (
+            &["--background-image", "huge.png"][..],
+            "--background-image huge.png: the picture is larger than a plate may be (at most 16384×16384",
+        ),
         (
             &["--background-image", "missing.png"][..],
             "--background-image missing.png: ",

@@ -10,6 +10,8 @@ use crate::render::Plate;
 
 /// Most bytes a plate may decode to (a 16384×16384 RGBA8 picture).
 const MAX_DECODED: u64 = 1 << 30;
+/// The widest and tallest plate, in pixels (the largest frame forge renders).
+const MAX_SIDE: u32 = 16384;
 
 /// The plate `l` names (None without one), scaled to cover `l`'s size: the smaller scale
 /// that fills the frame, centred, the overhang cut off. `origin` names the layer a field came
@@ -64,8 +66,18 @@ fn read(path: &Path) -> Result<image::RgbaImage> {
     }
     let mut limits = image::Limits::default();
     limits.max_alloc = Some(MAX_DECODED);
+    // A small file can hold a huge picture: refused by its header, before it is decoded.
+    limits.max_image_width = Some(MAX_SIDE);
+    limits.max_image_height = Some(MAX_SIDE);
     reader.limits(limits);
-    let picture = reader.decode().map_err(|e| anyhow!("{}", text(&e)))?;
+    let picture = reader.decode().map_err(|e| match e {
+        image::ImageError::Limits(_) => anyhow!(
+            "the picture is larger than a plate may be (at most {MAX_SIDE}×{MAX_SIDE} pixels, \
+             {} MiB decoded): scale it down to the video's size",
+            MAX_DECODED >> 20
+        ),
+        e => anyhow!("{}", text(&e)),
+    })?;
     if picture.width() == 0 || picture.height() == 0 {
         bail!("an empty picture");
     }
