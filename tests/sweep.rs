@@ -417,6 +417,17 @@ fn an_interrupted_sweep_resumes_without_redoing_finished_points() {
     let args = resumable("cut.csv", &["--resume", "--measure", "50"]);
     let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
     has(&fails(p, &args), "--measure 100");
+
+    // --resume with nothing to resume does not take a --plot of that name for its own.
+    fs::write(p.join("precious.png"), "not a plot").unwrap();
+    let args = resumable("new.csv", &["--resume", "--plot", "precious.png"]);
+    let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+    has(&fails(p, &args), "precious.png");
+    assert_eq!(
+        fs::read_to_string(p.join("precious.png")).unwrap(),
+        "not a plot"
+    );
+    assert!(!p.join("new.csv").exists());
 }
 
 #[test]

@@ -385,8 +385,11 @@ fn claim_outputs(
     partial: &Path,
 ) -> Result<Claim> {
     table::check_csv_output(out, partial, a.resume, a.force)?;
+    // --resume may redraw the plot of the sweep it continues, not a file of the same name
+    // when there is no such sweep.
+    let resuming = a.resume && (out.exists() || partial.exists());
     if let Some(p) = &a.plot {
-        crate::plot::check_output(p, a.force || a.resume, "--plot")?;
+        crate::plot::check_output(p, a.force || resuming, "--plot")?;
     }
     // Existing files were checked above, with --resume in mind.
     let mut outputs: Vec<(&Path, &str)> = vec![(out, "--output")];
