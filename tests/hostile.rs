@@ -504,6 +504,50 @@ fn a_fifo_as_init_path_is_refused_not_waited_on() {
     no_output(p, "out.bfs");
 }
 
+/// A recording of a larger world as a smaller world's start: its agents would begin outside
+/// the walls (frame 0 recorded there, then pulled in). Refused naming the agent and world; an
+/// open world takes any position.
+#[test]
+fn an_initial_frame_outside_the_world_is_refused() {
+    let d = tmp();
+    let p = d.path();
+    let scene = |size: u32, boundary: &str| {
+        format!(
+            r#"{{"preset": "boidforge", "agents": 300, "steps": 2, "seed": 1,
+                "world": {{"size": [{size}, {size}], "boundary": "{boundary}"}},
+                "init": {{"layout": "file", "path": "big.bfs"}}}}"#
+        )
+    };
+    write(
+        p,
+        "big.json",
+        &scene(400, "wrap").replace(
+            r#""init": {"layout": "file", "path": "big.bfs"}"#,
+            r#""init": {"layout": "uniform"}"#,
+        ),
+    );
+    succeeds(p, &["simulate", "big.json", "-o", "big.bfs", "-q"]);
+    for boundary in ["wrap", "reflect"] {
+        write(p, "small.json", &scene(100, boundary));
+        let args = ["simulate", "small.json", "-o", "small.bfs", "-q"];
+        let r = run_within(p, &args, QUICK);
+        failed_naming(
+            &r,
+            &args,
+            &[
+                "scene.init.path",
+                "big.bfs",
+                "outside the scene's world 100 x 100",
+            ],
+        );
+        no_output(p, "small.bfs");
+    }
+    write(p, "small.json", &scene(100, "open"));
+    succeeds(p, &["simulate", "small.json", "-o", "small.bfs", "-q"]);
+    write(p, "same.json", &scene(400, "reflect"));
+    succeeds(p, &["simulate", "same.json", "-o", "same.bfs", "-q"]);
+}
+
 #[test]
 fn a_fifo_or_directory_named_like_a_built_in_scene_does_not_hide_it() {
     let d = tmp();

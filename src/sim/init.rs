@@ -293,6 +293,15 @@ fn from_file(scene: &Scene) -> Result<State> {
     if let Some(i) = st.first_non_finite() {
         bail!("scene.init.path: frame {k} of {}: agent {i} has a NaN or infinite position or velocity", path.display());
     }
+    outside_world(&st, scene).map_or(Ok(()), |(i, at)| {
+        let side: Vec<String> = scene.world[..dim].iter().map(|l| l.to_string()).collect();
+        bail!(
+            "scene.init.path: frame {k} of {}: agent {i} is at ({at}), outside the scene's world \
+             {} (a recording of another world? give the scene its scene.world)",
+            path.display(),
+            side.join(" x ")
+        )
+    })?;
     match (scene.model, &scene.vicsek) {
         (Model::Vicsek, Some(v)) => {
             // Vicsek particles move at v0: keep the headings, set the speed.
@@ -307,4 +316,19 @@ fn from_file(scene: &Scene) -> Result<State> {
         (Model::Vicsek, None) => bail!("scene.vicsek: required with model \"vicsek\""),
         (Model::Boids, _) => Ok(st),
     }
+}
+
+/// The first agent of `st` outside `scene`'s world, with its position as text: walls and a
+/// periodic box hold every agent in `0..=L` on each axis (an open world holds any position).
+fn outside_world(st: &State, scene: &Scene) -> Option<(usize, String)> {
+    if scene.boundary == crate::scene::Boundary::Open {
+        return None;
+    }
+    let (n, dim) = (st.n, st.dim);
+    (0..n)
+        .find(|&i| (0..dim).any(|k| !(0.0..=scene.world[k]).contains(&st.pos[k * n + i])))
+        .map(|i| {
+            let at: Vec<String> = (0..dim).map(|k| st.pos[k * n + i].to_string()).collect();
+            (i, at.join(", "))
+        })
 }
