@@ -122,6 +122,44 @@ fn frames_with_nan_or_infinite_values_are_refused_naming_frame_and_agent() {
     }
 }
 
+/// The same damage through the readers that pass numbers on: every export format, `info`'s
+/// metrics and `analyze` fail naming frame 30 and the agent, and write nothing (a NaN in a
+/// USD file, or "mean speed inf" from `info`, would be a wrong result handed on); the frames
+/// before it still export.
+#[test]
+fn exports_info_and_analyze_refuse_a_frame_with_nan_or_infinite_values() {
+    let d = tmp();
+    let p = d.path();
+    recording(&p.join("nan-pos.bfs"), N, 40, |k, pos, _| {
+        if k == 30 {
+            pos[N + 7] = f32::NAN
+        }
+    });
+    recording(&p.join("inf-vel.bfs"), N, 40, |k, _, vel| {
+        if k == 30 {
+            vel[3] = f32::INFINITY
+        }
+    });
+    let names: [(&str, &[&str]); 2] = [
+        ("nan-pos.bfs", &["frame 30", "agent 7", "position of y NaN"]),
+        ("inf-vel.bfs", &["frame 30", "agent 3", "velocity of x inf"]),
+    ];
+    for (file, want) in names {
+        for out in ["x.csv", "x.npz", "x.xyz", "x.usda", "x.glb"] {
+            fails_cleanly(p, &["export", file, "-o", out, "-q"], want, &[out]);
+        }
+        fails_cleanly(p, &["info", file, "--metrics", "m.csv"], want, &["m.csv"]);
+        fails_cleanly(p, &["info", file, "--json"], want, &[]);
+        fails_cleanly(p, &["analyze", file, "--frames", "20.."], want, &[]);
+        succeeds(
+            p,
+            &[
+                "export", file, "--frames", "..30", "-o", "ok.csv", "--force", "-q",
+            ],
+        );
+    }
+}
+
 /// A BFS1 file whose positions are all NaN: no world is inferred from them (it was 1 x 1) and
 /// the render fails naming frame 0.
 #[test]

@@ -472,9 +472,7 @@ pub fn analyze(reader: &mut Reader, o: &Options) -> Result<Analysis> {
     let read = |reader: &mut Reader, k: u64, frame: &mut Frame| -> Result<()> {
         crate::signal::check()?;
         reader.read_frame_into(k, frame)?;
-        if let Some(bad) = frame.non_finite(dim) {
-            bail!("frame {k}: {bad}: not a recording forge's solver wrote, or damaged");
-        }
+        frame.check_finite(dim, k)?;
         frame.drop_absent(dim);
         Ok(())
     };

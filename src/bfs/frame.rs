@@ -124,6 +124,17 @@ impl Frame {
         }
         None
     }
+
+    /// [`Frame::non_finite`] as an error naming frame `k`, for readers that would pass such a
+    /// value on as a number (exports, metrics, analysis).
+    pub fn check_finite(&self, dim: usize, k: u64) -> anyhow::Result<()> {
+        match self.non_finite(dim) {
+            Some(bad) => {
+                anyhow::bail!("frame {k}: {bad}: not a recording forge's solver wrote, or damaged")
+            }
+            None => Ok(()),
+        }
+    }
 }
 
 /// Whether agent `id` is in one of the ascending id ranges `ranges` ([`Frame::absent`]).

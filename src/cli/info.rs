@@ -214,6 +214,9 @@ impl Plan {
             self.r
                 .read_frame_into(k, &mut frame)
                 .with_context(|| format!("{}: frame {k}", self.a.file.display()))?;
+            frame
+                .check_finite(self.space.dim, k)
+                .with_context(|| self.a.file.display().to_string())?;
             frame.drop_absent(self.space.dim);
             let n = frame.agents(self.space.dim);
             let m = metrics::frame_metrics(&self.space, n, &frame.pos, &frame.vel);

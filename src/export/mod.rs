@@ -233,6 +233,7 @@ fn each_frame(
         crate::signal::check()?;
         r.read_frame_into(k, &mut frame)
             .with_context(|| format!("{}: frame {k}", input.display()))?;
+        frame.check_finite(dim, k)?;
         let n = frame.agents(dim);
         first.get_or_insert(n as u64);
         each(k, &frame, n)?;

@@ -95,6 +95,7 @@ fn write_frames(
         crate::signal::check()?;
         r.read_frame_into(k, &mut frame)
             .with_context(|| format!("{}: frame {k}", input.display()))?;
+        frame.check_finite(dim, k)?;
         let m = frame.agents(dim);
         if m != n {
             bail!(
