@@ -464,3 +464,37 @@ fn bad_input_is_refused_naming_the_flag_and_two_agents_still_answer() {
         "frame 1",
     );
 }
+
+/// A flock in perfect order (every agent's velocity the same but for float32 rounding, which a
+/// rotation leaves) has no fluctuations to correlate: the analysis says so in its caveats,
+/// and a flock with a thousandth of a radian of heading noise gets no such caveat.
+#[test]
+fn a_flock_in_perfect_order_is_named_as_such() {
+    let d = tmp();
+    let n = 400;
+    let mut rng = Rng(7);
+    let frame = |spread: f64, rng: &mut Rng| {
+        let mut pos = vec![0f32; 2 * n];
+        let mut vel = vec![0f32; 2 * n];
+        for i in 0..n {
+            pos[i] = (rng.unit() * 20.0) as f32;
+            pos[n + i] = (rng.unit() * 20.0) as f32;
+            let a = 0.7 + spread * (rng.unit() - 0.5);
+            vel[i] = (3.0 * a.cos()) as f32;
+            vel[n + i] = (3.0 * a.sin()) as f32;
+        }
+        (pos, vel)
+    };
+    let h = header(2, n as u32, Boundary::Wrap, 20.0);
+    // Angles within 1e-9 rad: the same f32 velocity up to its last bit.
+    let ordered: Vec<_> = (0..4).map(|_| frame(1e-9, &mut rng)).collect();
+    let noisy: Vec<_> = (0..4).map(|_| frame(1e-3, &mut rng)).collect();
+    let ordered = analyze(d.path(), &record(d.path(), "o.bfs", &h, &ordered), &[]);
+    let noisy = analyze(d.path(), &record(d.path(), "n.bfs", &h, &noisy), &[]);
+    let said = |v: &Value| v["caveats"].to_string();
+    has(
+        &said(&ordered),
+        "4 of 4 frames with no fluctuations beyond float32 rounding",
+    );
+    assert!(!said(&noisy).contains("rounding"), "{}", said(&noisy));
+}

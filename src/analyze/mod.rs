@@ -291,14 +291,18 @@ fn mean_of(u: &[f64], dim: usize, n: usize) -> [f64; 3] {
     mean
 }
 
-/// The fluctuations δu = u − `remove` (the frame's own mean where `None`), ⟨|δu|²⟩ and the
-/// polarisation.
+/// Below this ⟨|δu|²⟩ ÷ |⟨u⟩|², a frame's fluctuations are float32 rounding (a relative 6e-8 a
+/// value), not motion: a flock in perfect order.
+const ROUNDING: f64 = 1e-12;
+
+/// The fluctuations δu = u − `remove` (the frame's own mean where `None`), ⟨|δu|²⟩, the
+/// polarisation, and whether ⟨|δu|²⟩ is no more than rounding ([`ROUNDING`]).
 fn fluctuations(
     f: &Frame,
     dim: usize,
     field: Field,
     remove: Option<[f64; 3]>,
-) -> (Vec<f64>, f64, f64) {
+) -> (Vec<f64>, f64, f64, bool) {
     let n = f.agents(dim);
     let (mut u, speed) = field_of(f, dim, field);
     let mean = mean_of(&u, dim, n);
@@ -313,7 +317,7 @@ fn fluctuations(
         u[k * n..(k + 1) * n].iter_mut().for_each(|x| *x -= mean[k]);
     }
     let c0 = u.iter().map(|x| x * x).sum::<f64>() / n as f64;
-    (u, c0, polarization)
+    (u, c0, polarization, c0 <= ROUNDING * mean_len * mean_len)
 }
 
 /// The mean direction of motion V̂ of a frame (`None` when the velocities cancel).
@@ -370,6 +374,8 @@ struct Run {
     grid: Option<grid::Grid>,
     /// Frames with no mean direction of motion.
     no_direction: usize,
+    /// Frames whose fluctuations are float32 rounding.
+    still: usize,
 }
 
 impl Run {
@@ -393,7 +399,8 @@ impl Run {
                 Method::Grid
             };
         }
-        let (du, c0, polarization) = fluctuations(frame, dim, field, remove);
+        let (du, c0, polarization, rounding) = fluctuations(frame, dim, field, remove);
+        self.still += rounding as usize;
         let dr = r_max / o.bins as f64;
         let mut s = match self.method {
             Method::Grid => self
@@ -468,6 +475,7 @@ pub fn analyze(reader: &mut Reader, o: &Options) -> Result<Analysis> {
         method: o.method,
         grid: None,
         no_direction: 0,
+        still: 0,
     };
     let read = |reader: &mut Reader, k: u64, frame: &mut Frame| -> Result<()> {
         crate::signal::check()?;
@@ -502,12 +510,20 @@ pub fn analyze(reader: &mut Reader, o: &Options) -> Result<Analysis> {
     let whole = aggregate(&stats, &all, &r);
     let (errors, boot) = bootstrap(&stats, &r, o.bootstrap);
     let n = stats.first().map_or(0, |s| s.n);
-    let caveats = caveats(
+    let mut caveats = caveats(
         n,
         stats.len(),
         no_direction,
         whole.xi.is_none().then_some(r_max),
     );
+    if run.still > 0 {
+        caveats.push(format!(
+            "{} of {} frames with no fluctuations beyond float32 rounding (a flock in perfect \
+             order): C(r), ξ and χ there measure rounding, not the flock",
+            run.still,
+            stats.len()
+        ));
+    }
     let anisotropy = anisotropy_of(&stats, &whole, &errors, boot);
     Ok(Analysis {
         frames: [o.frames.start, o.frames.end],
