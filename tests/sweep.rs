@@ -380,11 +380,26 @@ fn an_interrupted_sweep_resumes_without_redoing_finished_points() {
     assert_eq!(lines.len(), 7);
 
     // What an interrupted sweep leaves: the header, two finished rows (in completion order,
-    // here reversed) and a row cut short. One finished row is doctored: if resuming ran that
-    // point again, the doctored value would be replaced.
-    let doctored = lines[1].replace(&lines[1].split(',').nth(8).unwrap().to_string(), "0.123456");
-    let partial = format!("{}\n{}\n{}\n0.5,60,4,60,3.8", lines[0], lines[3], doctored);
+    // here reversed) and a row cut short. The cheapest finished point (the first: 40 agents) runs
+    // again to check that the file is this sweep's; the other finished row is doctored: if
+    // resuming ran that point again, the doctored value would be replaced.
+    let doctor =
+        |line: &str| line.replace(&line.split(',').nth(8).unwrap().to_string(), "0.123456");
+    let doctored = doctor(lines[3]);
+    let partial = format!("{}\n{}\n{}\n0.5,60,4,60,3.8", lines[0], doctored, lines[1]);
     fs::write(p.join("cut.csv.partial"), &partial).unwrap();
+    // A file whose checked row this sweep does not give (another scene's, say) is refused,
+    // and kept.
+    let other = format!("{}\n{}\n", lines[0], doctor(lines[1]));
+    fs::write(p.join("other.csv"), &other).unwrap();
+    let args = resumable("other.csv", &["--resume"]);
+    let args: Vec<&str> = args.iter().map(|s| s.as_str()).collect();
+    let err = fails(p, &args);
+    has(
+        &err,
+        "--resume: other.csv was not made by this sweep: its row for noise=0.5, agents=40",
+    );
+    assert_eq!(fs::read_to_string(p.join("other.csv")).unwrap(), other);
 
     // Without --resume the interrupted sweep is not thrown away.
     let args = resumable("cut.csv", &[]);
@@ -402,7 +417,7 @@ fn an_interrupted_sweep_resumes_without_redoing_finished_points() {
     let resumed = fs::read_to_string(p.join("cut.csv")).unwrap();
     assert!(!p.join("cut.csv.partial").exists());
     // Identical to the uninterrupted sweep, but for the doctored row that was kept.
-    let want = full.replace(lines[1], &doctored);
+    let want = full.replace(lines[3], &doctored);
     assert_eq!(resumed, want);
 
     // Resuming a finished sweep runs nothing.

@@ -205,6 +205,7 @@ impl Plan {
             .filter(|&i| !done.contains_key(&self.points[i].key))
             .collect();
         self.report_resume(done.len(), extra.len(), todo.len());
+        self.check_earlier(&done)?;
 
         // The .partial starts with the header and every row already finished.
         let head = match &self.shard_line {
@@ -271,6 +272,61 @@ impl Plan {
             }
         }
         (done, extra)
+    }
+
+    /// A resumed file holds no record of the scene its rows came from: its cheapest finished
+    /// point (`done`) runs again, and its row must come out as the file has it (a sweep gives
+    /// the same bytes whatever the jobs or shards), else the file is another scene's,
+    /// settings' or forge's, and its rows are not kept.
+    fn check_earlier(&self, done: &HashMap<Vec<String>, Row>) -> Result<()> {
+        let Some(e) = &self.earlier else {
+            return Ok(());
+        };
+        let Some(i) = self
+            .share
+            .iter()
+            .copied()
+            .filter(|&i| done.contains_key(&self.points[i].key))
+            .min_by_key(|&i| (self.points[i].scene.agents, i))
+        else {
+            return Ok(());
+        };
+        let point = &self.points[i];
+        if !self.quiet {
+            log::info!(
+                "checking {} against this sweep: running {} again",
+                e.from.display(),
+                point.at(&self.varies)
+            );
+        }
+        let mut now = None;
+        let ran = runs::run_points(
+            &self.points,
+            &[i],
+            &self.varies,
+            self.settings,
+            self.jobs,
+            true,
+            |p, stats| {
+                now = Some(Row::ran(&self.points[p], stats, self.settings));
+                Ok(())
+            },
+        );
+        if let Some(err) = ran.failure {
+            return Err(err.context(format!("--resume: checking {}", e.from.display())));
+        }
+        let (was, now) = (&done[&point.key], now.expect("the point ran"));
+        if !was.same_numbers(&now) {
+            let (was, now) = (was.line(), now.line());
+            bail!(
+                "--resume: {} was not made by this sweep: its row for {} is\n  {was}\nbut this \
+                 scene and these settings give\n  {now}\n(resume with the scene it was made \
+                 from, or start over with --force)",
+                e.from.display(),
+                point.at(&self.varies)
+            );
+        }
+        Ok(())
     }
 
     /// What `--resume` found: `done` finished points, `extra` rows kept, `todo` points to run.

@@ -116,9 +116,27 @@ impl Row {
         w.write_record(&f)
     }
 
+    /// Whether `other` holds the same numbers (however a file spells them: `0.50` is `0.5`;
+    /// NaN is NaN).
+    pub fn same_numbers(&self, other: &Row) -> bool {
+        let same = |a: f64, b: f64| a == b || (a.is_nan() && b.is_nan());
+        let (a, b) = (&self.stats, &other.stats);
+        self.key == other.key
+            && a.n == b.n
+            && self.side == other.side
+            && self.settings == other.settings
+            && [
+                (a.order, b.order),
+                (a.order_se, b.order_se),
+                (a.binder, b.binder),
+                (a.susceptibility, b.susceptibility),
+            ]
+            .into_iter()
+            .all(|(x, y)| same(x, y))
+    }
+
     /// The row's line of CSV, as the files hold it, without the newline.
-    #[cfg(test)]
-    fn line(&self) -> String {
+    pub fn line(&self) -> String {
         let mut w = row_writer(Vec::new());
         self.write(&mut w).expect("a row writes to memory");
         let mut text = String::from_utf8(w.into_inner().expect("a row writes to memory"))
