@@ -105,6 +105,37 @@ impl Report {
     }
 }
 
+/// The output file (a video or a still) checked against the recording and the look's files
+/// (never written over, not even with --force), against another forge's output being written
+/// and, without --force, an existing file; locked until the end.
+fn claim_output(job: &Job) -> Result<Option<output::Claim>> {
+    let (Destination::Mp4 { path, .. } | Destination::Still { path, .. }) = &job.dest else {
+        return Ok(None);
+    };
+    let look_inputs = job.look.inputs();
+    let mut inputs: Vec<(&Path, &str)> = vec![(&job.input, "input")];
+    inputs.extend(look_inputs.iter().map(|(p, w)| (p.as_path(), w.as_str())));
+    output::claim(&[(path, "output")], &inputs, job.force).map(Some)
+}
+
+/// The output is not the recording's own background picture (its scene's `render`), which
+/// only the resolved look names.
+fn not_the_plate(job: &Job, resolved: &resolve::Resolved) -> Result<()> {
+    if let (Destination::Mp4 { path, .. } | Destination::Still { path, .. }, Some(plate)) =
+        (&job.dest, &resolved.look.background_image)
+    {
+        if output::same_file(path, plate) {
+            bail!(
+                "output {} is the same file as the recording's background image \
+                 (scene.render.background_image): forge never writes over an input (not even \
+                 with --force); choose another output name",
+                path.display()
+            );
+        }
+    }
+    Ok(())
+}
+
 fn open_input(path: &Path) -> Result<Reader> {
     let r = crate::bfs::open_recording(path)?;
     for w in r.warnings() {
@@ -209,15 +240,7 @@ impl Plan {
         }
         // The output file: never the input, never another forge's output being written, an
         // existing one only with --force; locked until the end.
-        let look_inputs = job.look.inputs();
-        let mut inputs: Vec<(&Path, &str)> = vec![(&job.input, "input")];
-        inputs.extend(look_inputs.iter().map(|(p, w)| (p.as_path(), w.as_str())));
-        let claim = match &job.dest {
-            Destination::Mp4 { path, .. } | Destination::Still { path, .. } => {
-                Some(output::claim(&[(path, "output")], &inputs, job.force)?)
-            }
-            _ => None,
-        };
+        let claim = claim_output(job)?;
         // The codec against this FFmpeg (after the claim: a locked output is named first).
         let encoding = match &job.dest {
             Destination::Mp4 { path, encoding } => {
@@ -233,19 +256,7 @@ impl Plan {
             bail!("{} has no frames to render", job.input.display());
         }
         let resolved = resolve::resolve(&job.look, &mut reader, &job.input)?;
-        // The recording's own background picture (its scene's `render`), now resolved.
-        if let (Destination::Mp4 { path, .. } | Destination::Still { path, .. }, Some(plate)) =
-            (&job.dest, &resolved.look.background_image)
-        {
-            if output::same_file(path, plate) {
-                bail!(
-                    "output {} is the same file as the recording's background image \
-                     (scene.render.background_image): forge never writes over an input (not \
-                     even with --force); choose another output name",
-                    path.display()
-                );
-            }
-        }
+        not_the_plate(job, &resolved)?;
         // The encoder's size limit, before the GPU starts (the adapter's are checked as the
         // renderer is built, before any pass).
         let encoding = match encoding {
