@@ -1302,6 +1302,33 @@ fn bad_outputs_and_sizes() {
     );
 }
 
+/// A still's name says what it holds: x.jpg, X.JPEG or a name with no extension would hold
+/// PNG bytes, so they are refused before any work; .png and .exr in any case are taken.
+#[test]
+fn a_still_named_for_another_format_is_refused() {
+    let d = tmp();
+    let p = d.path();
+    synthetic(&p.join("g.bfs"), 300, 2);
+    for out in ["x.jpg", "X.JPEG", "frame"] {
+        refused_before_the_gpu(
+            p,
+            &["still", "g.bfs", "-o", out, "-q"],
+            &[
+                out,
+                "a still is written as a PNG (.png)",
+                "OpenEXR image (.exr)",
+            ],
+            &[out],
+        );
+    }
+    if !have_gpu("a_still_named_for_another_format_is_refused, with a GPU") {
+        return;
+    }
+    for out in ["x.PNG", "x.Exr"] {
+        succeeds(p, &["still", "g.bfs", "-o", out, "--size", "64x36", "-q"]);
+    }
+}
+
 #[test]
 fn an_output_is_never_an_input() {
     // DESIGN: "an output is never the same file as an input", --force or not.

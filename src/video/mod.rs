@@ -118,6 +118,21 @@ fn claim_output(job: &Job) -> Result<Option<output::Claim>> {
     output::claim(&[(path, "output")], &inputs, job.force).map(Some)
 }
 
+/// A still's name says what it holds: `.png` or `.exr` (x.jpg, or no extension, would hold
+/// PNG bytes under a name that says otherwise). A device or pipe (`/dev/stdout`) takes any.
+fn still_name(path: &Path) -> Result<()> {
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let device = std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir());
+    if device || ["png", "exr"].iter().any(|k| ext.eq_ignore_ascii_case(k)) {
+        return Ok(());
+    }
+    bail!(
+        "-o {}: a still is written as a PNG (.png) or, with --format exr, an OpenEXR image \
+         (.exr); name the output with one of those extensions",
+        path.display()
+    )
+}
+
 /// The output is not the recording's own background picture (its scene's `render`), which
 /// only the resolved look names.
 fn not_the_plate(job: &Job, resolved: &resolve::Resolved) -> Result<()> {
@@ -241,6 +256,9 @@ impl Plan {
         // The output file: never the input, never another forge's output being written, an
         // existing one only with --force; locked until the end.
         let claim = claim_output(job)?;
+        if let Destination::Still { path, .. } = &job.dest {
+            still_name(path)?;
+        }
         // The codec against this FFmpeg (after the claim: a locked output is named first).
         let encoding = match &job.dest {
             Destination::Mp4 { path, encoding } => {
