@@ -429,6 +429,11 @@ fn bad_input_is_refused_naming_the_flag_and_two_agents_still_answer() {
         &fails(d.path(), &["analyze", f, "--r-max", "6"]),
         "--r-max: 6 is beyond half the periodic box (5)",
     );
+    // No frame at all: said as such, not blamed on a --frames nobody gave.
+    let none = record(d.path(), "none.bfs", &h, &[]);
+    let err = fails(d.path(), &["analyze", none.to_str().unwrap()]);
+    has(&err, "the recording holds no complete frame to analyse");
+    assert!(!err.contains("--frames"), "{err}");
     has(&fails(d.path(), &["analyze", f, "--bins", "0"]), "--bins");
     has(&fails(d.path(), &["analyze", f, "--k-max", "0"]), "--k-max");
     // Each resample holds memory: millions would exhaust it instead of failing cleanly.

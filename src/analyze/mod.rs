@@ -209,6 +209,9 @@ struct FrameStats {
 
 /// The checks that need the recording: frames, agents, r_max against the box.
 fn check(h: &Header, o: &Options, frame_count: u64) -> Result<()> {
+    if frame_count == 0 {
+        bail!("the recording holds no complete frame to analyse");
+    }
     if o.frames.start >= o.frames.end || o.frames.end > frame_count {
         bail!(
             "--frames: {}..{} is not within the recording's frames 0..{frame_count}",

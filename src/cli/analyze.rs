@@ -70,6 +70,12 @@ pub fn analyze_cmd(a: AnalyzeArgs) -> Result<ExitCode> {
     for w in reader.warnings() {
         eprintln!("warning: {}: {w}", a.file.display());
     }
+    if reader.frame_count() == 0 {
+        anyhow::bail!(
+            "{}: the recording holds no complete frame to analyse",
+            a.file.display()
+        );
+    }
     let frames = a
         .frames
         .unwrap_or(FrameRange::ALL)

@@ -388,7 +388,7 @@ impl Look {
                 "fov",
                 self.fov,
                 Open(1.0, 170.0),
-                "between 1 and 170 degrees",
+                "above 1 and below 170 degrees",
             ),
             ("fog", self.fog, Closed(0.0, 1.0), "in [0, 1]"),
             ("zoom", self.zoom, Closed(0.01, 1000.0), "in 0.01..=1000"),
