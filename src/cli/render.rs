@@ -226,7 +226,8 @@ pub fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         .into_iter()
         .map(|(p, w)| (p, w.to_string()))
         .collect();
-    inputs.extend(a.look.layers()?.inputs());
+    let layers = a.look.layers()?;
+    inputs.extend(layers.inputs());
     if let Some(p) = scene
         .render
         .as_ref()
@@ -246,7 +247,6 @@ pub fn run_cmd(a: RunArgs) -> Result<ExitCode> {
         codec::check_extension(&output, e.container, "-o")?;
         // The size against the encoder too (the flag's, else the look file's, else the
         // scene's; the default fits every encoder).
-        let layers = a.look.layers()?;
         let size = layers
             .flags
             .size
