@@ -24,6 +24,7 @@
 mod colour;
 mod csv;
 mod gltf;
+mod npy;
 mod npz;
 mod usd;
 mod xyz;

@@ -7,11 +7,11 @@
 //!   written as ZIP64 entries, so the same code writes an array above 4 GiB. Timestamps are
 //!   fixed (1980-01-01), so one recording always exports to the same bytes.
 //! - Every `.npy` header (magic, version, `descr`, `fortran_order`, `shape`, padding to 64
-//!   bytes) is written by `npyz`; the shape is known before the first frame (frames × agents ×
-//!   dim), so no header is patched afterwards. The small arrays (steps, times, metrics, world,
-//!   scene) are written through npyz too. `pos` and `vel` follow their npyz header as bulk
-//!   little-endian float32 (the header says `<f4`; forge builds only for little-endian
-//!   targets), one transposed frame at a time.
+//!   bytes) comes from `super::npy`; the shape is known before the first frame (frames ×
+//!   agents × dim), so no header is patched afterwards. `pos` and `vel` follow their header as
+//!   bulk little-endian float32 (the header says `<f4`; forge builds only for little-endian
+//!   targets), one transposed frame at a time; the small arrays (steps, times, metrics,
+//!   world, scene) are built whole and written at once.
 //! - `pos` is written in a first pass over the frames (which also collects the steps and the
 //!   metrics), `vel` in a second: the input is read twice and never held.
 
@@ -20,11 +20,10 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
-use npyz::WriterBuilder;
 use zip::write::SimpleFileOptions;
 use zip::{CompressionMethod, DateTime, ZipWriter};
 
-use super::Selection;
+use super::{npy, Selection};
 use crate::bfs::{Frame, Reader};
 use crate::metrics;
 
@@ -82,13 +81,10 @@ fn write_frames(
     let dim = usize::from(r.header().dim);
     zip.start_file(format!("{name}.npy"), options(true))?;
     let mut w = BufWriter::with_capacity(BUFFER, &mut *zip);
-    npyz::WriteOptions::new_header_only()
-        .dtype(npyz::DType::new_scalar(
-            "<f4".parse().expect("a valid type string"),
-        ))
-        .shape(&[sel.len(), n as u64, dim as u64])
-        .writer(&mut w)
-        .write_header_only()?;
+    w.write_all(&npy::header(
+        <f32 as npy::Element>::DESCR,
+        &[sel.len(), n as u64, dim as u64],
+    ))?;
     let mut frame = Frame::empty();
     let mut rows = Vec::new();
     for k in sel.frames() {
@@ -121,52 +117,24 @@ fn write_frames(
 }
 
 /// Writes a 1-d array `NAME.npy` of the values.
-fn write_1d<T: npyz::AutoSerialize>(
-    zip: &mut ZipWriter<File>,
-    name: &str,
-    values: &[T],
-) -> Result<()> {
+fn write_1d<T: npy::Element>(zip: &mut ZipWriter<File>, name: &str, values: &[T]) -> Result<()> {
     write_nd(zip, name, &[values.len() as u64], values)
 }
 
 /// Writes an array `NAME.npy` of `shape` (C order) of the values.
-fn write_nd<T: npyz::AutoSerialize>(
+fn write_nd<T: npy::Element>(
     zip: &mut ZipWriter<File>,
     name: &str,
     shape: &[u64],
     values: &[T],
 ) -> Result<()> {
-    zip.start_file(format!("{name}.npy"), options(false))?;
-    let mut w = BufWriter::with_capacity(BUFFER, &mut *zip);
-    let mut npy = npyz::WriteOptions::new()
-        .default_dtype()
-        .shape(shape)
-        .writer(&mut w)
-        .begin_nd()?;
-    for v in values {
-        npy.push(v)?;
-    }
-    npy.finish()?;
-    w.flush()?;
-    Ok(())
+    write_entry(zip, name, &npy::array(shape, values))
 }
 
-/// Writes `NAME.npy`, a 0-d unicode string (`<UN`, N code points): `str(d[NAME])` in Python,
-/// no pickle needed.
-fn write_text(zip: &mut ZipWriter<File>, name: &str, text: &str) -> Result<()> {
+/// Writes the entry `NAME.npy` holding `bytes`.
+fn write_entry(zip: &mut ZipWriter<File>, name: &str, bytes: &[u8]) -> Result<()> {
     zip.start_file(format!("{name}.npy"), options(false))?;
-    let mut w = BufWriter::with_capacity(BUFFER, &mut *zip);
-    // numpy has no zero-length `<U0`; an empty text is one NUL, which numpy reads as "".
-    let units = text.chars().count().max(1);
-    let dtype = npyz::DType::new_scalar(format!("<U{units}").parse()?);
-    let mut npy = npyz::WriteOptions::<str>::new()
-        .dtype(dtype)
-        .shape(&[])
-        .writer(&mut w)
-        .begin_nd()?;
-    npy.push(text)?;
-    npy.finish()?;
-    w.flush()?;
+    zip.write_all(bytes)?;
     Ok(())
 }
 
@@ -220,7 +188,7 @@ pub(super) fn write(
         write_nd(&mut zip, "present", &[sel.len(), n as u64], &per.present)?;
     }
     write_1d(&mut zip, "world", &h.world_size[..dim])?;
-    write_text(&mut zip, "scene", &h.scene_json)?;
+    write_entry(&mut zip, "scene", &npy::text(&h.scene_json))?;
     let file = zip.finish()?;
     Ok((n as u64, file))
 }
