@@ -79,7 +79,8 @@ pub const MAX_LOOK_BYTES: u64 = 1 << 20;
 pub const MAX_SCENE_BYTES: u64 = 64 << 20;
 
 /// The text of the regular file `path` ([`open_regular`]), refused with an `InvalidData` error
-/// when it holds more than `max` bytes (read no further) or is not UTF-8.
+/// when it holds more than `max` bytes (read no further) or is not UTF-8. A byte-order mark
+/// at the start (some Windows editors write one before JSON) is not part of the text.
 pub fn read_text(path: &Path, max: u64) -> io::Result<String> {
     use std::io::Read;
     let file = open_regular(path)?;
@@ -91,8 +92,12 @@ pub fn read_text(path: &Path, max: u64) -> io::Result<String> {
             format!("larger than {} KiB: not a file of this kind", max >> 10),
         ));
     }
-    String::from_utf8(bytes)
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "not UTF-8 text"))
+    let mut text = String::from_utf8(bytes)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "not UTF-8 text"))?;
+    if text.starts_with('\u{feff}') {
+        text.drain(..'\u{feff}'.len_utf8());
+    }
+    Ok(text)
 }
 
 #[cfg(test)]
@@ -103,6 +108,16 @@ mod tests {
     fn memory_and_space_are_known_here() {
         assert!(available_memory().is_some_and(|m| m > 0));
         assert!(available_space(&std::env::temp_dir()).is_some());
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_not_part_of_the_text() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("s.json");
+        std::fs::write(&p, "\u{feff}{\"a\": \"\u{feff}\"}").unwrap();
+        assert_eq!(read_text(&p, 100).unwrap(), "{\"a\": \"\u{feff}\"}");
+        std::fs::write(&p, "{}").unwrap();
+        assert_eq!(read_text(&p, 100).unwrap(), "{}");
     }
 
     #[test]
