@@ -512,6 +512,11 @@ fn without_a_display_one_line_names_the_cause_and_what_works_instead() {
     assert_eq!(r.code, Some(1), "{}", r.stderr);
     has(&r.stderr, "needs a display");
     assert!(!d.path().join("x.bfs").exists());
+    // A recording that is not there is named first: the display is not what is wrong.
+    let r = child::run_within(d.path(), &["view", "gone.bfs"], &no_display, SLOW);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    has(&r.stderr, "cannot open gone.bfs");
+    assert!(!r.stderr.contains("display"), "{}", r.stderr);
 }
 
 #[test]

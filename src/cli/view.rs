@@ -40,16 +40,15 @@ pub fn view_cmd(a: ViewArgs) -> Result<ExitCode> {
         if let Some((_, flag)) = scene_only.iter().find(|(given, _)| *given) {
             bail!("{flag}: applies to a scene (simulated while it is shown), not to a recording");
         }
+        // A recording that cannot be opened is named before the display is looked for.
+        let frames = crate::bfs::open_recording(Path::new(&a.input))?.frame_count();
         // Timing playback takes frames that follow each other: one frame never does.
-        if a.bench_frames.is_some() {
-            let frames = crate::bfs::Reader::open(Path::new(&a.input))?.frame_count();
-            if frames < 2 {
-                bail!(
-                    "--bench-frames: {} holds {frames} frame{}; timing playback needs at least 2",
-                    a.input,
-                    if frames == 1 { "" } else { "s" }
-                );
-            }
+        if a.bench_frames.is_some() && frames < 2 {
+            bail!(
+                "--bench-frames: {} holds {frames} frame{}; timing playback needs at least 2",
+                a.input,
+                if frames == 1 { "" } else { "s" }
+            );
         }
         Input::Recording(PathBuf::from(&a.input))
     } else {
