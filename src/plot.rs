@@ -424,7 +424,7 @@ pub fn gnf_png(path: &Path, title: &str, g: &Gnf) -> Result<()> {
     write_png(path, GNF_SIZE, |root| {
         let e = |e: &dyn std::fmt::Display| anyhow!("{e}");
         let caption = match fit {
-            Some(f) => format!("{title}: α = {:.3} ± {:.3}", f.alpha, f.alpha_se),
+            Some(f) => format!("{title}: α = {}", f.alpha_text()),
             None => title.to_string(),
         };
         let mut chart = ChartBuilder::on(root)

@@ -157,3 +157,23 @@ fn gnf_errors_name_the_flag_and_leave_nothing() {
         .unwrap()
         .starts_with("side_x,"));
 }
+
+/// Two box sizes fit a line with no residual: α is printed without an error bar, and says so,
+/// instead of "± NaN"; the JSON's `alpha_se` is null.
+#[test]
+fn two_box_sizes_give_alpha_without_an_error_bar() {
+    let d = tmp();
+    let f = record(
+        d.path(),
+        "small",
+        r#"{"model": "vicsek", "agents": 40, "steps": 3, "world": {"size": [4, 4]}}"#,
+    );
+    let out = succeeds(d.path(), &["info", &f, "--gnf"]).stdout;
+    has(&out, "over 2 box sizes");
+    has(&out, "no error bar: a line through two box sizes");
+    assert!(!out.contains("NaN"), "{out}");
+    let g = gnf_json(d.path(), &f, &[]);
+    assert_eq!(g["fit"]["points"], 2, "{g}");
+    assert!(g["fit"]["alpha"].as_f64().is_some(), "{g}");
+    assert!(g["fit"]["alpha_se"].is_null(), "{g}");
+}

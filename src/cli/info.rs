@@ -515,14 +515,14 @@ fn write_gnf_text(out: &mut impl Write, g: &Gnf) -> Result<()> {
     match g.fit() {
         Some(f) => writeln!(
             out,
-            "gnf        alpha {:.3} ± {:.3} (ΔN ∝ <N>^alpha; 0.5 for a gas) over {} box sizes \
-             with <N> {:.3}..{:.0}, {} frames",
-            f.alpha,
-            f.alpha_se,
+            "gnf        alpha {} (ΔN ∝ <N>^alpha; 0.5 for a gas) over {} box sizes \
+             with <N> {:.3}..{:.0}, {} frames{}",
+            f.alpha_text(),
             f.points,
             f.mean_min,
             f.mean_max,
-            g.frames()
+            g.frames(),
+            f.caveat()
         )?,
         None => writeln!(
             out,

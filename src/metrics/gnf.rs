@@ -80,6 +80,27 @@ pub struct Fit {
     pub mean_max: f64,
 }
 
+impl Fit {
+    /// α as the summaries print it: `0.503 ± 0.002`, or `0.454` alone where two scales (a line
+    /// through two points) leave no residual to estimate its error from.
+    pub fn alpha_text(&self) -> String {
+        if self.alpha_se.is_finite() {
+            format!("{:.3} ± {:.3}", self.alpha, self.alpha_se)
+        } else {
+            format!("{:.3}", self.alpha)
+        }
+    }
+
+    /// What follows the fit's summary where α has no error bar: `; ...` naming why, or "".
+    pub fn caveat(&self) -> &'static str {
+        if self.alpha_se.is_finite() {
+            ""
+        } else {
+            "; no error bar: a line through two box sizes"
+        }
+    }
+}
+
 /// Least-squares line through `(x, y)`: slope, its standard error, intercept. None with fewer
 /// than two points or all x equal.
 pub fn fit_line(pts: &[(f64, f64)]) -> Option<(f64, f64, f64)> {
