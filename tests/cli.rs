@@ -253,7 +253,18 @@ fn out_of_range_and_nan_numbers() {
     // Finite in f64 but not in the f32 the solver uses.
     bad_scene(
         "{\n  \"model\": \"boids\",\n  \"dt\": 1e300\n}",
-        &["scene.dt: is too large", "(line 3)"],
+        &[
+            "scene.dt: is too large: at most 1e30, got 1e300",
+            "(line 3)",
+        ],
+    );
+    // A finite weight above the limit is named as too large, not as infinite.
+    bad_scene(
+        "{\n  \"model\": \"boids\",\n  \"boids\": {\"w_sep\": -1e38}\n}",
+        &[
+            "scene.boids.w_sep: is too large: at most 1e30 either way, got -1e38",
+            "(line 3)",
+        ],
     );
 }
 
@@ -278,6 +289,15 @@ fn negative_sizes_and_radii() {
     bad_scene(
         "{\n  \"model\": \"boids\",\n  \"init\": { \"layout\": \"disc\",\n    \"radius\": -5 }\n}",
         &["scene.init.radius: must be > 0, got -5 (line 4)"],
+    );
+    // A disc is placed in the world: wider than it, or centred outside it, it is not a disc.
+    bad_scene(
+        "{\"model\": \"boids\", \"world\": {\"size\": [100, 50]},\n  \"init\": {\"layout\": \"disc\", \"radius\": 1e9}}",
+        &["scene.init.radius: 1000000000 is wider than the world: at most its largest side, 100 (line 2)"],
+    );
+    bad_scene(
+        "{\"model\": \"boids\", \"world\": {\"size\": [100, 50]},\n  \"init\": {\"layout\": \"disc\", \"center\": [50, 1e20]}}",
+        &["scene.init.center[1]: must lie in the world, 0 to 50, got 1e20"],
     );
 }
 

@@ -29,13 +29,26 @@ pub(super) fn resolve_init(
     let disc_like = matches!(layout, Layout::Disc | Layout::Clusters);
     let min_side = world[..dim].iter().cloned().fold(f32::INFINITY, f32::min);
     if disc_like {
-        init.radius = Some(pos_f(
+        let radius = pos_f(
             cx,
             "scene.init.radius",
             init_f.radius,
             (min_side / 4.0) as f64,
             false,
-        ));
+        );
+        // Agents are placed in the world (wrapped or clamped into it): a disc wider than the
+        // world is not a disc.
+        let max_side = world[..dim].iter().cloned().fold(0.0, f32::max);
+        if radius > max_side {
+            cx.err(
+                "scene.init.radius",
+                format!(
+                    "{} is wider than the world: at most its largest side, {max_side}",
+                    super::fmt_num(init_f.radius.unwrap_or(0.0))
+                ),
+            );
+        }
+        init.radius = Some(radius);
     }
     if layout == Layout::Disc {
         init.center = Some(center(cx, init_f.center.as_deref(), world, dim));
@@ -102,7 +115,18 @@ fn center(cx: &mut Ctx, given: Option<&[f64]>, world: &[f32; 3], dim: usize) -> 
             vec![0.0; dim]
         }
         Some(c) => (0..dim)
-            .map(|k| any_f(cx, &format!("scene.init.center[{k}]"), Some(c[k]), 0.0))
+            .map(|k| {
+                let path = format!("scene.init.center[{k}]");
+                let x = any_f(cx, &path, Some(c[k]), 0.0);
+                if !(0.0..=world[k]).contains(&x) {
+                    let got = super::fmt_num(c[k]);
+                    cx.err(
+                        &path,
+                        format!("must lie in the world, 0 to {}, got {got}", world[k]),
+                    );
+                }
+                x
+            })
             .collect(),
     }
 }

@@ -28,9 +28,16 @@ fn not_a_file_name(name: &str) -> Option<&'static str> {
     }
 }
 
+/// The largest size a number in a scene may have: well inside f32 (3.4e38), so that sums and
+/// products of a few of them stay finite.
+const LARGEST: f64 = 1e30;
+
+/// A number as a message shows it: `3`, `0.5`, and `1e38` rather than its 39 digits.
 fn fmt_num(x: f64) -> String {
     if x.fract() == 0.0 && x.abs() < 1e15 {
         format!("{}", x as i64)
+    } else if x.abs() >= 1e15 {
+        format!("{x:e}")
     } else {
         format!("{x}")
     }
@@ -58,8 +65,11 @@ fn pos_f(cx: &mut Ctx, path: &str, v: Option<f64>, default: f64, allow_zero: boo
         );
         return default as f32;
     }
-    if x > 1e30 {
-        cx.err(path, format!("is too large, got {x}"));
+    if x > LARGEST {
+        cx.err(
+            path,
+            format!("is too large: at most 1e30, got {}", fmt_num(x)),
+        );
         return default as f32;
     }
     // Checked as stored: 1e-50 passes "> 0" as a double but is 0 as a float (and then NaN
@@ -85,8 +95,15 @@ fn any_f(cx: &mut Ctx, path: &str, v: Option<f64>, default: f64) -> f32 {
     let Some(x) = v else {
         return default as f32;
     };
-    if !x.is_finite() || x.abs() > 1e30 {
+    if !x.is_finite() {
         cx.err(path, format!("must be a finite number, got {x}"));
+        return default as f32;
+    }
+    if x.abs() > LARGEST {
+        cx.err(
+            path,
+            format!("is too large: at most 1e30 either way, got {}", fmt_num(x)),
+        );
         return default as f32;
     }
     x as f32
