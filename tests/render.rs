@@ -731,6 +731,8 @@ fn camera_flags_need_a_3d_recording() {
     for (flags, needle) in [
         (&["--camera", "orbit", "--eye", "1,2,3"][..], "--eye"),
         (&["--camera", "follow", "--target", "1,2,3"][..], "--target"),
+        (&["--follow", "--camera", "orbit"][..], "--follow"),
+        (&["--follow", "--camera", "fixed"][..], "--camera"),
         (&["--fog", "2"][..], "--fog"),
         (&["--fov", "0"][..], "--fov"),
         (&["--eye", "1,2"][..], "X,Y,Z"),

@@ -276,6 +276,19 @@ fn checked_layers(layers: &Layers, h: &Header) -> Result<Vec<Layer>> {
                     look::name_of(&m)
                 );
             }
+            // In 3D, follow is the follow camera (or the top camera's centring): a flag or a
+            // look file that asks for another camera too is refused (a recording's own look
+            // is taken as it was recorded, its camera first).
+            Some(m @ (CameraMode::Orbit | CameraMode::Fixed))
+                if l.follow == Some(true) && !matches!(layer.kind, Kind::Recording) =>
+            {
+                bail!(
+                    "{}: in 3D it is the follow camera, and {} asks for the {} camera",
+                    layer.name("follow"),
+                    layer.name("camera"),
+                    look::name_of(&m)
+                );
+            }
             None if placed => l.camera = Some(CameraMode::Fixed),
             None if l.follow == Some(true) => l.camera = Some(CameraMode::Follow),
             _ => {}
