@@ -1261,33 +1261,3 @@ fn a_scene_or_look_file_with_a_byte_order_mark_reads_as_without_it() {
     assert_eq!(decode_png(&p.join("x.png")), (64, 36));
 }
 
-/// A header whose agent count is 0 (with a valid header checksum) is a damaged header, named
-/// as such, not a checksum error in frame 0.
-#[test]
-fn a_header_declaring_no_agents_is_named_as_a_corrupt_header() {
-    let d = tmp();
-    let p = d.path();
-    let mut b = fs::read(small_recording(p)).unwrap();
-    let header_len = u32::from_le_bytes(b[12..16].try_into().unwrap()) as usize;
-    b[20..24].copy_from_slice(&0u32.to_le_bytes());
-    // The header's checksum: over its bytes but the frame count (52..60) and itself.
-    let at = header_len - 8;
-    let mut c = crc32fast::Hasher::new();
-    c.update(&b[..52]);
-    c.update(&b[60..at]);
-    let crc = c.finalize();
-    b[at..at + 4].copy_from_slice(&crc.to_le_bytes());
-    fs::write(p.join("nobody.bfs"), &b).unwrap();
-    for args in [
-        &["info", "nobody.bfs"][..],
-        &["export", "nobody.bfs", "-o", "x.csv"][..],
-    ] {
-        let r = run_within(p, args, QUICK);
-        failed_naming(
-            &r,
-            args,
-            &["nobody.bfs", "corrupt .bfs header", "agent count is 0"],
-        );
-    }
-    no_output(p, "x.csv");
-}

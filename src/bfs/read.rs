@@ -225,10 +225,6 @@ fn decode_header(b: &[u8], text: &TextSpans) -> Result<Header, BfsError> {
     let boundary = Boundary::from_code(b[18])
         .ok_or_else(|| corrupt(format!("unknown boundary code {}", b[18])))?;
     let agents = le_u32(b, 20);
-    // forge never records an empty world: a frame of nobody is a damaged count.
-    if agents == 0 {
-        return Err(corrupt("the agent count is 0"));
-    }
     if u64::from(agents) > MAX_AGENTS {
         return Err(BfsError::TooLarge(format!(
             "{agents} agents (at most {MAX_AGENTS})"
