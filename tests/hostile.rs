@@ -1260,4 +1260,3 @@ fn a_scene_or_look_file_with_a_byte_order_mark_reads_as_without_it() {
     );
     assert_eq!(decode_png(&p.join("x.png")), (64, 36));
 }
-
