@@ -207,10 +207,13 @@ struct FrameStats {
     polarization: f64,
 }
 
+/// Why a recording of no complete frame is refused (the CLI says it before `--frames`).
+pub const NO_FRAMES: &str = "the recording holds no complete frame to analyse";
+
 /// The checks that need the recording: frames, agents, r_max against the box.
 fn check(h: &Header, o: &Options, frame_count: u64) -> Result<()> {
     if frame_count == 0 {
-        bail!("the recording holds no complete frame to analyse");
+        bail!(NO_FRAMES);
     }
     if o.frames.start >= o.frames.end || o.frames.end > frame_count {
         bail!(

@@ -71,10 +71,7 @@ pub fn analyze_cmd(a: AnalyzeArgs) -> Result<ExitCode> {
         eprintln!("warning: {}: {w}", a.file.display());
     }
     if reader.frame_count() == 0 {
-        anyhow::bail!(
-            "{}: the recording holds no complete frame to analyse",
-            a.file.display()
-        );
+        anyhow::bail!("{}: {}", a.file.display(), analyze::NO_FRAMES);
     }
     let frames = a
         .frames

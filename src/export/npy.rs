@@ -71,12 +71,13 @@ pub(super) fn array<T: Element>(shape: &[u64], values: &[T]) -> Vec<u8> {
 /// A 0-d unicode string (`<UN`, N code points, UTF-32LE): `str(d[NAME])` in Python, no pickle.
 pub(super) fn text(text: &str) -> Vec<u8> {
     // numpy has no zero-length `<U0`; an empty text is one NUL, which numpy reads as "".
-    let units = text.chars().count().max(1);
+    let chars = text.chars().count();
+    let units = chars.max(1);
     let mut out = header(&format!("<U{units}"), &[]);
     for c in text.chars() {
         out.extend_from_slice(&u32::from(c).to_le_bytes());
     }
-    out.resize(out.len() + 4 * (units - text.chars().count()), 0);
+    out.resize(out.len() + 4 * (units - chars), 0);
     out
 }
 
