@@ -54,6 +54,12 @@ pub(super) fn with_heap<R>(f: impl FnOnce(&mut Vec<(u64, u32)>) -> R) -> R {
 /// kept), each with its slot.
 type Heap = Vec<(u64, u32)>;
 
+/// Whether [`offer`] would keep `key`: the heap is not full, or `key` beats its worst.
+#[inline(always)]
+fn kept(h: &Heap, k: usize, key: u64) -> bool {
+    h.len() < k || (k > 0 && key < h[0].0)
+}
+
 /// Offer one candidate to the heap of the `k` best.
 #[inline(always)]
 fn offer(h: &mut Heap, k: usize, key: u64, slot: u32) {
@@ -157,13 +163,11 @@ pub(super) fn boids_agent<const D: usize>(
                 acc.sep[k] = acc.sep[k].wrapping_add(to_fix(-d[k] / d2));
             }
         }
-        if sight.is_none_or(|s| s.sees(&d, d2)) {
-            offer(
-                best,
-                k,
-                ((d2.to_bits() as u64) << 32) | src.ids[j] as u64,
-                j as u32,
-            );
+        // Most candidates are farther than the k kept: that cheap test first, and only then
+        // the blind angle, whose outcome is a coin toss the branch predictor cannot learn.
+        let key = ((d2.to_bits() as u64) << 32) | src.ids[j] as u64;
+        if kept(best, k, key) && sight.is_none_or(|s| s.sees(&d, d2)) {
+            offer(best, k, key, j as u32);
         }
     };
     match grid {
