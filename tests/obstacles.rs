@@ -340,8 +340,11 @@ fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
     a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 }
 
+/// `a + b·s`, written out: the integration tests build at opt-level 0, where
+/// `std::array::from_fn` is several calls per element, and the reference's golden-section
+/// search takes hundreds of these per agent-step.
 fn add(a: [f64; 3], b: [f64; 3], s: f64) -> [f64; 3] {
-    std::array::from_fn(|k| a[k] + b[k] * s)
+    [a[0] + b[0] * s, a[1] + b[1] * s, a[2] + b[2] * s]
 }
 
 /// Outward normal at the surface point nearest `x`, and the signed distance of `x`.
