@@ -55,7 +55,7 @@ install ase ovito usd-core >/dev/null 2>&1 ||
 rm -rf "$TARGET/wheels/forge_flocks-"*.whl
 (cd python && "$VENV/bin/maturin" build --release --quiet --interpreter "$VENV/bin/python" \
     --out "$TARGET/wheels")
-install --reinstall --no-deps "$TARGET/wheels/"forge_flocks-*.whl 2>/dev/null ||
-    "$VENV/bin/python" -m pip install -q --disable-pip-version-check --force-reinstall --no-deps \
-        "$TARGET/wheels/"forge_flocks-*.whl
+# uv and pip name the same thing differently.
+if [ -x "$VENV/bin/uv" ]; then reinstall=--reinstall; else reinstall=--force-reinstall; fi
+install "$reinstall" --no-deps "$TARGET/wheels/"forge_flocks-*.whl
 FORGE_BIN="$TARGET/release/forge" "$VENV/bin/python" -m pytest -q -rs python/tests "$@"

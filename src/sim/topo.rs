@@ -74,7 +74,7 @@ fn offer(h: &mut Heap, k: usize, key: u64, slot: u32) {
             h.swap(i, parent);
             i = parent;
         }
-    } else if k > 0 && key < h[0].0 {
+    } else if kept(h, k, key) {
         h[0] = (key, slot);
         let n = h.len();
         let mut i = 0;
