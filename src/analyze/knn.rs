@@ -189,10 +189,14 @@ impl<'a> Cells<'a> {
             .fold(0, |acc, k| acc * self.dims[k] + c[k] as usize)
     }
 
+    /// A plain loop, inlined: it runs for every candidate pair.
+    #[inline]
     fn dist2(&self, i: usize, j: usize) -> f64 {
-        (0..self.geo.dim)
-            .map(|k| self.geo.delta(self.at(j, k) - self.at(i, k), k).powi(2))
-            .sum()
+        let mut s = 0.0;
+        for k in 0..self.geo.dim {
+            s += self.geo.delta(self.at(j, k) - self.at(i, k), k).powi(2);
+        }
+        s
     }
 
     /// The `k` nearest other agents of `i` into `best`, nearest first, as (r², index); ties
@@ -278,12 +282,17 @@ impl<'a> Cells<'a> {
     }
 }
 
-/// Keeps the `k` smallest candidates, sorted.
+/// Keeps the `k` smallest candidates, sorted. A linear search for the place (k is at most a
+/// few dozen): `partition_point` was a call per candidate.
+#[inline]
 fn offer(best: &mut Vec<(f64, u32)>, k: usize, cand: (f64, u32)) {
     if best.len() == k && cand >= best[k - 1] {
         return;
     }
-    let at = best.partition_point(|b| *b < cand);
+    let mut at = 0;
+    while at < best.len() && best[at] < cand {
+        at += 1;
+    }
     best.insert(at, cand);
     best.truncate(k);
 }

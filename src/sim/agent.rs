@@ -58,8 +58,8 @@ impl<'a> Src<'a> {
     fn cands<const D: usize>(&self) -> Cands<'_, D> {
         let m = self.m;
         Cands {
-            pos: std::array::from_fn(|k| &self.pos[k * m..(k + 1) * m]),
-            vfix: std::array::from_fn(|k| &self.vfix[k * m..(k + 1) * m]),
+            pos: crate::sim::math::array(|k| &self.pos[k * m..(k + 1) * m]),
+            vfix: crate::sim::math::array(|k| &self.vfix[k * m..(k + 1) * m]),
         }
     }
 }
@@ -67,12 +67,20 @@ impl<'a> Src<'a> {
 /// Candidate slots in `ranges`.
 #[inline(always)]
 pub(super) fn candidates(ranges: &[(u32, u32)]) -> usize {
-    ranges.iter().map(|&(a, b)| (b - a) as usize).sum()
+    let mut n = 0;
+    for &(a, b) in ranges {
+        n += (b - a) as usize;
+    }
+    n
 }
 
 #[inline(always)]
 pub(super) fn check<const D: usize>(bad: &AtomicUsize, slot: usize, p: &[f32; D], v: &[f32; D]) {
-    if p.iter().chain(v.iter()).any(|x| !x.is_finite()) {
+    let mut finite = true;
+    for k in 0..D {
+        finite &= p[k].is_finite() & v[k].is_finite();
+    }
+    if !finite {
         bad.fetch_min(slot, Ordering::Relaxed);
     }
 }
@@ -95,7 +103,7 @@ pub(super) fn boids_agent<const D: usize>(
     let mut acc = BoidsAcc::<D>::new();
     boids_neighbours::<D>(p, wrap, src, me, ranges, &mut acc);
     let m = src.m;
-    let pi: [f32; D] = std::array::from_fn(|k| src.pos[k * m + me]);
+    let pi: [f32; D] = crate::sim::math::array(|k| src.pos[k * m + me]);
     let near = src.obs.near_at(&pi);
     boids_finish::<D>(p, src, me, &acc, step, agent, near)
 }
@@ -112,13 +120,13 @@ pub(super) fn boids_neighbours<const D: usize>(
     acc: &mut BoidsAcc<D>,
 ) {
     let m = src.m;
-    let pi: [f32; D] = std::array::from_fn(|k| src.pos[k * m + me]);
-    let vi: [f32; D] = std::array::from_fn(|k| src.vel[k * m + me]);
+    let pi: [f32; D] = crate::sim::math::array(|k| src.pos[k * m + me]);
+    let vi: [f32; D] = crate::sim::math::array(|k| src.vel[k * m + me]);
     let sight = Sight::new(p, &vi);
     let cands = src.cands::<D>();
     simd::boids_sums::<D>(src.isa, p, wrap, &pi, sight.as_ref(), &cands, ranges, acc);
     // The agent was its own candidate (every search visits its own slot; d2 = 0 < rmax2).
-    let vfix: [i64; D] = std::array::from_fn(|k| src.vfix[k * m + me]);
+    let vfix: [i64; D] = crate::sim::math::array(|k| src.vfix[k * m + me]);
     acc.remove_self(p, &vfix);
 }
 
@@ -135,8 +143,8 @@ pub(super) fn boids_finish<const D: usize>(
     near: Near,
 ) -> ([f32; D], [f32; D]) {
     let m = src.m;
-    let mut pi: [f32; D] = std::array::from_fn(|k| src.pos[k * m + me]);
-    let mut vi: [f32; D] = std::array::from_fn(|k| src.vel[k * m + me]);
+    let mut pi: [f32; D] = crate::sim::math::array(|k| src.pos[k * m + me]);
+    let mut vi: [f32; D] = crate::sim::math::array(|k| src.vel[k * m + me]);
     boids_integrate(p, src.obs, near, acc, step, agent as u64, &mut pi, &mut vi);
     (pi, vi)
 }

@@ -115,8 +115,8 @@ impl Grid {
         r: f32,
         f: impl FnMut(usize),
     ) {
-        let cc = std::array::from_fn(|k| if k < dim { self.cell_coord(x[k], k) } else { 0 });
-        let reach = std::array::from_fn(|k| (r * self.inv_cell[k]) as i64 + 2);
+        let cc = crate::sim::math::array(|k| if k < dim { self.cell_coord(x[k], k) } else { 0 });
+        let reach = crate::sim::math::array(|k| (r * self.inv_cell[k]) as i64 + 2);
         self.each_cell_around(dim, wrap, cc, reach, f);
     }
 

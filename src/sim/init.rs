@@ -94,7 +94,7 @@ fn out_of_obstacles(scene: &Scene, st: &mut State) -> Result<()> {
     }
     let (n, dim, w, seed) = (st.n, scene.dim, scene.world, scene.seed);
     let at = |st: &State, i: usize| -> [f32; 3] {
-        std::array::from_fn(|k| if k < dim { st.pos[k * n + i] } else { 0.0 })
+        crate::sim::math::array(|k| if k < dim { st.pos[k * n + i] } else { 0.0 })
     };
     let inside = |p: &[f32; 3]| {
         if dim == 2 {

@@ -194,6 +194,20 @@ impl<const D: usize> Default for BoidsAcc<D> {
     }
 }
 
+/// `[f(0), f(1), …]`, as `std::array::from_fn` builds it, but as a plain loop inlined into
+/// its caller. The release profile has no link-time optimisation, so a function reaches a
+/// caller in another codegen unit only as a call; from_fn's inner wrapper is not `#[inline]`,
+/// and in the candidate loops that was a call per element (the scalar loop ran 1.5 times as
+/// long).
+#[inline(always)]
+pub fn array<T: Copy + Default, const D: usize>(mut f: impl FnMut(usize) -> T) -> [T; D] {
+    let mut a = [T::default(); D];
+    for (k, x) in a.iter_mut().enumerate() {
+        *x = f(k);
+    }
+    a
+}
+
 /// Squared length, summed x, y, z in that order.
 #[inline(always)]
 pub fn norm2<const D: usize>(v: &[f32; D]) -> f32 {
@@ -418,7 +432,7 @@ impl<const D: usize> Sight<D> {
         }
         let s = s2.sqrt();
         Some(Sight {
-            u: std::array::from_fn(|k| vel[k] / s),
+            u: crate::sim::math::array(|k| vel[k] / s),
             c2: p.fov_cos * p.fov_cos,
             wide: p.fov_cos < 0.0,
         })
@@ -428,8 +442,8 @@ impl<const D: usize> Sight<D> {
     #[inline(always)]
     pub fn sees(&self, d: &[f32; D], d2: f32) -> bool {
         let mut dot = d[0] * self.u[0];
-        for (dk, uk) in d.iter().zip(&self.u).skip(1) {
-            dot += dk * uk;
+        for k in 1..D {
+            dot += d[k] * self.u[k];
         }
         let dd = dot * dot;
         let q = self.c2 * d2;

@@ -121,7 +121,7 @@ impl CpuSolver {
             let mut acc = BoidsAcc::<D>::new();
             for s in r {
                 spc::sums::<D>(sp, &plain, &src, s, p.wraps(), &all, rare, &mut acc);
-                let at: [f32; D] = std::array::from_fn(|k| st.pos[k * n + s]);
+                let at: [f32; D] = crate::sim::math::array(|k| st.pos[k * n + s]);
                 let near = self.obstacles.near_at(&at);
                 let (pi, vi) = spc::finish::<D>(sp, &src, s, &acc, hunters, None, t_step, near);
                 check(bad, s, &pi, &vi);

@@ -187,15 +187,17 @@ fn hsum(acc: __m256i) -> i64 {
 }
 
 /// Checks that every range lies within every slice (the loads below rely on it).
+/// Plain loops: it runs once per agent, and iterator adapters are calls without link-time
+/// optimisation.
+#[inline]
 pub(super) fn in_bounds<const D: usize>(c: &Cands<D>, ranges: &[(u32, u32)]) {
-    let n = c
-        .pos
-        .iter()
-        .map(|s| s.len())
-        .chain(c.vfix.iter().map(|s| s.len()))
-        .min();
-    let n = n.unwrap_or(0);
-    assert!(ranges.iter().all(|&(a, b)| a <= b && b as usize <= n));
+    let mut n = usize::MAX;
+    for k in 0..D {
+        n = n.min(c.pos[k].len()).min(c.vfix[k].len());
+    }
+    for &(a, b) in ranges {
+        assert!(a <= b && b as usize <= n);
+    }
 }
 
 /// The lanes of `sight` sees among the offsets `d` (squared lengths `d2`), as

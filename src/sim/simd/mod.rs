@@ -170,7 +170,7 @@ fn boids_sums_scalar<const D: usize>(
             }
             let d2 = super::math::norm2(&d);
             if d2 < rmax2 {
-                let vfix: [i64; D] = std::array::from_fn(|k| c.vfix[k][j]);
+                let vfix: [i64; D] = crate::sim::math::array(|k| c.vfix[k][j]);
                 let seen = sight.is_none_or(|s| s.sees(&d, d2));
                 acc.boids_pair(p, &d, d2, &vfix, seen);
             }
@@ -351,14 +351,14 @@ mod tests {
         let mut base: Vec<[f32; D]> = Vec::new();
         for j in 0..cluster {
             // The world is 60 wide.
-            base.push(std::array::from_fn(|_| match (j % 17, j % 23) {
+            base.push(crate::sim::math::array(|_| match (j % 17, j % 23) {
                 (5, _) => 30.0,
                 (_, 7) => 59.5 - next(),
                 (_, 8) => 0.5 + next(),
                 _ => 22.0 + 16.0 * next(),
             }));
         }
-        let vel: [f32; D] = std::array::from_fn(|k| [1.5, -0.5, 0.25][k]);
+        let vel: [f32; D] = crate::sim::math::array(|k| [1.5, -0.5, 0.25][k]);
         let mut hidden = 0;
         for fov in [360.0, 90.0, 180.0, 250.0, 30.0] {
             let p = params(fov);
@@ -389,8 +389,8 @@ mod tests {
                     })
                     .collect();
                 let c = Cands::<D> {
-                    pos: std::array::from_fn(|k| &pos[k][..]),
-                    vfix: std::array::from_fn(|k| &vfix[k][..]),
+                    pos: crate::sim::math::array(|k| &pos[k][..]),
+                    vfix: crate::sim::math::array(|k| &vfix[k][..]),
                 };
                 let ranges = [(0u32, 13u32), (13, 14), (40, m), (20, 27)];
                 for wrap in [false, true] {

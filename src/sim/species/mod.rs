@@ -405,8 +405,8 @@ fn sums_of<const D: usize>(
     acc: &mut BoidsAcc<D>,
 ) {
     let m = src.m;
-    let pi: [f32; D] = std::array::from_fn(|k| src.pos[k * m + me]);
-    let vi: [f32; D] = std::array::from_fn(|k| src.vel[k * m + me]);
+    let pi: [f32; D] = crate::sim::math::array(|k| src.pos[k * m + me]);
+    let vi: [f32; D] = crate::sim::math::array(|k| src.vel[k * m + me]);
     let sight = Sight::new(p, &vi);
     let count = sp.count();
     let row = &sp.mask[a * count..(a + 1) * count];
@@ -538,8 +538,8 @@ fn finish_of<const D: usize>(
 ) -> ([f32; D], [f32; D]) {
     let m = src.m;
     let id = src.ids[me];
-    let mut pi: [f32; D] = std::array::from_fn(|k| src.pos[k * m + me]);
-    let mut vi: [f32; D] = std::array::from_fn(|k| src.vel[k * m + me]);
+    let mut pi: [f32; D] = crate::sim::math::array(|k| src.pos[k * m + me]);
+    let mut vi: [f32; D] = crate::sim::math::array(|k| src.vel[k * m + me]);
     if !sp.present[a] {
         // Out of the world: it stays where it went.
         return (pi, vi);

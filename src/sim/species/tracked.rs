@@ -85,7 +85,7 @@ pub fn hunters(
             let s = r.slot as usize;
             out.push(Hunter {
                 id: ids[s],
-                pos: std::array::from_fn(|k| if k < dim { pos[k * n + s] } else { 0.0 }),
+                pos: crate::sim::math::array(|k| if k < dim { pos[k * n + s] } else { 0.0 }),
             });
         }
     }
