@@ -111,18 +111,67 @@ pub(super) fn offset<const D: usize>(
     pi: &[f32; D],
     j: usize,
 ) -> ([f32; D], f32) {
+    offset_by::<D, false>(p, src, pi, j)
+}
+
+/// [`offset`]; `SELECT` (a wrapping world only): the minimum image by [`wrap_delta_select`],
+/// the same values, for brute force's candidates at random offsets.
+#[inline(always)]
+pub(super) fn offset_by<const D: usize, const SELECT: bool>(
+    p: &Params,
+    src: &Src,
+    pi: &[f32; D],
+    j: usize,
+) -> ([f32; D], f32) {
     let wrap = p.wraps();
     let mut d = [0f32; D];
     for k in 0..D {
-        d[k] = wrap_delta(
-            src.pos[k * src.m + j] - pi[k],
-            p.world[k],
-            p.half_world[k],
-            wrap,
-        );
+        let dk = src.pos[k * src.m + j] - pi[k];
+        d[k] = if SELECT {
+            wrap_delta_select(dk, p.world[k], p.half_world[k])
+        } else {
+            wrap_delta(dk, p.world[k], p.half_world[k], wrap)
+        };
     }
     let d2 = norm2(&d);
     (d, d2)
+}
+
+/// What one boid is: its slot, position, sight and how many neighbours it keeps.
+struct Me<const D: usize> {
+    slot: usize,
+    pos: [f32; D],
+    sight: Option<Sight<D>>,
+    k: usize,
+}
+
+/// Offer slot `j` to boid `me`: its separation term when within `r_sep`, then the heap of
+/// the k nearest it sees.
+#[inline(always)]
+fn visit<const D: usize, const SELECT: bool>(
+    p: &Params,
+    src: &Src,
+    me: &Me<D>,
+    j: usize,
+    best: &mut Heap,
+    acc: &mut BoidsAcc<D>,
+) {
+    if j == me.slot {
+        return;
+    }
+    let (d, d2) = offset_by::<D, SELECT>(p, src, &me.pos, j);
+    // Separation exactly as `BoidsAcc::boids_pair` takes it: (p_i − p_j) / |p_i − p_j|².
+    if (d2 < p.r_sep2) & (d2 > 0.0) {
+        for k in 0..D {
+            acc.sep[k] = acc.sep[k].wrapping_add(to_fix(-d[k] / d2));
+        }
+    }
+    // Most candidates are farther than the k kept: that cheap test first, and only then
+    // the blind angle, whose outcome is a coin toss the branch predictor cannot learn.
+    let key = ((d2.to_bits() as u64) << 32) | src.ids[j] as u64;
+    if kept(best, me.k, key) && me.sight.as_ref().is_none_or(|s| s.sees(&d, d2)) {
+        offer(best, me.k, key, j as u32);
+    }
 }
 
 /// One boid's step (number `step`) with topological alignment and cohesion; `me` is its slot
@@ -150,33 +199,27 @@ pub(super) fn boids_agent<const D: usize>(
     if heap.capacity() < k {
         heap.reserve(k);
     }
-    let sight = Sight::new(p, &vi);
+    let boid = Me {
+        slot: me,
+        pos: pi,
+        sight: Sight::new(p, &vi),
+        k,
+    };
     let mut acc = BoidsAcc::<D>::new();
-    let mut visit = |j: usize, best: &mut Heap, acc: &mut BoidsAcc<D>| {
-        if j == me {
-            return;
-        }
-        let (d, d2) = offset::<D>(p, src, &pi, j);
-        // Separation exactly as `BoidsAcc::boids_pair` takes it: (p_i − p_j) / |p_i − p_j|².
-        if (d2 < p.r_sep2) & (d2 > 0.0) {
-            for k in 0..D {
-                acc.sep[k] = acc.sep[k].wrapping_add(to_fix(-d[k] / d2));
+    match grid {
+        None if p.wraps() => {
+            for j in 0..m {
+                visit::<D, true>(p, src, &boid, j, heap, &mut acc);
             }
         }
-        // Most candidates are farther than the k kept: that cheap test first, and only then
-        // the blind angle, whose outcome is a coin toss the branch predictor cannot learn.
-        let key = ((d2.to_bits() as u64) << 32) | src.ids[j] as u64;
-        if kept(best, k, key) && sight.is_none_or(|s| s.sees(&d, d2)) {
-            offer(best, k, key, j as u32);
-        }
-    };
-    match grid {
         None => {
             for j in 0..m {
-                visit(j, heap, &mut acc);
+                visit::<D, false>(p, src, &boid, j, heap, &mut acc);
             }
         }
-        Some(g) => rings::<D>(p, g, me, k, heap, &mut acc, &mut visit),
+        Some(g) => rings::<D>(p, g, me, k, heap, &mut acc, &mut |j, best, acc| {
+            visit::<D, false>(p, src, &boid, j, best, acc)
+        }),
     }
     for &(_, j) in heap.iter() {
         let j = j as usize;

@@ -347,9 +347,9 @@ pub struct Hunter {
     pub pos: [f32; 3],
 }
 
-use super::topo::offset;
 /// What the species step reads of all agents: the topological step's view of them.
 pub(super) use super::topo::Src;
+use super::topo::{offset, offset_by};
 
 /// An agent of a tracked species (see [`Species::tracked`]) and its slot.
 #[derive(Clone, Copy, Debug)]
@@ -453,13 +453,50 @@ fn sums_of<const D: usize>(
         return;
     }
     *acc = BoidsAcc::<D>::new();
+    let who = Who {
+        sp,
+        row,
+        me,
+        pi,
+        sight,
+        rmax2,
+    };
+    if p.wraps() && one_long_range(ranges) {
+        masked_loop::<D, true>(&who, p, src, ranges, acc);
+    } else {
+        masked_loop::<D, false>(&who, p, src, ranges, acc);
+    }
+}
+
+/// The agent whose sums [`masked_loop`] takes: its species' row of the interaction matrix,
+/// its slot, position and sight, and the largest of its radii, squared.
+struct Who<'a, const D: usize> {
+    sp: &'a Species,
+    row: &'a [u8],
+    me: usize,
+    pi: [f32; D],
+    sight: Option<Sight<D>>,
+    rmax2: f32,
+}
+
+/// The sums over `ranges` as the interaction matrix masks each candidate's terms; `SELECT`:
+/// the minimum image by selects ([`offset_by`]).
+#[inline(always)]
+fn masked_loop<const D: usize, const SELECT: bool>(
+    who: &Who<D>,
+    p: &Params,
+    src: &Src,
+    ranges: &[(u32, u32)],
+    acc: &mut BoidsAcc<D>,
+) {
+    let (sp, row, me, sight, m) = (who.sp, who.row, who.me, &who.sight, src.m);
     for &(lo, hi) in ranges {
         for j in lo as usize..hi as usize {
             if j == me {
                 continue;
             }
-            let (d, d2) = offset::<D>(p, src, &pi, j);
-            if !(d2 < rmax2) {
+            let (d, d2) = offset_by::<D, SELECT>(p, src, &who.pi, j);
+            if !(d2 < who.rmax2) {
                 continue;
             }
             let mask = row[sp.of(src.ids[j])];
