@@ -47,7 +47,7 @@ pub fn wrap_delta(d: f32, size: f32, half: f32, wrap: bool) -> f32 {
 
 /// [`wrap_delta`] of a wrapping world as two selects instead of two branches: the same value
 /// (the two tests exclude each other; a NaN passes both). For candidates at random offsets
-/// (brute force, [`one_long_range`]), where the branches mispredict; near neighbours (the
+/// (brute force, [`selects_pay`]), where the branches mispredict; near neighbours (the
 /// grid) are faster with the branches.
 #[inline(always)]
 pub fn wrap_delta_select(d: f32, size: f32, half: f32) -> f32 {
@@ -59,12 +59,23 @@ pub fn wrap_delta_select(d: f32, size: f32, half: f32) -> f32 {
     }
 }
 
-/// Whether `ranges` is one run of at least 64 candidate slots: brute force's range of every
-/// slot, at random offsets, where [`wrap_delta_select`] is the faster minimum image (a grid's
-/// ranges are a few cells long and seldom cross the seam).
+/// [`wrap_delta`], by selects where `SELECT` (the world wraps: see [`selects_pay`]).
 #[inline(always)]
-pub fn one_long_range(ranges: &[(u32, u32)]) -> bool {
-    ranges.len() == 1 && ranges[0].1 - ranges[0].0 >= 64
+pub fn wrap_delta_by<const SELECT: bool>(d: f32, size: f32, half: f32, wrap: bool) -> f32 {
+    if SELECT {
+        wrap_delta_select(d, size, half)
+    } else {
+        wrap_delta(d, size, half, wrap)
+    }
+}
+
+/// Whether a loop over `ranges` takes the minimum image by selects: the world wraps and
+/// `ranges` is one run of at least 64 candidate slots — brute force's range of every slot, at
+/// random offsets, where the branches mispredict (a grid's ranges are a few cells long and
+/// seldom cross the seam).
+#[inline(always)]
+pub fn selects_pay(wrap: bool, ranges: &[(u32, u32)]) -> bool {
+    wrap && ranges.len() == 1 && ranges[0].1 - ranges[0].0 >= 64
 }
 
 /// SplitMix64's finaliser: a bijective 64-bit mixer.

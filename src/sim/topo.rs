@@ -114,8 +114,7 @@ pub(super) fn offset<const D: usize>(
     offset_by::<D, false>(p, src, pi, j)
 }
 
-/// [`offset`]; `SELECT` (a wrapping world only): the minimum image by [`wrap_delta_select`],
-/// the same values, for brute force's candidates at random offsets.
+/// [`offset`], the minimum image by selects where `SELECT` ([`wrap_delta_by`]).
 #[inline(always)]
 pub(super) fn offset_by<const D: usize, const SELECT: bool>(
     p: &Params,
@@ -127,11 +126,7 @@ pub(super) fn offset_by<const D: usize, const SELECT: bool>(
     let mut d = [0f32; D];
     for k in 0..D {
         let dk = src.pos[k * src.m + j] - pi[k];
-        d[k] = if SELECT {
-            wrap_delta_select(dk, p.world[k], p.half_world[k])
-        } else {
-            wrap_delta(dk, p.world[k], p.half_world[k], wrap)
-        };
+        d[k] = wrap_delta_by::<SELECT>(dk, p.world[k], p.half_world[k], wrap);
     }
     let d2 = norm2(&d);
     (d, d2)

@@ -30,7 +30,7 @@
 
 use std::sync::OnceLock;
 
-use super::math::{one_long_range, wrap_delta, wrap_delta_select, BoidsAcc, Sight};
+use super::math::{selects_pay, wrap_delta, wrap_delta_by, BoidsAcc, Sight};
 use super::Params;
 
 /// Which candidate loop runs: a token that only [`isa`] (which asks the CPU) hands out, so
@@ -160,26 +160,20 @@ fn boids_sums_scalar<const D: usize>(
     c: &Cands<D>,
     ranges: &[(u32, u32)],
 ) -> BoidsAcc<D> {
-    // One loop per case, each without a test of the case inside. Selects for brute force:
-    // its candidates lie at random offsets, where the branches mispredict (the scalar loop
-    // over 6500 agents in half the time).
-    if !wrap {
-        scalar_loop::<D, NO_WRAP>(p, pi, sight, c, ranges)
-    } else if one_long_range(ranges) {
-        scalar_loop::<D, WRAP_SELECT>(p, pi, sight, c, ranges)
+    // One loop per case, each without a test of the case inside (brute force's selects: the
+    // scalar loop over 6500 agents in half the time).
+    if selects_pay(wrap, ranges) {
+        scalar_loop::<D, true, true>(p, pi, sight, c, ranges)
+    } else if wrap {
+        scalar_loop::<D, true, false>(p, pi, sight, c, ranges)
     } else {
-        scalar_loop::<D, WRAP>(p, pi, sight, c, ranges)
+        scalar_loop::<D, false, false>(p, pi, sight, c, ranges)
     }
 }
 
-/// The minimum image of [`scalar_loop`]: none, by branches, by selects.
-const NO_WRAP: u8 = 0;
-const WRAP: u8 = 1;
-const WRAP_SELECT: u8 = 2;
-
-/// The scalar candidate loop, with the minimum image `IMAGE`.
+/// The scalar candidate loop; the minimum image where `WRAP`, by selects where `SELECT`.
 #[inline(always)]
-fn scalar_loop<const D: usize, const IMAGE: u8>(
+fn scalar_loop<const D: usize, const WRAP: bool, const SELECT: bool>(
     p: &Params,
     pi: &[f32; D],
     sight: Option<&Sight<D>>,
@@ -193,11 +187,7 @@ fn scalar_loop<const D: usize, const IMAGE: u8>(
             let mut d = [0f32; D];
             for k in 0..D {
                 let dk = c.pos[k][j] - pi[k];
-                d[k] = match IMAGE {
-                    NO_WRAP => dk,
-                    WRAP => wrap_delta(dk, p.world[k], p.half_world[k], true),
-                    _ => wrap_delta_select(dk, p.world[k], p.half_world[k]),
-                };
+                d[k] = wrap_delta_by::<SELECT>(dk, p.world[k], p.half_world[k], WRAP);
             }
             let d2 = super::math::norm2(&d);
             if d2 < rmax2 {

@@ -461,7 +461,7 @@ fn sums_of<const D: usize>(
         sight,
         rmax2,
     };
-    if p.wraps() && one_long_range(ranges) {
+    if selects_pay(p.wraps(), ranges) {
         masked_loop::<D, true>(&who, p, src, ranges, acc);
     } else {
         masked_loop::<D, false>(&who, p, src, ranges, acc);
