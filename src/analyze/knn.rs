@@ -11,7 +11,7 @@ use super::{FrameStats, Geometry};
 const PER_CELL: f64 = 4.0;
 /// Up to this many agents, every agent's neighbours are found among all the others. The grid
 /// gives the same neighbours (ties go to the lower index either way) and is faster from far
-/// fewer: `forge analyze` of 500 agents over 2000 frames took 8.2 s with it, 14.1 s without.
+/// fewer agents.
 const BRUTE_MAX: usize = 100;
 
 /// Fills `s.gamma`, `s.gamma_se` and `s.measured` for one frame.

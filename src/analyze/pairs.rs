@@ -2,6 +2,7 @@
 //! [`super::EXACT_MAX_AGENTS`] agents, and the reference the grid method is checked against).
 
 use super::{FrameStats, Geometry};
+use crate::sim::math::array;
 
 /// Ordered-pair sums per bin of width `dr` (pairs at `r < bins·dr`): Σ δu_i·δu_j, the count,
 /// and an ideal gas's count in the same box.
@@ -17,7 +18,21 @@ pub(super) fn frame_stats(
     // Rows i are dealt out in turn, so the triangle's long and short rows share the work.
     let parts: Vec<(Vec<f64>, Vec<f64>)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
-            .map(|t| s.spawn(move || rows(pos, du, n, geo, dr, bins, t, threads)))
+            .map(|t| {
+                s.spawn(move || {
+                    // The minimum image: none, by selects, or by libm's round for positions
+                    // far outside the box.
+                    let rows = match (geo.dim, geo.wrap, geo.near) {
+                        (2, false, _) => rows::<2, 0>,
+                        (2, true, true) => rows::<2, 1>,
+                        (2, true, false) => rows::<2, 2>,
+                        (_, false, _) => rows::<3, 0>,
+                        (_, true, true) => rows::<3, 1>,
+                        (_, true, false) => rows::<3, 2>,
+                    };
+                    rows(pos, du, n, geo, dr, bins, t, threads)
+                })
+            })
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
@@ -41,8 +56,15 @@ pub(super) fn frame_stats(
     }
 }
 
+/// Pairs are taken in blocks of this many j for one i: a block's distances, bins and dot
+/// products first (a loop the compiler vectorises), then their sums into the bins in order.
+const BLOCK: usize = 128;
+
+/// The sums of rows `first, first + stride, …` of the triangle j > i, in `D` dimensions with
+/// minimum image `IMAGE` (0: none, 1: [`super::image_near`], 2: [`super::image_far`]): the
+/// same sums, bit for bit, as one pair at a time in order.
 #[allow(clippy::too_many_arguments)]
-fn rows(
+fn rows<const D: usize, const IMAGE: u8>(
     pos: &[f32],
     du: &[f64],
     n: usize,
@@ -52,27 +74,52 @@ fn rows(
     first: usize,
     stride: usize,
 ) -> (Vec<f64>, Vec<f64>) {
-    let dim = geo.dim;
     let r_max = dr * bins as f64;
-    let (mut a, mut p) = (vec![0.0; bins], vec![0.0; bins]);
+    // One bin more, for the pairs at r ≥ r_max: the sums need no branch.
+    let (mut a, mut p) = (vec![0.0; bins + 1], vec![0.0; bins + 1]);
+    let (last, beyond) = (bins as u32 - 1, bins as u32);
+    let x: [&[f32]; D] = array(|k| &pos[k * n..(k + 1) * n]);
+    let u: [&[f64]; D] = array(|k| &du[k * n..(k + 1) * n]);
+    let len: [f64; D] = array(|k| geo.len[k]);
+    let image = |d: f64, k: usize| -> f64 {
+        match IMAGE {
+            0 => d,
+            1 => super::image_near(d, len[k]),
+            _ => super::image_far(d, len[k]),
+        }
+    };
+    let (mut bin, mut dot) = ([0u32; BLOCK], [0.0f64; BLOCK]);
     for i in (first..n).step_by(stride) {
-        for j in i + 1..n {
-            let mut r2 = 0.0;
-            for k in 0..dim {
-                let d = geo.delta(pos[k * n + j] as f64 - pos[k * n + i] as f64, k);
-                r2 += d * d;
+        let xi: [f64; D] = array(|k| x[k][i] as f64);
+        let ui: [f64; D] = array(|k| u[k][i]);
+        let mut j0 = i + 1;
+        while j0 < n {
+            let m = (n - j0).min(BLOCK);
+            let xj: [&[f32]; D] = array(|k| &x[k][j0..j0 + m]);
+            let uj: [&[f64]; D] = array(|k| &u[k][j0..j0 + m]);
+            for t in 0..m {
+                let (mut r2, mut d_u) = (0.0, 0.0);
+                for k in 0..D {
+                    let d = image(xj[k][t] as f64 - xi[k], k);
+                    r2 += d * d;
+                    d_u += ui[k] * uj[k][t];
+                }
+                let r = r2.sqrt();
+                let b = ((r / dr) as u32).min(last);
+                bin[t] = if r >= r_max { beyond } else { b };
+                dot[t] = d_u;
             }
-            let r = r2.sqrt();
-            if r >= r_max {
-                continue;
-            }
-            let b = ((r / dr) as usize).min(bins - 1);
-            let dot: f64 = (0..dim).map(|k| du[k * n + i] * du[k * n + j]).sum();
             // (i, j) and (j, i).
-            a[b] += 2.0 * dot;
-            p[b] += 2.0;
+            for t in 0..m {
+                let b = bin[t] as usize;
+                a[b] += 2.0 * dot[t];
+                p[b] += 2.0;
+            }
+            j0 += m;
         }
     }
+    a.truncate(bins);
+    p.truncate(bins);
     (a, p)
 }
 
