@@ -10,6 +10,8 @@
 # as it installs; uv leaves that to the first import). Without uv, pip does it.
 # Where PyPI is out of reach the suite is skipped with a warning, unless FORGE_REQUIRE_PYTHON=1;
 # once the set-up has succeeded, a failure to build or a failing test fails the run.
+# `py-test.sh --prepare` makes the venv and installs the packages, then stops: scripts/test.sh
+# runs it while cargo's tests run (it mostly waits on the network), then runs this in full.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TARGET="${CARGO_TARGET_DIR:-target}"
@@ -51,6 +53,10 @@ install nbclient nbformat ipykernel matplotlib >/dev/null 2>&1 ||
 # usd-core); the export tests fail without them.
 install ase ovito usd-core >/dev/null 2>&1 ||
     echo "warning: cannot install ase, ovito and usd-core: the export tests will fail" >&2
+
+if [ "${1-}" = --prepare ]; then
+    exit 0
+fi
 
 rm -rf "$TARGET/wheels/forge_flocks-"*.whl
 (cd python && "$VENV/bin/maturin" build --release --quiet --interpreter "$VENV/bin/python" \
