@@ -8,8 +8,7 @@
 
 use std::sync::Arc;
 
-use rustfft::num_complex::Complex;
-use rustfft::{Fft, FftPlanner};
+use forge_fft::{Complex, Fft};
 
 use super::{FrameStats, Geometry};
 
@@ -202,11 +201,7 @@ struct Fft3 {
 
 impl Fft3 {
     fn new(size: usize, dim: usize) -> Fft3 {
-        let mut planner = FftPlanner::new();
-        let (forward, inverse) = (
-            planner.plan_fft_forward(size),
-            planner.plan_fft_inverse(size),
-        );
+        let (forward, inverse) = forge_fft::plan(size);
         let scratch = forward
             .get_inplace_scratch_len()
             .max(inverse.get_inplace_scratch_len());
