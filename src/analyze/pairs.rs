@@ -15,24 +15,20 @@ pub(super) fn frame_stats(
     bins: usize,
 ) -> FrameStats {
     let threads = super::threads();
+    // The minimum image: none, by selects, or by libm's round for positions far outside the
+    // box.
+    let rows = match (geo.dim, geo.wrap, geo.near) {
+        (2, false, _) => rows::<2, 0>,
+        (2, true, true) => rows::<2, 1>,
+        (2, true, false) => rows::<2, 2>,
+        (_, false, _) => rows::<3, 0>,
+        (_, true, true) => rows::<3, 1>,
+        (_, true, false) => rows::<3, 2>,
+    };
     // Rows i are dealt out in turn, so the triangle's long and short rows share the work.
     let parts: Vec<(Vec<f64>, Vec<f64>)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                s.spawn(move || {
-                    // The minimum image: none, by selects, or by libm's round for positions
-                    // far outside the box.
-                    let rows = match (geo.dim, geo.wrap, geo.near) {
-                        (2, false, _) => rows::<2, 0>,
-                        (2, true, true) => rows::<2, 1>,
-                        (2, true, false) => rows::<2, 2>,
-                        (_, false, _) => rows::<3, 0>,
-                        (_, true, true) => rows::<3, 1>,
-                        (_, true, false) => rows::<3, 2>,
-                    };
-                    rows(pos, du, n, geo, dr, bins, t, threads)
-                })
-            })
+            .map(|t| s.spawn(move || rows(pos, du, n, geo, dr, bins, t, threads)))
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });

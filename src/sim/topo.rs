@@ -202,7 +202,7 @@ pub(super) fn boids_agent<const D: usize>(
     };
     let mut acc = BoidsAcc::<D>::new();
     match grid {
-        None if p.wraps() => {
+        None if selects_pay(p.wraps(), &[(0, m as u32)]) => {
             for j in 0..m {
                 visit::<D, true>(p, src, &boid, j, heap, &mut acc);
             }
