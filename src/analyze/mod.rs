@@ -27,6 +27,7 @@ use anyhow::{bail, Result};
 use serde::Serialize;
 
 use crate::bfs::{Frame, Header, Reader};
+use crate::metrics::image;
 use crate::scene::{Boundary, Model};
 use stats::{aggregate, anisotropy_of, bootstrap};
 
@@ -174,7 +175,7 @@ struct Geometry {
     len: [f64; 3],
     /// In a periodic box, every position lies within a quarter of the box's side of it on
     /// every axis (any recording forge writes; a file from elsewhere may hold anything), so
-    /// that a separation is under 1.5 sides and its minimum image one select ([`image_near`]).
+    /// that a separation is under 1.5 sides and its minimum image one select ([`image::near`]).
     near: bool,
 }
 
@@ -188,34 +189,10 @@ impl Geometry {
     fn delta(&self, d: f64, k: usize) -> f64 {
         match (self.wrap, self.near) {
             (false, _) => d,
-            (true, true) => image_near(d, self.len[k]),
-            (true, false) => image_far(d, self.len[k]),
+            (true, true) => image::near(d, self.len[k]),
+            (true, false) => image::far(d, self.len[k]),
         }
     }
-}
-
-/// The minimum image of separation `d` in a periodic side `l`: `d − l·round(d / l)`.
-#[inline]
-fn image_far(d: f64, l: f64) -> f64 {
-    d - l * (d / l).round()
-}
-
-/// [`image_far`] for |d| < 1.5 l, bit for bit, with no division and no call into libm (x86-64
-/// has no instruction for round's halves away from zero before SSE4.1), so that a loop of them
-/// vectorises. `d / l ≥ 0.5` exactly where `d ≥ 0.5·l` (`0.5·l` is exact, and no float lies
-/// between the quotients), so round gives ±1 exactly where the selects subtract ±l; the zero
-/// keeps d's sign as `l·round(d / l)` does.
-#[inline(always)]
-fn image_near(d: f64, l: f64) -> f64 {
-    let h = 0.5 * l;
-    let s = if d >= h {
-        l
-    } else if d <= -h {
-        -l
-    } else {
-        0.0f64.copysign(d)
-    };
-    d - s
 }
 
 /// One frame's sums, from which any set of frames is aggregated.
@@ -379,7 +356,7 @@ fn geometry(h: &Header, f: &Frame) -> Geometry {
             let l = len[k];
             f.pos[k * n..(k + 1) * n]
                 .iter()
-                .all(|&x| (x as f64 - 0.5 * l).abs() < 0.75 * l)
+                .all(|&x| image::inside(x as f64, l))
         });
         return Geometry {
             dim,
@@ -592,49 +569,4 @@ pub fn analyze(reader: &mut Reader, o: &Options) -> Result<Analysis> {
         anisotropy,
         caveats,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{image_far, image_near};
-
-    /// The same bits as the division and libm's round wherever a separation is under 1.5
-    /// sides: halves of the side and the floats beside them, zeros of both signs, whole sides,
-    /// and random separations over sides of many sizes.
-    #[test]
-    fn image_near_is_image_far() {
-        let mut seed = 7u64;
-        let mut next = || {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 11) as f64 / (1u64 << 53) as f64
-        };
-        for l in [
-            1.0f64,
-            3.0,
-            31.622776601683793,
-            900.0,
-            0.1,
-            1e-7,
-            4096.0,
-            0.7,
-        ] {
-            let h = 0.5 * l;
-            let mut ds = vec![0.0, -0.0, l, -l, 1.25 * l, -1.25 * l, 1e-300, -1e-300];
-            for e in [h, -h] {
-                ds.extend([e, e.next_up(), e.next_down()]);
-            }
-            for _ in 0..20_000 {
-                ds.push((next() * 3.0 - 1.5) * l);
-            }
-            for d in ds.into_iter().filter(|d| d.abs() < 1.5 * l) {
-                assert_eq!(
-                    image_near(d, l).to_bits(),
-                    image_far(d, l).to_bits(),
-                    "d {d:e}, l {l:e}"
-                );
-            }
-        }
-    }
 }

@@ -2,6 +2,7 @@
 //! [`super::EXACT_MAX_AGENTS`] agents, and the reference the grid method is checked against).
 
 use super::{FrameStats, Geometry};
+use crate::metrics::image;
 use crate::sim::math::array;
 
 /// Ordered-pair sums per bin of width `dr` (pairs at `r < bins·dr`): Σ δu_i·δu_j, the count,
@@ -57,7 +58,7 @@ pub(super) fn frame_stats(
 const BLOCK: usize = 128;
 
 /// The sums of rows `first, first + stride, …` of the triangle j > i, in `D` dimensions with
-/// minimum image `IMAGE` (0: none, 1: [`super::image_near`], 2: [`super::image_far`]): the
+/// minimum image `IMAGE` (0: none, 1: [`image::near`], 2: [`image::far`]): the
 /// same sums, bit for bit, as one pair at a time in order.
 #[allow(clippy::too_many_arguments)]
 fn rows<const D: usize, const IMAGE: u8>(
@@ -77,11 +78,11 @@ fn rows<const D: usize, const IMAGE: u8>(
     let x: [&[f32]; D] = array(|k| &pos[k * n..(k + 1) * n]);
     let u: [&[f64]; D] = array(|k| &du[k * n..(k + 1) * n]);
     let len: [f64; D] = array(|k| geo.len[k]);
-    let image = |d: f64, k: usize| -> f64 {
+    let min_image = |d: f64, k: usize| -> f64 {
         match IMAGE {
             0 => d,
-            1 => super::image_near(d, len[k]),
-            _ => super::image_far(d, len[k]),
+            1 => image::near(d, len[k]),
+            _ => image::far(d, len[k]),
         }
     };
     let (mut bin, mut dot) = ([0u32; BLOCK], [0.0f64; BLOCK]);
@@ -96,7 +97,7 @@ fn rows<const D: usize, const IMAGE: u8>(
             for t in 0..m {
                 let (mut r2, mut d_u) = (0.0, 0.0);
                 for k in 0..D {
-                    let d = image(xj[k][t] as f64 - xi[k], k);
+                    let d = min_image(xj[k][t] as f64 - xi[k], k);
                     r2 += d * d;
                     d_u += ui[k] * uj[k][t];
                 }

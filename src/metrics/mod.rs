@@ -5,6 +5,7 @@
 //! - [`profile`]: the density profile along the mean heading (travelling bands).
 
 pub mod gnf;
+pub(crate) mod image;
 pub mod profile;
 
 use serde::Serialize;
@@ -45,16 +46,17 @@ impl Space {
         }
     }
 
-    #[inline]
+    /// The separation `d` along axis `k`, minimum image in a periodic world (the tests'
+    /// one-pair-at-a-time references).
+    #[cfg(test)]
     fn delta(&self, d: f64, k: usize) -> f64 {
         if self.wrap {
-            let l = self.world[k] as f64;
-            let d = d - l * (d / l).round();
-            d
+            image::far(d, self.world[k] as f64)
         } else {
             d
         }
     }
+    #[cfg(test)]
     fn dist2(&self, pos: &[f32], n: usize, i: usize, j: usize) -> f64 {
         let mut s = 0.0;
         for k in 0..self.dim {
@@ -115,20 +117,82 @@ pub fn mean_speed(dim: usize, n: usize, vel: &[f32]) -> f64 {
         / n as f64
 }
 
+/// Mean distance between two agents, over every pair of at most [`PAIR_SAMPLE`] agents (a
+/// fixed stride sample above it). Each pair's distance is `sqrt(Σ_k image(x_j,k − x_i,k)²)` in
+/// float64, summed one pair after the other in the order (i, j > i): the sum is the same, bit
+/// for bit, however the distances are computed.
 pub fn pairwise_distance(sp: &Space, n: usize, pos: &[f32]) -> f64 {
     let stride = n.div_ceil(PAIR_SAMPLE).max(1);
-    let idx: Vec<usize> = (0..n).step_by(stride).collect();
-    let m = idx.len();
+    let m = n.div_ceil(stride);
     if m < 2 {
         return 0.0;
     }
+    let dim = sp.dim;
+    // The sample's coordinates, an axis at a time, in float64 and side by side.
+    let xs: Vec<Vec<f64>> = (0..dim)
+        .map(|k| {
+            let axis = &pos[k * n..(k + 1) * n];
+            axis.iter().step_by(stride).map(|&x| x as f64).collect()
+        })
+        .collect();
+    let len: [f64; 3] = sp.world.map(|w| w as f64);
+    // The minimum image: none, by selects where every sampled position lies near the box, else
+    // by division and round.
+    let image = match sp.wrap {
+        false => 0,
+        true if (0..dim).all(|k| xs[k].iter().all(|&x| image::inside(x, len[k]))) => 1,
+        true => 2,
+    };
+    let total = match (dim, image) {
+        (2, 0) => pair_sum::<2, 0>(&xs, len),
+        (2, 1) => pair_sum::<2, 1>(&xs, len),
+        (2, _) => pair_sum::<2, 2>(&xs, len),
+        (_, 0) => pair_sum::<3, 0>(&xs, len),
+        (_, 1) => pair_sum::<3, 1>(&xs, len),
+        (_, _) => pair_sum::<3, 2>(&xs, len),
+    };
+    total / (m * (m - 1) / 2) as f64
+}
+
+/// Pairs are taken in blocks of this many j for one i: a block's distances first (a loop the
+/// compiler vectorises), then their sum in order.
+const PAIR_BLOCK: usize = 256;
+
+/// Σ over i < j of the distance between sample points i and j (`xs[k]`: axis k, `D` axes),
+/// with minimum image `IMAGE` (0: none, 1: [`image::near`], 2: [`image::far`]) in sides `len`.
+fn pair_sum<const D: usize, const IMAGE: u8>(xs: &[Vec<f64>], len: [f64; 3]) -> f64 {
+    let x: [&[f64]; D] = crate::sim::math::array(|k| &xs[k][..]);
+    let m = x[0].len();
+    let min_image = |d: f64, k: usize| -> f64 {
+        match IMAGE {
+            0 => d,
+            1 => image::near(d, len[k]),
+            _ => image::far(d, len[k]),
+        }
+    };
+    let mut r = [0.0f64; PAIR_BLOCK];
     let mut total = 0.0;
-    for a in 0..m {
-        for b in a + 1..m {
-            total += sp.dist2(pos, n, idx[a], idx[b]).sqrt();
+    for i in 0..m {
+        let xi: [f64; D] = crate::sim::math::array(|k| x[k][i]);
+        let mut j0 = i + 1;
+        while j0 < m {
+            let b = (m - j0).min(PAIR_BLOCK);
+            let xj: [&[f64]; D] = crate::sim::math::array(|k| &x[k][j0..j0 + b]);
+            for (t, r) in r[..b].iter_mut().enumerate() {
+                let mut s = 0.0;
+                for k in 0..D {
+                    let d = min_image(xj[k][t] - xi[k], k);
+                    s += d * d;
+                }
+                *r = s.sqrt();
+            }
+            for &d in &r[..b] {
+                total += d;
+            }
+            j0 += b;
         }
     }
-    total / (m * (m - 1) / 2) as f64
+    total
 }
 
 /// Mean nearest-neighbour distance (minimum image in wrapping worlds), over at most
@@ -349,6 +413,58 @@ mod tests {
                 (s >> 40) as f32 / (1u64 << 24) as f32 * 50.0
             })
             .collect()
+    }
+
+    /// [`pairwise_distance`] one pair at a time, as the sum is defined.
+    fn pairwise_one_by_one(sp: &Space, n: usize, pos: &[f32]) -> f64 {
+        let idx: Vec<usize> = (0..n).step_by(n.div_ceil(PAIR_SAMPLE).max(1)).collect();
+        let m = idx.len();
+        if m < 2 {
+            return 0.0;
+        }
+        let mut total = 0.0;
+        for a in 0..m {
+            for b in a + 1..m {
+                total += sp.dist2(pos, n, idx[a], idx[b]).sqrt();
+            }
+        }
+        total / (m * (m - 1) / 2) as f64
+    }
+
+    /// The blocked, vectorised sum gives the bits of the one-pair-at-a-time sum: in 2D and 3D,
+    /// periodic and open, with every position near the box (the select image), with one far out
+    /// (division and round), with a NaN, at the sample's stride, and with 0, 1 and 2 agents.
+    #[test]
+    fn pairwise_is_the_one_by_one_sum() {
+        for &(dim, wrap) in &[(2, true), (2, false), (3, true), (3, false)] {
+            let sp = Space {
+                dim,
+                world: [50.0, 45.0, 50.0],
+                wrap,
+            };
+            for n in [0, 1, 2, 3, 257, 700, PAIR_SAMPLE + 1, 2 * PAIR_SAMPLE + 5] {
+                let mut pos = scattered(dim * n, 99 + n as u64);
+                let same = |pos: &[f32]| {
+                    assert_eq!(
+                        pairwise_distance(&sp, n, pos).to_bits(),
+                        pairwise_one_by_one(&sp, n, pos).to_bits(),
+                        "dim {dim} wrap {wrap} n {n}"
+                    );
+                };
+                same(&pos);
+                if n > 3 {
+                    // Exactly on half a side apart, and on the box's edges.
+                    pos[0] = 0.0;
+                    pos[n.div_ceil(PAIR_SAMPLE)] = 25.0;
+                    pos[n] = 37.5;
+                    same(&pos);
+                    pos[3] = -1.0e6;
+                    same(&pos);
+                    pos[n + 2] = f32::NAN;
+                    same(&pos);
+                }
+            }
+        }
     }
 
     #[test]
