@@ -173,10 +173,10 @@ struct Geometry {
     /// The box: the world (periodic) or the frame's bounding box.
     lo: [f64; 3],
     len: [f64; 3],
-    /// In a periodic box, every position lies within a quarter of the box's side of it on
-    /// every axis (any recording forge writes; a file from elsewhere may hold anything), so
-    /// that a separation is under 1.5 sides and its minimum image one select ([`image::near`]).
-    near: bool,
+    /// The frame's minimum image ([`image::choose`]): none in an open world, one select where
+    /// every position lies near the periodic box (any recording forge writes), else libm's
+    /// round.
+    image: u8,
 }
 
 impl Geometry {
@@ -187,10 +187,10 @@ impl Geometry {
     /// The separation of `a` and `b` along axis `k`, minimum image in a periodic world.
     #[inline]
     fn delta(&self, d: f64, k: usize) -> f64 {
-        match (self.wrap, self.near) {
-            (false, _) => d,
-            (true, true) => image::near(d, self.len[k]),
-            (true, false) => image::far(d, self.len[k]),
+        match self.image {
+            image::NONE => d,
+            image::NEAR => image::near(d, self.len[k]),
+            _ => image::far(d, self.len[k]),
         }
     }
 }
@@ -352,18 +352,13 @@ fn geometry(h: &Header, f: &Frame) -> Geometry {
         for (l, &w) in len.iter_mut().zip(&h.world_size).take(dim) {
             *l = w as f64;
         }
-        let near = (0..dim).all(|k| {
-            let l = len[k];
-            f.pos[k * n..(k + 1) * n]
-                .iter()
-                .all(|&x| image::inside(x as f64, l))
-        });
+        let axis = |k: usize| f.pos[k * n..(k + 1) * n].iter().map(|&x| x as f64);
         return Geometry {
             dim,
             wrap: true,
             lo: [0.0; 3],
             len,
-            near,
+            image: image::choose(true, dim, &len, axis),
         };
     }
     let (mut lo, mut len) = ([0.0; 3], [1.0; 3]);
@@ -380,7 +375,7 @@ fn geometry(h: &Header, f: &Frame) -> Geometry {
         wrap: false,
         lo,
         len,
-        near: true,
+        image: image::NONE,
     }
 }
 

@@ -16,15 +16,13 @@ pub(super) fn frame_stats(
     bins: usize,
 ) -> FrameStats {
     let threads = super::threads();
-    // The minimum image: none, by selects, or by libm's round for positions far outside the
-    // box.
-    let rows = match (geo.dim, geo.wrap, geo.near) {
-        (2, false, _) => rows::<2, 0>,
-        (2, true, true) => rows::<2, 1>,
-        (2, true, false) => rows::<2, 2>,
-        (_, false, _) => rows::<3, 0>,
-        (_, true, true) => rows::<3, 1>,
-        (_, true, false) => rows::<3, 2>,
+    let rows = match (geo.dim, geo.image) {
+        (2, image::NONE) => rows::<2, { image::NONE }>,
+        (2, image::NEAR) => rows::<2, { image::NEAR }>,
+        (2, _) => rows::<2, { image::FAR }>,
+        (_, image::NONE) => rows::<3, { image::NONE }>,
+        (_, image::NEAR) => rows::<3, { image::NEAR }>,
+        (_, _) => rows::<3, { image::FAR }>,
     };
     // Rows i are dealt out in turn, so the triangle's long and short rows share the work.
     let parts: Vec<(Vec<f64>, Vec<f64>)> = std::thread::scope(|s| {
@@ -58,7 +56,7 @@ pub(super) fn frame_stats(
 const BLOCK: usize = 128;
 
 /// The sums of rows `first, first + stride, …` of the triangle j > i, in `D` dimensions with
-/// minimum image `IMAGE` (0: none, 1: [`image::near`], 2: [`image::far`]): the
+/// minimum image `IMAGE` ([`image::apply`]): the
 /// same sums, bit for bit, as one pair at a time in order.
 #[allow(clippy::too_many_arguments)]
 fn rows<const D: usize, const IMAGE: u8>(
@@ -78,13 +76,6 @@ fn rows<const D: usize, const IMAGE: u8>(
     let x: [&[f32]; D] = array(|k| &pos[k * n..(k + 1) * n]);
     let u: [&[f64]; D] = array(|k| &du[k * n..(k + 1) * n]);
     let len: [f64; D] = array(|k| geo.len[k]);
-    let min_image = |d: f64, k: usize| -> f64 {
-        match IMAGE {
-            0 => d,
-            1 => image::near(d, len[k]),
-            _ => image::far(d, len[k]),
-        }
-    };
     let (mut bin, mut dot) = ([0u32; BLOCK], [0.0f64; BLOCK]);
     for i in (first..n).step_by(stride) {
         let xi: [f64; D] = array(|k| x[k][i] as f64);
@@ -97,7 +88,7 @@ fn rows<const D: usize, const IMAGE: u8>(
             for t in 0..m {
                 let (mut r2, mut d_u) = (0.0, 0.0);
                 for k in 0..D {
-                    let d = min_image(xj[k][t] as f64 - xi[k], k);
+                    let d = image::apply::<IMAGE>(xj[k][t] as f64 - xi[k], len[k]);
                     r2 += d * d;
                     d_u += ui[k] * uj[k][t];
                 }

@@ -1,6 +1,41 @@
 //! The minimum image of a separation in a periodic side, shared by the metrics and
 //! `forge analyze`: [`far`] for any separation, [`near`] (the same bits, and a loop of them
-//! vectorises) for positions that [`inside`] says lie near the box.
+//! vectorises) for positions that [`inside`] says lie near the box. [`choose`] picks one of
+//! them for a frame, [`apply`] applies it (a const parameter, so that each loop is compiled
+//! for one).
+
+/// Which minimum image a frame takes: none (an open world), [`near`] or [`far`].
+pub(crate) const NONE: u8 = 0;
+pub(crate) const NEAR: u8 = 1;
+pub(crate) const FAR: u8 = 2;
+
+/// The minimum image of a frame: [`NONE`] in an open world, [`NEAR`] where every position lies
+/// [`inside`] the periodic box on every axis (`axis(k)`: the positions along axis k of
+/// `0..dim`; side `len[k]`), else [`FAR`].
+pub(crate) fn choose<I: Iterator<Item = f64>>(
+    wrap: bool,
+    dim: usize,
+    len: &[f64; 3],
+    axis: impl Fn(usize) -> I,
+) -> u8 {
+    if !wrap {
+        NONE
+    } else if (0..dim).all(|k| axis(k).all(|x| inside(x, len[k]))) {
+        NEAR
+    } else {
+        FAR
+    }
+}
+
+/// The separation `d` in side `l` under minimum image `IMAGE` ([`NONE`], [`NEAR`], [`FAR`]).
+#[inline(always)]
+pub(crate) fn apply<const IMAGE: u8>(d: f64, l: f64) -> f64 {
+    match IMAGE {
+        NONE => d,
+        NEAR => near(d, l),
+        _ => far(d, l),
+    }
+}
 
 /// The minimum image of separation `d` in a periodic side `l`: `d − l·round(d / l)`.
 #[inline]

@@ -136,20 +136,17 @@ pub fn pairwise_distance(sp: &Space, n: usize, pos: &[f32]) -> f64 {
         })
         .collect();
     let len: [f64; 3] = sp.world.map(|w| w as f64);
-    // The minimum image: none, by selects where every sampled position lies near the box, else
-    // by division and round.
-    let image = match sp.wrap {
-        false => 0,
-        true if (0..dim).all(|k| xs[k].iter().all(|&x| image::inside(x, len[k]))) => 1,
-        true => 2,
-    };
-    let total = match (dim, image) {
-        (2, 0) => pair_sum::<2, 0>(&xs, len),
-        (2, 1) => pair_sum::<2, 1>(&xs, len),
-        (2, _) => pair_sum::<2, 2>(&xs, len),
-        (_, 0) => pair_sum::<3, 0>(&xs, len),
-        (_, 1) => pair_sum::<3, 1>(&xs, len),
-        (_, _) => pair_sum::<3, 2>(&xs, len),
+    // The minimum image of the sampled positions.
+    let total = match (
+        dim,
+        image::choose(sp.wrap, dim, &len, |k| xs[k].iter().copied()),
+    ) {
+        (2, image::NONE) => pair_sum::<2, { image::NONE }>(&xs, len),
+        (2, image::NEAR) => pair_sum::<2, { image::NEAR }>(&xs, len),
+        (2, _) => pair_sum::<2, { image::FAR }>(&xs, len),
+        (_, image::NONE) => pair_sum::<3, { image::NONE }>(&xs, len),
+        (_, image::NEAR) => pair_sum::<3, { image::NEAR }>(&xs, len),
+        (_, _) => pair_sum::<3, { image::FAR }>(&xs, len),
     };
     total / (m * (m - 1) / 2) as f64
 }
@@ -159,17 +156,10 @@ pub fn pairwise_distance(sp: &Space, n: usize, pos: &[f32]) -> f64 {
 const PAIR_BLOCK: usize = 256;
 
 /// Σ over i < j of the distance between sample points i and j (`xs[k]`: axis k, `D` axes),
-/// with minimum image `IMAGE` (0: none, 1: [`image::near`], 2: [`image::far`]) in sides `len`.
+/// with minimum image `IMAGE` ([`image::apply`]) in sides `len`.
 fn pair_sum<const D: usize, const IMAGE: u8>(xs: &[Vec<f64>], len: [f64; 3]) -> f64 {
     let x: [&[f64]; D] = crate::sim::math::array(|k| &xs[k][..]);
     let m = x[0].len();
-    let min_image = |d: f64, k: usize| -> f64 {
-        match IMAGE {
-            0 => d,
-            1 => image::near(d, len[k]),
-            _ => image::far(d, len[k]),
-        }
-    };
     let mut r = [0.0f64; PAIR_BLOCK];
     let mut total = 0.0;
     for i in 0..m {
@@ -181,7 +171,7 @@ fn pair_sum<const D: usize, const IMAGE: u8>(xs: &[Vec<f64>], len: [f64; 3]) -> 
             for (t, r) in r[..b].iter_mut().enumerate() {
                 let mut s = 0.0;
                 for k in 0..D {
-                    let d = min_image(xj[k][t] - xi[k], k);
+                    let d = image::apply::<IMAGE>(xj[k][t] - xi[k], len[k]);
                     s += d * d;
                 }
                 *r = s.sqrt();
