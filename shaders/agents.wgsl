@@ -368,10 +368,14 @@ fn core_over(uv: vec2f, pixel: vec2f) -> f32 {
     return gx * gy;
 }
 
-// The round sprite's halo at squared radius r2 (zero beyond the edge).
+// The round sprite's halo at squared radius r2 (in halo radii): a Gaussian, the one the splat
+// path (splat.wgsl, src/render/splat.rs) filters every sprite with, so that both draw the same
+// sprite. It holds the light of (1 − r²)² e^(−3r²) and keeps within 2.2% of its peak.
+const HALO_PEAK: f32 = 1.02155818;
+const HALO_WIDTH: f32 = 5.62850488;
+
 fn halo_at(r2: f32) -> f32 {
-    let edge = max(1.0 - r2, 0.0);
-    return p.halo * edge * edge * exp(-r2 * 3.0);
+    return p.halo * HALO_PEAK * exp(-HALO_WIDTH * r2);
 }
 
 // Which sprites a frame can hold: a pipeline constant, set per frame (`AgentParams::shapes` in
@@ -412,8 +416,7 @@ fn fs_main(in: VsOut) -> @location(0) vec4f {
     // The round sprite, exactly as without motion blur. A sprite's fragments share its
     // streak, so this branch is on the vertex's output, not a uniform.
     if SHAPES == 0u || s == 0.0 {
-        let edge = 1.0 - r2;
-        let round = core_over(in.uv, pixel) + p.halo * edge * edge * exp(-r2 * 3.0);
+        let round = core_over(in.uv, pixel) + halo_at(r2);
         let e = p.intensity * round;
         return vec4f(in.color * e, e);
     }

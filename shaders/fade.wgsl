@@ -1,6 +1,8 @@
-// Trails: instead of clearing, the previous HDR frame is scaled by the blend constant
-// (the fade factor). The fragment colour is zero; the blend state (src·0 + dst·constant)
-// does the work, so this pass reads nothing.
+// Trails for the instanced sprites: this frame's HDR target starts as the last frame's light
+// (the other HDR target) times the fade, which the blend state applies (src · constant), so
+// this pass reads each texel once and writes it once.
+
+@group(0) @binding(0) var last: texture_2d<f32>;
 
 @vertex
 fn vs_fullscreen(@builtin(vertex_index) vi: u32) -> @builtin(position) vec4f {
@@ -10,6 +12,6 @@ fn vs_fullscreen(@builtin(vertex_index) vi: u32) -> @builtin(position) vec4f {
 }
 
 @fragment
-fn fs_fade() -> @location(0) vec4f {
-    return vec4f(0.0);
+fn fs_fade(@builtin(position) pos: vec4f) -> @location(0) vec4f {
+    return textureLoad(last, vec2i(pos.xy), 0);
 }

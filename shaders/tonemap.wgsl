@@ -4,14 +4,11 @@
 // (1 − e^(−E)), their mean colour its colour, over the background (a sky). Then grading,
 // vignette and sRGB encoding done here (the target is Rgba8Unorm, or Rgba16Float for deep outputs,
 // so the values read back are sRGB). Or, for EXR, scene-linear light with no tone curve.
-// With trails, `fs_tonemap_trails` also writes the HDR image times the fade into the other
-// HDR target, where the next frame's agents are drawn: the fade costs no pass of its own.
 // A video frame with nothing drawn over its display image goes straight into the Y'CbCr
 // planes (`fs_tonemap_planes420`/`422`, at the chroma planes' size, with shaders/ycbcr.wgsl
 // appended to this file): no display image is written or read back, and the light is dithered
-// once, into the codes. Its trails are faded in place by the next frame's fade pass (the
-// planes are the targets; a storage write of the faded light cost lavapipe 14 ms of CPU a
-// 720p frame, the fade pass 3).
+// once, into the codes. The trails are not the tone map's: the next frame's HDR target starts
+// from this one's (src/render/fade.rs, src/render/splat.rs).
 
 // Keep in sync with `TonemapParams` in src/render/tonemap.rs.
 struct Params {
@@ -24,7 +21,7 @@ struct Params {
     seed: u32,         // the dither's seed this frame: pcg(frame)
     dither: f32,       // 1: dither for an 8-bit store; 0: none (a half-float target)
     linear: u32,       // 1: scene-linear light out (EXR): no tone curve, no sRGB encoding
-    fade: f32,         // trails: the fraction of this frame's light the next one starts with
+    pad0: f32,
     ink: u32,          // 1: dark agents over the background (ink); 0: light added (glow)
     contrast: f32,     // grading, around mid grey (1 = none)
     saturation: f32,   // grading (1 = none)
@@ -120,20 +117,6 @@ fn grade(e: vec3f) -> vec3f {
 @fragment
 fn fs_tonemap(in: VsOut) -> @location(0) vec4f {
     return shade(in, textureLoad(hdr, vec2i(in.clip.xy), 0));
-}
-
-struct WithTrails {
-    @location(0) display: vec4f,
-    @location(1) next: vec4f,
-}
-
-@fragment
-fn fs_tonemap_trails(in: VsOut) -> WithTrails {
-    let light = textureLoad(hdr, vec2i(in.clip.xy), 0);
-    var out: WithTrails;
-    out.display = shade(in, light);
-    out.next = light * p.fade;
-    return out;
 }
 
 // Which parts of the shading this pipeline runs: pipeline constants, set from the frame's

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use forge::player::panel_paint;
-use forge::render::{agents, bloom, density, obstacles, tonemap, wgsl, yuv};
+use forge::render::{agents, bloom, density, obstacles, splat, tonemap, wgsl, yuv};
 
 /// (field name, offset, size) of a Rust struct's fields.
 macro_rules! rust_layout {
@@ -162,7 +162,6 @@ fn uniform_structs_match_their_wgsl_field_by_field() {
             seed,
             dither,
             linear,
-            fade,
             ink,
             contrast,
             saturation,
@@ -176,6 +175,35 @@ fn uniform_structs_match_their_wgsl_field_by_field() {
         ),
     );
     same_layout("panel.wgsl", rust_layout!(panel_paint::PanelParams, size));
+    same_layout(
+        "splat.wgsl",
+        rust_layout!(
+            splat::SplatParams,
+            view_min,
+            view_size,
+            world,
+            viewport,
+            range,
+            mode,
+            copies,
+            n,
+            guard,
+            padded,
+            crowd,
+            stacking,
+            stack_area,
+            mean_heading,
+            scale,
+            inv_scale,
+            fade,
+            carry,
+            intensity,
+            dim,
+            scissor,
+            fixed,
+            taps,
+        ),
+    );
     same_layout(
         "obstacles.wgsl",
         rust_layout!(
@@ -205,6 +233,7 @@ fn every_wgsl_uniform_is_checked() {
         "density.wgsl",
         "obstacles.wgsl",
         "panel.wgsl",
+        "splat.wgsl",
         "tonemap.wgsl",
         "yuv.wgsl",
     ];

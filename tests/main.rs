@@ -37,6 +37,7 @@ mod processes;
 mod release;
 mod render;
 mod scale_out;
+mod soft;
 mod species;
 mod species_keys;
 mod sweep;

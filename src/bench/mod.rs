@@ -14,6 +14,7 @@ use crate::units::si;
 
 mod analyze;
 mod cuda;
+pub mod encoder;
 mod obstacles;
 pub mod render;
 mod timeline;

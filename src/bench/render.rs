@@ -84,7 +84,7 @@ fn render_memory_probe(
 
 /// A recording of `n` agents in `dim` dimensions, `frames` frames (every step), at the
 /// benchmark's density.
-fn bench_recording(path: &Path, n: u64, dim: usize, frames: u64) -> Result<()> {
+pub(super) fn bench_recording(path: &Path, n: u64, dim: usize, frames: u64) -> Result<()> {
     let s = bench_scene(n, dim);
     let mut solver = solver_for(&s, 0, Search::Auto)?;
     let mut h = Header::for_scene(&s);
@@ -165,7 +165,7 @@ pub enum Plan {
         size: [u32; 2],
         frames: u64,
     },
-    Tables(Tables),
+    Tables(Box<Tables>),
 }
 
 /// The tables of `forge bench render`: every size and agent count checked, against the
@@ -175,6 +175,8 @@ pub struct Tables {
     pub fps: bool,
     pub passes: Option<Passes>,
     pub memory: bool,
+    /// The encoder table: the whole command against x264 alone.
+    pub encoder: Option<super::encoder::Encoder>,
     /// The frames/s table's sizes, dimensions and agent counts.
     pub sizes: Vec<[u32; 2]>,
     pub dims: Vec<usize>,
@@ -223,6 +225,13 @@ impl Tables {
         if self.memory {
             rows.push(("--memory-size", self.memory_size, MEMORY_AGENTS, 2));
         }
+        if let Some(e) = &self.encoder {
+            for &n in &e.agents {
+                for &size in &e.sizes {
+                    rows.push(("--render-sizes", size, n, 2));
+                }
+            }
+        }
         for (flag, [w, h], n, dim) in rows {
             let needs = Needs {
                 width: w,
@@ -246,6 +255,9 @@ impl Tables {
         }
         if let Some(p) = &self.passes {
             passes_table(p, dir.path(), &mut out)?;
+        }
+        if let Some(e) = &self.encoder {
+            e.run(dir.path(), &mut out)?;
         }
         if self.memory {
             memory_row(&self, dir.path(), &mut out)?;

@@ -25,14 +25,16 @@ pub struct BenchArgs {
     /// What to measure: the solver (default), or the renderer (`forge bench render`).
     #[arg(value_parser = ["solver", "render"], default_value = "solver")]
     pub what: String,
-    /// Renderer, fps table: output sizes to measure [default: 1280x720,1920x1080,3840x2160].
+    /// Renderer, fps and encoder tables: output sizes to measure [default:
+    /// 1280x720,1920x1080,3840x2160].
     #[arg(long, value_delimiter = ',')]
     pub render_sizes: Option<Vec<String>>,
     /// Renderer, fps table: dimensions to measure (3D through the default orbit camera)
     /// [default: 2,3].
     #[arg(long, value_delimiter = ',')]
     pub render_dims: Option<Vec<usize>>,
-    /// Renderer, fps table: agent counts to measure [default: 2000,100000,1000000].
+    /// Renderer, fps and encoder tables: agent counts to measure [default: 2000,100000,1000000;
+    /// the encoder table's 10000,60000,1000000].
     #[arg(long, value_delimiter = ',')]
     pub render_agents: Option<Vec<u64>>,
     /// Scaling table: agent counts to measure, at constant density [default:
@@ -60,13 +62,14 @@ pub struct BenchArgs {
     #[arg(long)]
     pub seconds: Option<f64>,
     /// Which tables: all, scaling, crossover, threads, boidforge, record, memory, obstacles,
-    /// timeline, analyze, cuda (`bench render`: all, fps, passes, memory). `FORGE_SIMD=off` measures the scalar
+    /// timeline, analyze, cuda (`bench render`: all, fps, passes, memory, encoder). `FORGE_SIMD=off` measures the scalar
     /// candidate loop. The CUDA table runs where a device is present.
     #[arg(long, value_delimiter = ',', default_value = "all")]
     pub only: Vec<String>,
     /// Renderer, passes table: built-in scenes simulated (2000 agents), or `.bfs` recordings
     /// as they are, rendered with their own looks, each pass timed [default:
-    /// murmuration,shoal3d].
+    /// murmuration,shoal3d]. Encoder table: those recordings, and those scenes simulated at
+    /// their own agent counts, beside its synthetic ones [default: none].
     #[arg(long, value_delimiter = ',')]
     pub render_scenes: Option<Vec<String>>,
     /// Renderer, passes table: the size rendered [default: 1280x720].
@@ -132,16 +135,16 @@ fn given_flags(a: &BenchArgs) -> Vec<Reader> {
     [
         (
             a.render_sizes.is_some(),
-            r("--render-sizes", true, &["fps"]),
+            r("--render-sizes", true, &["fps", "encoder"]),
         ),
         (a.render_dims.is_some(), r("--render-dims", true, &["fps"])),
         (
             a.render_agents.is_some(),
-            r("--render-agents", true, &["fps"]),
+            r("--render-agents", true, &["fps", "encoder"]),
         ),
         (
             a.render_scenes.is_some(),
-            r("--render-scenes", true, &["passes"]),
+            r("--render-scenes", true, &["passes", "encoder"]),
         ),
         (
             a.passes_size.is_some(),
@@ -291,8 +294,11 @@ fn resolve_render(a: BenchArgs) -> Result<render::Plan> {
         });
     }
     for o in &a.only {
-        if !["all", "fps", "passes", "memory"].contains(&o.as_str()) {
-            bail!("--only: unknown table {o:?} for `bench render` (all, fps, passes, memory)");
+        if !["all", "fps", "passes", "memory", "encoder"].contains(&o.as_str()) {
+            bail!(
+                "--only: unknown table {o:?} for `bench render` (all, fps, passes, memory, \
+                 encoder)"
+            );
         }
     }
     let all = a.only.iter().any(|o| o == "all");
@@ -304,9 +310,15 @@ fn resolve_render(a: BenchArgs) -> Result<render::Plan> {
             .to_vec()
     });
     let dims = a.render_dims.unwrap_or_else(|| vec![2, 3]);
+    let encoder_agents = a
+        .render_agents
+        .clone()
+        .unwrap_or_else(|| vec![10_000, 60_000, 1_000_000]);
     let agents = a
         .render_agents
         .unwrap_or_else(|| vec![2000, 100_000, 1_000_000]);
+    // The encoder table renders only the recordings and scenes it is given.
+    let encoder_scenes = a.render_scenes.clone().unwrap_or_default();
     let render_scenes = a
         .render_scenes
         .unwrap_or_else(|| vec!["murmuration".into(), "shoal3d".into()]);
@@ -320,17 +332,26 @@ fn resolve_render(a: BenchArgs) -> Result<render::Plan> {
     if let Some(&d) = dims.iter().find(|&&d| d != 2 && d != 3) {
         bail!("--render-dims: each must be 2 or 3, got {d}");
     }
-    if let Some(&n) = agents.iter().find(|&&n| n == 0 || n > scene::MAX_AGENTS) {
+    if let Some(&n) = agents
+        .iter()
+        .chain(&encoder_agents)
+        .find(|&&n| n == 0 || n > scene::MAX_AGENTS)
+    {
         bail!(
             "--render-agents: each count must be in 1..={}, got {n}",
             scene::MAX_AGENTS
         );
     }
-    if want("passes") {
-        if passes_steps == 0 {
-            bail!("--passes-steps: at least 1, got 0");
-        }
-        for name in &render_scenes {
+    let scenes_read = match (want("passes"), want("encoder")) {
+        (true, _) => render_scenes.clone(),
+        (false, true) => encoder_scenes.clone(),
+        _ => Vec::new(),
+    };
+    if want("passes") && passes_steps == 0 {
+        bail!("--passes-steps: at least 1, got 0");
+    }
+    {
+        for name in &scenes_read {
             if !render::is_recording(name) && scene::builtin::find(name).is_none() {
                 bail!(
                     "--render-scenes: no built-in scene {name:?} (forge scenes lists them), \
@@ -350,6 +371,11 @@ fn resolve_render(a: BenchArgs) -> Result<render::Plan> {
             steps: passes_steps,
         }),
         memory: want("memory"),
+        encoder: want("encoder").then(|| bench::encoder::Encoder {
+            sizes: sizes.clone(),
+            agents: encoder_agents,
+            scenes: encoder_scenes,
+        }),
         sizes,
         dims,
         agents,
@@ -358,7 +384,7 @@ fn resolve_render(a: BenchArgs) -> Result<render::Plan> {
         memory_frames,
         adapter: String::new(),
     };
-    Ok(render::Plan::Tables(t.checked()?))
+    Ok(render::Plan::Tables(Box::new(t.checked()?)))
 }
 
 /// `WxH`, two even numbers above 0, for `flag`.

@@ -93,8 +93,14 @@ fn report_render(r: &Report, out: &Path, quiet: bool) {
         return;
     }
     let size = std::fs::metadata(out).map(|m| m.len()).unwrap_or(0);
+    // Which way drew them (FORGE_RENDERER): the CPU, the GPU passes, or some of each.
+    let way = match (r.on_cpu, r.drawn) {
+        (0, _) => "",
+        (c, d) if c == d => ", drawn on the CPU",
+        _ => ", partly drawn on the CPU",
+    };
     eprintln!(
-        "{} frames at {}x{} in {:.2} s ({:.1} frames/s) -> {}{}",
+        "{} frames at {}x{} in {:.2} s ({:.1} frames/s{way}) -> {}{}",
         r.frames,
         r.width,
         r.height,

@@ -117,20 +117,20 @@ pub struct BloomPass {
 }
 
 /// The mip chain's shape for a `width`×`height` frame and a bloom of `radius`.
-struct Chain {
+pub(super) struct Chain {
     /// Mip 0 is level `start` of the frame: half size (0), or a quarter above 540 rows (1).
-    start: u32,
+    pub(super) start: u32,
     /// Mips finer than the first that glows.
-    hidden: u32,
-    mips: u32,
+    pub(super) hidden: u32,
+    pub(super) mips: u32,
     /// Mip 0's size.
-    size: [u32; 2],
+    pub(super) size: [u32; 2],
     /// Blend factor of each upsample (see [`blend_factors`]).
-    blend: Vec<f32>,
+    pub(super) blend: Vec<f32>,
 }
 
 impl Chain {
-    fn plan(width: u32, height: u32, radius: f32) -> Chain {
+    pub(super) fn plan(width: u32, height: u32, radius: f32) -> Chain {
         let first = first_level(height);
         let start = first.min(1);
         let hidden = first - start;

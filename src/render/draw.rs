@@ -2,14 +2,19 @@
 //! parameters (2D view or 3D camera, colour range, motion blur) and the buffers they read.
 
 use super::agents::{AgentBuffers, AgentBuffers3, AgentParams};
+use super::splat::{SplatFrame, SplatParams};
 use super::Renderer;
 
+/// The halo's brightness relative to the core, for the sprites and the splat path alike.
+pub(super) const SPRITE_HALO: f32 = 0.35;
+
 impl Renderer {
-    /// Draws the `n` agents of the frame already uploaded to the agent buffer; `cam3` is the
-    /// 3D camera's parameters (else the 2D `view`: lower-left corner, size, centre). Returns
+    /// Draws the `n` agents of the frame already uploaded to the agent buffer into
+    /// `hdr_views[cur]`, over the last frame's light times the fade (trails); `cam3` is the 3D
+    /// camera's parameters (else the 2D `view`: lower-left corner, size, centre). Returns
     /// whether the world box is to be drawn over the display image.
     pub(super) fn draw_agents(
-        &self,
+        &mut self,
         encoder: &mut wgpu::CommandEncoder,
         n: u32,
         cam3: Option<AgentParams>,
@@ -17,11 +22,122 @@ impl Renderer {
         range: [f32; 2],
         mean_heading: f32,
     ) -> bool {
+        let core_px = self.core_px();
+        if cam3.is_none() && self.splat_draws(core_px) {
+            self.splat_agents(encoder, n, view, range, mean_heading, core_px);
+            return false;
+        }
+        self.fade
+            .run(encoder, &self.hdr_views[self.cur], self.cur, self.carried());
+        self.sprite_agents(encoder, n, cam3, view, range, mean_heading, core_px)
+    }
+
+    /// The sprites' core width in pixels this frame.
+    pub(super) fn core_px(&self) -> f32 {
+        // Below ~0.7 px a core would fall between pixel centres and flicker: keep it a pixel.
+        (self.look.point_size * self.look.height as f32 / 1080.0).max(0.7)
+    }
+
+    /// Whether the agents are round sprites of one size, not motion-blurred: what a filter
+    /// over the frame can draw (the splat path, the CPU's frames).
+    pub(super) fn round_dots(&self) -> bool {
+        self.look.shape == super::Shape::Dot && self.look.shutter <= 0.0 && self.sizes.is_none()
+    }
+
+    /// Whether this frame's 2D agents go through the splat path: round dots of one size on an
+    /// adapter with the compute passes, at a size they fit.
+    fn splat_draws(&self, core_px: f32) -> bool {
+        let Some(splat) = &self.splat else {
+            return false;
+        };
+        let size = [self.look.width, self.look.height];
+        self.way != super::way::Way::Sprites
+            && self.round_dots()
+            && splat.fits(size, core_px, SPRITE_HALO)
+    }
+
+    /// The 2D view's sprite parameters as the splat path takes them (`splat.rs`; the CPU's
+    /// frames too): the view, colours, crowd and trails.
+    pub(super) fn splat_params(
+        &self,
+        view: ([f32; 2], [f32; 2], [f32; 2]),
+        range: [f32; 2],
+        mean_heading: f32,
+        core_px: f32,
+    ) -> SplatParams {
+        let (view_min, view_size, centre) = view;
+        let sprite = self.sprite_params(AgentParams::default(), core_px, core_px * 4.0, range, 0.0);
+        let (w, h) = (self.look.width as f32, self.look.height as f32);
+        let scissor = match self.scissor(centre, view_min, view_size) {
+            Some([x, y, sw, sh]) => [x as f32, y as f32, (x + sw) as f32, (y + sh) as f32],
+            None => [0.0, 0.0, w, h],
+        };
+        let carried = self.carried();
+        SplatParams {
+            view_min,
+            view_size,
+            world: self.world.size,
+            viewport: [w, h],
+            range,
+            mode: sprite.mode,
+            copies: self.copies(view_min, view_size, core_px * 4.0),
+            stacking: sprite.stacking,
+            stack_area: sprite.stack_area,
+            mean_heading,
+            fade: carried.unwrap_or(0.0),
+            carry: carried.is_some() as u32,
+            intensity: sprite.intensity,
+            dim: self.world.dim as u32,
+            scissor,
+            fixed: sprite.fixed,
+            ..Default::default()
+        }
+    }
+
+    /// The 2D agents through the splat path (`splat.rs`), the trails carried in its last pass.
+    fn splat_agents(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        n: u32,
+        view: ([f32; 2], [f32; 2], [f32; 2]),
+        range: [f32; 2],
+        mean_heading: f32,
+        core_px: f32,
+    ) {
+        let params = self.splat_params(view, range, mean_heading, core_px);
+        let Some(mut splat) = self.splat.take() else {
+            return;
+        };
+        let (values, _, _) = self.per_agent_slots(n);
+        let prev = 1 - self.cur;
+        let frame = SplatFrame {
+            agents: &self.agents_buf,
+            values,
+            n,
+            prev: &self.hdr_views[prev],
+            hdr: &self.hdr_views[self.cur],
+            core_px,
+            halo_level: SPRITE_HALO,
+        };
+        let gpu = &self.gpu;
+        splat.run(&gpu.device, &gpu.queue, encoder, params, &frame);
+        self.splat = Some(splat);
+    }
+
+    /// The agents as instanced sprites (`agents.rs`), added onto the HDR target.
+    #[allow(clippy::too_many_arguments)]
+    fn sprite_agents(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        n: u32,
+        cam3: Option<AgentParams>,
+        view: ([f32; 2], [f32; 2], [f32; 2]),
+        range: [f32; 2],
+        mean_heading: f32,
+        core_px: f32,
+    ) -> bool {
         let (view_min, view_size, centre) = view;
         let queue = &self.gpu.queue;
-        let h = self.look.height as f32;
-        // Below ~0.7 px a core would fall between pixel centres and flicker: keep it a pixel.
-        let core_px = (self.look.point_size * h / 1080.0).max(0.7);
         let radius_px = core_px * 4.0;
         // The narrowest core a sprite can have: the smallest species' multiple of it, and in
         // 3D the farthest sprite's (shaders/agents.wgsl, `vs_main3`: a quarter, 0.7 px at
@@ -145,7 +261,7 @@ impl Renderer {
                 c => super::settings::color_code(c),
             },
             intensity: 1.0,
-            halo: 0.35,
+            halo: SPRITE_HALO,
             shutter: self.look.shutter / 360.0 * self.world.frame_dt,
             stacking: self.look.stacking,
             // A sprite's light covers about 4.76 core radii squared (see look::resolve::exposure).

@@ -1,10 +1,11 @@
 //! The renderer: recorded frames → images, headless, on whatever GPU (or software driver)
 //! is present. One file per pass, each with its WGSL in `shaders/`:
 //!
-//! density (compute, optional) → clear (no trails) → agents (additive sprites, HDR) →
-//! bloom (mip chain) → tonemap (ACES, background, vignette, sRGB; with trails it also writes
-//! the faded HDR image into the other HDR target, which the next frame draws on) → yuv
-//! (planes, for video) → readback ring.
+//! density (compute, optional) → agents into the HDR target, with the last frame's light times
+//! the fade under them (trails): in 2D splatted and filtered in compute passes (`splat`), else
+//! as instanced sprites (`agents`, over the `fade` pass) → bloom (mip chain) → tonemap (ACES,
+//! background, vignette, sRGB) → yuv (planes, for video) → readback ring. The two HDR targets
+//! take turns: each frame is drawn in one while the other holds the last frame's light.
 //!
 //! 3D recordings go through a perspective camera (`camera`: orbit, fixed or follow; `top`
 //! keeps the orthographic x–y projection): the agents pass projects each agent with the
@@ -34,8 +35,12 @@ pub mod readback;
 mod settings;
 mod setup;
 mod shown;
+mod soft;
+mod soft_frame;
+pub mod splat;
 pub mod tonemap;
 mod view;
+pub mod way;
 pub use view::orbit_trails;
 pub mod wgsl;
 pub mod yuv;
@@ -99,15 +104,10 @@ pub struct Renderer {
     look: Settings,
     world: World,
     output: Output,
-    /// Two HDR targets: the frame is drawn in `hdr_views[cur]`; with trails the tone-map
-    /// pass writes the faded light into the other one, where the next frame is drawn (unless
-    /// it tone-maps into the Y'CbCr planes).
+    /// Two HDR targets: the frame is drawn in `hdr_views[cur]`, starting from the other one's
+    /// light (the last frame's) times the fade.
     hdr_views: [wgpu::TextureView; 2],
     cur: usize,
-    /// Whether `hdr_views[cur]` still holds the last frame's light unfaded (after a warm-up
-    /// frame, which is not tone-mapped, or one tone-mapped into the planes): the fade pass
-    /// then fades it in place.
-    unfaded: bool,
     ldr: wgpu::Texture,
     ldr_view: wgpu::TextureView,
     agents_buf: wgpu::Buffer,
@@ -124,6 +124,16 @@ pub struct Renderer {
     per_agent: shown::PerAgent,
     agents: AgentsPass,
     fade: FadePass,
+    /// The 2D agents in compute passes, where the adapter has them (`splat`).
+    splat: Option<splat::SplatPass>,
+    /// How frames are drawn (`FORGE_RENDERER`).
+    way: way::Way,
+    /// Frames drawn on the CPU, where they may be (`soft`).
+    soft: Option<soft::Soft>,
+    /// Whether the last frame drawn was drawn on the CPU (the GPU's HDR targets then hold no
+    /// trails to carry), and how many were.
+    soft_last: bool,
+    on_cpu: u64,
     bloom: Option<BloomPass>,
     tonemap: TonemapPass,
     yuv: Option<YuvPass>,
@@ -167,6 +177,7 @@ impl Renderer {
         capacity: u32,
     ) -> Result<Renderer> {
         let (w, h) = (look.width, look.height);
+        let way = way::Way::from_env()?;
         let odd = w % 2 == 1 || h % 2 == 1;
         if w == 0 || h == 0 || (odd && matches!(output, Output::Yuv(_))) {
             bail!("--size: must be two numbers above 0 (even for a video), got {w}x{h}");
@@ -177,7 +188,8 @@ impl Renderer {
         let device = &gpu.device;
         let queue = &gpu.queue;
         let display = output.display_format();
-        let (hdr_views, ldr, ldr_view) = targets(device, w, h, display);
+        let compute = splat::SplatPass::supported(&gpu.limits);
+        let (hdr_views, ldr, ldr_view) = targets(device, w, h, display, compute);
         let hdr_pair = [&hdr_views[0], &hdr_views[1]];
         let lut_bytes = match (&look.palette, look.color) {
             (Some(p), ColorMode::Species) => colormap::palette(p),
@@ -204,7 +216,10 @@ impl Renderer {
         let padded_row = padded_row(w, output);
         let readback = Readback::new(device, staging_bytes(yuv.as_ref(), padded_row, h));
         let agents = AgentsPass::new(device, &lut_view, &sampler, display, [w, h]);
-        let fade = FadePass::new(device);
+        let fade = FadePass::new(device, hdr_pair);
+        let splat =
+            compute.then(|| splat::SplatPass::new(device, &gpu.limits, &lut_view, &sampler));
+        let soft = way.on_cpu(&gpu.info).then(|| soft::Soft::new(&lut_bytes));
         let capacity = capacity.max(1);
         let agents_buf = Self::agent_buffer(device, world.dim, capacity);
         let density = density.then(|| {
@@ -226,7 +241,6 @@ impl Renderer {
             output,
             hdr_views,
             cur: 0,
-            unfaded: false,
             ldr,
             ldr_view,
             agents_buf,
@@ -237,6 +251,11 @@ impl Renderer {
             per_agent: Default::default(),
             agents,
             fade,
+            splat,
+            way,
+            soft,
+            soft_last: false,
+            on_cpu: 0,
             bloom,
             tonemap,
             yuv,
@@ -349,6 +368,14 @@ impl Renderer {
         if let Some(l) = &mut self.laps {
             l.start();
         }
+        let mean_heading = if self.look.color == ColorMode::RelativeHeading {
+            view::mean_heading(frame, self.world.dim, n)
+        } else {
+            0.0
+        };
+        if self.soft_draws(cam3.is_some()) {
+            return self.soft_frame(frame, view, mean_heading, sink);
+        }
         self.upload(frame, n);
         let mut encoder = self
             .gpu
@@ -357,20 +384,16 @@ impl Renderer {
                 label: Some("frame encoder"),
             });
         let range = self.colour_range(&mut encoder, n32);
-        let mean_heading = if self.look.color == ColorMode::RelativeHeading {
-            view::mean_heading(frame, self.world.dim, n)
-        } else {
-            0.0
-        };
         self.lap(&mut encoder, Pass::Upload);
-        self.start_hdr(&mut encoder);
+        // The frame is drawn in the other HDR target: this one holds the last frame's light.
+        self.cur = 1 - self.cur;
         let with_box = self.draw_agents(&mut encoder, n32, cam3, view, range, mean_heading);
         self.lap(&mut encoder, Pass::Agents);
         if self.warming {
-            // Only the HDR target (the trails) carries over to the next frame, unfaded.
+            // Only the HDR target (the trails) carries over to the next frame.
             self.gpu.queue.submit([encoder.finish()]);
-            self.unfaded = true;
             self.drawn += 1;
+            self.soft_last = false;
             return Ok(());
         }
         let rect = if cam3.is_some() {
@@ -407,6 +430,7 @@ impl Renderer {
             self.readback.submitted(submission);
         }
         self.drawn += 1;
+        self.soft_last = false;
         Ok(())
     }
 
@@ -494,36 +518,20 @@ impl Renderer {
         range
     }
 
-    /// The HDR target the frame is drawn on: trails carried from the last frame are already
-    /// faded (by the tone-map pass), unless that frame was a warm-up one or went into the
-    /// planes (then they are faded here); without trails (or on the first frame) the target
-    /// is cleared.
-    fn start_hdr(&mut self, encoder: &mut wgpu::CommandEncoder) {
-        let carry = self.drawn > 0 && self.look.trails > 0.0;
-        if !carry || self.unfaded {
-            let hdr = &self.hdr_views[self.cur];
-            // A warm-up frame's light, faded as the tone map would have faded it.
-            self.fade
-                .run(encoder, hdr, carry.then_some(self.fade_before));
-        }
+    /// The fraction of the last frame's light this frame starts from: `None` without trails
+    /// or on the first frame (the HDR target starts black).
+    fn carried(&self) -> Option<f32> {
+        (self.drawn > 0 && self.look.trails > 0.0 && !self.soft_last).then_some(self.fade_before)
     }
 
-    /// Bloom and the tone map, into the display image (or, `to_planes`, the Y'CbCr planes);
-    /// with trails, the faded light goes into the other HDR target, where the next frame is
-    /// drawn (into the planes: the light stays, to be faded in place).
-    fn display(
-        &mut self,
-        encoder: &mut wgpu::CommandEncoder,
+    /// The tone map's parameters for `frame`, the world's rectangle on screen `world_rect`;
+    /// `to_planes`: drawn straight into the Y'CbCr planes (dithered there, not here).
+    fn tonemap_params(
+        &self,
         frame: &Frame,
         world_rect: [f32; 4],
         to_planes: bool,
-    ) {
-        if let Some(b) = &self.bloom {
-            b.run(encoder, self.cur);
-        }
-        self.lap(encoder, Pass::Bloom);
-        let next = 1 - self.cur;
-        let trails = self.look.trails > 0.0;
+    ) -> TonemapParams {
         let bg = self.look.background.map(srgb_to_linear);
         let top = self
             .look
@@ -532,7 +540,7 @@ impl Renderer {
             .map(srgb_to_linear);
         let g = self.look.grade;
         let (w, h) = (self.look.width as f32, self.look.height as f32);
-        let params = TonemapParams {
+        TonemapParams {
             background: [bg[0], bg[1], bg[2], 1.0],
             background_top: [top[0], top[1], top[2], 1.0],
             ink: (self.look.style == Style::Ink) as u32,
@@ -566,8 +574,23 @@ impl Renderer {
                 0.0
             },
             linear: (self.output == Output::Linear) as u32,
-            fade: self.fade_now,
-        };
+            _pad0: 0.0,
+        }
+    }
+
+    /// Bloom and the tone map, into the display image (or, `to_planes`, the Y'CbCr planes).
+    fn display(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        frame: &Frame,
+        world_rect: [f32; 4],
+        to_planes: bool,
+    ) {
+        if let Some(b) = &self.bloom {
+            b.run(encoder, self.cur);
+        }
+        self.lap(encoder, Pass::Bloom);
+        let params = self.tonemap_params(frame, world_rect, to_planes);
         let (device, queue) = (&self.gpu.device, &self.gpu.queue);
         match &self.yuv {
             Some(yuv) if to_planes => {
@@ -575,23 +598,11 @@ impl Renderer {
                 self.tonemap
                     .run_planes(device, queue, encoder, &targets, self.cur, &params);
             }
-            _ => self.tonemap.run(
-                device,
-                queue,
-                encoder,
-                &self.ldr_view,
-                self.cur,
-                trails.then(|| &self.hdr_views[next]),
-                &params,
-            ),
+            _ => self
+                .tonemap
+                .run(device, queue, encoder, &self.ldr_view, self.cur, &params),
         }
         self.lap(encoder, Pass::ToneMap);
-        if trails && to_planes {
-            self.unfaded = true;
-        } else if trails {
-            self.cur = next;
-            self.unfaded = false;
-        }
     }
 
     /// The look's keyed settings at `step` (the frame's), into the settings the passes read.

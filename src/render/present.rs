@@ -59,7 +59,6 @@ impl Renderer {
     /// Forgets the trails and the eased cameras: the next frame is drawn as a render's first.
     pub fn restart(&mut self) {
         self.drawn = 0;
-        self.unfaded = false;
         self.centre = None;
         self.follow3 = None;
         self.last_view_proj = None;

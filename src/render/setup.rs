@@ -3,12 +3,14 @@
 
 use super::*;
 
-/// The two HDR targets (trails ping-pong between them) and the display image, `w`×`h`.
+/// The two HDR targets (trails ping-pong between them) and the display image, `w`×`h`;
+/// `compute`: the HDR targets are also written by compute passes (storage textures).
 pub(super) fn targets(
     device: &wgpu::Device,
     w: u32,
     h: u32,
     display: wgpu::TextureFormat,
+    compute: bool,
 ) -> ([wgpu::TextureView; 2], wgpu::Texture, wgpu::TextureView) {
     let target = |label: &str, format, usage| {
         device.create_texture(&wgpu::TextureDescriptor {
@@ -27,9 +29,16 @@ pub(super) fn targets(
         })
     };
     let rt = wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::TEXTURE_BINDING;
-    let hdr_views =
-        [0, 1].map(|_| target("hdr target", HDR_FORMAT, rt).create_view(&Default::default()));
-    let ldr = target("display image", display, rt | wgpu::TextureUsages::COPY_SRC);
+    let storage = if compute {
+        wgpu::TextureUsages::STORAGE_BINDING
+    } else {
+        wgpu::TextureUsages::empty()
+    };
+    let hdr_views = [0, 1]
+        .map(|_| target("hdr target", HDR_FORMAT, rt | storage).create_view(&Default::default()));
+    // Copied out (read back), and in: a display image drawn on the CPU (`soft_frame`).
+    let copy = wgpu::TextureUsages::COPY_SRC | wgpu::TextureUsages::COPY_DST;
+    let ldr = target("display image", display, rt | copy);
     let ldr_view = ldr.create_view(&Default::default());
     (hdr_views, ldr, ldr_view)
 }

@@ -10,6 +10,8 @@ use crate::bfs::{present_of, Frame};
 #[derive(Debug)]
 pub(super) struct PerAgent {
     species: Vec<f32>,
+    /// The species values of the agents shown (those not absent), for the CPU's frames.
+    shown: Vec<f32>,
     sizes: Vec<f32>,
     absent: Vec<(u32, u32)>,
     /// The smallest size multiple (1 without them).
@@ -22,6 +24,7 @@ impl Default for PerAgent {
     fn default() -> PerAgent {
         PerAgent {
             species: Vec::new(),
+            shown: Vec::new(),
             sizes: Vec::new(),
             absent: Vec::new(),
             smallest_size: 1.0,
@@ -30,11 +33,19 @@ impl Default for PerAgent {
     }
 }
 
+impl PerAgent {
+    /// The species values of the agents shown, where the renderer was given them.
+    pub(super) fn shown_species(&self) -> Option<&[f32]> {
+        (!self.species.is_empty()).then_some(self.shown.as_slice())
+    }
+}
+
 impl Renderer {
     /// Each agent's species index (agent order), for `--color species`: the value the palette
     /// is read at.
     pub fn set_species(&mut self, ids: &[u8]) {
         self.per_agent.species = ids.iter().map(|&i| i as f32 / 255.0).collect();
+        self.per_agent.shown = self.per_agent.species.clone();
         self.per_agent.absent.clear();
         self.species = Some(self.values_buffer("species values", &self.per_agent.species));
     }
@@ -65,6 +76,7 @@ impl Renderer {
             if self.species.is_some() {
                 let v: Vec<f32> = present_of(absent, &self.per_agent.species).collect();
                 self.species = Some(self.values_buffer("species values", &v));
+                self.per_agent.shown = v;
             }
             if self.sizes.is_some() {
                 let v: Vec<f32> = present_of(absent, &self.per_agent.sizes).collect();
@@ -78,12 +90,14 @@ impl Renderer {
         out
     }
 
-    /// A vertex buffer holding `values`, one f32 per agent.
+    /// A vertex (and storage) buffer holding `values`, one f32 per agent.
     fn values_buffer(&self, label: &str, values: &[f32]) -> wgpu::Buffer {
         let buf = self.gpu.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some(label),
             size: (values.len().max(1) * 4) as u64,
-            usage: wgpu::BufferUsages::VERTEX | wgpu::BufferUsages::COPY_DST,
+            usage: wgpu::BufferUsages::VERTEX
+                | wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
         if !values.is_empty() {

@@ -1,10 +1,8 @@
 //! HDR → display colours: bloom, exposure, ACES, background, vignette, sRGB
-//! (shaders/tonemap.wgsl). With trails the pass also writes the faded HDR image into the
-//! other of the two HDR targets, which the next frame draws on. For a video frame with nothing
-//! drawn over it, the pass draws the Y'CbCr planes instead of the display image
-//! ([`TonemapPass::run_planes`]).
+//! (shaders/tonemap.wgsl). For a video frame with nothing drawn over it, the pass draws the
+//! Y'CbCr planes instead of the display image ([`TonemapPass::run_planes`]).
 
-use super::{fullscreen_pipeline_with, layout_entry, Plate, HDR_FORMAT};
+use super::{fullscreen_pipeline_with, layout_entry, Plate};
 
 /// Keep in sync with `Params` in shaders/tonemap.wgsl.
 #[repr(C)]
@@ -25,8 +23,7 @@ pub struct TonemapParams {
     pub dither: f32,
     /// 1: scene-linear light out (EXR) instead of tone-mapped sRGB.
     pub linear: u32,
-    /// Trails: the fraction of this frame's light written into the next HDR target.
-    pub fade: f32,
+    pub _pad0: f32,
     /// 1: ink (dark agents over the background); 0: glow.
     pub ink: u32,
     pub contrast: f32,
@@ -117,8 +114,8 @@ struct Planes {
 /// What a pipeline draws: its variant and its targets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Key {
-    /// The display image; with trails, also the faded light into the other HDR target.
-    Display(TonemapVariant, bool),
+    /// The display image.
+    Display(TonemapVariant),
     /// The Y'CbCr planes.
     Planes(TonemapVariant),
 }
@@ -312,31 +309,21 @@ impl TonemapPass {
                 )
             }
             (Key::Planes(_), None) => unreachable!("a tone map built without the planes"),
-            (Key::Display(variant, trails), _) => {
-                let (entry, label) = if trails {
-                    ("fs_tonemap_trails", "tonemap with trails")
-                } else {
-                    ("fs_tonemap", "tonemap")
-                };
-                let targets = [target(self.format), target(HDR_FORMAT)];
-                fullscreen_pipeline_with(
-                    device,
-                    label,
-                    &self.layout,
-                    &self.module,
-                    entry,
-                    &targets[..if trails { 2 } else { 1 }],
-                    &variant.constants(),
-                )
-            }
+            (Key::Display(variant), _) => fullscreen_pipeline_with(
+                device,
+                "tonemap",
+                &self.layout,
+                &self.module,
+                "fs_tonemap",
+                &[target(self.format)],
+                &variant.constants(),
+            ),
         };
         self.pipelines.push((key, pipeline));
         self.pipelines.len() - 1
     }
 
-    /// Tone-maps HDR target `hdr` into `target`; with `next`, also writes the HDR image times
-    /// `params.fade` there (an HDR target: the next frame's trails).
-    #[allow(clippy::too_many_arguments)]
+    /// Tone-maps HDR target `hdr` into `target`.
     pub fn run(
         &mut self,
         device: &wgpu::Device,
@@ -344,24 +331,19 @@ impl TonemapPass {
         encoder: &mut wgpu::CommandEncoder,
         target: &wgpu::TextureView,
         hdr: usize,
-        next: Option<&wgpu::TextureView>,
         params: &TonemapParams,
     ) {
         queue.write_buffer(&self.params, 0, bytemuck::bytes_of(params));
-        let i = self.pipeline(device, Key::Display(params.variant(), next.is_some()));
-        let mut pass = match next {
-            Some(n) => super::begin_overwrite(encoder, "tonemap pass", &[target, n]),
-            None => super::begin_pass(encoder, "tonemap pass", target, None),
-        };
+        let i = self.pipeline(device, Key::Display(params.variant()));
+        let mut pass = super::begin_pass(encoder, "tonemap pass", target, None);
         pass.set_pipeline(&self.pipelines[i].1);
         pass.set_bind_group(0, &self.bind_groups[hdr], &[]);
         pass.draw(0..3, 0..1);
     }
 
     /// Tone-maps HDR target `hdr` straight into the Y'CbCr planes `targets` (the conversion's
-    /// uniform as given to [`TonemapPass::new`], set for this frame). The HDR target is left
-    /// as it is: trails fade it in place (`FadePass`). `params.dither` must be 0: the codes
-    /// are dithered instead.
+    /// uniform as given to [`TonemapPass::new`], set for this frame). `params.dither` must be 0:
+    /// the codes are dithered instead.
     pub fn run_planes(
         &mut self,
         device: &wgpu::Device,

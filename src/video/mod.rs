@@ -94,6 +94,10 @@ pub struct Report {
     /// Of which start-up: the GPU opened, every pass built, the encoder started.
     pub start_secs: f64,
     pub adapter: String,
+    /// Frames (warm-up ones included) drawn on the CPU rather than through the GPU passes
+    /// (`FORGE_RENDERER`), and in all.
+    pub on_cpu: u64,
+    pub drawn: u64,
     /// Each pass's wall time, when the plan timed them ([`Plan::time_passes`]).
     pub laps: Option<crate::render::laps::Laps>,
 }
@@ -500,6 +504,8 @@ impl Plan {
             secs: t0.elapsed().as_secs_f64(),
             start_secs,
             adapter,
+            on_cpu: renderer.drawn_on_cpu(),
+            drawn: renderer.drawn(),
             laps: renderer.laps().cloned(),
         })
     }

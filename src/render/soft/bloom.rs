@@ -1,0 +1,296 @@
+//! Bloom on the CPU: the mip chain of shaders/bloom.wgsl (bright pass and downsamples, then
+//! upsamples blended back up), each texel at its centre's uv as the full-screen passes shade
+//! it, every tap a bilinear sample clamped at the edges as the linear sampler reads it. The
+//! texels and weights of each tap are worked out once per column and per row.
+
+use super::par;
+use crate::render::bloom::{BloomParams, Chain};
+
+/// An RGBA image of `w`×`h` texels.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Image {
+    pub w: usize,
+    pub h: usize,
+    pub px: Vec<[f32; 4]>,
+}
+
+impl Image {
+    pub fn new(w: usize, h: usize) -> Image {
+        Image {
+            w,
+            h,
+            px: vec![[0.0; 4]; w * h],
+        }
+    }
+}
+
+/// A bilinear tap along one axis: the texels either side and the weight of the second.
+#[derive(Clone, Copy, Debug)]
+struct Tap {
+    a: u32,
+    b: u32,
+    f: f32,
+}
+
+/// The tap `off` source texels from the centre of each of `dst` texels, in a source `src`
+/// texels long (clamped to its edges, as the sampler clamps).
+fn axis(dst: usize, src: usize, off: f32) -> Vec<Tap> {
+    let hi = src as i64 - 1;
+    (0..dst)
+        .map(|i| {
+            let u = (i as f32 + 0.5) / dst as f32;
+            let s = (u + off / src as f32) * src as f32 - 0.5;
+            let f = s.floor();
+            Tap {
+                a: (f as i64).clamp(0, hi) as u32,
+                b: (f as i64 + 1).clamp(0, hi) as u32,
+                f: s - f,
+            }
+        })
+        .collect()
+}
+
+/// Filters `src` into `dst`: each texel the sum of `taps` — (x offset, y offset, weight), in
+/// source texels — of the bilinear samples, each through `each` first. Blends into what `dst`
+/// holds by `blend` (1: replaces it).
+fn filter(
+    src: &Image,
+    dst: &mut Image,
+    taps: &[(f32, f32, f32)],
+    each: impl Fn([f32; 3]) -> [f32; 3] + Sync,
+    blend: f32,
+) {
+    let mut xs: Vec<f32> = Vec::new();
+    let mut ys: Vec<f32> = Vec::new();
+    for &(x, y, _) in taps {
+        if !xs.contains(&x) {
+            xs.push(x);
+        }
+        if !ys.contains(&y) {
+            ys.push(y);
+        }
+    }
+    let tx: Vec<Vec<Tap>> = xs.iter().map(|&o| axis(dst.w, src.w, o)).collect();
+    let ty: Vec<Vec<Tap>> = ys.iter().map(|&o| axis(dst.h, src.h, o)).collect();
+    let plan: Vec<(usize, usize, f32)> = taps
+        .iter()
+        .map(|&(x, y, w)| {
+            let i = xs.iter().position(|&v| v == x).expect("listed");
+            let j = ys.iter().position(|&v| v == y).expect("listed");
+            (i, j, w)
+        })
+        .collect();
+    let w = dst.w;
+    let sw = src.w;
+    par::bands(&mut dst.px, w, |rows, band| {
+        for (j, y) in rows.enumerate() {
+            for x in 0..w {
+                let mut o = [0.0f32; 3];
+                for &(ix, iy, wt) in &plan {
+                    let (cx, cy) = (tx[ix][x], ty[iy][y]);
+                    let (r0, r1) = (cy.a as usize * sw, cy.b as usize * sw);
+                    let (p, q) = (&src.px[r0 + cx.a as usize], &src.px[r0 + cx.b as usize]);
+                    let (r, t) = (&src.px[r1 + cx.a as usize], &src.px[r1 + cx.b as usize]);
+                    let mut s = [0.0f32; 3];
+                    for k in 0..3 {
+                        let top = p[k] + (q[k] - p[k]) * cx.f;
+                        let bottom = r[k] + (t[k] - r[k]) * cx.f;
+                        s[k] = top + (bottom - top) * cy.f;
+                    }
+                    let s = each(s);
+                    for k in 0..3 {
+                        o[k] += s[k] * wt;
+                    }
+                }
+                let d = &mut band[j * w + x];
+                if blend == 1.0 {
+                    *d = [o[0], o[1], o[2], 1.0];
+                } else {
+                    for k in 0..3 {
+                        d[k] = d[k] * (1.0 - blend) + o[k] * blend;
+                    }
+                    d[3] = d[3] * (1.0 - blend) + blend;
+                }
+            }
+        }
+    });
+}
+
+/// Soft-knee bright pass (bloom.wgsl's `bright`).
+#[inline(always)]
+fn bright(c: [f32; 3]) -> [f32; 3] {
+    let p = BloomParams::DEFAULT;
+    let l = c[0] * 0.2126 + c[1] * 0.7152 + c[2] * 0.0722;
+    let soft = (l - p.threshold + p.knee).clamp(0.0, 2.0 * p.knee);
+    let soft2 = soft * soft / (4.0 * p.knee + 1e-5);
+    let w = soft2.max(l - p.threshold) / l.max(1e-5);
+    [c[0] * w, c[1] * w, c[2] * w]
+}
+
+#[inline(always)]
+fn same(c: [f32; 3]) -> [f32; 3] {
+    c
+}
+
+/// The chain for one frame size: its mips, and which of them the tone map reads.
+pub(super) struct Bloom {
+    chain: Chain,
+    mips: Vec<Image>,
+    /// [`quarter`]'s scratch.
+    blocks: Vec<[f32; 4]>,
+}
+
+impl Bloom {
+    pub fn new(width: u32, height: u32, radius: f32) -> Bloom {
+        let chain = Chain::plan(width, height, radius);
+        let mips = (0..chain.mips)
+            .map(|m| {
+                Image::new(
+                    (chain.size[0] >> m).max(1) as usize,
+                    (chain.size[1] >> m).max(1) as usize,
+                )
+            })
+            .collect();
+        Bloom {
+            chain,
+            mips,
+            blocks: Vec::new(),
+        }
+    }
+
+    /// The glow of `hdr`: the mip the tone map samples.
+    pub fn run(&mut self, hdr: &Image) -> &Image {
+        let first = &mut self.mips[0];
+        if self.chain.start == 1 && hdr.w == 4 * first.w && hdr.h == 4 * first.h {
+            quarter(hdr, first, &mut self.blocks);
+        } else if self.chain.start == 1 {
+            // 16 taps, (1, 3, 3, 1)/8 each way, each through the bright pass.
+            let mut taps = Vec::new();
+            for (j, wy) in [1.0f32, 3.0, 3.0, 1.0].iter().enumerate() {
+                for (i, wx) in [1.0f32, 3.0, 3.0, 1.0].iter().enumerate() {
+                    let (x, y) = ((2 * i) as f32 - 3.0, (2 * j) as f32 - 3.0);
+                    taps.push((x, y, wx * wy / 64.0));
+                }
+            }
+            filter(hdr, first, &taps, bright, 1.0);
+        } else {
+            // 5 taps, then the bright pass on their sum.
+            let taps = [
+                (0.0, 0.0, 0.5),
+                (-1.0, -1.0, 0.125),
+                (1.0, -1.0, 0.125),
+                (-1.0, 1.0, 0.125),
+                (1.0, 1.0, 0.125),
+            ];
+            filter(hdr, first, &taps, same, 1.0);
+            for p in &mut first.px {
+                let b = bright([p[0], p[1], p[2]]);
+                *p = [b[0], b[1], b[2], 1.0];
+            }
+        }
+        let r = std::f32::consts::SQRT_2;
+        let down = [
+            (0.0, 0.0, 0.125),
+            (-r, -r, 0.03125),
+            (r, -r, 0.03125),
+            (-r, r, 0.03125),
+            (r, r, 0.03125),
+            (0.0, -2.0, 0.0625),
+            (-2.0, 0.0, 0.0625),
+            (2.0, 0.0, 0.0625),
+            (0.0, 2.0, 0.0625),
+            (-1.0, -1.0, 0.125),
+            (1.0, -1.0, 0.125),
+            (-1.0, 1.0, 0.125),
+            (1.0, 1.0, 0.125),
+        ];
+        for m in 1..self.mips.len() {
+            let (done, rest) = self.mips.split_at_mut(m);
+            filter(&done[m - 1], &mut rest[0], &down, same, 1.0);
+        }
+        let t = BloomParams::DEFAULT.radius;
+        let q = t * std::f32::consts::FRAC_1_SQRT_2;
+        let ring = 0.09375;
+        let up = [
+            (0.0, 0.0, 0.25),
+            (-t, 0.0, ring),
+            (t, 0.0, ring),
+            (0.0, -t, ring),
+            (0.0, t, ring),
+            (-q, -q, ring),
+            (q, -q, ring),
+            (-q, q, ring),
+            (q, q, ring),
+        ];
+        let hidden = self.chain.hidden as usize;
+        for m in (hidden..self.mips.len() - 1).rev() {
+            let a = self.chain.blend[m - hidden];
+            let (lo, hi) = self.mips.split_at_mut(m + 1);
+            filter(&hi[0], &mut lo[m], &up, same, a);
+        }
+        &self.mips[hidden]
+    }
+}
+
+/// The first downsample to a quarter (`fs_downsample_quarter`) where the frame is exactly four
+/// times the mip each way: each of its 16 taps then falls on a corner between pixels, so it is
+/// the mean of a 2×2 block (taken through the bright pass), and the blocks it reads are those
+/// of the half-size grid, 2X − 1 .. 2X + 2 each way. The blocks are bright-passed once
+/// (`blocks`, with a border of the blocks the edge clamp makes), then weighed (1, 3, 3, 1)/8
+/// along x and along y.
+fn quarter(hdr: &Image, dst: &mut Image, blocks: &mut Vec<[f32; 4]>) {
+    let (bw, bh) = (hdr.w / 2 + 2, hdr.h / 2 + 2);
+    blocks.clear();
+    blocks.resize(bw * bh, [0.0; 4]);
+    let (w, h) = (hdr.w as i64, hdr.h as i64);
+    par::bands(blocks, bw, |rows, band| {
+        for (j, b) in rows.enumerate() {
+            // Block b − 1 of the half grid: pixels 2(b − 1) and 2(b − 1) + 1, clamped.
+            let y0 = (2 * b as i64 - 2).clamp(0, h - 1) as usize * hdr.w;
+            let y1 = (2 * b as i64 - 1).clamp(0, h - 1) as usize * hdr.w;
+            for a in 0..bw {
+                let x0 = (2 * a as i64 - 2).clamp(0, w - 1) as usize;
+                let x1 = (2 * a as i64 - 1).clamp(0, w - 1) as usize;
+                let (p, q, r, t) = (
+                    &hdr.px[y0 + x0],
+                    &hdr.px[y0 + x1],
+                    &hdr.px[y1 + x0],
+                    &hdr.px[y1 + x1],
+                );
+                let mut c = [0.0f32; 3];
+                for k in 0..3 {
+                    let top = p[k] + (q[k] - p[k]) * 0.5;
+                    let bottom = r[k] + (t[k] - r[k]) * 0.5;
+                    c[k] = top + (bottom - top) * 0.5;
+                }
+                let c = bright(c);
+                band[j * bw + a] = [c[0], c[1], c[2], 0.0];
+            }
+        }
+    });
+    let blocks = &blocks[..];
+    let dw = dst.w;
+    let weights = [1.0f32, 3.0, 3.0, 1.0];
+    par::bands(&mut dst.px, dw, |rows, band| {
+        for (j, y) in rows.enumerate() {
+            for x in 0..dw {
+                let mut o = [0.0f32; 3];
+                for (dj, wy) in weights.iter().enumerate() {
+                    // Block 2y − 1 + dj of the half grid is row 2y + dj of `blocks`.
+                    let row = &blocks[(2 * y + dj) * bw..];
+                    let mut line = [0.0f32; 3];
+                    for (di, wx) in weights.iter().enumerate() {
+                        let b = &row[2 * x + di];
+                        for k in 0..3 {
+                            line[k] += b[k] * wx;
+                        }
+                    }
+                    for k in 0..3 {
+                        o[k] += line[k] * wy;
+                    }
+                }
+                band[j * dw + x] = [o[0] / 64.0, o[1] / 64.0, o[2] / 64.0, 1.0];
+            }
+        }
+    });
+}

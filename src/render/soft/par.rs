@@ -1,0 +1,73 @@
+//! Work split over the machine's cores with scoped threads: ranges of items, or bands of an
+//! image's rows each with its own mutable rows.
+
+use std::ops::Range;
+
+/// Threads to split work over: the cores this process may use.
+pub(super) fn threads() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, 64)
+}
+
+/// `0..n` in at most [`threads`] contiguous ranges of at least `min` items (one if `n` is small).
+pub(super) fn split(n: usize, min: usize) -> Vec<Range<usize>> {
+    let parts = threads().min(n.div_ceil(min.max(1))).max(1);
+    let each = n.div_ceil(parts);
+    (0..parts)
+        .map(|k| (k * each).min(n)..((k + 1) * each).min(n))
+        .collect()
+}
+
+/// `f` of each range, each on a thread of its own (the first on the calling thread), in order.
+pub(super) fn map<T: Send>(
+    ranges: &[Range<usize>],
+    f: impl Fn(&Range<usize>) -> T + Sync,
+) -> Vec<T> {
+    if ranges.len() <= 1 {
+        return ranges.iter().map(&f).collect();
+    }
+    std::thread::scope(|s| {
+        let f = &f;
+        let handles: Vec<_> = ranges[1..].iter().map(|r| s.spawn(move || f(r))).collect();
+        let mut out = vec![f(&ranges[0])];
+        out.extend(handles.into_iter().map(|h| match h.join() {
+            Ok(v) => v,
+            Err(e) => std::panic::resume_unwind(e),
+        }));
+        out
+    })
+}
+
+/// `f(rows, band)` over bands of `image`'s rows (`width` items a row), each band on a thread
+/// of its own: `band` holds the rows `rows` of the image.
+pub(super) fn bands<T: Send>(
+    image: &mut [T],
+    width: usize,
+    f: impl Fn(Range<usize>, &mut [T]) + Sync,
+) {
+    let height = image.len() / width.max(1);
+    let ranges = split(height, 16);
+    if ranges.len() <= 1 {
+        f(0..height, image);
+        return;
+    }
+    std::thread::scope(|s| {
+        let f = &f;
+        let mut rest = image;
+        let mut mine = None;
+        for r in ranges {
+            let (band, tail) = rest.split_at_mut((r.end - r.start) * width);
+            rest = tail;
+            if mine.is_none() {
+                mine = Some((r, band));
+            } else {
+                s.spawn(move || f(r, band));
+            }
+        }
+        if let Some((r, band)) = mine {
+            f(r, band);
+        }
+    });
+}
