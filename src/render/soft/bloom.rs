@@ -1,7 +1,8 @@
 //! Bloom on the CPU: the mip chain of shaders/bloom.wgsl (bright pass and downsamples, then
 //! upsamples blended back up), each texel at its centre's uv as the full-screen passes shade
 //! it, every tap a bilinear sample clamped at the edges as the linear sampler reads it. The
-//! texels and weights of each tap are worked out once per column and per row.
+//! texels and weights of each tap are worked out once per column and per row, and each
+//! destination row interpolates the source along y once per tap row.
 
 use super::par;
 use crate::render::bloom::{BloomParams, Chain};
@@ -83,24 +84,40 @@ fn filter(
     let w = dst.w;
     let sw = src.w;
     par::bands(&mut dst.px, w, |rows, band| {
+        // Per row of `dst`: the source interpolated along y at each y offset, then each tap
+        // interpolated along x from those rows.
+        let mut lines = vec![[0.0f32; 3]; ys.len() * sw];
         for (j, y) in rows.enumerate() {
+            for (iy, t) in ty.iter().enumerate() {
+                let c = t[y];
+                let (r0, r1) = (
+                    &src.px[c.a as usize * sw..][..sw],
+                    &src.px[c.b as usize * sw..][..sw],
+                );
+                let line = &mut lines[iy * sw..(iy + 1) * sw];
+                for x in 0..sw {
+                    let (p, q) = (r0[x], r1[x]);
+                    line[x] = [
+                        p[0] + (q[0] - p[0]) * c.f,
+                        p[1] + (q[1] - p[1]) * c.f,
+                        p[2] + (q[2] - p[2]) * c.f,
+                    ];
+                }
+            }
             for x in 0..w {
                 let mut o = [0.0f32; 3];
                 for &(ix, iy, wt) in &plan {
-                    let (cx, cy) = (tx[ix][x], ty[iy][y]);
-                    let (r0, r1) = (cy.a as usize * sw, cy.b as usize * sw);
-                    let (p, q) = (&src.px[r0 + cx.a as usize], &src.px[r0 + cx.b as usize]);
-                    let (r, t) = (&src.px[r1 + cx.a as usize], &src.px[r1 + cx.b as usize]);
-                    let mut s = [0.0f32; 3];
-                    for k in 0..3 {
-                        let top = p[k] + (q[k] - p[k]) * cx.f;
-                        let bottom = r[k] + (t[k] - r[k]) * cx.f;
-                        s[k] = top + (bottom - top) * cy.f;
-                    }
-                    let s = each(s);
-                    for k in 0..3 {
-                        o[k] += s[k] * wt;
-                    }
+                    let cx = tx[ix][x];
+                    let line = &lines[iy * sw..(iy + 1) * sw];
+                    let (p, q) = (line[cx.a as usize], line[cx.b as usize]);
+                    let s = each([
+                        p[0] + (q[0] - p[0]) * cx.f,
+                        p[1] + (q[1] - p[1]) * cx.f,
+                        p[2] + (q[2] - p[2]) * cx.f,
+                    ]);
+                    o[0] += s[0] * wt;
+                    o[1] += s[1] * wt;
+                    o[2] += s[2] * wt;
                 }
                 let d = &mut band[j * w + x];
                 if blend == 1.0 {

@@ -41,6 +41,9 @@ use crate::render::yuv::YuvParams;
 use bloom::Image;
 pub(crate) use shade::Deep;
 
+/// Rows faded and stamped at a time by one thread (the strip stays in the cache).
+const STRIP_ROWS: usize = 32;
+
 /// What a frame drawn here comes out as.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Out {
@@ -136,23 +139,6 @@ impl Soft {
         let (w, h) = (p.viewport[0] as usize, p.viewport[1] as usize);
         let carry = p.carry == 1 && self.carries(drawn);
         self.cur = 1 - self.cur;
-        let [a, b] = &mut self.hdr;
-        let (hdr, last) = if self.cur == 0 { (a, &*b) } else { (b, &*a) };
-        if hdr.w != w || hdr.h != h {
-            *hdr = Image::new(w, h);
-        }
-        let fade = p.fade;
-        let kept = carry && last.w == w && last.h == h;
-        par::bands(&mut hdr.px, w, |rows, band| {
-            if kept {
-                let from = &last.px[rows.start * w..rows.end * w];
-                for (d, s) in band.iter_mut().zip(from) {
-                    *d = [s[0] * fade, s[1] * fade, s[2] * fade, s[3] * fade];
-                }
-            } else {
-                band.fill([0.0; 4]);
-            }
-        });
         let kernel = self.kernel(job.core_px, job.halo_level).clone();
         let dots = agents::dots(
             &p,
@@ -162,8 +148,27 @@ impl Soft {
             job.dim,
             kernel.reach(),
         );
-        let hdr = &mut self.hdr[self.cur];
+        let [a, b] = &mut self.hdr;
+        let (hdr, last) = if self.cur == 0 { (a, &*b) } else { (b, &*a) };
+        if hdr.w != w || hdr.h != h {
+            *hdr = Image::new(w, h);
+        }
+        let fade = p.fade;
+        let kept = carry && last.w == w && last.h == h;
+        // Rows `rows` of this frame's light, before its agents: the last frame's times the
+        // fade, or black.
+        let start = |rows: std::ops::Range<usize>, band: &mut [[f32; 4]]| {
+            if kept {
+                let from = &last.px[rows.start * w..rows.end * w];
+                for (d, s) in band.iter_mut().zip(from) {
+                    *d = [s[0] * fade, s[1] * fade, s[2] * fade, s[3] * fade];
+                }
+            } else {
+                band.fill([0.0; 4]);
+            }
+        };
         if agents::filter_pays(dots.len(), w, h, &kernel) {
+            par::bands(&mut hdr.px, w, |rows, band| start(rows, band));
             agents::filtered(
                 &mut hdr.px,
                 w,
@@ -174,11 +179,17 @@ impl Soft {
                 &mut self.accum,
             );
         } else {
+            // A strip of rows at a time: faded, then stamped while it is in the cache.
             let guard = kernel.reach() as usize;
             let (sorted, starts) = agents::by_row(&dots, h, guard);
             par::bands(&mut hdr.px, w, |rows, band| {
-                let mine = agents::reaching(&sorted, &starts, guard, &rows, guard + 1);
-                agents::stamp(band, rows, w, mine, &kernel, p.scissor);
+                for (k, strip) in band.chunks_mut(STRIP_ROWS * w).enumerate() {
+                    let first = rows.start + k * STRIP_ROWS;
+                    let strip_rows = first..first + strip.len() / w;
+                    start(strip_rows.clone(), strip);
+                    let mine = agents::reaching(&sorted, &starts, guard, &strip_rows, guard + 1);
+                    agents::stamp(strip, strip_rows, w, mine, &kernel, p.scissor);
+                }
             });
         }
         self.last = Some(drawn);

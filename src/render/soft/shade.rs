@@ -132,14 +132,9 @@ impl Shader<'_> {
         let vv = (y as f32 + 0.5) / self.height as f32;
         let hdr = &self.inputs.hdr.px[y * w..(y + 1) * w];
         // The light (with the glow) into `out`.
-        let (r, g, b) = (&mut out.r[..w], &mut out.g[..w], &mut out.b[..w]);
-        for (x, px) in hdr.iter().enumerate() {
-            r[x] = px[0];
-            g[x] = px[1];
-            b[x] = px[2];
-        }
+        let mut bloom = None;
         if let (true, Some(b)) = (v.bloom, self.inputs.bloom) {
-            // Along y once for the row, then along x per pixel.
+            // The bloom image's row at this height (its own width), then along x per pixel.
             let ty = vv * b.h as f32 - 0.5;
             let fy = ty.floor();
             let (y0, y1) = (
@@ -151,7 +146,6 @@ impl Shader<'_> {
                 &b.px[y0 * b.w..(y0 + 1) * b.w],
                 &b.px[y1 * b.w..(y1 + 1) * b.w],
             );
-            // The bloom row at this height (its own width), in the scratch row's tail.
             let line = &mut glow.line;
             line.clear();
             for (a, c) in r0.iter().zip(r1) {
@@ -161,24 +155,9 @@ impl Shader<'_> {
                     a[2] + (c[2] - a[2]) * t,
                 ]);
             }
-            let n = cols.bloom_x.len();
-            let (gr, gg, gb) = (&mut glow.r[..n], &mut glow.g[..n], &mut glow.b[..n]);
-            for (x, &(i0, i1, tx)) in cols.bloom_x.iter().enumerate() {
-                let (p, q) = (line[i0], line[i1]);
-                gr[x] = p[0] + (q[0] - p[0]) * tx;
-                gg[x] = p[1] + (q[1] - p[1]) * tx;
-                gb[x] = p[2] + (q[2] - p[2]) * tx;
-            }
-            for (o, g) in [
-                (&mut out.r, &glow.r),
-                (&mut out.g, &glow.g),
-                (&mut out.b, &glow.b),
-            ] {
-                for (o, g) in o.iter_mut().zip(g.iter()) {
-                    *o += p.bloom * g;
-                }
-            }
+            bloom = Some((&glow.line[..], &cols.bloom_x[..], p.bloom));
         }
+        fill_row(hdr, &mut out.r, &mut out.g, &mut out.b, bloom);
         let r = p.world_rect;
         let row_inside = vv >= r[1] && vv <= r[3];
         let sky_at = |k: usize| p.background_top[k] + (p.background[k] - p.background_top[k]) * vv;
@@ -354,7 +333,7 @@ impl Shader<'_> {
                     codes.luma_row(line, y, at, &mut scratch);
                 }
                 let at = j * cw * bytes..(j + 1) * cw * bytes;
-                codes.chroma_row(&lines, cy, &mut ub[at.clone()], &mut vc[at]);
+                codes.chroma_row(&lines, cy, &mut ub[at.clone()], &mut vc[at], &mut scratch);
             }
         };
         let work = &work;
@@ -435,6 +414,58 @@ fn glow_row_generic(
         r[x] = enc(sr + (1.0 - sr) * tr, vig);
         g[x] = enc(sg + (1.0 - sg) * tg, vig);
         b[x] = enc(sb + (1.0 - sb) * tb, vig);
+    }
+}
+
+/// The glow's row at the frame's height (its own width), where each pixel samples it (the
+/// texels either side and the second's weight), and the strength.
+type BloomRow<'a> = Option<(&'a [[f32; 3]], &'a [(usize, usize, f32)], f32)>;
+
+/// A row of HDR light into its channels, the glow's bilinear sample times its strength added.
+fn fill_row(hdr: &[[f32; 4]], r: &mut [f32], g: &mut [f32], b: &mut [f32], bloom: BloomRow) {
+    #[cfg(target_arch = "x86_64")]
+    if super::avx2() {
+        // SAFETY: the CPU has AVX2 (checked at run time by `avx2`).
+        unsafe { fill_row_avx2(hdr, r, g, b, bloom) };
+        return;
+    }
+    fill_row_generic(hdr, r, g, b, bloom)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn fill_row_avx2(hdr: &[[f32; 4]], r: &mut [f32], g: &mut [f32], b: &mut [f32], bloom: BloomRow) {
+    fill_row_generic(hdr, r, g, b, bloom)
+}
+
+#[inline(always)]
+fn fill_row_generic(
+    hdr: &[[f32; 4]],
+    r: &mut [f32],
+    g: &mut [f32],
+    b: &mut [f32],
+    bloom: BloomRow,
+) {
+    let n = hdr.len();
+    let (r, g, b) = (&mut r[..n], &mut g[..n], &mut b[..n]);
+    match bloom {
+        None => {
+            for x in 0..n {
+                r[x] = hdr[x][0];
+                g[x] = hdr[x][1];
+                b[x] = hdr[x][2];
+            }
+        }
+        Some((line, taps, k)) => {
+            let taps = &taps[..n];
+            for x in 0..n {
+                let (i0, i1, t) = taps[x];
+                let (p, q) = (line[i0], line[i1]);
+                r[x] = hdr[x][0] + k * (p[0] + (q[0] - p[0]) * t);
+                g[x] = hdr[x][1] + k * (p[1] + (q[1] - p[1]) * t);
+                b[x] = hdr[x][2] + k * (p[2] + (q[2] - p[2]) * t);
+            }
+        }
     }
 }
 
@@ -574,6 +605,49 @@ struct Codes {
     v: Vec<u32>,
 }
 
+/// A chroma row's depth, range, height and whether it averages two luma rows (4:2:0) or one.
+struct Chroma {
+    scale: f32,
+    most: f32,
+    two: bool,
+    y: usize,
+}
+
+/// The rows a chroma row reads: the top row's R', G', B', then the bottom row's.
+type Lines<'a> = [&'a [f32]; 6];
+
+/// Chroma codes (ycbcr.wgsl's `chroma_codes`) of the mean R'G'B' of each 2×2 block (each
+/// pair, for 4:2:2), rounded and clamped, into `cu`, `cv`.
+#[inline(always)]
+fn chroma_codes(c: &Chroma, l: Lines, pu: &[u32], pv: &[u32], cu: &mut [f32], cv: &mut [f32]) {
+    let n = cu.len();
+    let (cv, pu, pv) = (&mut cv[..n], &pu[..n], &pv[..n]);
+    let [r0, g0, b0, r1, g1, b1] = l.map(|s| &s[..2 * n]);
+    let k = if c.two { 0.25 } else { 0.5 };
+    for x in 0..n {
+        let (a, b) = (2 * x, 2 * x + 1);
+        // ycbcr.wgsl: (a + b + c + d) · ¼, or (a + b) · ½.
+        let (mut mr, mut mg, mut mb) = (r0[a] + r0[b], g0[a] + g0[b], b0[a] + b0[b]);
+        if c.two {
+            mr = mr + r1[a] + r1[b];
+            mg = mg + g1[a] + g1[b];
+            mb = mb + b1[a] + b1[b];
+        }
+        let (mr, mg, mb) = (mr * k, mg * k, mb * k);
+        let yy = mr * 0.2126 + mg * 0.7152 + mb * 0.0722;
+        let cb = c.scale * (128.0 + 224.0 * (mb - yy) / 1.8556) + dither(pu[x], c.y);
+        let cr = c.scale * (128.0 + 224.0 * (mr - yy) / 1.5748) + dither(pv[x], c.y);
+        cu[x] = cb.round_ties_even().clamp(0.0, c.most);
+        cv[x] = cr.round_ties_even().clamp(0.0, c.most);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn chroma_codes_avx2(c: &Chroma, l: Lines, pu: &[u32], pv: &[u32], cu: &mut [f32], cv: &mut [f32]) {
+    chroma_codes(c, l, pu, pv, cu, cv)
+}
+
 /// Luma codes of a row (ycbcr.wgsl's `luma_code`), rounded and clamped.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
@@ -619,15 +693,6 @@ fn dither(phase: u32, y: usize) -> f32 {
 }
 
 impl Codes {
-    fn put(&self, buf: &mut [u8], i: usize, v: f32) {
-        let c = v.round_ties_even().clamp(0.0, self.most) as u16;
-        if self.bytes == 2 {
-            buf[2 * i..2 * i + 2].copy_from_slice(&c.to_le_bytes());
-        } else {
-            buf[i] = c as u8;
-        }
-    }
-
     /// Row `y`'s luma codes into `out`.
     fn luma_row(&self, row: &Row, y: usize, out: &mut [u8], codes: &mut [f32]) {
         let n = row.r.len();
@@ -657,24 +722,37 @@ impl Codes {
         }
     }
 
-    /// Chroma row `cy`'s codes from its luma rows `lines` (one or two) into `u`, `v`.
-    fn chroma_row(&self, lines: &[Row], cy: usize, u: &mut [u8], v: &mut [u8]) {
-        let k = 1.0 / (2 * lines.len()) as f32;
-        for cx in 0..self.u.len() {
-            let mut m = [0.0f32; 3];
-            for l in lines {
-                for x in [2 * cx, 2 * cx + 1] {
-                    m[0] += l.r[x];
-                    m[1] += l.g[x];
-                    m[2] += l.b[x];
-                }
-            }
-            let m = m.map(|c| c * k);
-            let yy = m[0] * 0.2126 + m[1] * 0.7152 + m[2] * 0.0722;
-            let cb = self.scale * (128.0 + 224.0 * (m[2] - yy) / 1.8556);
-            let cr = self.scale * (128.0 + 224.0 * (m[0] - yy) / 1.5748);
-            self.put(u, cx, cb + dither(self.u[cx], cy));
-            self.put(v, cx, cr + dither(self.v[cx], cy));
+    /// Chroma row `cy`'s codes from its luma rows `lines` (one or two) into `u`, `v`;
+    /// `codes`: scratch, two chroma rows long.
+    fn chroma_row(&self, lines: &[Row], cy: usize, u: &mut [u8], v: &mut [u8], codes: &mut [f32]) {
+        let n = self.u.len();
+        let (cu, cv) = codes[..2 * n].split_at_mut(n);
+        let top = &lines[0];
+        let bottom = lines.get(1).unwrap_or(top);
+        let c = Chroma {
+            scale: self.scale,
+            most: self.most,
+            two: lines.len() == 2,
+            y: cy,
+        };
+        let rows = [
+            &top.r[..],
+            &top.g[..],
+            &top.b[..],
+            &bottom.r[..],
+            &bottom.g[..],
+            &bottom.b[..],
+        ];
+        #[cfg(target_arch = "x86_64")]
+        if super::avx2() {
+            // SAFETY: the CPU has AVX2 (checked at run time by `avx2`).
+            unsafe { chroma_codes_avx2(&c, rows, &self.u, &self.v, cu, cv) };
+            self.store(u, cu);
+            self.store(v, cv);
+            return;
         }
+        chroma_codes(&c, rows, &self.u, &self.v, cu, cv);
+        self.store(u, cu);
+        self.store(v, cv);
     }
 }
