@@ -7,9 +7,11 @@
 //    cell per 8×8 pixels), as the sprites' crowd share reads it.
 // 2. `cs_splat`: each agent's light (its colour by mode, times its crowd share) and energy,
 //    spread over the 3×3 pixels around it by quadratic B-spline weights of its sub-pixel
-//    position, added in fixed point (u32 atomics: the sum does not depend on the order, so a
-//    frame is the same image however the GPU schedules it). The image has a guard band of
-//    `p.guard` pixels on every side, so sprites just outside the frame still shine into it.
+//    position, added in 64-bit fixed point (two u32 atomics, the high word taking the low
+//    word's carry: the sum does not depend on the order, so a frame is the same image however
+//    the GPU schedules it, and a million agents on one pixel neither wrap nor lose a lone
+//    agent's light). The image has a guard band of `p.guard` pixels on every side, so sprites
+//    just outside the frame still shine into it.
 // 3. `cs_blur_x`: each row filtered by the core's and the halo's taps (two outputs).
 // 4. `cs_blur_y`: each column of both filtered, summed, limited to the world's window on screen
 //    (the letterbox bars stay empty), and added to the trails carried from the last frame
@@ -63,14 +65,19 @@ override HALO_TAPS: i32 = 4;
 @group(0) @binding(3) var lut: texture_2d<f32>;
 @group(0) @binding(4) var lut_sampler: sampler;
 // Each entry point reads or writes a buffer through one binding of its own (the pipelines' layouts
-// are their own). Each image is split in two buffers (red and green, blue and energy), so that
-// each fits a 4K frame within the 128 MiB storage binding that every adapter offers.
+// are their own). The accumulation image is a buffer per channel (each pixel's low word, then
+// its high word) and the row-filtered images two buffers each (red and green, blue and
+// energy), so that each fits a 4K frame within the 128 MiB storage binding every adapter offers.
 @group(0) @binding(5) var<storage, read_write> crowd: array<atomic<u32>>;
 @group(0) @binding(11) var<storage, read> crowd_in: array<u32>;
-@group(0) @binding(6) var<storage, read_write> accum_rg: array<atomic<u32>>;
-@group(0) @binding(14) var<storage, read_write> accum_ba: array<atomic<u32>>;
-@group(0) @binding(12) var<storage, read> accum_rg_in: array<vec2u>;
-@group(0) @binding(15) var<storage, read> accum_ba_in: array<vec2u>;
+@group(0) @binding(6) var<storage, read_write> accum_r: array<atomic<u32>>;
+@group(0) @binding(14) var<storage, read_write> accum_g: array<atomic<u32>>;
+@group(0) @binding(22) var<storage, read_write> accum_b: array<atomic<u32>>;
+@group(0) @binding(23) var<storage, read_write> accum_e: array<atomic<u32>>;
+@group(0) @binding(12) var<storage, read> accum_r_in: array<vec2u>;
+@group(0) @binding(15) var<storage, read> accum_g_in: array<vec2u>;
+@group(0) @binding(24) var<storage, read> accum_b_in: array<vec2u>;
+@group(0) @binding(25) var<storage, read> accum_e_in: array<vec2u>;
 // The row-filtered images (core, halo), in light: the frame's width × the accumulation image's
 // height.
 @group(0) @binding(7) var<storage, read_write> core_rg: array<vec2f>;
@@ -176,10 +183,23 @@ fn colour_of(speed: f32, heading: f32, value: f32) -> vec3f {
 fn deposit(at: vec2i, v: vec4f) {
     let k = (u32(at.y) * p.padded.x + u32(at.x)) * 2u;
     let q = vec4u(round(v * p.scale));
-    atomicAdd(&accum_rg[k], q.x);
-    atomicAdd(&accum_rg[k + 1u], q.y);
-    atomicAdd(&accum_ba[k], q.z);
-    atomicAdd(&accum_ba[k + 1u], q.w);
+    // The low word, and its carry into the high word (the sum wrapped below what was added).
+    let r = atomicAdd(&accum_r[k], q.x);
+    if r + q.x < r {
+        atomicAdd(&accum_r[k + 1u], 1u);
+    }
+    let g = atomicAdd(&accum_g[k], q.y);
+    if g + q.y < g {
+        atomicAdd(&accum_g[k + 1u], 1u);
+    }
+    let b = atomicAdd(&accum_b[k], q.z);
+    if b + q.z < b {
+        atomicAdd(&accum_b[k + 1u], 1u);
+    }
+    let e = atomicAdd(&accum_e[k], q.w);
+    if e + q.w < e {
+        atomicAdd(&accum_e[k + 1u], 1u);
+    }
 }
 
 // Quadratic B-spline weights of the pixels before, at and after the nearest one, for an offset
@@ -228,9 +248,14 @@ fn tap(j: i32) -> f32 {
     return p.taps[j / 4][j % 4];
 }
 
+// A 64-bit fixed-point value (low word, high word) as a float.
+fn wide(v: vec2u) -> f32 {
+    return f32(v.y) * 4294967296.0 + f32(v.x);
+}
+
 fn accum_at(x: u32, y: u32) -> vec4f {
     let k = y * p.padded.x + x;
-    return vec4f(vec2f(accum_rg_in[k]), vec2f(accum_ba_in[k]));
+    return vec4f(wide(accum_r_in[k]), wide(accum_g_in[k]), wide(accum_b_in[k]), wide(accum_e_in[k]));
 }
 
 fn core_at(k: u32) -> vec4f {

@@ -128,6 +128,25 @@ fn the_cpu_draws_the_gpus_pixels() {
             "{look:?}: two CPU stills differ"
         );
     }
+    // A crowd the CPU splats and filters (cheaper than stamping 20 000 sprites at 320x180),
+    // against the GPU's 64-bit sums.
+    spiral(d.path(), "dense.bfs", "turbulence", 20_000, 2);
+    let dense = [
+        "still",
+        "dense.bfs",
+        "--frame",
+        "1",
+        "--size",
+        "320x180",
+        "--point-size",
+        "6",
+        "--trails",
+        "0",
+    ];
+    by(d.path(), "gpu", "gd.png", &dense);
+    by(d.path(), "cpu", "cd.png", &dense);
+    let (worst, differ) = max_difference(&d.path().join("gd.png"), &d.path().join("cd.png"));
+    assert!(worst <= 1, "a crowd: {worst} codes ({differ} samples)");
     // 16 bits a channel: within one 8-bit code.
     let mut args = base.to_vec();
     args.extend_from_slice(&["--size", "320x180", "--format", "png16", "--bloom", "0.5"]);

@@ -241,22 +241,17 @@ impl Kernel {
 }
 
 /// Bytes of each buffer of the splat path for a `w`×`h` frame and a guard band of `guard`:
-/// each half (two channels) of the accumulation image, and of the row-filtered images.
+/// each channel of the accumulation image (a 64-bit value a pixel), and each half (two
+/// channels) of the row-filtered images.
 pub fn buffer_bytes(w: u32, h: u32, guard: u32) -> [u64; 2] {
     let pw = (w + 2 * guard) as u64;
     let ph = (h + 2 * guard) as u64;
     [pw * ph * 8, w as u64 * ph * 8]
 }
 
-/// The fixed-point scale for `n` agents: the largest power of two that keeps the sum of every
-/// agent's light at one pixel within a u32 (a sprite splats at most its whole light into one
-/// pixel), and at most 2^20. `copies`: how many images of one agent may land on one pixel (more
-/// than one only where the world is a few pixels wide on screen).
-pub fn fixed_scale(n: u32, copies: u32) -> f32 {
-    let bound = n.max(1) as f64 * copies.max(1) as f64;
-    let most = (u32::MAX as f64 / bound).log2().floor().clamp(0.0, 20.0);
-    2f32.powi(most as i32)
-}
+/// Fixed-point units per unit of light in the accumulation image: a 64-bit sum a pixel holds
+/// 2^44 units of light (every agent of the largest recording, many times over) at 2^-20 each.
+pub const FIXED_SCALE: f32 = 1_048_576.0;
 
 /// The buffers of one frame size and guard band.
 struct Buffers {
@@ -264,7 +259,8 @@ struct Buffers {
     guard: u32,
     cells: [u32; 2],
     crowd: wgpu::Buffer,
-    accum: [wgpu::Buffer; 2],
+    /// Red, green, blue, energy.
+    accum: [wgpu::Buffer; 4],
     /// Core red-green, core blue-energy, halo red-green, halo blue-energy.
     rows: [wgpu::Buffer; 4],
 }
@@ -287,8 +283,10 @@ impl Buffers {
             cells,
             crowd: storage("splat crowd counts", cells[0] as u64 * cells[1] as u64 * 4),
             accum: [
-                storage("splat accumulation (red, green)", accum),
-                storage("splat accumulation (blue, energy)", accum),
+                storage("splat accumulation (red)", accum),
+                storage("splat accumulation (green)", accum),
+                storage("splat accumulation (blue)", accum),
+                storage("splat accumulation (energy)", accum),
             ],
             rows: [
                 storage("splat rows (core, red and green)", rows),
@@ -464,16 +462,12 @@ impl SplatPass {
         params.padded = [size[0] + 2 * guard, size[1] + 2 * guard];
         params.crowd = b.cells;
         params.n = frame.n;
-        // A world a few pixels wide on screen may put several images of an agent on a pixel.
-        let world_px = (0..2)
-            .map(|k| params.world[k] / params.view_size[k].max(1e-20) * params.viewport[k])
-            .fold(f32::INFINITY, f32::min);
-        let overlapping = if world_px < 4.0 { params.copies } else { 1 };
-        params.scale = fixed_scale(frame.n, overlapping);
-        params.inv_scale = 1.0 / params.scale;
+        params.scale = FIXED_SCALE;
+        params.inv_scale = 1.0 / FIXED_SCALE;
         queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&params));
-        encoder.clear_buffer(&b.accum[0], 0, None);
-        encoder.clear_buffer(&b.accum[1], 0, None);
+        for a in &b.accum {
+            encoder.clear_buffer(a, 0, None);
+        }
         let stacking = params.stacking > 0.0;
         if stacking {
             encoder.clear_buffer(&b.crowd, 0, None);
@@ -503,6 +497,8 @@ impl SplatPass {
                 (11, whole(&b.crowd)),
                 (6, whole(&b.accum[0])),
                 (14, whole(&b.accum[1])),
+                (22, whole(&b.accum[2])),
+                (23, whole(&b.accum[3])),
             ],
         );
         let [bx, by] = &self.blurs[blur].1;
@@ -514,6 +510,8 @@ impl SplatPass {
                 (0, p.clone()),
                 (12, whole(&b.accum[0])),
                 (15, whole(&b.accum[1])),
+                (24, whole(&b.accum[2])),
+                (25, whole(&b.accum[3])),
                 (7, whole(&b.rows[0])),
                 (16, whole(&b.rows[1])),
                 (18, whole(&b.rows[2])),
@@ -658,13 +656,12 @@ mod tests {
     }
 
     #[test]
-    fn the_fixed_point_scale_keeps_every_pixel_within_a_u32() {
-        for n in [0u32, 1, 60_000, 1_000_000, 10_000_000, u32::MAX] {
-            let s = fixed_scale(n, 1) as f64;
-            assert!(s >= 1.0 && s <= (1 << 20) as f64);
-            assert!(s * n.max(1) as f64 <= u32::MAX as f64, "{n}: {s}");
-        }
-        assert_eq!(fixed_scale(60_000, 1), 65536.0);
-        assert!(fixed_scale(60_000, 9) < fixed_scale(60_000, 1));
+    fn the_fixed_point_sum_holds_every_agent_on_one_pixel() {
+        // Each agent splats at most 0.75² of its light (at most 1 a channel) into a pixel; a
+        // 64-bit sum holds 2^64 units.
+        let most = crate::scene::MAX_AGENTS as f64 * 0.5625 * FIXED_SCALE as f64;
+        assert!(most < 2f64.powi(64) / 1000.0, "{most}");
+        // A lone agent's least contribution that counts: well under an 8-bit code of light.
+        assert!(1.0 / (FIXED_SCALE as f64) < 1e-5);
     }
 }

@@ -30,6 +30,7 @@ pub(super) fn linear_lut(bytes: &[u8]) -> Vec<[f32; 3]> {
 }
 
 /// As splat.wgsl's `copy_shift`.
+#[inline(always)]
 fn copy_shift(p: &SplatParams, copy: u32, pos: [f32; 2]) -> [f32; 2] {
     let [wx, wy] = p.world;
     match p.copies {
@@ -57,6 +58,7 @@ fn copy_shift(p: &SplatParams, copy: u32, pos: [f32; 2]) -> [f32; 2] {
 }
 
 /// A world point → pixels (x right, y down; pixel centres at k + 0.5).
+#[inline(always)]
 fn to_pixels(p: &SplatParams, w: [f32; 2]) -> [f32; 2] {
     let u = (w[0] - p.view_min[0]) / p.view_size[0];
     let v = (w[1] - p.view_min[1]) / p.view_size[1];
@@ -64,6 +66,7 @@ fn to_pixels(p: &SplatParams, w: [f32; 2]) -> [f32; 2] {
 }
 
 /// As splat.wgsl's `colour_of`: the map's colour at the agent's value by mode, or the fixed one.
+#[inline(always)]
 fn colour_of(p: &SplatParams, lut: &[[f32; 3]], speed: f32, heading: f32, value: f32) -> [f32; 3] {
     if p.mode == 3 && p.fixed[3] > 0.5 {
         return [p.fixed[0], p.fixed[1], p.fixed[2]];
@@ -90,14 +93,58 @@ fn colour_of(p: &SplatParams, lut: &[[f32; 3]], speed: f32, heading: f32, value:
     let i = (x.floor() as usize).min(lut.len() - 1);
     let j = (i + 1).min(lut.len() - 1);
     let f = x - i as f32;
-    [0, 1, 2].map(|k| lut[i][k] + (lut[j][k] - lut[i][k]) * f)
+    let (a, b) = (lut[i], lut[j]);
+    [
+        a[0] + (b[0] - a[0]) * f,
+        a[1] + (b[1] - a[1]) * f,
+        a[2] + (b[2] - a[2]) * f,
+    ]
 }
 
 /// The crowd grid's counts: one per agent image inside the frame, in its 8×8 cell (splat.wgsl's
-/// `cs_count`).
+/// `cs_count`). Each thread counts its agents into a grid of its own; the grids are summed.
 fn crowd_counts(p: &SplatParams, frame: &Frame, n: usize, cells: [u32; 2]) -> Vec<u32> {
+    let chunks = par::split(n, 16384);
+    let parts = par::map(&chunks, |r| {
+        #[cfg(target_arch = "x86_64")]
+        if super::avx2() {
+            // SAFETY: the CPU has AVX2 (checked at run time by `avx2`).
+            return unsafe { count_avx2(p, frame, n, cells, r.clone()) };
+        }
+        count(p, frame, n, cells, r.clone())
+    });
+    let mut parts = parts.into_iter();
+    let mut counts = parts.next().unwrap_or_default();
+    for part in parts {
+        for (c, k) in counts.iter_mut().zip(part) {
+            *c += k;
+        }
+    }
+    counts
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn count_avx2(
+    p: &SplatParams,
+    frame: &Frame,
+    n: usize,
+    cells: [u32; 2],
+    agents: std::ops::Range<usize>,
+) -> Vec<u32> {
+    count(p, frame, n, cells, agents)
+}
+
+#[inline(always)]
+fn count(
+    p: &SplatParams,
+    frame: &Frame,
+    n: usize,
+    cells: [u32; 2],
+    agents: std::ops::Range<usize>,
+) -> Vec<u32> {
     let mut counts = vec![0u32; cells[0] as usize * cells[1] as usize];
-    for i in 0..n {
+    for i in agents {
         let pos = [frame.pos[i], frame.pos[n + i]];
         if pos[0].is_nan() || pos[1].is_nan() {
             continue;
@@ -118,6 +165,7 @@ fn crowd_counts(p: &SplatParams, frame: &Frame, n: usize, cells: [u32; 2]) -> Ve
 }
 
 /// The crowd share at pixel `px` (splat.wgsl's `share_at`).
+#[inline(always)]
 fn share_at(p: &SplatParams, counts: &[u32], cells: [u32; 2], px: [f32; 2]) -> f32 {
     if p.stacking <= 0.0 {
         return 1.0;
@@ -159,9 +207,63 @@ pub(super) fn dots(
     let (lo_x, hi_x) = (1.0 - g, p.viewport[0] + g - 2.0);
     let (lo_y, hi_y) = (1.0 - g, p.viewport[1] + g - 2.0);
     let chunks = par::split(n, 4096);
+    let bounds = [lo_x, hi_x, lo_y, hi_y];
     let parts = par::map(&chunks, |range| {
-        let mut out = Vec::new();
-        for i in range.clone() {
+        let job = DotsJob {
+            p,
+            lut,
+            values,
+            frame,
+            n,
+            counts: &counts,
+            cells,
+            bounds,
+        };
+        #[cfg(target_arch = "x86_64")]
+        if super::avx2() {
+            // SAFETY: the CPU has AVX2 (checked at run time by `avx2`).
+            return unsafe { dots_avx2(&job, range.clone()) };
+        }
+        dots_of(&job, range.clone())
+    });
+    parts.concat()
+}
+
+/// What [`dots_of`] reads.
+struct DotsJob<'a> {
+    p: &'a SplatParams,
+    lut: &'a [[f32; 3]],
+    values: Option<&'a [f32]>,
+    frame: &'a Frame,
+    n: usize,
+    counts: &'a [u32],
+    cells: [u32; 2],
+    /// The nearest pixel's least and greatest x, then y.
+    bounds: [f32; 4],
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn dots_avx2(job: &DotsJob, agents: std::ops::Range<usize>) -> Vec<Dot> {
+    dots_of(job, agents)
+}
+
+/// The dots of agents `agents`.
+#[inline(always)]
+fn dots_of(job: &DotsJob, agents: std::ops::Range<usize>) -> Vec<Dot> {
+    let DotsJob {
+        p,
+        lut,
+        values,
+        frame,
+        n,
+        counts,
+        cells,
+        bounds: [lo_x, hi_x, lo_y, hi_y],
+    } = *job;
+    {
+        let mut out = Vec::with_capacity(agents.len());
+        for i in agents {
             let pos = [frame.pos[i], frame.pos[n + i]];
             if pos[0].is_nan() || pos[1].is_nan() {
                 continue;
@@ -179,9 +281,9 @@ pub(super) fn dots(
                 let c = *colour.get_or_insert_with(|| {
                     let speed = (vel[0] * vel[0] + vel[1] * vel[1]).sqrt();
                     let c = colour_of(p, lut, speed, vel[1].atan2(vel[0]), value);
-                    c.map(|v| v * p.intensity)
+                    [c[0] * p.intensity, c[1] * p.intensity, c[2] * p.intensity]
                 });
-                let share = share_at(p, &counts, cells, [x, y]);
+                let share = share_at(p, counts, cells, [x, y]);
                 out.push(Dot {
                     x,
                     y,
@@ -190,8 +292,7 @@ pub(super) fn dots(
             }
         }
         out
-    });
-    parts.concat()
+    }
 }
 
 /// `dots` ordered by the row of their nearest pixel (a counting sort: within a row, in the
@@ -398,9 +499,17 @@ pub(super) fn filtered(
     let (pw, ph) = (w + 2 * g, h + 2 * g);
     accum.clear();
     accum.resize(pw * ph, [0.0; 4]);
-    // The splat, each band of the padded rows on its own thread.
+    // The splat, each band of the padded rows on its own thread, over the dots that reach it.
+    let (sorted, starts) = by_row(dots, h, g);
     par::bands(accum, pw, |rows, band| {
-        for d in dots {
+        // A dot's key in `starts` is its nearest row in the padded image: those within one
+        // of the band's rows.
+        let last = starts.len() - 1;
+        let (lo, hi) = (
+            rows.start.saturating_sub(1).min(last),
+            (rows.end + 1).min(last),
+        );
+        for d in &sorted[starts[lo]..starts[hi]] {
             let (nx, ny) = (d.x.floor(), d.y.floor());
             let (px, py) = (nx as i64 + g as i64, ny as i64 + g as i64);
             if py + 1 < rows.start as i64 || py > rows.end as i64 {
