@@ -202,6 +202,7 @@ fn check_flags_read(a: &BenchArgs, render: bool, want: impl Fn(&str) -> bool) ->
         if !r.tables.is_empty() && !r.tables.iter().any(|t| want(t)) {
             let which = match r.tables {
                 [one] => format!("the {one} table"),
+                [a, b] => format!("the {a} table and the {b} table"),
                 many => format!("the {} tables", many.join(", ")),
             };
             let hint = match r.flag {

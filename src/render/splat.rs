@@ -658,8 +658,8 @@ mod tests {
     #[test]
     fn the_fixed_point_sum_holds_every_agent_on_one_pixel() {
         // Each agent splats at most 0.75² of its light (at most 1 a channel) into a pixel; a
-        // 64-bit sum holds 2^64 units.
-        let most = crate::scene::MAX_AGENTS as f64 * 0.5625 * FIXED_SCALE as f64;
+        // 64-bit sum holds 2^64 units, for the 2^31 agents a recording holds at most.
+        let most = 2f64.powi(31) * 0.5625 * FIXED_SCALE as f64;
         assert!(most < 2f64.powi(64) / 1000.0, "{most}");
         // A lone agent's least contribution that counts: well under an 8-bit code of light.
         assert!(1.0 / (FIXED_SCALE as f64) < 1e-5);
