@@ -14,6 +14,9 @@ use super::splat::{Kernel, MAX_TAPS};
 use super::{ColorMode, Output, Renderer};
 use crate::bfs::Frame;
 
+/// The largest frame the CPU draws: 7680×4320.
+const MOST_PIXELS: u64 = 7680 * 4320;
+
 impl Renderer {
     /// Frames drawn so far (warm-up ones included), and of them on the CPU.
     pub fn drawn(&self) -> u64 {
@@ -28,6 +31,11 @@ impl Renderer {
     /// adapter), and the look is one the CPU draws (see `soft`'s documentation).
     pub(super) fn soft_draws(&self, three: bool) -> bool {
         if self.soft.is_none() || three || !self.round_dots() {
+            return false;
+        }
+        // Past 8K the CPU's light (two f32 images) would take gigabytes: the GPU passes' half
+        // floats do with less.
+        if self.look.width as u64 * self.look.height as u64 > MOST_PIXELS {
             return false;
         }
         !self.look.alpha

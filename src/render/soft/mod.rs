@@ -15,8 +15,8 @@
 //! motion-blurred, coloured by speed, heading, relative heading, species or a fixed colour;
 //! glow or ink, bloom, grading, vignette, a plate; into video planes, 8- and 16-bit images and
 //! linear light. Every other look (darts, streaks, species sizes, the 3D camera, density
-//! colouring, obstacles, overlays, a transparent background) and the player's window go
-//! through the GPU passes.
+//! colouring, a transparent background, frames larger than 8K) goes through the GPU passes;
+//! overlays and obstacles are drawn by them over the CPU's display image.
 
 mod agents;
 mod bloom;
