@@ -410,12 +410,17 @@ fn stamp_generic(
     let mut hx = vec![0.0f32; span];
     let mut cy = vec![0.0f32; span];
     let mut hy = vec![0.0f32; span];
+    // The horizontal profiles times the dot's light, four floats a pixel as the image holds
+    // them: each row of the sprite is then two multiply-adds a float.
+    let mut cl = vec![0.0f32; 4 * span];
+    let mut hl = vec![0.0f32; 4 * span];
     // Pixels whose centres lie inside the scissor rectangle.
     let x_lo = (scissor[0] - 0.5).ceil().max(0.0) as i64;
     let x_hi = ((scissor[2] - 0.5).ceil() as i64).min(width as i64);
     let y_lo = ((scissor[1] - 0.5).ceil().max(0.0) as i64).max(rows.start as i64);
     let y_hi = ((scissor[3] - 0.5).ceil() as i64).min(rows.end as i64);
     let first = rows.start;
+    let flat_hdr: &mut [f32] = bytemuck::cast_slice_mut(hdr);
     for d in dots {
         let (nx, ny) = (d.x.floor(), d.y.floor());
         let (x0, y0) = (nx as i64 - m as i64 - 1, ny as i64 - m as i64 - 1);
@@ -429,21 +434,21 @@ fn stamp_generic(
         profile(d.y - ny - 0.5, &kernel.core, m, &mut cy);
         profile(d.y - ny - 0.5, &kernel.halo, m, &mut hy);
         let (i0, i1) = ((rx0 - x0) as usize, (rx1 - x0) as usize);
-        let n = i1 - i0;
-        let (cxs, hxs) = (&cx[i0..i1], &hx[i0..i1]);
-        let [l0, l1, l2, l3] = d.light;
+        let n = 4 * (i1 - i0);
+        for i in i0..i1 {
+            for k in 0..4 {
+                cl[4 * (i - i0) + k] = cx[i] * d.light[k];
+                hl[4 * (i - i0) + k] = hx[i] * d.light[k];
+            }
+        }
+        let (cl, hl) = (&cl[..n], &hl[..n]);
         for ry in ry0..ry1 {
             let j = (ry - y0) as usize;
             let (c, h) = (cy[j], hy[j]);
-            let row = (ry as usize - first) * width + rx0 as usize;
-            let px = &mut hdr[row..row + n];
-            for i in 0..n {
-                let v = c * cxs[i] + h * hxs[i];
-                let p = &mut px[i];
-                p[0] += l0 * v;
-                p[1] += l1 * v;
-                p[2] += l2 * v;
-                p[3] += l3 * v;
+            let at = 4 * ((ry as usize - first) * width + rx0 as usize);
+            let px = &mut flat_hdr[at..at + n];
+            for k in 0..n {
+                px[k] += c * cl[k] + h * hl[k];
             }
         }
     }
