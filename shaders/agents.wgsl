@@ -11,7 +11,7 @@
 //
 // 3D recordings seen through a perspective camera use `vs_main3` (one copy; sprites shrink
 // with distance and fade towards the background with fog) and `vs_box`/`fs_box` for the
-// optional wireframe of the world box.
+// optional wireframe of the world box. The colour by mode is colour.wgsl's (appended).
 
 // Keep in sync with `AgentParams` in src/render/agents.rs.
 struct Params {
@@ -106,14 +106,6 @@ fn crowd_share(ndc: vec2f) -> f32 {
     return pow(overlap, -p.stacking);
 }
 
-// The sprite's colour: the map's at `t`, or the fixed colour when one is given.
-fn colour_of(t: f32) -> vec3f {
-    // Texel centres: 0.5/256 .. 255.5/256.
-    let u = (clamp(t, 0.0, 1.0) * 255.0 + 0.5) / 256.0;
-    let mapped = textureSampleLevel(lut, lut_sampler, vec2f(u, 0.5), 0.0).rgb;
-    return select(mapped, p.fixed.rgb, (p.mode == 3u) & (p.fixed.a > 0.5));
-}
-
 // Where copy `copy` of the agent at `pos` is drawn, relative to it: `p.copies` 9, the 3×3
 // tiles around the world; 4, the agent and its images across the nearer vertical edge, the
 // nearer horizontal one and both, which are all a view reaching less than half a world past
@@ -126,7 +118,6 @@ fn copy_shift(copy: u32, pos: vec2f) -> vec2f {
     return select(select(vec2f(0.0), tile, p.copies == 9u), near, p.copies == 4u);
 }
 
-const TAU: f32 = 6.283185307179586;
 const HALF_PI: f32 = 1.5707963267948966;
 
 fn corner(i: u32) -> vec2f {
@@ -172,33 +163,6 @@ fn vs_main(
     let t = by_mode(length(vec2f(vx, vy)), atan2(vy, vx), density);
     out.color = colour_of(t) * crowd_share(ndc);
     return out;
-}
-
-// The colour value (0..1 over the map) for `p.mode`: 0 speed, 1 heading (the angle atan2
-// gives), 2 density, 4 heading relative to the flock's mean (degrees over the range), 5 species
-// (the density slot then holds species index / 255, the palette's texel), else fixed. Every
-// value is computed and one is selected (no branch).
-fn by_mode(speed: f32, heading: f32, density: f32) -> f32 {
-    let span = max(p.range.y - p.range.x, 1e-20);
-    let by_speed = (speed - p.range.x) / span;
-    let by_heading = heading / TAU + 0.5;
-    let by_density = (density - p.range.x) / span;
-    let turn = heading - p.mean_heading;
-    let turn_deg = (turn - TAU * round(turn / TAU)) * 57.29577951308232;
-    let by_turn = (turn_deg - p.range.x) / span;
-    return select(
-        select(
-            select(
-                select(select(0.75, density, p.mode == 5u), by_turn, p.mode == 4u),
-                by_density,
-                p.mode == 2u,
-            ),
-            by_heading,
-            p.mode == 1u,
-        ),
-        by_speed,
-        p.mode == 0u,
-    );
 }
 
 fn hidden() -> VsOut {

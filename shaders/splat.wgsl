@@ -17,7 +17,8 @@
 //    (the letterbox bars stay empty), and added to the trails carried from the last frame
 //    (the other HDR target times the fade): the frame's HDR light.
 //
-// The taps (src/render/splat.rs, `Kernel`) are fitted so that the B-spline splat followed by
+// The colour by mode is colour.wgsl's (appended). The taps (src/render/splat.rs, `Kernel`) are
+// fitted so that the B-spline splat followed by
 // the filter gives, at every sub-pixel position, the sprite the instanced pipeline
 // (agents.wgsl, `fs_main`) draws: a Gaussian core averaged over the pixel plus a soft halo.
 
@@ -91,8 +92,6 @@ override HALO_TAPS: i32 = 4;
 @group(0) @binding(9) var prev: texture_2d<f32>;
 @group(0) @binding(10) var hdr: texture_storage_2d<rgba16float, write>;
 
-const TAU: f32 = 6.283185307179586;
-
 fn flat_id(gid: vec3u, groups: vec3u) -> u32 {
     return gid.x + gid.y * groups.x * WORKGROUP;
 }
@@ -152,33 +151,6 @@ fn share_at(px: vec2f) -> f32 {
     return select(1.0, pow(overlap, -p.stacking), p.stacking > 0.0);
 }
 
-// As agents.wgsl's `by_mode` and `colour_of`.
-fn colour_of(speed: f32, heading: f32, value: f32) -> vec3f {
-    let span = max(p.range.y - p.range.x, 1e-20);
-    let by_speed = (speed - p.range.x) / span;
-    let by_heading = heading / TAU + 0.5;
-    let by_value = (value - p.range.x) / span;
-    let turn = heading - p.mean_heading;
-    let turn_deg = (turn - TAU * round(turn / TAU)) * 57.29577951308232;
-    let by_turn = (turn_deg - p.range.x) / span;
-    let t = select(
-        select(
-            select(
-                select(select(0.75, value, p.mode == 5u), by_turn, p.mode == 4u),
-                by_value,
-                p.mode == 2u,
-            ),
-            by_heading,
-            p.mode == 1u,
-        ),
-        by_speed,
-        p.mode == 0u,
-    );
-    let u = (clamp(t, 0.0, 1.0) * 255.0 + 0.5) / 256.0;
-    let mapped = textureSampleLevel(lut, lut_sampler, vec2f(u, 0.5), 0.0).rgb;
-    return select(mapped, p.fixed.rgb, (p.mode == 3u) & (p.fixed.a > 0.5));
-}
-
 // Adds `v` (fixed point) to the accumulation image's pixel `at` (padded coordinates).
 fn deposit(at: vec2i, v: vec4f) {
     let k = (u32(at.y) * p.padded.x + u32(at.x)) * 2u;
@@ -218,7 +190,7 @@ fn cs_splat(@builtin(global_invocation_id) gid: vec3u, @builtin(num_workgroups) 
     }
     let pos = vec2f(agents[i], agents[p.n + i]);
     let vel = vec2f(agents[p.dim * p.n + i], agents[(p.dim + 1u) * p.n + i]);
-    let colour = colour_of(length(vel), atan2(vel.y, vel.x), values[i]) * p.intensity;
+    let colour = colour_of(by_mode(length(vel), atan2(vel.y, vel.x), values[i])) * p.intensity;
     let g = f32(p.guard);
     for (var copy = 0u; copy < 9u; copy++) {
         // In the accumulation image's pixels (the guard band first).

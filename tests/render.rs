@@ -43,7 +43,7 @@ fn synthetic_header(
 /// A synthetic 2D recording (independent of the solver, so the goldens only change when the
 /// renderer does): `n` agents on a sunflower spiral in a 320x180 wrapping world, turning
 /// slowly, speeds 20..80.
-fn synthetic(path: &Path, n: usize, frames: usize) {
+pub(crate) fn synthetic(path: &Path, n: usize, frames: usize) {
     let header = synthetic_header("turbulence", n, [320.0, 180.0, 0.0], None);
     let file = fs::File::create(path).unwrap();
     let mut w = bfs::Writer::new(file, &header).unwrap();

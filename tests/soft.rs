@@ -11,31 +11,10 @@ use std::path::Path;
 
 use crate::common::*;
 
-/// A 2D recording: `n` agents on a spiral in a 320x180 wrapping world, their speeds and
-/// headings varied, a few frames (as the golden images' recording).
-fn spiral(dir: &Path, name: &str, scene: &str, n: usize, frames: usize) {
-    let mut s = forge::scene::Scene::load(scene).unwrap();
-    s.render = None;
-    s.agents = n as u32;
-    s.world = [320.0, 180.0, 0.0];
-    let header = forge::bfs::Header::for_scene(&s);
-    let file = fs::File::create(dir.join(name)).unwrap();
-    let mut w = forge::bfs::Writer::new(file, &header).unwrap();
-    for f in 0..frames {
-        let mut pos = vec![0f32; 2 * n];
-        let mut vel = vec![0f32; 2 * n];
-        for i in 0..n {
-            let r = (i as f32 / n as f32).sqrt() * 100.0;
-            let a = i as f32 * 2.399_963 + f as f32 * 0.05;
-            pos[i] = (160.0 + r * a.cos() * 1.5).rem_euclid(320.0);
-            pos[n + i] = (90.0 + r * a.sin()).rem_euclid(180.0);
-            let s = 20.0 + 60.0 * ((i * 7919) % 101) as f32 / 100.0;
-            vel[i] = s * (a + 1.3).cos();
-            vel[n + i] = s * (a + 1.3).sin();
-        }
-        w.write_frame(f as u64 * 10, &pos, &vel).unwrap();
-    }
-    w.finalize().unwrap();
+/// The golden images' recording: `n` agents on a spiral in a 320x180 wrapping world, their
+/// speeds and headings varied.
+fn spiral(dir: &Path, name: &str, n: usize, frames: usize) {
+    crate::render::synthetic(&dir.join(name), n, frames);
 }
 
 /// `args` rendered by way `way` (`FORGE_RENDERER`) into `out` in `dir`; its report says the
@@ -69,7 +48,7 @@ fn the_cpu_draws_the_gpus_pixels() {
         return;
     }
     let d = tmp();
-    spiral(d.path(), "s.bfs", "turbulence", 1500, 6);
+    spiral(d.path(), "s.bfs", 1500, 6);
     let base = ["still", "s.bfs", "--frame", "5", "--point-size", "6"];
     let looks: &[&[&str]] = &[
         &[],
@@ -130,7 +109,7 @@ fn the_cpu_draws_the_gpus_pixels() {
     }
     // A crowd the CPU splats and filters (cheaper than stamping 20 000 sprites at 320x180),
     // against the GPU's 64-bit sums.
-    spiral(d.path(), "dense.bfs", "turbulence", 20_000, 2);
+    spiral(d.path(), "dense.bfs", 20_000, 2);
     let dense = [
         "still",
         "dense.bfs",
@@ -179,7 +158,7 @@ fn the_cpus_video_is_the_gpus_within_a_code() {
         return;
     }
     let d = tmp();
-    spiral(d.path(), "s.bfs", "turbulence", 1500, 6);
+    spiral(d.path(), "s.bfs", 1500, 6);
     let args = [
         "render", "s.bfs", "--size", "320x180", "--crf", "0", "--trails", "0.7", "--bloom", "0.5",
     ];
@@ -206,7 +185,7 @@ fn an_unknown_renderer_is_refused_naming_the_variable() {
         return;
     }
     let d = tmp();
-    spiral(d.path(), "s.bfs", "turbulence", 10, 1);
+    spiral(d.path(), "s.bfs", 10, 1);
     let err = fails_env(
         d.path(),
         &["still", "s.bfs", "-o", "x.png"],

@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use super::render::{bench_recording, is_recording};
+use super::render::{bench_recording, is_recording, run_forge as forge};
 
 /// What the encoder table measures.
 pub struct Encoder {
@@ -33,21 +33,6 @@ fn frames_for(agents: u64, size: [u32; 2]) -> u64 {
     } else {
         60
     }
-}
-
-/// Runs forge (this executable) with `args`, failing with its error; its wall time.
-fn forge(args: &[&str]) -> Result<f64> {
-    let exe = std::env::current_exe()?;
-    let t0 = Instant::now();
-    let o = std::process::Command::new(&exe).args(args).output()?;
-    if !o.status.success() {
-        bail!(
-            "forge {} failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&o.stderr).trim()
-        );
-    }
-    Ok(t0.elapsed().as_secs_f64())
 }
 
 /// `video` decoded to raw 8-bit 4:2:0 frames in `raw`.

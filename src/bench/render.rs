@@ -293,6 +293,21 @@ impl Tables {
     }
 }
 
+/// Runs forge (this executable) with `args`, failing with its error; its wall time.
+pub(super) fn run_forge(args: &[&str]) -> Result<f64> {
+    let exe = std::env::current_exe()?;
+    let t0 = Instant::now();
+    let o = std::process::Command::new(&exe).args(args).output()?;
+    if !o.status.success() {
+        bail!(
+            "forge {} failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&o.stderr).trim()
+        );
+    }
+    Ok(t0.elapsed().as_secs_f64())
+}
+
 /// Agents in the passes table's recordings.
 const PASSES_AGENTS: u64 = 2000;
 
@@ -303,19 +318,7 @@ const PASSES_AGENTS: u64 = 2000;
 fn passes_table(passes: &Passes, dir: &Path, out: &mut impl Write) -> Result<()> {
     use crate::render::laps::Pass;
     use crate::video::{Destination, Plan};
-    let exe = std::env::current_exe()?;
-    let run = |args: &[&str]| -> Result<f64> {
-        let t0 = Instant::now();
-        let o = std::process::Command::new(&exe).args(args).output()?;
-        if !o.status.success() {
-            bail!(
-                "forge {} failed: {}",
-                args.join(" "),
-                String::from_utf8_lossy(&o.stderr).trim()
-            );
-        }
-        Ok(t0.elapsed().as_secs_f64())
-    };
+    let run = run_forge;
     let [w, h] = passes.size;
     writeln!(
         out,

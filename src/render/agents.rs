@@ -336,7 +336,7 @@ impl AgentsPass {
         display: wgpu::TextureFormat,
         size: [u32; 2],
     ) -> Self {
-        let module = device.create_shader_module(wgpu::include_wgsl!("../../shaders/agents.wgsl"));
+        let module = super::wgsl::create(device, "agents.wgsl + colour.wgsl", super::wgsl::AGENTS);
         let vs = wgpu::ShaderStages::VERTEX;
         let bgl = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("agents bind group layout"),

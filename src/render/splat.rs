@@ -386,7 +386,7 @@ impl SplatPass {
         lut: &wgpu::TextureView,
         sampler: &wgpu::Sampler,
     ) -> SplatPass {
-        let module = device.create_shader_module(wgpu::include_wgsl!("../../shaders/splat.wgsl"));
+        let module = super::wgsl::create(device, "splat.wgsl + colour.wgsl", super::wgsl::SPLAT);
         SplatPass {
             count: pipeline(device, &module, "cs_count", &[]),
             splat: pipeline(device, &module, "cs_splat", &[]),

@@ -194,6 +194,9 @@ impl Window<'_> {
     pub fn drag(&self, from: [u32; 2], to: [u32; 2], button: u8) {
         self.point(from);
         self.x.xdotool(&["mousedown", &button.to_string()]);
+        // The press in a frame of its own before the moves, even when the player's frames come
+        // slowly (a busy machine): a press and a release seen in one frame are a click.
+        std::thread::sleep(Duration::from_millis(60));
         for i in 1..=5u32 {
             let p = [
                 (from[0] as i64 + (to[0] as i64 - from[0] as i64) * i as i64 / 5) as u32,
