@@ -122,6 +122,32 @@ fn png_chunks_are_the_whole_render_frames() {
         &["--look", "keys.json", "--trails", "0.9"],
         3,
     );
+    // Trails keyed from 0.2 to 0.95: the frames drawn before a chunk (or a still) to warm
+    // its trails up fade by the keyed trails, so they reach as far back as 0.95 needs.
+    let (d, first) = (tmp(), d);
+    std::fs::copy(first.path().join("m.bfs"), d.path().join("m.bfs")).unwrap();
+    write(
+        d.path(),
+        "trails.json",
+        r#"{"trails": 0.2, "timeline": [{"step": 212, "set": {"trails": 0.2}},
+            {"step": 226, "set": {"trails": 0.95}, "interpolation": "linear"}]}"#,
+    );
+    let keyed = ["--look", "trails.json"];
+    png_chunks_match(d.path(), "m.bfs", &keyed, 3);
+    let still = args(
+        &["still", "m.bfs", "--frame", "40", "-o", "s40.png", "-q"],
+        &[&keyed[..], &["--size", SIZE]].concat(),
+    );
+    succeeds(d.path(), &still);
+    let (a, b) = (
+        pixels(&d.path().join("s40.png")),
+        pixels(&d.path().join("whole/frame_000040.png")),
+    );
+    let worst = a.iter().zip(&b).map(|(x, y)| x.abs_diff(*y)).max();
+    assert!(
+        worst <= Some(1),
+        "still 40 against the whole render's: {worst:?}/255"
+    );
     let d = tmp();
     record(d.path(), "shoal3d", 200, 50, 7, "s.bfs");
     // The scene's look: orbit, trails 0.6, fog, box.

@@ -129,6 +129,26 @@ fn bad_keys_are_refused_naming_the_key_and_why() {
             boids(r#"[{"step": 5, "set": {"boids.v_min": 3}}]"#),
             &[r#"scene.timeline[0].set["boids.v_min"]: v_min must be < v_max at every step, got v_min 3 >= v_max 2.5 at step 5"#],
         ),
+        // A band in order at every key, crossed between them: v_min eased (smooth), v_max
+        // straight (linear), over the same steps.
+        (
+            boids(
+                r#"[{"step": 5, "set": {"boids.v_min": 0.5, "boids.v_max": 1.0}},
+                    {"step": 35, "set": {"boids.v_min": 2.0}, "interpolation": "smooth"},
+                    {"step": 35, "set": {"boids.v_max": 2.05}, "interpolation": "linear"}]"#,
+            ),
+            &[r#"scene.timeline[1].set["boids.v_min"]: v_min must be < v_max at every step, got v_min 1.844 >= v_max 1.8399999 at step 29"#],
+        ),
+        // One parameter, one path: an index written otherwise is refused, so neither the
+        // "set twice" check nor the band check can be passed by.
+        (
+            boids(r#"[{"step": 5, "set": {"boids.v_min": 1}}, {"step": 5, "set": {"boids.v_min": 2}}]"#),
+            &[r#"scene.timeline[1].set["boids.v_min"]: set twice at step 5"#],
+        ),
+        (
+            v(r#"[{"step": 5, "set": {"vicsek.noise": 1, "vicsek.noise": 2}}]"#),
+            &[r#"duplicate name "vicsek.noise": each value is set once in a key"#],
+        ),
         (
             boids(r#"[{"step": 5, "set": {"boids.fov": 400}}]"#),
             &[r#"scene.timeline[0].set["boids.fov"]: must be in (0, 360]"#],
@@ -185,6 +205,20 @@ fn bad_keys_are_refused_naming_the_key_and_why() {
             (
                 o(r#"[{"step": 5, "set": {"obstacles[1].max[1]": 40}}]"#),
                 &[r#"set["obstacles[1].max[1]"]: a box needs min[1] < max[1] at every step, got 50 >= 40 at step 5"#],
+            ),
+            (
+                o(r#"[{"step": 2, "set": {"obstacles[1].min[0]": 250, "obstacles[1].max[0]": 253}},
+                      {"step": 18, "set": {"obstacles[1].min[0]": 290}, "interpolation": "smooth"},
+                      {"step": 18, "set": {"obstacles[1].max[0]": 293}, "interpolation": "linear"}]"#),
+                &[r#"set["obstacles[1].min[0]"]: a box needs min[0] < max[0] at every step, got 280.72266 >= 280.5 at step 13"#],
+            ),
+            (
+                o(r#"[{"step": 5, "set": {"obstacles[+0].radius": 5}}]"#),
+                &[r#"set["obstacles[+0].radius"]: obstacle index "+0" must be written 0"#],
+            ),
+            (
+                o(r#"[{"step": 5, "remove": ["obstacles[01]"]}]"#),
+                &[r#"scene.timeline[0].remove[0]: obstacle index "01" must be written 1"#],
             ),
             (
                 o(r#"[{"step": 5, "set": {"obstacles[1].present": 0.5}}]"#),
@@ -620,13 +654,16 @@ fn render_keys_move_a_fixed_3d_camera() {
 #[test]
 fn bad_render_keys_are_refused_naming_the_key() {
     let d = tmp();
-    let cases: [(&str, &str); 6] = [
+    let cases: [(&str, &str); 8] = [
         (r#"[{"step": 5, "set": {"zoom": 0}}]"#, r#"scene.render.timeline[0].set["zoom"]: must be in 0.01..=1000, got 0"#),
         (r#"[{"step": 5, "set": {"center": [1]}}]"#, r#"scene.render.timeline[0].set["center"]: must be 2 numbers [X, Y], got 1 number(s)"#),
         (r#"[{"step": 5, "set": {"eye": [1, 2, 3]}}]"#, r#"scene.render.timeline[0].set["eye"]: applies to 3D only (dim 3); this is 2D"#),
         (r#"[{"step": 5, "set": {"bloom": 1}}]"#, r#"scene.render.timeline[0].set["bloom"]: no look setting of that name can be keyed"#),
         (r#"[{"step": 9, "set": {"zoom": 2}}, {"step": 5, "set": {"zoom": 1}}]"#, "scene.render.timeline[1]: keys must be in step order: step 5 comes after timeline[0]'s step 9"),
         (r#"[{"set": {"zoom": 2}}]"#, "scene.render.timeline[0]: needs \"step\""),
+        // Placed at steps by the scene's dt when simulating, as every render will place them.
+        (r#"[{"step": 50, "set": {"zoom": 2}}, {"time": 0.1, "set": {"zoom": 1}}]"#, "scene.render.timeline[1]: keys must be in step order: step "),
+        (r#"[{"step": 5, "set": {"zoom": 2}}, {"step": 5, "set": {"zoom": 3}}]"#, r#"scene.render.timeline[1].set["zoom"]: set twice at step 5"#),
     ];
     for (i, (timeline, needle)) in cases.iter().enumerate() {
         let mut v: serde_json::Value = serde_json::from_str(CAMERA_2D).unwrap();
@@ -781,6 +818,14 @@ fn a_swept_scene_with_a_timeline_shards_as_one_run() {
         succeeds(d.path(), &a);
     };
     sweep(&["-o", "whole.csv"]);
+    // The keyed parameter itself cannot be swept: its keys would give every point one run.
+    let err = fails(
+        d.path(),
+        &["sweep", "t.json", "--vary", "v0=0.1,0.5", "-o", "v0.csv"],
+    );
+    has(&err, r#"--vary "v0=0.1,0.5": scene "#);
+    has(&err, "timeline keys vicsek.v0 (timeline[0], step 15)");
+    assert!(!d.path().join("v0.csv").exists());
     sweep(&["-o", "s0.csv", "--shard", "0/2"]);
     sweep(&["-o", "s1.csv", "--shard", "1/2"]);
     succeeds(

@@ -70,6 +70,105 @@ pub fn value_at(base: f32, points: &[Point], step: u64) -> f32 {
     (from as f64 + (to.value as f64 - from as f64) * f) as f32
 }
 
+/// The first step at which keyed value `lo` is not below keyed value `hi` (each its value
+/// before the first key and its keys), or None where `lo < hi` at every step — between keys
+/// as well as at them: two ramps eased differently (linear against smooth, or ending at other
+/// steps) can cross between keys whose values are in order.
+///
+/// Every step is covered, in O(keys · log steps): between two consecutive key steps of either
+/// value both are polynomials of degree at most 3 in the step, so `hi − lo` is monotonic
+/// between the span's ends and the steps next to the zeros of its derivative; those steps are
+/// evaluated by [`value_at`] itself, and the first bad one is found by halving.
+pub fn first_crossing(lo: (f32, &[Point]), hi: (f32, &[Point])) -> Option<u64> {
+    let mut ends: Vec<u64> = lo.1.iter().chain(hi.1).map(|p| p.step).collect();
+    ends.push(0);
+    ends.sort_unstable();
+    ends.dedup();
+    let bad = |step: u64| value_at(lo.0, lo.1, step) >= value_at(hi.0, hi.1, step);
+    for (i, &a) in ends.iter().enumerate() {
+        // Steps a..b are one span: no key of either value inside it (after the last key,
+        // both values are constant).
+        let Some(&b) = ends.get(i + 1) else {
+            return bad(a).then_some(a);
+        };
+        let mut steps = vec![a, b - 1];
+        // hi′ − lo′ as A·x² + B·x + C, x the step.
+        let (da, db) = (slope(lo, a), slope(hi, a));
+        let q = [db[0] - da[0], db[1] - da[1], db[2] - da[2]];
+        for x in stationary(q) {
+            if x > a as f64 && x < (b - 1) as f64 {
+                let f = x.floor() as u64;
+                steps.extend([f.saturating_sub(1), f, f + 1, f + 2]);
+            }
+        }
+        steps.retain(|&s| (a..b).contains(&s));
+        steps.sort_unstable();
+        steps.dedup();
+        // Between two neighbouring candidates `hi − lo` is monotonic: the first bad step
+        // after a good one is found by halving.
+        let mut good = None;
+        for s in steps {
+            if !bad(s) {
+                good = Some(s);
+                continue;
+            }
+            let Some(mut ok) = good else {
+                return Some(s);
+            };
+            let mut no = s;
+            while no - ok > 1 {
+                let mid = ok + (no - ok) / 2;
+                if bad(mid) {
+                    no = mid;
+                } else {
+                    ok = mid;
+                }
+            }
+            return Some(no);
+        }
+    }
+    None
+}
+
+/// The derivative over the step, as [A, B, C] of A·x² + B·x + C, of keyed value `v` in the
+/// span of steps starting at `at` (no key of `v` strictly inside it).
+fn slope(v: (f32, &[Point]), at: u64) -> [f64; 3] {
+    let (base, points) = v;
+    let next = points.partition_point(|p| p.step <= at);
+    let Some(to) = points.get(next) else {
+        return [0.0; 3];
+    };
+    let (from_step, from) = match next {
+        0 => (0, base),
+        i => (points[i - 1].step, points[i - 1].value),
+    };
+    let len = (to.step - from_step) as f64;
+    let d = to.value as f64 - from as f64;
+    match to.interpolation {
+        Interpolation::Step => [0.0; 3],
+        Interpolation::Linear => [0.0, 0.0, d / len],
+        Interpolation::Smooth => {
+            // d/dx of d·(3s² − 2s³), s = α·x + β: 6d·α·(s − s²).
+            let (al, be) = (1.0 / len, -(from_step as f64) / len);
+            let k = 6.0 * d * al;
+            [-k * al * al, k * (al - 2.0 * al * be), k * (be - be * be)]
+        }
+    }
+}
+
+/// Where A·x² + B·x + C is zero (none, one or two real x).
+fn stationary([a, b, c]: [f64; 3]) -> Vec<f64> {
+    if a.abs() < 1e-300 {
+        return if b != 0.0 { vec![-c / b] } else { Vec::new() };
+    }
+    let disc = b * b - 4.0 * a * c;
+    if disc < 0.0 {
+        return Vec::new();
+    }
+    let r = disc.sqrt();
+    vec![(-b - r) / (2.0 * a), (-b + r) / (2.0 * a)]
+}
+
 /// The step a key given by simulated `time` takes effect at: `time / dt` rounded to the nearest
 /// step; None where that is not a step (negative, not finite, or past `max`).
 pub fn step_of_time(time: f64, dt: f32, max: u64) -> Option<u64> {
@@ -80,6 +179,64 @@ pub fn step_of_time(time: f64, dt: f32, max: u64) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every step checked one by one: the reference for `first_crossing`.
+    fn crossing_by_brute(lo: (f32, &[Point]), hi: (f32, &[Point]), steps: u64) -> Option<u64> {
+        (0..steps).find(|&s| value_at(lo.0, lo.1, s) >= value_at(hi.0, hi.1, s))
+    }
+
+    #[test]
+    fn crossings_between_keys_are_found_at_their_first_step() {
+        use Interpolation::*;
+        // A band 0.5..1 whose ends ramp to 2..2.05 over steps 10..110, one smooth, one
+        // linear: in order at every key, crossed in between.
+        let lo = [p(10, 0.5, Step), p(110, 2.0, Smooth)];
+        let hi = [p(10, 1.0, Step), p(110, 2.05, Linear)];
+        let got = first_crossing((1.0, &lo), (2.0, &hi));
+        assert_eq!(got, crossing_by_brute((1.0, &lo), (2.0, &hi), 200));
+        assert!(got.is_some_and(|s| s > 10 && s < 110), "{got:?}");
+        // Ramps ending at different steps.
+        let lo = [p(0, 1.0, Step), p(100, 5.0, Linear)];
+        let hi = [p(0, 2.0, Step), p(40, 3.0, Smooth), p(100, 6.0, Linear)];
+        assert_eq!(
+            first_crossing((1.0, &lo), (2.0, &hi)),
+            crossing_by_brute((1.0, &lo), (2.0, &hi), 200)
+        );
+        // In order everywhere: none.
+        let lo = [p(50, 1.5, Smooth)];
+        let hi = [p(50, 2.5, Linear)];
+        assert_eq!(first_crossing((1.0, &lo), (2.0, &hi)), None);
+        assert_eq!(crossing_by_brute((1.0, &lo), (2.0, &hi), 200), None);
+        // A key that inverts at its own step, and a crossing after the last key.
+        let lo = [p(7, 3.0, Step)];
+        assert_eq!(first_crossing((1.0, &lo), (2.0, &[])), Some(7));
+        // Many random pairs against the brute force.
+        let mut seed = 12345u64;
+        let mut rnd = |m: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % m
+        };
+        let kinds = [Step, Linear, Smooth];
+        for _ in 0..2000 {
+            let mut keys = || {
+                let mut step = 0;
+                (0..1 + rnd(4))
+                    .map(|_| {
+                        step += 1 + rnd(40);
+                        p(step, rnd(100) as f32 / 10.0, kinds[rnd(3) as usize])
+                    })
+                    .collect::<Vec<_>>()
+            };
+            let (lo, hi) = (keys(), keys());
+            assert_eq!(
+                first_crossing((0.0, &lo), (5.0, &hi)),
+                crossing_by_brute((0.0, &lo), (5.0, &hi), 400),
+                "{lo:?} {hi:?}"
+            );
+        }
+    }
 
     fn p(step: u64, value: f32, interpolation: Interpolation) -> Point {
         Point {

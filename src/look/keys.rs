@@ -27,7 +27,50 @@ pub struct LookKey {
     pub time: Option<f64>,
     #[serde(default, skip_serializing_if = "Interpolation::is_step")]
     pub interpolation: Interpolation,
+    #[serde(deserialize_with = "unique_map")]
     pub set: BTreeMap<String, KeyValue>,
+}
+
+/// A JSON object as a map, refusing a name given twice (serde's maps keep the last one
+/// silently, where a struct's fields refuse it): a key's `set` names each value once.
+pub(crate) fn unique_map<'de, D, V>(d: D) -> Result<BTreeMap<String, V>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    V: Deserialize<'de>,
+{
+    struct Unique<V>(std::marker::PhantomData<V>);
+    impl<'de, V: Deserialize<'de>> serde::de::Visitor<'de> for Unique<V> {
+        type Value = BTreeMap<String, V>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an object of names and values")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut m: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut out = BTreeMap::new();
+            while let Some(name) = m.next_key::<String>()? {
+                if out.contains_key(&name) {
+                    return Err(serde::de::Error::custom(format!(
+                        "duplicate name {name:?}: each value is set once in a key"
+                    )));
+                }
+                let v = m.next_value()?;
+                out.insert(name, v);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_map(Unique(std::marker::PhantomData))
+}
+
+/// [`unique_map`] for a map that may be left out.
+pub(crate) fn unique_map_or_none<'de, D, V>(d: D) -> Result<Option<BTreeMap<String, V>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    V: Deserialize<'de>,
+{
+    unique_map(d).map(Some)
 }
 
 /// A keyed setting's value: a number, or a point (`center`, `eye`, `target`).
@@ -294,6 +337,17 @@ impl LookKeys {
             keyed.push(Keyed { field, parts });
         }
         Ok(LookKeys { keyed })
+    }
+
+    /// The largest value one-number setting `field` takes at any step, with `base` its value
+    /// where it is not keyed (ramps never overshoot their keys, so the keys bound it).
+    pub fn most(&self, field: LookField, base: f32) -> f32 {
+        self.keyed
+            .iter()
+            .filter(|k| k.field == field)
+            .flat_map(|k| &k.parts)
+            .flat_map(|(b, pts)| std::iter::once(*b).chain(pts.iter().map(|p| p.value)))
+            .fold(base, f32::max)
     }
 
     /// Each keyed setting's value at `step`.

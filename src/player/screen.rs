@@ -136,7 +136,7 @@ impl Screen {
     /// Starts drawing output frame `target` exactly (see [`Settle`]); the image shown stays
     /// until it is done.
     pub fn settle(&mut self, target: u64) {
-        let trails = self.renderer.settings().trails;
+        let trails = self.renderer.settings().longest_trails();
         let start = warm_start(&(target..target + 1), trails);
         let replay = if self.renderer.follows() { 0 } else { start };
         self.settle = Some(Settle {

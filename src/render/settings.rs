@@ -128,6 +128,18 @@ pub struct Settings {
     pub keys: Option<crate::look::keys::LookKeys>,
 }
 
+impl Settings {
+    /// The longest trails of any frame: the look's own, or the longest its keys give. Frames
+    /// drawn before the first one shown, to warm the trails up, fade by the keyed trails.
+    pub fn longest_trails(&self) -> f32 {
+        use crate::look::keys::LookField;
+        match &self.keys {
+            Some(k) => k.most(LookField::Trails, self.trails),
+            None => self.trails,
+        }
+    }
+}
+
 /// How a 3D recording is shown (resolved and validated).
 #[derive(Clone, Debug, PartialEq)]
 pub struct View3 {

@@ -266,17 +266,12 @@ impl Target {
         }
         if let Some(rest) = path.strip_prefix("species[") {
             if let Some(index) = rest.strip_suffix("].present") {
-                return index
-                    .parse()
-                    .map(Target::Present)
-                    .map_err(|_| format!("species index {index:?} is not a whole number"));
+                return plain_index(index, "species").map(Target::Present);
             }
             let (index, f) = rest
                 .split_once("].boids.")
                 .ok_or_else(|| "a species parameter reads species[i].boids.<name>".to_string())?;
-            let i: usize = index
-                .parse()
-                .map_err(|_| format!("species index {index:?} is not a whole number"))?;
+            let i = plain_index(index, "species")?;
             if let Some(h) = HuntField::ALL.into_iter().find(|h| h.name() == f) {
                 return Ok(Target::Hunt(i, h));
             }
@@ -391,14 +386,28 @@ impl Target {
     }
 }
 
+/// An index as a path writes it: digits, no sign, no leading zero (`species[1]`, never
+/// `species[01]` or `species[+1]`), so that one parameter has one path — the "set twice"
+/// check, the band checks and the tracks all go by the path.
+fn plain_index(index: &str, what: &str) -> Result<usize, String> {
+    let plain = !index.is_empty()
+        && index.bytes().all(|b| b.is_ascii_digit())
+        && (index == "0" || !index.starts_with('0'));
+    match index.parse() {
+        Ok(i) if plain => Ok(i),
+        Ok(i) => Err(format!(
+            "{what} index {index:?} must be written {i} (one path for each parameter)"
+        )),
+        Err(_) => Err(format!("{what} index {index:?} is not a whole number")),
+    }
+}
+
 /// `obstacles[` + `rest`: `i].center[k]`, `i].radius`, `i].present`.
 fn parse_obstacle(rest: &str) -> Result<Target, String> {
     let (index, field) = rest
         .split_once("].")
         .ok_or_else(|| "an obstacle's value reads obstacles[i].<name>".to_string())?;
-    let i: usize = index
-        .parse()
-        .map_err(|_| format!("obstacle index {index:?} is not a whole number"))?;
+    let i = plain_index(index, "obstacle")?;
     let f = match field {
         "radius" => ObstacleField::Radius,
         "present" => ObstacleField::Present,
@@ -412,9 +421,7 @@ fn parse_obstacle(rest: &str) -> Result<Target, String> {
                          min[k], max[k], radius, present)"
                     )
                 })?;
-            let k: usize = k
-                .parse()
-                .map_err(|_| format!("coordinate {k:?} is not a whole number"))?;
+            let k = plain_index(k, "coordinate")?;
             ObstacleField::point(name, k).ok_or_else(|| {
                 format!("an obstacle has no point {name:?} (center, from, to, min, max)")
             })?

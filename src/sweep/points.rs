@@ -59,6 +59,27 @@ pub fn check_varies(base: &Scene, varies: &[Vary]) -> Result<()> {
                 );
             }
         }
+        // A parameter the timeline keys takes the keys' values from their step on, whatever
+        // the point gives it: the sweep would measure the same keyed run at every point.
+        let keyed = base.timeline.iter().enumerate().find_map(|(k, key)| {
+            key.set
+                .keys()
+                .find(|path| {
+                    let (section, field) = path.rsplit_once('.').unwrap_or(("", path));
+                    field == v.param.name()
+                        && (section == "vicsek"
+                            || section == "boids"
+                            || section.ends_with("].boids"))
+                })
+                .map(|path| (k, key.step, path))
+        });
+        if let Some((k, step, path)) = keyed {
+            bail!(
+                "--vary {:?}: scene {}'s timeline keys {path} (timeline[{k}], step {step}), which                  would replace the varied value from that step on, so every point would run the                  same keyed values; vary a parameter the timeline does not key, or take its keys                  out of the scene",
+                v.expr,
+                base.name
+            );
+        }
         if matches!(v.param, Param::Agents | Param::Density) && base.init.layout == Layout::File {
             bail!(
                 "--vary {:?}: scene {} takes its agents from {}",

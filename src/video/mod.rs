@@ -290,7 +290,7 @@ impl Plan {
         if let Some(e) = &encoding {
             e.check_size(w, h)?;
         }
-        let frames = Frames::of(job, count, resolved.settings.trails)?;
+        let frames = Frames::of(job, count, resolved.settings.longest_trails())?;
         let sprites = ["exposure", "point_size"];
         if !job.quiet && resolved.measured.iter().any(|m| sprites.contains(m)) {
             log::info!("{}", resolved.summary());

@@ -157,8 +157,22 @@ pub(super) fn resolve(f: SceneFile, src: &Source, cx: &mut Ctx) -> Scene {
         cx.err("scene.obstacles", "only with model \"boids\"");
     }
     let render = f.render.clone();
-    for p in render.iter().flat_map(|r| r.problems(Some(dim as u8))) {
-        cx.err(&format!("scene.render.{}", p.field), p.message);
+    let problems: Vec<_> = render
+        .iter()
+        .flat_map(|r| r.problems(Some(dim as u8)))
+        .collect();
+    for p in &problems {
+        cx.err(&format!("scene.render.{}", p.field), p.message.clone());
+    }
+    // The render keys at steps, as every render will place them (a time is `time / dt`, and
+    // dt is the scene's): out of step order or set twice at a step is refused here, not by
+    // each render of the recording.
+    let keys = render.as_ref().and_then(|r| r.timeline.as_deref());
+    if let (Some(keys), true) = (keys, problems.is_empty()) {
+        let any = |f: crate::look::keys::LookField| Some(vec![0.0; f.components()]);
+        if let Err((field, message)) = crate::look::keys::LookKeys::resolve(keys, dt, any) {
+            cx.err(&format!("scene.render.{field}"), message);
+        }
     }
     let name = scene_name(f.name.as_deref(), src, cx);
     let mut scene = Scene {

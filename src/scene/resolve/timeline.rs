@@ -16,6 +16,7 @@ pub(in crate::scene) struct KeyFile {
     time: Option<f64>,
     /// Any JSON value: checked here, so that a misspelling gets a message listing the kinds.
     interpolation: Option<serde_json::Value>,
+    #[serde(default, deserialize_with = "crate::look::keys::unique_map_or_none")]
     set: Option<BTreeMap<String, serde_json::Value>>,
     /// Events: obstacles or species that appear (`"add": ["obstacles[2]", "species[1]"]`) or
     /// go (`"remove"`) here.
@@ -320,30 +321,43 @@ fn speed_bands(cx: &mut Ctx, s: &Scene, keys: &[Key], index: &[usize]) {
             Some(i) => Target::Species(i, f).get(s).unwrap_or(0.0),
             None => Target::Boids(f).get(s).unwrap_or(0.0),
         };
-        let at = |tr: Option<&super::super::timeline::Track>, f: BoidsField, step: u64| {
-            tr.map_or(base(f), |t| t.value(step))
+        let names = [format!("{prefix}.v_min"), format!("{prefix}.v_max")];
+        let [a, b] = [(lo, BoidsField::VMin), (hi, BoidsField::VMax)]
+            .map(|(tr, f)| tr.map_or((base(f), &[][..]), |t| (t.base, &t.points[..])));
+        let Some(step) = crate::look::interp::first_crossing(a, b) else {
+            continue;
         };
-        for (key, &k) in keys.iter().zip(index) {
-            let (a, b) = (
-                at(lo, BoidsField::VMin, key.step),
-                at(hi, BoidsField::VMax, key.step),
-            );
-            let names = [format!("{prefix}.v_min"), format!("{prefix}.v_max")];
-            let Some(param) = names.iter().find(|n| key.set.contains_key(n.as_str())) else {
-                continue;
-            };
-            if a >= b {
-                cx.err(
-                    &set_path(k, param),
-                    format!(
-                        "v_min must be < v_max at every step, got v_min {} >= v_max {} at step {}",
-                        fmt_num(a as f64),
-                        fmt_num(b as f64),
-                        key.step
-                    ),
-                );
-            }
-        }
+        let at = |v: (f32, &[crate::look::interp::Point])| {
+            crate::look::interp::value_at(v.0, v.1, step).to_string()
+        };
+        let message = format!(
+            "v_min must be < v_max at every step, got v_min {} >= v_max {} at step {step}",
+            at(a),
+            at(b)
+        );
+        blame(cx, keys, index, &names, step, message);
+    }
+}
+
+/// Reports `message` at the key that brings about a crossing at `step` of two values
+/// (`names`): the first key at or after `step` that sets one of them (the end of the ramp that
+/// crosses), else the last one before it.
+fn blame(
+    cx: &mut Ctx,
+    keys: &[Key],
+    index: &[usize],
+    names: &[String],
+    step: u64,
+    message: String,
+) {
+    let sets = |key: &Key| names.iter().find(|n| key.set.contains_key(n.as_str()));
+    let mut setting = keys
+        .iter()
+        .zip(index)
+        .filter_map(|(key, &k)| Some((key.step, k, sets(key)?)));
+    let last_before = setting.clone().take_while(|&(s, ..)| s < step).last();
+    if let Some((_, k, param)) = setting.find(|&(s, ..)| s >= step).or(last_before) {
+        cx.err(&set_path(k, param), message);
     }
 }
 
@@ -435,6 +449,8 @@ fn obstacle_keys(cx: &mut Ctx, s: &Scene, keys: &[Key], index: &[usize], files: 
     with.timeline = keys.to_vec();
     let tracks = super::super::timeline::tracks(&with);
     let find = |t: Target| tracks.iter().find(|tr| tr.target == t);
+    // The boxes' coordinates keyed (obstacle, axis): min < max checked over every step.
+    let mut boxes = Vec::new();
     for (key, &k) in keys.iter().zip(index) {
         for (param, &v) in &key.set {
             let target = Target::parse(param);
@@ -462,29 +478,36 @@ fn obstacle_keys(cx: &mut Ctx, s: &Scene, keys: &[Key], index: &[usize], files: 
             let Ok(Target::Obstacle(i, f)) = target else {
                 continue;
             };
-            match f {
-                ObstacleField::Min(c) | ObstacleField::Max(c) => {
-                    let at = |t: Target| {
-                        find(t).map_or_else(|| t.get(s).unwrap_or(0.0), |tr| tr.value(key.step))
-                    };
-                    let lo = at(Target::Obstacle(i, ObstacleField::Min(c)));
-                    let hi = at(Target::Obstacle(i, ObstacleField::Max(c)));
-                    if lo >= hi {
-                        cx.err(
-                            &set_path(k, param),
-                            format!(
-                                "a box needs min[{c}] < max[{c}] at every step, got {} >= {} at \
-                                 step {}",
-                                fmt_num(lo as f64),
-                                fmt_num(hi as f64),
-                                key.step
-                            ),
-                        );
-                    }
-                }
-                _ => {}
+            if let ObstacleField::Min(c) | ObstacleField::Max(c) = f {
+                boxes.push((i, c));
             }
         }
+    }
+    boxes.sort_unstable();
+    boxes.dedup();
+    for (i, c) in boxes {
+        let [lo, hi] = [ObstacleField::Min(c), ObstacleField::Max(c)].map(|f| {
+            let t = Target::Obstacle(i, f);
+            find(t).map_or((t.get(s).unwrap_or(0.0), &[][..]), |tr| {
+                (tr.base, &tr.points[..])
+            })
+        });
+        let Some(step) = crate::look::interp::first_crossing(lo, hi) else {
+            continue;
+        };
+        let at = |v: (f32, &[crate::look::interp::Point])| {
+            crate::look::interp::value_at(v.0, v.1, step).to_string()
+        };
+        let names = [
+            format!("obstacles[{i}].min[{c}]"),
+            format!("obstacles[{i}].max[{c}]"),
+        ];
+        let message = format!(
+            "a box needs min[{c}] < max[{c}] at every step, got {} >= {} at step {step}",
+            at(lo),
+            at(hi)
+        );
+        blame(cx, keys, index, &names, step, message);
     }
 }
 
