@@ -846,6 +846,51 @@ fn a_live_run_tuned_in_the_physics_panel_is_what_simulate_writes_from_the_saved_
     simulate_saved_is_live(d.path(), "vicsek-bands");
 }
 
+/// A value typed into the physics panel while the run plays is one key, of the value typed,
+/// at the step the solver was about to take when it was committed (Enter): no key a keystroke
+/// ("0", "0.3"), no text rewritten by the run under the cursor.
+#[test]
+fn a_value_typed_into_the_physics_panel_is_one_key_of_that_value() {
+    let d = tmp();
+    let Some(x) = display("a_value_typed_into_the_physics_panel") else {
+        return;
+    };
+    let args = [
+        "view",
+        "vicsek-bands",
+        "--agents",
+        "3000",
+        "--steps",
+        "300",
+        "--every",
+        "2",
+        "--record",
+        "live.bfs",
+        "--size",
+        "320x180",
+    ];
+    let mut p = player(&x, d.path(), &args);
+    let win = x.window("forge view", SLOW, p.child());
+    win.wait_title("frames coming live", SLOW, |t| {
+        t.ends_with(", live") && frame_of(t) > 5
+    });
+    // The speed v0: the panel's second field, right of the 320-pixel image.
+    win.click([356, 91], 1);
+    win.keys(&["0", "period", "3", "7", "Return"]);
+    win.wait_title("the run's end", SLOW, |t| paused(t) && frame_of(t) == 150);
+    let scene = save_and_quit(&win, p, d.path(), "vicsek-bands");
+    let keys = scene["timeline"].as_array().expect("a timeline");
+    let v0: Vec<f64> = keys
+        .iter()
+        .filter_map(|k| k["set"]["vicsek.v0"].as_f64())
+        .collect();
+    assert!(
+        v0.len() == 1 && (v0[0] - 0.37).abs() < 1e-6 && keys.len() == 1,
+        "{keys:?}"
+    );
+    simulate_saved_is_live(d.path(), "vicsek-bands");
+}
+
 /// The physics panel's species checkboxes: unticking the falcons while the run plays is a
 /// `remove` event at the step the solver was about to take; the frames after it leave them out,
 /// and `forge simulate` of the saved scene writes the bytes the session recorded.

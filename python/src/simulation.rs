@@ -267,7 +267,9 @@ impl PySimulation {
     }
 
     /// The keys of the simulation's timeline (the scene's, and those `set` added), in step
-    /// order: `[{"step": 100, "interpolation": "step", "set": {"vicsek.noise": 2.5}}, ...]`.
+    /// order: `[{"step": 100, "interpolation": "step", "set": {"vicsek.noise": 2.5}}, ...]`;
+    /// a key `set` added has `"live": True` (it changes the steps from its own on only: a ramp
+    /// it falls inside keeps its course before it), and a scene given this list runs the same.
     #[getter]
     fn timeline<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyList>> {
         let keys = self.with(py, |g| g.keyed.timeline.clone());
@@ -281,6 +283,9 @@ impl PySimulation {
                 set.set_item(p, *v)?;
             }
             d.set_item("set", set)?;
+            if k.live {
+                d.set_item("live", true)?;
+            }
             out.append(d)?;
         }
         Ok(out)

@@ -198,8 +198,8 @@ def test_set_is_a_key_that_record_reproduces(small_scene, tmp_path):
     sim.step(5)
     assert sim.step_index == 12
     assert sim.timeline == [
-        {"step": 4, "interpolation": "step", "set": {"boids.noise": 1.5, "boids.w_ali": 0.0}},
-        {"step": 7, "interpolation": "step", "set": {"boids.w_ali": 2.0}},
+        {"step": 4, "interpolation": "step", "set": {"boids.noise": 1.5, "boids.w_ali": 0.0}, "live": True},
+        {"step": 7, "interpolation": "step", "set": {"boids.w_ali": 2.0}, "live": True},
     ]
     out = tmp_path / "keyed.bfs"
     # The scene's warm-up is 5 steps: its frame 7 is step 12.
@@ -214,6 +214,68 @@ def test_set_is_a_key_that_record_reproduces(small_scene, tmp_path):
     plain = ff.Simulation(small_scene, seed=3)
     plain.step(12)
     assert not np.array_equal(plain.positions, sim.positions)
+
+
+def test_set_inside_a_ramp_changes_only_the_steps_after_it(small_scene, tmp_path):
+    # The scene ramps w_ali from 2.2 to 6 over steps 0..30; set at step 12, the steps before
+    # keep their ramp (the recording passes through the states this object stepped through),
+    # and from step 12 the ramp goes on from the value set.
+    scene = dict(small_scene, timeline=[{"step": 30, "set": {"boids.w_ali": 6.0}, "interpolation": "linear"}])
+    sim = ff.Simulation(scene, seed=3, threads=2)
+    sim.step(12)
+    before = sim.positions.copy()
+    sim.set("boids.w_ali", 0.5)
+    sim.step(6)
+    out = tmp_path / "ramp.bfs"
+    sim.record(out, steps=13, every=1)
+    rec = ff.Recording(out)
+    # The scene's warm-up is 5 steps: frame k is step 5 + k.
+    assert rec[7].step == 12 and np.array_equal(before, rec[7].positions)
+    assert np.array_equal(sim.positions, rec[13].positions)
+    # The set changed the run from step 12 on.
+    plain = ff.Simulation(scene, seed=3, threads=2)
+    plain.step(18)
+    assert not np.array_equal(plain.positions, sim.positions)
+
+
+def test_a_presence_set_back_at_its_step_leaves_no_event(tmp_path):
+    scene = {
+        "model": "boids", "dim": 2, "steps": 10, "warmup": 0, "dt": 0.05, "seed": 2,
+        "world": {"size": [300, 200], "boundary": "wrap"},
+        "boids": {"v_min": 40, "v_max": 100},
+        "species": [
+            {"name": "sparrow", "agents": 200},
+            {"name": "hawk", "agents": 3, "role": "predator",
+             "boids": {"chase_radius": 120, "w_chase": 200}},
+        ],
+    }
+    sim = ff.Simulation(scene, seed=2, threads=1)
+    sim.step(4)
+    sim.set("species[1].present", 0)
+    sim.set("species[1].present", 1)
+    assert sim.timeline == []
+    sim.step(3)
+    assert sim.present.all()
+    out = tmp_path / "back.bfs"
+    sim.record(out, steps=7, every=1)
+    rec = ff.Recording(out)
+    assert all(f.present.all() for f in rec)
+    assert np.array_equal(sim.positions, rec[7].positions)
+
+
+def test_what_set_takes_a_saved_scene_loads():
+    # 1e30 (the largest a scene takes) is stored as the float 1.0000000150474662e30: the
+    # timeline holding it loads again.
+    scene = {"model": "vicsek", "agents": 100, "steps": 10, "world": {"size": [10, 10]},
+             "vicsek": {"v0": 0.5, "r": 1, "noise": 0.4}}
+    sim = ff.Simulation(scene, seed=1)
+    sim.step(2)
+    sim.set("vicsek.v0", 1e30)
+    assert sim.timeline[0]["set"]["vicsek.v0"] > 1e30
+    again = ff.Simulation(dict(scene, timeline=sim.timeline), seed=1)
+    assert again.timeline == sim.timeline
+    with pytest.raises(ValueError, match=r"vicsek.v0: is too large: at most 1e30"):
+        sim.set("vicsek.v0", 1.1e30)
 
 
 def test_set_refuses_what_a_scene_file_refuses(small_scene):
@@ -252,7 +314,7 @@ def test_a_species_taken_out_is_absent_from_the_recording(tmp_path):
     sim.step(6)
     assert sim.present[:400].all() and not sim.present[400:].any()
     assert not sim.present.flags.writeable
-    assert sim.timeline == [{"step": 4, "interpolation": "step", "set": {"species[1].present": 0.0}}]
+    assert sim.timeline == [{"step": 4, "interpolation": "step", "set": {"species[1].present": 0.0}, "live": True}]
     # The sparrows too would leave the world empty: refused, the timeline as it was.
     with pytest.raises(ValueError, match=r"species\[0\].present: takes species\[0\] out at step 10, "
                        r"and no species is left in the world"):

@@ -46,18 +46,23 @@ pub struct Point {
     pub step: u64,
     pub value: f32,
     pub interpolation: Interpolation,
+    /// Set while the run played (`Simulation.set`, the player's panel): it changes the values
+    /// from its step on only. A step before it keeps the ramp it was on: the key it ramps
+    /// towards is the next one that is not live.
+    pub live: bool,
 }
 
 /// The value in effect at `step` of a value that is `base` before its first key and keyed by
 /// `points` (in step order; at most one at a step): O(log keys). Computed in `f64` from the
 /// `f32` endpoints and rounded once, the same on every machine.
 pub fn value_at(base: f32, points: &[Point], step: u64) -> f32 {
-    // The first key not yet reached.
-    let next = points.partition_point(|p| p.step <= step);
-    let Some(to) = points.get(next) else {
-        return points.last().map_or(base, |p| p.value);
+    // The first key not yet reached (live keys change only the steps from theirs on).
+    let reached = points.partition_point(|p| p.step <= step);
+    let Some(next) = (reached..points.len()).find(|&i| !points[i].live) else {
+        return reached.checked_sub(1).map_or(base, |i| points[i].value);
     };
-    let (from_step, from) = match next {
+    let to = &points[next];
+    let (from_step, from) = match reached {
         0 => (0, base),
         i => (points[i - 1].step, points[i - 1].value),
     };
@@ -134,11 +139,12 @@ pub fn first_crossing(lo: (f32, &[Point]), hi: (f32, &[Point])) -> Option<u64> {
 /// span of steps starting at `at` (no key of `v` strictly inside it).
 fn slope(v: (f32, &[Point]), at: u64) -> [f64; 3] {
     let (base, points) = v;
-    let next = points.partition_point(|p| p.step <= at);
-    let Some(to) = points.get(next) else {
+    let reached = points.partition_point(|p| p.step <= at);
+    let Some(next) = (reached..points.len()).find(|&i| !points[i].live) else {
         return [0.0; 3];
     };
-    let (from_step, from) = match next {
+    let to = &points[next];
+    let (from_step, from) = match reached {
         0 => (0, base),
         i => (points[i - 1].step, points[i - 1].value),
     };
@@ -243,6 +249,7 @@ mod tests {
             step,
             value,
             interpolation,
+            live: false,
         }
     }
 

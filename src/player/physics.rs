@@ -79,15 +79,31 @@ pub fn show(ui: &mut Ui, scene: &Scene, step: u64, out: &mut Vec<Action>) {
             .iter()
             .find(|t| t.path == path)
             .map_or(base, |t| t.value(step));
-        let mut v = now;
         let speed = (now.abs() * 0.01).max(0.001);
         ui.horizontal(|ui| {
-            ui.add(DragValue::new(&mut v).speed(speed));
+            // A typed value is sent when it is committed (Enter, or the field left), never a
+            // keystroke at a time ("3" of "3.7"); while it is typed, the field holds the value
+            // it had when the typing began, so the run (a ramp, a key just taken) cannot
+            // rewrite the text under the cursor.
+            let id = ui.next_auto_id();
+            let held = id.with("value when typing began");
+            let shown = if ui.memory(|m| m.has_focus(id)) {
+                ui.data_mut(|d| *d.get_temp_mut_or_insert_with(held, || now))
+            } else {
+                ui.data_mut(|d| d.remove::<f32>(held));
+                now
+            };
+            let mut v = shown;
+            ui.add(
+                DragValue::new(&mut v)
+                    .speed(speed)
+                    .update_while_editing(false),
+            );
             ui.label(label);
+            if v != shown && v.is_finite() {
+                out.push(Action::Physics(path, v as f64));
+            }
         });
-        if v != now && v.is_finite() {
-            out.push(Action::Physics(path, v as f64));
-        }
     }
     ui.label(format!("{} keys in the timeline", scene.timeline.len()));
 }

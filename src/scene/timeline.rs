@@ -40,6 +40,10 @@ pub struct Key {
     pub interpolation: Interpolation,
     /// Parameter path → value.
     pub set: BTreeMap<String, f32>,
+    /// Set while the run played ([`Scene::set_at`]): it changes only the steps from its own
+    /// on, so a ramp it falls inside keeps its course before it ([`Point::live`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub live: bool,
 }
 
 /// A boids parameter a key may set.
@@ -490,6 +494,7 @@ pub fn tracks(s: &Scene) -> Vec<Track> {
                 step: k.step,
                 value,
                 interpolation: k.interpolation,
+                live: k.live,
             });
         }
     }
@@ -619,6 +624,9 @@ impl fmt::Display for Key {
         }
         if !self.interpolation.is_step() {
             write!(f, " ({})", self.interpolation.name())?;
+        }
+        if self.live {
+            write!(f, " (live)")?;
         }
         Ok(())
     }

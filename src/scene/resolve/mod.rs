@@ -32,6 +32,12 @@ fn not_a_file_name(name: &str) -> Option<&'static str> {
 /// products of a few of them stay finite.
 const LARGEST: f64 = 1e30;
 
+/// Whether `x` is at most [`LARGEST`] either way as the scene stores it (a float): 1e30 is
+/// stored as 1.0000000150474662e30, which a saved scene then holds, and must load again.
+pub(in crate::scene) fn within_largest(x: f64) -> bool {
+    (x as f32).abs() <= LARGEST as f32
+}
+
 /// A number as a message shows it: `3`, `0.5`, and `1e38` rather than its 39 digits.
 fn fmt_num(x: f64) -> String {
     if x.fract() == 0.0 && x.abs() < 1e15 {
@@ -65,7 +71,7 @@ fn pos_f(cx: &mut Ctx, path: &str, v: Option<f64>, default: f64, allow_zero: boo
         );
         return default as f32;
     }
-    if x > LARGEST {
+    if !within_largest(x) {
         cx.err(
             path,
             format!("is too large: at most 1e30, got {}", fmt_num(x)),
@@ -99,7 +105,7 @@ fn any_f(cx: &mut Ctx, path: &str, v: Option<f64>, default: f64) -> f32 {
         cx.err(path, format!("must be a finite number, got {x}"));
         return default as f32;
     }
-    if x.abs() > LARGEST {
+    if !within_largest(x) {
         cx.err(
             path,
             format!("is too large: at most 1e30 either way, got {}", fmt_num(x)),

@@ -22,6 +22,8 @@ pub(in crate::scene) struct KeyFile {
     /// go (`"remove"`) here.
     add: Option<serde_json::Value>,
     remove: Option<serde_json::Value>,
+    /// Set while a run played (a saved scene holds them): see [`Key::live`].
+    live: Option<bool>,
 }
 
 /// One value a key sets, as written: where messages name it, its parameter path, its value.
@@ -175,6 +177,7 @@ pub(super) fn resolve(cx: &mut Ctx, keys: Option<&[KeyFile]>, s: &Scene) -> Vec<
                 step,
                 interpolation,
                 set,
+                live: kf.live.unwrap_or(false),
             });
             index.push(k);
         }
@@ -278,7 +281,7 @@ fn value(cx: &mut Ctx, path: &str, param: &str, x: f64, s: &Scene) -> Option<f32
         Target::VicsekNoise => vicsek_noise(cx, path, Some(x)),
         Target::Obstacle(_, ObstacleField::Radius) => {
             let r = pos_f(cx, path, Some(x), 1.0, false);
-            if cx.errors.len() == errors && !(x <= 1e30 && r.is_normal()) {
+            if cx.errors.len() == errors && !(super::within_largest(x) && r.is_normal()) {
                 cx.err(path, format!("must be a number > 0, got {}", fmt_num(x)));
             }
             r
@@ -361,10 +364,11 @@ fn blame(
     }
 }
 
-/// Adds to `s`'s timeline a key that sets `param` to `x` from `step` on (a `step` key: the
-/// value jumps there), checked as a key in the file is; where a `step` key at that step exists,
-/// the value joins it (replacing one for the same parameter). Fails, changing nothing, with the
-/// error naming `param`.
+/// Adds to `s`'s timeline a live key that sets `param` to `x` from `step` on (the value jumps
+/// there; the steps before keep the values they had, a ramp in progress included), checked as a
+/// key in the file is; where a live key at that step exists, the value joins it (replacing one
+/// for the same parameter; a presence set back to what it was before the step leaves no event).
+/// Fails, changing nothing, with the error naming `param`.
 pub(in crate::scene) fn add(
     s: &mut Scene,
     step: u64,
@@ -376,13 +380,30 @@ pub(in crate::scene) fn add(
     let Some(v) = value(&mut cx, param, param, x, s) else {
         return Err(first(cx).expect("a refused value has its error"));
     };
+    let mut keys = s.timeline.clone();
+    // A value set live at this step before is replaced: taken out first.
+    let live_here = |keys: &[Key]| keys.iter().rposition(|k| k.step == step && k.live);
+    let mut replaced = false;
+    if let Some(i) = live_here(&keys) {
+        replaced = keys[i].set.remove(param).is_some();
+        if keys[i].set.is_empty() {
+            keys.remove(i);
+        }
+    }
     // A species or obstacle added while it is there (or removed while gone) would, as the
     // first event of its track, take it out of the world until then: the steps already taken.
+    // Set back at the step it was set (0 then 1), it is as it was: no event at all.
     if Target::parse(param).is_ok_and(|t| t.is_presence()) {
-        let now = super::super::timeline::tracks(s)
+        let mut with = s.clone();
+        with.timeline = keys.clone();
+        let now = super::super::timeline::tracks(&with)
             .iter()
             .find(|t| t.path == param)
             .map_or(1.0, |t| t.value(step));
+        if now == v && replaced {
+            s.timeline = keys;
+            return Ok(());
+        }
         if now == v {
             return Err(SceneError {
                 path: param.to_string(),
@@ -395,25 +416,24 @@ pub(in crate::scene) fn add(
             });
         }
     }
-    let mut keys = s.timeline.clone();
-    let at = keys.partition_point(|k| k.step <= step);
-    match keys[..at]
-        .iter_mut()
-        .rev()
-        .take_while(|k| k.step == step)
-        .find(|k| k.interpolation == Interpolation::Step)
-    {
-        Some(k) => {
-            k.set.insert(param.to_string(), v);
+    // A live key of its own (or the one set live at this step): a key of the file at this
+    // step would, set here, end the ramp it falls in at this step — for the steps before too.
+    match live_here(&keys) {
+        Some(i) => {
+            keys[i].set.insert(param.to_string(), v);
         }
-        None => keys.insert(
-            at,
-            Key {
-                step,
-                interpolation: Interpolation::Step,
-                set: BTreeMap::from([(param.to_string(), v)]),
-            },
-        ),
+        None => {
+            let at = keys.partition_point(|k| k.step <= step);
+            keys.insert(
+                at,
+                Key {
+                    step,
+                    interpolation: Interpolation::Step,
+                    set: BTreeMap::from([(param.to_string(), v)]),
+                    live: true,
+                },
+            );
+        }
     }
     // Another key at this step that sets the parameter (a ramp's end) would set it twice.
     if keys
