@@ -250,6 +250,11 @@ fn an_alpha_video_is_prores_4444_and_png_frames_carry_alpha() {
         &[&["render", "s.bfs", "--alpha", "-o", "a.mp4"][..], &size].concat(),
     );
     has(&err, "-o a.mp4");
+    // --alpha chose the codec, and the message says so.
+    has(
+        &err,
+        "--alpha: a video with alpha is ProRes 4444, which is written into a .mov file",
+    );
     // PNG frames carry the alpha.
     succeeds(
         d.path(),
@@ -266,6 +271,37 @@ fn an_alpha_video_is_prores_4444_and_png_frames_carry_alpha() {
         .max()
         .expect("frames written");
     covers_some(&rgba(&first));
+}
+
+/// A large RGB plate is scaled in its own colours: the picture is held once at its full size
+/// (decoded 192 MiB here), not again as RGBA (measured: peak 470 MB when it was, 249 MB now).
+#[test]
+fn a_large_plate_is_held_once() {
+    if !have_gpu("a_large_plate_is_held_once") || !have_ffmpeg("a_large_plate_is_held_once") {
+        return;
+    }
+    let d = tmp();
+    recording(d.path());
+    let made = std::process::Command::new("ffmpeg")
+        .current_dir(d.path())
+        .args(["-v", "error", "-f", "lavfi", "-i", "testsrc2=s=8192x8192"])
+        .args(["-frames:v", "1", "-pix_fmt", "rgb24", "big.png"])
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let args = ["still", "s.bfs", "--background-image", "big.png"];
+    let m = peak_memory(
+        d.path(),
+        &[&args[..], &["--size", "320x180", "-o", "p.png", "-q"]].concat(),
+        &[],
+    );
+    assert_eq!(m.run.code, Some(0), "{}", m.run.stderr);
+    let decoded_mb = 8192.0 * 8192.0 * 3.0 / 1e6;
+    assert!(
+        m.peak_mb < decoded_mb + 150.0,
+        "peak {:.0} MB with a plate of {decoded_mb:.0} MB decoded",
+        m.peak_mb
+    );
 }
 
 #[test]

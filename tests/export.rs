@@ -644,6 +644,28 @@ fn bfs1_with_a_changing_agent_count_goes_to_csv_only() {
     let block3: Vec<&str> = xyz.lines().skip(3 * 6).take(8).collect();
     assert!(block3[1].contains("Frame=3"), "{xyz}");
     assert_eq!(block3[7], "boid 15 25 0 6 4 0 5 0", "{xyz}");
+    // USD: ids sampled per frame as the points are, each frame's ids as many as its points.
+    succeeds(d.path(), &["export", "bf.bfs", "-o", "bf.usda", "-q"]);
+    let usda = fs::read_to_string(d.path().join("bf.usda")).unwrap();
+    let samples = |attr: &str| -> Vec<usize> {
+        let at = usda
+            .find(&format!("{attr}.timeSamples = {{"))
+            .unwrap_or_else(|| panic!("no {attr} samples:\n{usda}"));
+        let body = &usda[at..at + usda[at..].find("        }").unwrap()];
+        // Each sample's values: points are "(x, y, z)" each, ids plain numbers.
+        let count = |l: &str| {
+            let inner = &l[l.find('[').unwrap() + 1..l.rfind(']').unwrap()];
+            match inner.contains('(') {
+                true => inner.matches('(').count(),
+                false => inner.split(',').filter(|x| !x.trim().is_empty()).count(),
+            }
+        };
+        body.lines().skip(1).map(count).collect()
+    };
+    let points = samples("point3f[] points");
+    let ids = samples("int64[] ids");
+    assert_eq!(points, [4, 4, 4, 6, 6], "{usda}");
+    assert_eq!(ids, points, "{usda}");
     if have_numpy("bfs1_with_a_changing_agent_count_goes_to_csv_only") {
         check_npz(&d.path().join("a.npz"), &p, &[0, 1, 2]);
         check_npz(&d.path().join("b.npz"), &p, &[3, 4]);

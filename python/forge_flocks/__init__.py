@@ -66,6 +66,75 @@ __version__ = FORGE_VERSION
 
 PathLike = Union[str, "os.PathLike[str]"]
 
+# The argument checks of the package's own methods: a wrong type is a TypeError and a value out
+# of range a ValueError, each naming the argument (as the native functions' checks do).
+
+# forge analyze's limits (forge::analyze::MAX_BINS, MAX_K, MAX_BOOTSTRAP).
+_MAX_BINS, _MAX_K, _MAX_BOOTSTRAP = 10_000, 64, 100_000
+_U64 = 2**64 - 1
+
+
+def _kind(v: Any) -> str:
+    return type(v).__name__
+
+
+def _whole(name: str, v: Any, lo: int, hi: int = _U64) -> int:
+    """``v`` as a whole number in ``lo..=hi``."""
+    want = f"a whole number in {lo}..={hi}"
+    if isinstance(v, bool):
+        raise TypeError(f"{name}: must be {want}, got bool")
+    try:
+        i = operator.index(v)
+    except TypeError:
+        raise TypeError(f"{name}: must be {want}, got {_kind(v)}") from None
+    if not lo <= i <= hi:
+        raise ValueError(f"{name}: must be {want}, got {i}")
+    return i
+
+
+def _frame_pair(name: str, v: Any) -> Optional[Tuple[Optional[int], Optional[int]]]:
+    """``None`` or ``(a, b)``, either end ``None``."""
+    if v is None:
+        return None
+    if not isinstance(v, (tuple, list)) or len(v) != 2:
+        raise TypeError(f"{name}: must be a pair (start, end) of frame numbers or None, got {_kind(v)}")
+    return tuple(None if x is None else _whole(name, x, 0) for x in v)  # type: ignore[return-value]
+
+
+def _word(name: str, v: Any, words: Tuple[str, ...], none: bool = False) -> Optional[str]:
+    """One of ``words`` (or ``None`` where ``none``)."""
+    if v is None and none:
+        return None
+    shown = ", ".join(repr(w) for w in words)
+    if not isinstance(v, str):
+        raise TypeError(f"{name}: must be one of {shown}, got {_kind(v)}")
+    if v not in words:
+        raise ValueError(f"{name}: must be one of {shown}, got {v!r}")
+    return v
+
+
+def _distance(name: str, v: Any) -> Optional[float]:
+    """``None`` or a finite number above 0."""
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name}: must be a distance (a number above 0) or None, got {_kind(v)}")
+    x = float(v)
+    if not (np.isfinite(x) and x > 0):
+        raise ValueError(f"{name}: must be a distance above 0, got {x}")
+    return x
+
+
+def _path(name: str, v: Any) -> str:
+    """A path given as ``str`` or ``os.PathLike`` (of ``str``)."""
+    try:
+        p = os.fspath(v)
+    except TypeError:
+        raise TypeError(f"{name}: must be a str or an os.PathLike, got {_kind(v)}") from None
+    if not isinstance(p, str):
+        raise TypeError(f"{name}: must be a str or an os.PathLike of str, got {_kind(p)}")
+    return p
+
 
 def simulate(
     scene: Union[str, "os.PathLike[str]", dict, Scene],
@@ -187,7 +256,15 @@ class Recording:
         the rest is as ``forge analyze --json`` prints it, from the same code."""
         a = json.loads(
             self._reader.analyze_json(
-                frames, every, bins, r_max, k_max, field, mean, method, bootstrap
+                _frame_pair("frames", frames),
+                _whole("every", every, 1),
+                _whole("bins", bins, 1, _MAX_BINS),
+                _distance("r_max", r_max),
+                _whole("k_max", k_max, 1, _MAX_K),
+                _word("field", field, ("velocity", "heading"), none=True),
+                _word("mean", mean, ("frame", "frames")),
+                _word("method", method, ("auto", "exact", "grid")),
+                _whole("bootstrap", bootstrap, 0, _MAX_BOOTSTRAP),
             )
         )
         nan = float("nan")
@@ -214,11 +291,28 @@ class Recording:
         as ``--frames`` and ``--every``; ``color`` and ``colormap`` as ``--color`` and
         ``--colormap`` (each agent's colour in every frame, as ``forge render`` colours it).
         Returns the frames written; Ctrl-C leaves no file."""
-        ext = os.path.splitext(os.fspath(path))[1].lower()
-        if ext not in (".usda", ".usd"):
-            raise ValueError(f"path: {os.fspath(path)!r} must end in .usda or .usd")
+        out = _path("path", path)
+        if os.path.splitext(out)[1].lower() not in (".usda", ".usd"):
+            raise ValueError(f"path: {out!r} must end in .usda or .usd")
+        frames = _frame_pair("frames", frames)
+        every = _whole("every", every, 1)
+        if not isinstance(force, bool):
+            raise TypeError(f"force: must be True or False, got {_kind(force)}")
+        for name, v in (("color", color), ("colormap", colormap)):
+            if v is not None and not isinstance(v, str):
+                raise TypeError(f"{name}: must be a str or None, got {_kind(v)}")
         colours = {k: v for k, v in (("color", color), ("colormap", colormap)) if v is not None}
-        return _export(self.path, os.fspath(path), frames, every, force, colours or None)
+        return _export(self._opened(), out, frames, every, force, colours or None)
+
+    def _opened(self) -> str:
+        """The path, where it still names the file this Recording opened: the methods that go
+        by the path read that file, or none."""
+        if not self._reader.same_file():
+            raise RecordingError(
+                f"{self.path}: not the file this Recording opened (replaced or removed since); "
+                f"open it again with Recording({self.path!r})"
+            )
+        return self.path
 
     def _frame(self, k: int) -> Frame:
         step, pos, vel, absent = self._reader.read(k, self.verify)
@@ -256,24 +350,26 @@ class Recording:
 
 
 class Image(np.ndarray):
-    """An ``(H, W, 3)`` ``uint8`` array that Jupyter shows inline (``_repr_png_``)."""
+    """An ``(H, W, 3)`` (or, with alpha, ``(H, W, 4)``) ``uint8`` array that Jupyter shows
+    inline (``_repr_png_``)."""
 
     def _repr_png_(self) -> Optional[bytes]:
         a = np.asarray(self)
-        if a.ndim != 3 or a.shape[2] != 3 or a.dtype != np.uint8:
+        if a.ndim != 3 or a.shape[2] not in (3, 4) or a.dtype != np.uint8:
             return None
         return encode_png(np.ascontiguousarray(a))
 
 
 def _recording_path(recording: Union[PathLike, Recording]) -> str:
     if isinstance(recording, Recording):
-        return recording.path
-    return os.fspath(recording)
+        return recording._opened()
+    return _path("recording", recording)
 
 
 def still(recording: Union[PathLike, Recording], frame: int = 0, **look: Any) -> Image:
     """Frame ``frame`` of ``recording`` (negative from the end) rendered as ``forge still`` renders
-    it, as an ``(H, W, 3)`` ``uint8`` array (an :class:`Image`, shown inline in Jupyter). The
+    it, as an ``(H, W, 3)`` ``uint8`` array (an :class:`Image`, shown inline in Jupyter;
+    ``(H, W, 4)``, straight alpha last, with ``alpha=True``). The
     keyword arguments are the keys of a scene's ``render`` section (``size=[320, 180]``,
     ``color="heading"``, …); an unknown key raises :class:`LookError` naming it, a frame the
     recording does not have :class:`IndexError`."""
@@ -300,7 +396,8 @@ def render(
     **look: Any,
 ) -> Tuple[int, int, int]:
     """Render ``recording`` to the video ``output`` as ``forge render`` does (H.264 MP4 through
-    FFmpeg), the look from the keys of a scene's ``render`` section; ``frames=(a, b)`` the
+    FFmpeg; with ``alpha=True`` ProRes 4444 with alpha, into a ``.mov``), the look from the keys of
+    a scene's ``render`` section; ``frames=(a, b)`` the
     recorded frames ``a..b``. Returns ``(frames, width, height)``. Ctrl-C raises
     ``KeyboardInterrupt`` and leaves no output."""
-    return _render(_recording_path(recording), os.fspath(output), frames, force, look or None)
+    return _render(_recording_path(recording), _path("output", output), frames, force, look or None)

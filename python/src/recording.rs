@@ -76,6 +76,14 @@ impl PyReader {
         })
     }
 
+    /// Whether the path still names the file this reader opened: the methods that go by the
+    /// path (`still`, `render`, `to_usd`) check it, so that every method of one Recording
+    /// reads the same file.
+    fn same_file(&self, py: Python<'_>) -> bool {
+        let path = self.path.clone();
+        self.with(py, move |r| r.same_file(&path))
+    }
+
     fn __len__(&self, py: Python<'_>) -> usize {
         self.with(py, |r| r.frame_count() as usize)
     }
@@ -247,7 +255,17 @@ impl PyReader {
                 Some((start, end)) => bfs::FrameRange { start, end },
                 None => bfs::FrameRange::ALL,
             };
-            let frames = range.within(r.frame_count(), &path)?;
+            let frames = match range.within(r.frame_count(), &path) {
+                Ok(f) => f,
+                // The argument's error: `frames: …`, as the CLI's is `--frames: …`.
+                Err(e) => {
+                    let msg = e.to_string();
+                    return Ok(Err(format!(
+                        "frames: {}",
+                        msg.trim_start_matches("--frames: ")
+                    )));
+                }
+            };
             let o = Options {
                 frames,
                 every,
@@ -259,10 +277,18 @@ impl PyReader {
                 method,
                 bootstrap,
             };
-            let a = forge::analyze::analyze(&mut r, &o)?;
-            Ok(serde_json::to_string(&a)?)
+            // An option out of range is the argument's error (a ValueError naming it);
+            // anything else is about the file, named first as every reader error is.
+            let a = match forge::analyze::analyze(&mut r, &o) {
+                Err(e) => match e.downcast::<forge::analyze::BadOption>() {
+                    Ok(b) => return Ok(Err(format!("{}: {}", b.option, b.message))),
+                    Err(e) => return Err(e.context(path.display().to_string())),
+                },
+                Ok(a) => a,
+            };
+            Ok(Ok(serde_json::to_string(&a)?))
         })?;
-        Ok(json)
+        json.map_err(crate::errors::arg_err)
     }
 
     /// forge's metrics of frame `k`.

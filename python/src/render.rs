@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use image::ImageEncoder;
 use numpy::ndarray::Array3;
 use numpy::{IntoPyArray, PyArray3, PyReadonlyArray3};
 use pyo3::prelude::*;
@@ -50,7 +51,7 @@ fn look_of(py: Python<'_>, look: Option<&Bound<'_, PyDict>>) -> PyResult<Look> {
 }
 
 /// Renders frame `frame` of `recording` as `forge still` does and returns it as an
-/// `(H, W, 3)` `uint8` array.
+/// `(H, W, 3)` `uint8` array, `(H, W, 4)` (straight alpha last) where the look asks for alpha.
 #[pyfunction]
 #[pyo3(signature = (recording, frame, look=None))]
 pub fn still<'py>(
@@ -60,6 +61,7 @@ pub fn still<'py>(
     look: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyArray3<u8>>> {
     let look = look_of(py, look)?;
+    let channels = if look.alpha == Some(true) { 4 } else { 3 };
     let dir =
         tempfile::tempdir().map_err(|e| ForgeError::new_err(format!("a temporary folder: {e}")))?;
     let out = dir.path().join("still.png");
@@ -82,34 +84,58 @@ pub fn still<'py>(
     let img = crate::work::run(py, move || {
         forge::video::render(&job)?;
         let img = image::open(&png)
-            .map_err(|e| anyhow::anyhow!("reading the still back from {}: {e}", png.display()))?
-            .into_rgb8();
-        Ok(img)
+            .map_err(|e| anyhow::anyhow!("reading the still back from {}: {e}", png.display()))?;
+        let (w, h) = (img.width(), img.height());
+        let raw = match channels {
+            4 => img.into_rgba8().into_raw(),
+            _ => img.into_rgb8().into_raw(),
+        };
+        Ok((w, h, raw))
     })?;
     drop(dir);
-    let (w, h) = img.dimensions();
-    let a = Array3::from_shape_vec((h as usize, w as usize, 3), img.into_raw())
-        .expect("an RGB image of w × h");
+    let (w, h, raw) = img;
+    let a = Array3::from_shape_vec((h as usize, w as usize, channels), raw)
+        .expect("an image of w × h × channels");
     Ok(a.into_pyarray(py))
 }
 
-/// An `(H, W, 3)` `uint8` array as PNG bytes (for `_repr_png_`).
+/// An `(H, W, 3)` (RGB) or `(H, W, 4)` (RGBA) `uint8` array as PNG bytes (for `_repr_png_`).
 #[pyfunction]
-pub fn encode_png(
-    py: Python<'_>,
-    image: PyReadonlyArray3<'_, u8>,
-) -> PyResult<Py<pyo3::types::PyBytes>> {
+pub fn encode_png(py: Python<'_>, image: &Bound<'_, PyAny>) -> PyResult<Py<pyo3::types::PyBytes>> {
+    let image: PyReadonlyArray3<'_, u8> = image.extract().map_err(|_| {
+        let kind = image
+            .get_type()
+            .name()
+            .map(|n| n.to_string())
+            .unwrap_or_default();
+        let shape = image
+            .getattr("shape")
+            .map(|s| format!(" of shape {s}"))
+            .unwrap_or_default();
+        let dtype = image
+            .getattr("dtype")
+            .map(|d| format!(" and dtype {d}"))
+            .unwrap_or_default();
+        pyo3::exceptions::PyTypeError::new_err(format!(
+            "image: must be an (H, W, 3) or (H, W, 4) uint8 NumPy array, got {kind}{shape}{dtype}"
+        ))
+    })?;
     let a = image.as_array();
     let (h, w, c) = a.dim();
-    if c != 3 {
+    if c != 3 && c != 4 {
         return Err(pyo3::exceptions::PyValueError::new_err(format!(
-            "image: expected shape (H, W, 3), got ({h}, {w}, {c})"
+            "image: expected shape (H, W, 3) or (H, W, 4), got ({h}, {w}, {c})"
         )));
     }
     let raw: Vec<u8> = a.iter().copied().collect();
-    let img = image::RgbImage::from_raw(w as u32, h as u32, raw).expect("w × h × 3 bytes");
+    let colour = if c == 4 {
+        image::ExtendedColorType::Rgba8
+    } else {
+        image::ExtendedColorType::Rgb8
+    };
     let mut out = std::io::Cursor::new(Vec::new());
-    img.write_to(&mut out, image::ImageFormat::Png)
+    image::codecs::png::PngEncoder::new(&mut out)
+        .write_image(&raw, w as u32, h as u32, colour)
         .map_err(|e| ForgeError::new_err(format!("encoding a PNG: {e}")))?;
     Ok(pyo3::types::PyBytes::new(py, &out.into_inner()).unbind())
 }
@@ -127,6 +153,8 @@ pub fn render<'py>(
     look: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<(u64, u32, u32)> {
     let look = look_of(py, look)?;
+    // A video with alpha is ProRes 4444 (a .mov), as `forge render --alpha` makes it.
+    let encoding = EncodingFlags::default().for_alpha(look.alpha == Some(true));
     let frames = match frames {
         Some((start, end)) => FrameRange { start, end },
         None => FrameRange::ALL,
@@ -137,7 +165,7 @@ pub fn render<'py>(
         frames,
         dest: Destination::Mp4 {
             path: output,
-            encoding: EncodingFlags::default(),
+            encoding,
         },
         force,
         quiet: true,

@@ -69,8 +69,12 @@ fn plain<'py>(py: Python<'py>, v: &Bound<'py, PyAny>, at: &str) -> PyResult<Boun
         .module()
         .is_ok_and(|m| m.to_string() == "numpy")
         && v.hasattr("item").unwrap_or(false);
+    // A path (`pathlib.Path`, any `os.PathLike`): its text, as a scene file writes it.
+    let path_like = py.import("os")?.getattr("PathLike")?;
     let v = if numpy_scalar {
         v.call_method0("item")?
+    } else if v.is_instance(&path_like)? {
+        py.import("os")?.call_method1("fspath", (v,))?
     } else {
         v.clone()
     };

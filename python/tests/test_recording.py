@@ -62,11 +62,17 @@ def test_a_file_cut_short_after_opening_is_an_error_not_a_signal(tmp_path, cli_r
             rec[19].positions.sum()
         except ff.RecordingError as e:
             print("error:", e)
+        try:
+            rec.analyze(frames=(15, 20), bootstrap=0)
+        except ff.RecordingError as e:
+            print("analyze:", e)
         print(float(f.positions.sum()))
     """)
     r = subprocess.run([PYTHON, "-c", script], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, (r.returncode, r.stderr)
     assert "error:" in r.stdout and "cut.bfs" in r.stdout, r.stdout
+    analyzed = [line for line in r.stdout.splitlines() if line.startswith("analyze:")]
+    assert analyzed and "cut.bfs" in analyzed[0], r.stdout
 
 
 def test_a_file_replaced_after_opening_is_not_read_in_its_place(tmp_path, cli_recording, small_scene):
@@ -80,6 +86,15 @@ def test_a_file_replaced_after_opening_is_not_read_in_its_place(tmp_path, cli_re
     # The reader holds the file it opened: the old frames, consistent with the old header.
     want = ff.Recording(cli_recording)[10].positions
     assert np.array_equal(rec[10].positions, want)
+    # The methods that go by the path read that file or none: never the new one.
+    for take in (
+        lambda: rec.to_usd(tmp_path / "x.usda"),
+        lambda: ff.still(rec, 10, size=[64, 36]),
+        lambda: ff.render(rec, tmp_path / "x.mp4", size=[64, 36]),
+    ):
+        with pytest.raises(ff.RecordingError, match="not the file this Recording opened"):
+            take()
+    assert not (tmp_path / "x.usda").exists() and not (tmp_path / "x.mp4").exists()
 
 
 def test_non_finite_values_are_refused_as_the_cli_refuses_them(tmp_path, cli_recording):
@@ -100,6 +115,9 @@ def test_non_finite_values_are_refused_as_the_cli_refuses_them(tmp_path, cli_rec
     for take in (lambda: bad[5], bad.metrics, lambda: bad._reader.frame_metrics(5)):
         with pytest.raises(ff.RecordingError, match="frame 5.*not a finite number"):
             take()
+    # analyze keeps the same rule, with the same exception, naming the file.
+    with pytest.raises(ff.RecordingError, match=r"nan\.bfs: frame 5: .*not a finite number"):
+        bad.analyze(bootstrap=0)
     r = subprocess.run(
         [str(FORGE), "still", str(p), "--frame", "5", "-o", str(tmp_path / "x.png")],
         capture_output=True,
@@ -227,7 +245,51 @@ def test_analyze_refuses_bad_arguments(cli_recording):
     rec = ff.Recording(cli_recording)
     with pytest.raises(ValueError, match="method"):
         rec.analyze(method="fast")
-    with pytest.raises(ff.ForgeError, match="--r-max"):
-        rec.analyze(r_max=1e9)
-    with pytest.raises(ff.ForgeError, match="--frames"):
-        rec.analyze(frames=(0, 10_000))
+    # Every argument checked by the package: a TypeError or a ValueError naming it.
+    bad = [
+        (dict(every=-1), ValueError, r"^every: must be a whole number in 1\.\.="),
+        (dict(every=0), ValueError, r"^every: must be a whole number in 1\.\.="),
+        (dict(every=1.5), TypeError, r"^every: must be a whole number .*got float"),
+        (dict(bins=0), ValueError, r"^bins: must be a whole number in 1\.\.=10000, got 0"),
+        (dict(bins=10**9), ValueError, r"^bins: "),
+        (dict(k_max=-3), ValueError, r"^k_max: "),
+        (dict(bootstrap=-1), ValueError, r"^bootstrap: "),
+        (dict(bootstrap="many"), TypeError, r"^bootstrap: .*got str"),
+        (dict(r_max=float("nan")), ValueError, r"^r_max: must be a distance above 0, got nan"),
+        (dict(r_max=float("inf")), ValueError, r"^r_max: must be a distance above 0, got inf"),
+        (dict(r_max=-2), ValueError, r"^r_max: "),
+        (dict(r_max="far"), TypeError, r"^r_max: .*got str"),
+        (dict(field=3), TypeError, r"^field: .*got int"),
+        (dict(mean="all"), ValueError, r"^mean: must be one of 'frame', 'frames', got 'all'"),
+        (dict(frames=(-1, 3)), ValueError, r"^frames: must be a whole number"),
+        (dict(frames=5), TypeError, r"^frames: must be a pair"),
+        # Checked against the recording by forge, named as the argument all the same.
+        (dict(r_max=1e9), ValueError, r"^r_max: 1000000000 is beyond half the periodic box"),
+        (dict(frames=(0, 10_000)), ValueError, r"^frames: ends at frame 10000 but .*cli\.bfs"),
+    ]
+    for kw, kind, pattern in bad:
+        with pytest.raises(kind, match=pattern):
+            rec.analyze(**kw)
+        with pytest.raises(kind):
+            # Never OverflowError or ForgeError.
+            try:
+                rec.analyze(**kw)
+            except (OverflowError, ff.ForgeError) as e:
+                raise AssertionError(f"{kw}: {type(e).__name__}: {e}")
+
+
+def test_to_usd_refuses_bad_arguments_naming_them(tmp_path, cli_recording):
+    rec = ff.Recording(cli_recording)
+    out = tmp_path / "x.usda"
+    bad = [
+        (dict(path=b"x.usda"), TypeError, r"^path: must be a str or an os\.PathLike of str, got bytes"),
+        (dict(path=out, every=-1), ValueError, r"^every: must be a whole number in 1\.\.="),
+        (dict(path=out, every=0), ValueError, r"^every: "),
+        (dict(path=out, frames=(-2, 5)), ValueError, r"^frames: "),
+        (dict(path=out, force="yes"), TypeError, r"^force: "),
+        (dict(path=out, color=7), TypeError, r"^color: "),
+    ]
+    for kw, kind, pattern in bad:
+        with pytest.raises(kind, match=pattern):
+            rec.to_usd(**kw)
+    assert not out.exists()

@@ -27,6 +27,40 @@ def test_still_matches_forge_still(tmp_path, cli_recording):
     assert img.max() > img.min()  # something was drawn
 
 
+def test_alpha_and_plates(tmp_path, cli_recording):
+    # A still with alpha is RGBA: the background transparent, the agents opaque-ish.
+    img = ff.still(cli_recording, 5, alpha=True, **LOOK)
+    assert img.shape == (180, 320, 4) and img.dtype == np.uint8
+    a = np.asarray(img)[..., 3]
+    assert a.min() == 0 and a.max() > 0
+    png = tmp_path / "cli.png"
+    forge("still", cli_recording, "--frame", 5, "--size", "320x180", "--exposure", 2.0,
+          "--point-size", 1.5, "--alpha", "-o", png, "-q")
+    assert np.array_equal(np.asarray(img), decode_png(png.read_bytes()))
+    assert decode_png(img._repr_png_()).shape == (180, 320, 4)
+    # A video with alpha is ProRes 4444 in a .mov, as forge render --alpha makes it.
+    frames, w, h = ff.render(cli_recording, tmp_path / "a.mov", frames=(0, 3), alpha=True, size=[64, 36])
+    assert (frames, w, h) == (3, 64, 36) and (tmp_path / "a.mov").stat().st_size > 0
+    with pytest.raises(ff.ForgeError, match=r"--alpha: a video with alpha is ProRes 4444, which is written into a \.mov file"):
+        ff.render(cli_recording, tmp_path / "a.mp4", frames=(0, 3), alpha=True, size=[64, 36])
+    assert not (tmp_path / "a.mp4").exists()
+    # A picture behind the flock given as a pathlib.Path.
+    plate = tmp_path / "plate.png"
+    forge("still", cli_recording, "--frame", 0, "--size", "64x36", "-o", plate, "-q")
+    with_path = ff.still(cli_recording, 5, background_image=plate, size=[64, 36])
+    with_str = ff.still(cli_recording, 5, background_image=str(plate), size=[64, 36])
+    assert np.array_equal(with_path, with_str)
+
+
+def test_encode_png_names_its_argument():
+    with pytest.raises(TypeError, match=r"^image: must be an \(H, W, 3\) or \(H, W, 4\) uint8 NumPy array, got NoneType"):
+        ff.encode_png(None)
+    with pytest.raises(TypeError, match=r"^image: .*float64"):
+        ff.encode_png(np.zeros((2, 2, 3)))
+    with pytest.raises(ValueError, match=r"^image: expected shape"):
+        ff.encode_png(np.zeros((2, 2, 2), dtype=np.uint8))
+
+
 def test_negative_frame_and_recording_object(cli_recording):
     rec = ff.Recording(cli_recording)
     a = ff.still(rec, -1, **LOOK)

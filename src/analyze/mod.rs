@@ -211,6 +211,21 @@ struct FrameStats {
     polarization: f64,
 }
 
+/// An option out of range for this recording, named as the CLI (`--r-max`) and the Python
+/// package (`r_max`) each name it: the CLI shows `--r-max: …`, the package raises a
+/// `ValueError` naming `r_max`.
+#[derive(Debug, thiserror::Error)]
+#[error("--{}: {message}", option.replace('_', "-"))]
+pub struct BadOption {
+    /// The option's name as a Python argument (`r_max`, `frames`).
+    pub option: &'static str,
+    pub message: String,
+}
+
+fn bad(option: &'static str, message: String) -> anyhow::Error {
+    BadOption { option, message }.into()
+}
+
 /// Why a recording of no complete frame is refused (the CLI says it before `--frames`).
 pub const NO_FRAMES: &str = "the recording holds no complete frame to analyse";
 
@@ -220,26 +235,33 @@ fn check(h: &Header, o: &Options, frame_count: u64) -> Result<()> {
         bail!(NO_FRAMES);
     }
     if o.frames.start >= o.frames.end || o.frames.end > frame_count {
-        bail!(
-            "--frames: {}..{} is not within the recording's frames 0..{frame_count}",
-            o.frames.start,
-            o.frames.end
-        );
+        let (a, b) = (o.frames.start, o.frames.end);
+        return Err(bad(
+            "frames",
+            format!("{a}..{b} is not within the recording's frames 0..{frame_count}"),
+        ));
     }
     if o.every == 0 {
-        bail!("--every: must be at least 1");
+        return Err(bad("every", "must be at least 1".into()));
     }
     if o.bins == 0 || o.bins > MAX_BINS {
-        bail!("--bins: must be in 1..={MAX_BINS}, got {}", o.bins);
+        return Err(bad(
+            "bins",
+            format!("must be in 1..={MAX_BINS}, got {}", o.bins),
+        ));
     }
     if o.k_max == 0 || o.k_max > MAX_K {
-        bail!("--k-max: must be in 1..={MAX_K}, got {}", o.k_max);
+        return Err(bad(
+            "k_max",
+            format!("must be in 1..={MAX_K}, got {}", o.k_max),
+        ));
     }
     if o.bootstrap > MAX_BOOTSTRAP {
-        bail!(
-            "--bootstrap: at most {MAX_BOOTSTRAP} resamples, got {}",
-            o.bootstrap
-        );
+        let n = o.bootstrap;
+        return Err(bad(
+            "bootstrap",
+            format!("at most {MAX_BOOTSTRAP} resamples, got {n}"),
+        ));
     }
     if h.agents < 2 {
         bail!(
@@ -250,7 +272,7 @@ fn check(h: &Header, o: &Options, frame_count: u64) -> Result<()> {
     }
     if let Some(r) = o.r_max {
         if !(r.is_finite() && r > 0.0) {
-            bail!("--r-max: must be a distance above 0, got {r}");
+            return Err(bad("r_max", format!("must be a distance above 0, got {r}")));
         }
         if h.boundary == Boundary::Wrap {
             let half = h.world_size[..h.dim as usize]
@@ -258,10 +280,13 @@ fn check(h: &Header, o: &Options, frame_count: u64) -> Result<()> {
                 .fold(f64::INFINITY, |m, &l| m.min(l as f64))
                 / 2.0;
             if r > half * (1.0 + 1e-9) {
-                bail!(
-                    "--r-max: {r} is beyond half the periodic box ({half}): distances past it \
-                     wrap around"
-                );
+                return Err(bad(
+                    "r_max",
+                    format!(
+                        "{r} is beyond half the periodic box ({half}): distances past it wrap \
+                         around"
+                    ),
+                ));
             }
         }
     }

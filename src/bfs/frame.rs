@@ -127,11 +127,12 @@ impl Frame {
 
     /// [`Frame::non_finite`] as an error naming frame `k`, for readers that would pass such a
     /// value on as a number (exports, metrics, analysis).
-    pub fn check_finite(&self, dim: usize, k: u64) -> anyhow::Result<()> {
+    pub fn check_finite(&self, dim: usize, k: u64) -> Result<(), super::BfsError> {
         match self.non_finite(dim) {
-            Some(bad) => {
-                anyhow::bail!("frame {k}: {bad}: not a recording forge's solver wrote, or damaged")
-            }
+            Some(bad) => Err(super::BfsError::NonFinite {
+                frame: k,
+                what: bad.to_string(),
+            }),
             None => Ok(()),
         }
     }

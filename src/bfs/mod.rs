@@ -219,6 +219,9 @@ pub enum BfsError {
     FrameOutOfRange { frame: u64, count: u64 },
     #[error("too large: {0}")]
     TooLarge(String),
+    /// A value that is not a finite number (forge's solver never records one).
+    #[error("frame {frame}: {what}: not a recording forge's solver wrote, or damaged")]
+    NonFinite { frame: u64, what: String },
 }
 
 pub(super) fn invalid_input(msg: String) -> BfsError {

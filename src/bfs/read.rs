@@ -358,6 +358,23 @@ impl Reader {
         })
     }
 
+    /// Whether `path` names the very file this reader has open (not one put in its place
+    /// since); false where `path` cannot be looked at.
+    pub fn same_file(&self, path: &std::path::Path) -> bool {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            match (self.file.metadata(), std::fs::metadata(path)) {
+                (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+                _ => false,
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            std::fs::metadata(path).is_ok()
+        }
+    }
+
     /// The file's header.
     pub fn header(&self) -> &Header {
         &self.header

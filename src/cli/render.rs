@@ -27,6 +27,7 @@ fn encoding(video: &VideoArgs, look: &LookArgs) -> Result<Option<EncodingFlags>>
         encoder: video.encoder.clone(),
         crf: video.crf,
         preset: video.preset.clone(),
+        for_alpha: false,
     };
     if video.png.is_some() {
         for (given, flag) in [
@@ -41,12 +42,7 @@ fn encoding(video: &VideoArgs, look: &LookArgs) -> Result<Option<EncodingFlags>>
         }
         return Ok(None);
     }
-    // A video with alpha is ProRes 4444 unless the flags name another (which is refused).
-    let alpha = look.look.alpha == Some(true) && flags.encoder.is_none();
-    Ok(Some(EncodingFlags {
-        codec: flags.codec.or(alpha.then_some(codec::Codec::Prores)),
-        ..flags
-    }))
+    Ok(Some(flags.for_alpha(look.look.alpha == Some(true))))
 }
 
 /// The video's name: as given, else `default` with the container's extension (as far as the
@@ -250,7 +246,7 @@ pub fn run_cmd(a: RunArgs) -> Result<ExitCode> {
     // simulation runs (the render resolves it again).
     if let Some(flags) = &enc {
         let e = codec::resolve(flags, true)?;
-        codec::check_extension(&output, e.container, "-o")?;
+        flags.check_output(&output, e.container)?;
         // The size against the encoder too (the flag's, else the look file's, else the
         // scene's; the default fits every encoder).
         let size = layers

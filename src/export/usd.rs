@@ -85,8 +85,8 @@ pub(super) fn write(
     // World units per time code, per unit of recorded velocity, times time codes a second.
     let per_second = h.dt * h.record_every.max(1) as f32 * fps as f32;
     let mut first = None;
-    // Each exported frame's absent agents (Frame::absent), from the first pass.
-    let mut absent: Vec<(u64, Vec<(u32, u32)>)> = Vec::with_capacity(sel.len() as usize);
+    // Each exported frame's agent count and absent agents (Frame::absent), from the first pass.
+    let mut absent: Vec<Sample> = Vec::with_capacity(sel.len() as usize);
     let mut scratch = Frame::empty();
     // Points, velocities, then the extents: of the agents there.
     for pass in 0..PASSES {
@@ -98,7 +98,7 @@ pub(super) fn write(
         writeln!(w, "        {kind} {name}.timeSamples = {{")?;
         let n0 = super::each_frame(r, input, sel, bar, |k, frame, _| {
             if pass == 0 {
-                absent.push((k, frame.absent.clone()));
+                absent.push((k, frame.agents(dim), frame.absent.clone()));
             }
             let there = frame.present_in(dim, &mut scratch);
             let m = there.agents(dim);
@@ -115,11 +115,12 @@ pub(super) fn write(
         first.get_or_insert(n0);
     }
     let n = first.unwrap_or(0) as usize;
-    // Where a species comes and goes, the points of a frame are those there: ids, species and
-    // colours then vary with time as the points do.
+    // Where a species comes and goes, or the agent count changes (a BFS1 recording may), the
+    // points of a frame are those there: ids, species and colours then vary with time as the
+    // points do.
     let varying = absent
         .iter()
-        .any(|(_, a)| !a.is_empty())
+        .any(|(_, m, a)| !a.is_empty() || *m != n)
         .then_some(&absent[..]);
     if let Some(c) = colours {
         // Each agent's colour in every frame, as `forge render` draws it.
@@ -213,8 +214,11 @@ fn extent(w: &mut impl Write, f: &Frame, dim: usize, n: usize) -> Result<()> {
     Ok(())
 }
 
-/// Each exported frame's number and its absent agents ([`Frame::absent`]).
-type Absent = [(u64, Vec<(u32, u32)>)];
+/// An exported frame's number, agent count and absent agents ([`Frame::absent`]).
+type Sample = (u64, usize, Vec<(u32, u32)>);
+
+/// Each exported frame's [`Sample`].
+type Absent = [Sample];
 
 /// What the points carry besides their motion: ids, widths, species and their colours. They do
 /// not change over time, unless a species comes and goes in the exported frames (`varying`):
@@ -288,7 +292,7 @@ fn per_agent(
     varying: Option<&Absent>,
     item: &dyn Fn(&mut dyn Write, usize) -> std::io::Result<()>,
 ) -> Result<()> {
-    let list = |w: &mut dyn Write, absent: &[(u32, u32)]| -> std::io::Result<()> {
+    let list = |w: &mut dyn Write, n: usize, absent: &[(u32, u32)]| -> std::io::Result<()> {
         for (j, i) in (0..n).filter(|&i| !is_in(absent, i)).enumerate() {
             if j > 0 {
                 w.write_all(b", ")?;
@@ -300,7 +304,7 @@ fn per_agent(
     let meta = "(\n            interpolation = \"vertex\"\n        )";
     let Some(frames) = varying else {
         write!(w, "        {decl} = [")?;
-        list(w, &[])?;
+        list(w, n, &[])?;
         let meta = if vertex { meta } else { "" };
         writeln!(w, "]{}{meta}", if vertex { " " } else { "" })?;
         return Ok(());
@@ -309,9 +313,9 @@ fn per_agent(
         writeln!(w, "        {decl} {meta}")?;
     }
     writeln!(w, "        {decl}.timeSamples = {{")?;
-    for (k, absent) in frames {
+    for (k, m, absent) in frames {
         write!(w, "            {k}: [")?;
-        list(w, absent)?;
+        list(w, *m, absent)?;
         writeln!(w, "],")?;
     }
     writeln!(w, "        }}")?;

@@ -329,6 +329,7 @@ impl LookKeys {
                             step,
                             value: v[i],
                             interpolation,
+                            live: false,
                         })
                         .collect();
                     (x, pts)

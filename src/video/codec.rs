@@ -109,9 +109,45 @@ pub struct EncodingFlags {
     pub encoder: Option<String>,
     pub crf: Option<u32>,
     pub preset: Option<String>,
+    /// The codec is ProRes 4444 because the look asks for alpha ([`EncodingFlags::for_alpha`]),
+    /// not because the user named it: messages about it name `--alpha`.
+    pub for_alpha: bool,
 }
 
 impl EncodingFlags {
+    /// The flags of a render whose look asks for `alpha`: a video with alpha is ProRes 4444
+    /// unless a codec or an encoder is named (one without alpha is then refused, naming it).
+    pub fn for_alpha(self, alpha: bool) -> EncodingFlags {
+        let chosen = alpha && self.codec.is_none() && self.encoder.is_none();
+        EncodingFlags {
+            codec: if chosen {
+                Some(Codec::Prores)
+            } else {
+                self.codec
+            },
+            for_alpha: chosen,
+            ..self
+        }
+    }
+
+    /// [`check_extension`] of the output `path` for `container`, the container these flags'
+    /// codec writes; where `--alpha` chose the codec, the message says so.
+    pub fn check_output(&self, path: &Path, container: Container) -> Result<()> {
+        let mov = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| e.eq_ignore_ascii_case("mov"));
+        if self.for_alpha && container == Container::Mov && !mov {
+            bail!(
+                "--alpha: a video with alpha is ProRes 4444, which is written into a .mov file; \
+                 -o {} is not one: name it {} (or write PNG frames with alpha: --png DIR)",
+                path.display(),
+                path.with_extension("mov").display()
+            );
+        }
+        check_extension(path, container, "-o")
+    }
+
     /// The container the output will have, as far as the flags alone say (an `--encoder`
     /// without `--codec` is taken for MP4 unless it is a ProRes encoder).
     pub fn container(&self) -> Container {

@@ -267,7 +267,7 @@ impl Plan {
         let encoding = match &job.dest {
             Destination::Mp4 { path, encoding } => {
                 let e = codec::resolve(encoding, job.quiet)?;
-                codec::check_extension(path, e.container, "-o")?;
+                encoding.check_output(path, e.container)?;
                 Some(e)
             }
             _ => None,

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use anyhow::{anyhow, bail, Result};
+use image::DynamicImage;
 
 use crate::look::Look;
 use crate::render::Plate;
@@ -35,13 +36,23 @@ pub(super) fn load(l: &Look, origin: &dyn Fn(&str) -> String) -> Result<Option<P
         ((pw as f64 * scale).ceil() as u32).max(w),
         ((ph as f64 * scale).ceil() as u32).max(h),
     );
+    // Scaled in its own 8-bit colours, made RGBA only at the frame's size: the picture is never
+    // held twice at its full size (an RGB picture of 16384×16384 is 768 MiB; as RGBA another
+    // 1 GiB). Other formats are made RGBA8 first, as the plate is.
+    let picture = match picture {
+        p @ (DynamicImage::ImageRgb8(_)
+        | DynamicImage::ImageRgba8(_)
+        | DynamicImage::ImageLuma8(_)
+        | DynamicImage::ImageLumaA8(_)) => p,
+        p => DynamicImage::ImageRgba8(p.into_rgba8()),
+    };
     let scaled = if (sw, sh) == (pw, ph) {
         picture
     } else {
-        image::imageops::resize(&picture, sw, sh, image::imageops::FilterType::Triangle)
+        picture.resize_exact(sw, sh, image::imageops::FilterType::Triangle)
     };
     let (x0, y0) = ((sw - w) / 2, (sh - h) / 2);
-    let cut = image::imageops::crop_imm(&scaled, x0, y0, w, h).to_image();
+    let cut = scaled.crop_imm(x0, y0, w, h).into_rgba8();
     Ok(Some(Plate {
         path: path.clone(),
         width: w,
@@ -50,8 +61,8 @@ pub(super) fn load(l: &Look, origin: &dyn Fn(&str) -> String) -> Result<Option<P
     }))
 }
 
-/// The PNG at `path` as sRGB RGBA8 (what a PNG without colour chunks is taken to be).
-fn read(path: &Path) -> Result<image::RgbaImage> {
+/// The PNG at `path`, its colours sRGB (what a PNG without colour chunks is taken to be).
+fn read(path: &Path) -> Result<DynamicImage> {
     let text = |e: &dyn std::fmt::Display| e.to_string();
     let meta = std::fs::metadata(path).map_err(|e| anyhow!("{}", text(&e)))?;
     if !meta.is_file() {
@@ -81,5 +92,31 @@ fn read(path: &Path) -> Result<image::RgbaImage> {
     if picture.width() == 0 || picture.height() == 0 {
         bail!("an empty picture");
     }
-    Ok(picture.into_rgba8())
+    Ok(picture)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Scaling a picture in its own 8-bit colours and making it RGBA after gives the bytes
+    /// that making it RGBA first and scaling gives.
+    #[test]
+    fn scaled_in_its_own_colours_is_scaled_as_rgba() {
+        let mut seed = 7u32;
+        let mut next = || {
+            seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (seed >> 24) as u8
+        };
+        let rgb = image::RgbImage::from_fn(97, 61, |_, _| image::Rgb([next(), next(), next()]));
+        let grey = image::GrayImage::from_fn(97, 61, |_, _| image::Luma([next()]));
+        for picture in [DynamicImage::ImageRgb8(rgb), DynamicImage::ImageLuma8(grey)] {
+            for (w, h) in [(40, 25), (200, 130), (97, 30)] {
+                let filter = image::imageops::FilterType::Triangle;
+                let first = image::imageops::resize(&picture.to_rgba8(), w, h, filter);
+                let after = picture.resize_exact(w, h, filter).into_rgba8();
+                assert!(first == after, "{:?} to {w}x{h}", picture.color());
+            }
+        }
+    }
 }
