@@ -379,6 +379,131 @@ fn isotropic_points_have_no_anisotropy_and_lined_up_ones_do() {
     for (k, g) in g.iter().enumerate() {
         assert!((g.unwrap() - 0.5).abs() < 1e-6, "k={}: {g:?}", k + 1);
     }
+    // Ballerini's measure of the same: the neighbours lie along V̂, the direction they lie
+    // along least is across it, (W·V̂)² = 0.
+    let w = floats(&a["anisotropy"]["projection"]);
+    for (k, w) in w.iter().enumerate() {
+        assert!(w.unwrap().abs() < 1e-9, "k={}: {w:?}", k + 1);
+    }
+}
+
+/// `n` points uniform in the ellipsoid of semi-axes `semi` (x, y, z), tilted by `tilt` about
+/// x, around (500, 500, 500): the flock flies along x.
+fn ellipsoid(n: usize, semi: [f64; 3], tilt: f64, rng: &mut Rng) -> (Vec<f32>, Vec<f32>) {
+    let mut pos = vec![0f32; 3 * n];
+    let mut i = 0;
+    while i < n {
+        let u = [0; 3].map(|_| 2.0 * rng.unit() - 1.0);
+        if u.iter().map(|x| x * x).sum::<f64>() > 1.0 {
+            continue;
+        }
+        let [x, y, z] = [0, 1, 2].map(|k| u[k] * semi[k]);
+        pos[i] = (500.0 + x) as f32;
+        pos[n + i] = (500.0 + y * tilt.cos() - z * tilt.sin()) as f32;
+        pos[2 * n + i] = (500.0 + y * tilt.sin() + z * tilt.cos()) as f32;
+        i += 1;
+    }
+    let vel = (0..3 * n).map(|c| if c < n { 1.0 } else { 0.0 }).collect();
+    (pos, vel)
+}
+
+/// The flock's shape against a solid of known shape: the principal axes of a uniform
+/// ellipsoid (a / √5 along a semi-axis a), their ratios and the thin axis' tilt; the least
+/// nearest-neighbour distance against a direct search; the density at the border against the
+/// centre of balls whose density rises to the border, is uniform, or falls from the centre.
+#[test]
+fn the_flocks_shape_is_that_of_a_known_solid() {
+    let d = tmp();
+    let mut rng = Rng(11);
+    let n = 4000;
+    let semi = [50.0, 20.0, 7.0];
+    let tilt = 15f64.to_radians();
+    let frames: Vec<_> = (0..3).map(|_| ellipsoid(n, semi, tilt, &mut rng)).collect();
+    let p = record(
+        d.path(),
+        "slab.bfs",
+        &header(3, n as u32, Boundary::Open, 1000.0),
+        &frames,
+    );
+    let a = analyze(d.path(), &p, &[]);
+    let axes = floats(&a["principal_axes"]);
+    for (got, s) in axes.iter().zip(semi) {
+        let want = s / 5f64.sqrt();
+        assert!((got.unwrap() / want - 1.0).abs() < 0.03, "{axes:?}");
+    }
+    let ratios = floats(&a["aspect_ratios"]);
+    for (got, want) in ratios.iter().zip([1.0, 20.0 / 7.0, 50.0 / 7.0]) {
+        assert!((got.unwrap() / want - 1.0).abs() < 0.04, "{ratios:?}");
+    }
+    let v = a["thinnest_axis_to_vertical"].as_f64().unwrap();
+    assert!((v - 15.0).abs() < 1.0, "tilt {v}");
+    // The least distance between two agents, per frame, averaged: by brute force.
+    let least: f64 = frames
+        .iter()
+        .map(|(pos, _)| {
+            let mut m = f64::INFINITY;
+            for i in 0..n {
+                for j in i + 1..n {
+                    let r2: f64 = (0..3)
+                        .map(|k| (pos[k * n + i] as f64 - pos[k * n + j] as f64).powi(2))
+                        .sum();
+                    m = m.min(r2);
+                }
+            }
+            m.sqrt()
+        })
+        .sum::<f64>()
+        / frames.len() as f64;
+    let nn = a["nearest_neighbour"]["min"].as_f64().unwrap();
+    assert!(
+        (nn - least).abs() < 1e-9 * least.max(1.0),
+        "{nn} against {least}"
+    );
+    assert!(a["nearest_neighbour"]["mean"].as_f64().unwrap() > nn);
+    // A ball of radius 30 whose density goes as r^p: uniform (p = 0), rising to the border
+    // (p = 6), falling from the centre (p = −1.5).
+    let ball = |p: f64, rng: &mut Rng| {
+        let mut pos = vec![0f32; 3 * n];
+        for i in 0..n {
+            let r = 30.0 * rng.unit().powf(1.0 / (3.0 + p));
+            let dir = loop {
+                let u = [0; 3].map(|_| 2.0 * rng.unit() - 1.0);
+                let l = u.iter().map(|x| x * x).sum::<f64>().sqrt();
+                if l > 0.1 && l <= 1.0 {
+                    break u.map(|x| x / l);
+                }
+            };
+            for k in 0..3 {
+                pos[k * n + i] = (500.0 + r * dir[k]) as f32;
+            }
+        }
+        let vel = (0..3 * n).map(|c| if c < n { 1.0 } else { 0.0 }).collect();
+        (pos, vel)
+    };
+    let ratio = |p: f64, name: &str, rng: &mut Rng| {
+        let file = record(
+            d.path(),
+            name,
+            &header(3, n as u32, Boundary::Open, 1000.0),
+            &[ball(p, rng), ball(p, rng)],
+        );
+        let a = analyze(d.path(), &file, &[]);
+        let b = &a["border_density"];
+        let f = b["border_fraction"].as_f64().unwrap();
+        assert!(f > 0.05 && f < 0.4, "{name}: border fraction {f}");
+        b["ratio"].as_f64().unwrap()
+    };
+    let uniform = ratio(0.0, "uniform.bfs", &mut rng);
+    let border = ratio(6.0, "rising.bfs", &mut rng);
+    let centre = ratio(-1.5, "falling.bfs", &mut rng);
+    // The guide's band for a uniform flock (0.89 here: a ball's border is curved), and the
+    // gradients' sides of it.
+    assert!((0.8..1.1).contains(&uniform), "uniform: {uniform}");
+    assert!(
+        border > 1.15 && border > 1.25 * uniform,
+        "denser at the border: {border}"
+    );
+    assert!(centre < 0.5, "denser at the centre: {centre}");
 }
 
 #[test]

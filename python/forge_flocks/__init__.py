@@ -252,7 +252,9 @@ class Recording:
         ``mean="frames"`` the mean over the analysed frames) with its ``c_error``, the pair correlation
         ``g``, the integrated correlation ``q``, ``correlation_length`` (the first zero of C)
         and ``susceptibility`` with their errors (a bootstrap over the frames), and the k-th
-        neighbour ``anisotropy``. The arrays are NumPy arrays (NaN where a bin holds no pair);
+        neighbour ``anisotropy`` (γ_k and Ballerini's projection), and the flock's shape:
+        ``principal_axes``, ``aspect_ratios``, ``thinnest_axis_to_vertical``,
+        ``nearest_neighbour`` and ``border_density``. The arrays are NumPy arrays (NaN where a bin holds no pair);
         the rest is as ``forge analyze --json`` prints it, from the same code."""
         a = json.loads(
             self._reader.analyze_json(
@@ -271,7 +273,7 @@ class Recording:
         for key in ("r", "c", "c_error", "g", "q"):
             a[key] = np.array([nan if x is None else x for x in a[key]], dtype=np.float64)
         an = a["anisotropy"]
-        for key in ("gamma", "gamma_error"):
+        for key in ("gamma", "gamma_error", "projection", "projection_error"):
             an[key] = np.array([nan if x is None else x for x in an[key]], dtype=np.float64)
         an["k"] = np.array(an["k"], dtype=np.int64)
         return a

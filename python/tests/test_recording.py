@@ -237,6 +237,12 @@ def test_analyze_is_forge_analyze(tmp_path, cli_recording):
     assert a["correlation_length"] == want["correlation_length"]
     assert a["susceptibility"] == want["susceptibility"]
     np.testing.assert_array_equal(a["anisotropy"]["k"], np.arange(1, 9))
+    proj = a["anisotropy"]["projection"]
+    assert isinstance(proj, np.ndarray) and proj.shape == (8,)
+    ref = np.array([np.nan if x is None else x for x in want["anisotropy"]["projection"]])
+    np.testing.assert_array_equal(proj, ref)
+    for key in ("principal_axes", "aspect_ratios", "nearest_neighbour", "border_density"):
+        assert a[key] == want[key], key
     one = rec.analyze(frames=(1, 2), bootstrap=0)
     assert one["frames"] == [1, 2] and one["frames_analysed"] == 1
 

@@ -14,29 +14,112 @@ const PER_CELL: f64 = 4.0;
 /// fewer agents.
 const BRUTE_MAX: usize = 100;
 
-/// Fills `s.gamma`, `s.gamma_se` and `s.measured` for one frame.
+/// Neighbours per agent kept for the border's depth ([`depths`]).
+const LINKS: usize = 6;
+
+/// One thread's sums over its agents.
+struct Sums {
+    /// Per k: Σ x and Σ x² of x = (û·V̂)² − 1/d, and Σ û ûᵀ (xx, yy, zz, xy, xz, yz).
+    s1: Vec<f64>,
+    s2: Vec<f64>,
+    proj: Vec<[f64; 6]>,
+    /// Agents measured (away from the walls).
+    count: usize,
+    /// Per agent, in order: on the border, nearest-neighbour distance, density, and its
+    /// [`LINKS`] nearest neighbours (`u32::MAX` past the last).
+    border: Vec<bool>,
+    r1: Vec<f64>,
+    rho: Vec<f64>,
+    links: Vec<u32>,
+}
+
+impl Sums {
+    fn new(k_max: usize) -> Sums {
+        Sums {
+            s1: vec![0.0; k_max],
+            s2: vec![0.0; k_max],
+            proj: vec![[0.0; 6]; k_max],
+            count: 0,
+            border: Vec::new(),
+            r1: Vec::new(),
+            rho: Vec::new(),
+            links: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, o: Sums) {
+        for k in 0..self.s1.len() {
+            self.s1[k] += o.s1[k];
+            self.s2[k] += o.s2[k];
+            for (a, b) in self.proj[k].iter_mut().zip(o.proj[k]) {
+                *a += b;
+            }
+        }
+        self.count += o.count;
+        self.border.extend(o.border);
+        self.r1.extend(o.r1);
+        self.rho.extend(o.rho);
+        self.links.extend(o.links);
+    }
+}
+
+/// Each agent's depth in the flock: 0 on the border, else one more than its least deep of
+/// [`LINKS`] nearest neighbours (hops through the neighbour graph to the border; `u32::MAX`
+/// where no path reaches it). Sweeps in order until nothing changes.
+fn depths(border: &[bool], links: &[u32]) -> Vec<u32> {
+    let mut depth: Vec<u32> = border
+        .iter()
+        .map(|&b| if b { 0 } else { u32::MAX })
+        .collect();
+    loop {
+        let mut changed = false;
+        for i in 0..depth.len() {
+            let near = links[i * LINKS..(i + 1) * LINKS]
+                .iter()
+                .filter(|&&j| j != u32::MAX)
+                .map(|&j| depth[j as usize])
+                .min()
+                .unwrap_or(u32::MAX);
+            let d = near.saturating_add(1);
+            if d < depth[i] {
+                depth[i] = d;
+                changed = true;
+            }
+        }
+        if !changed {
+            return depth;
+        }
+    }
+}
+
+/// Fills, for one frame, the neighbour measures of `s`: `gamma`, `gamma_se`, `measured` and
+/// `projection` where the frame has a flight direction `v`, and the nearest-neighbour
+/// distances and border of `s.shape` always.
 pub(super) fn anisotropy(
     pos: &[f32],
     n: usize,
     geo: &Geometry,
-    v: [f64; 3],
+    v: Option<[f64; 3]>,
     k_max: usize,
     s: &mut FrameStats,
 ) {
     let cells = Cells::new(pos, n, geo);
     let threads = super::threads();
     let chunk = n.div_ceil(threads).max(1);
-    let parts: Vec<(Vec<f64>, Vec<f64>, usize)> = std::thread::scope(|sc| {
+    let parts: Vec<Sums> = std::thread::scope(|sc| {
         let handles: Vec<_> = (0..n)
             .step_by(chunk)
             .map(|start| {
                 let cells = &cells;
                 sc.spawn(move || {
-                    let mut sum = (vec![0.0; k_max], vec![0.0; k_max], 0);
+                    let mut sum = Sums::new(k_max);
                     let mut best = Vec::with_capacity(k_max + 1);
                     for i in start..(start + chunk).min(n) {
                         cells.nearest(i, k_max, &mut best);
-                        measure(cells, i, &best, v, k_max, &mut sum);
+                        structure(cells, i, &best, &mut sum);
+                        if let Some(v) = v {
+                            measure(cells, i, &best, v, k_max, &mut sum);
+                        }
                     }
                     sum
                 })
@@ -44,14 +127,16 @@ pub(super) fn anisotropy(
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
-    let (mut s1, mut s2, mut count) = (vec![0.0; k_max], vec![0.0; k_max], 0);
-    for (a, b, c) in parts {
-        for k in 0..k_max {
-            s1[k] += a[k];
-            s2[k] += b[k];
-        }
-        count += c;
-    }
+    let mut all = Sums::new(k_max);
+    parts.into_iter().for_each(|p| all.add(p));
+    shape_of(&all, &mut s.shape);
+    let Some(v) = v else {
+        s.gamma = vec![f64::NAN; k_max];
+        s.gamma_se = vec![f64::NAN; k_max];
+        s.projection = vec![f64::NAN; k_max];
+        return;
+    };
+    let (s1, s2, count) = (&all.s1, &all.s2, all.count);
     let m = count as f64;
     s.measured = count;
     s.gamma = (0..k_max)
@@ -73,18 +158,107 @@ pub(super) fn anisotropy(
             }
         })
         .collect();
+    s.projection = (0..k_max)
+        .map(|k| {
+            if k < n - 1 {
+                super::shape::projection(&all.proj[k], count, v, geo.dim)
+            } else {
+                f64::NAN
+            }
+        })
+        .collect();
 }
 
-/// Adds agent `i`'s (û·V̂)² − 1/d for each k to the sums, unless a wall is nearer than its
-/// farthest neighbour or a neighbour sits on it.
-fn measure(
-    c: &Cells,
-    i: usize,
-    best: &[(f64, u32)],
-    v: [f64; 3],
-    k_max: usize,
-    (s1, s2, count): &mut (Vec<f64>, Vec<f64>, usize),
-) {
+/// The border's and the centre's nearest-neighbour distances and densities from each agent's
+/// (in order, so the same whatever the threads): the centre is the agents at least half the
+/// flock's greatest [`depths`] in.
+fn shape_of(all: &Sums, shape: &mut super::shape::FrameShape) {
+    let n = all.r1.len();
+    let depth = depths(&all.border, &all.links);
+    let deepest = depth.iter().filter(|&&d| d != u32::MAX).max().copied();
+    let inner = deepest.map_or(1, |d| d.div_ceil(2).max(1));
+    let mut sums = [(0usize, 0.0f64, 0.0f64); 2];
+    shape.nn_min = f64::INFINITY;
+    let mut r1_sum = 0.0;
+    for (((&r1, &rho), &border), &depth) in all.r1.iter().zip(&all.rho).zip(&all.border).zip(&depth)
+    {
+        shape.nn_min = shape.nn_min.min(r1);
+        r1_sum += r1;
+        let side = if border {
+            0
+        } else if depth >= inner && depth != u32::MAX {
+            1
+        } else {
+            continue;
+        };
+        sums[side].0 += 1;
+        sums[side].1 += r1;
+        sums[side].2 += 1.0 / rho;
+    }
+    shape.nn_mean = r1_sum / n.max(1) as f64;
+    shape.border = sums[0].0;
+    shape.centre = sums[1].0;
+    let mean = |(c, x): (usize, f64)| if c > 0 { x / c as f64 } else { f64::NAN };
+    shape.r1_border = mean((sums[0].0, sums[0].1));
+    shape.r1_centre = mean((sums[1].0, sums[1].1));
+    // Agents over the volume they take: the harmonic mean of their densities.
+    shape.rho_border = 1.0 / mean((sums[0].0, sums[0].2));
+    shape.rho_centre = 1.0 / mean((sums[1].0, sums[1].2));
+}
+
+/// Adds agent `i`'s nearest-neighbour distance, density, border flag and nearest neighbours
+/// to the sums: on the border when the mean of the unit vectors to its neighbours is longer
+/// than [`super::shape::BORDER_RESULTANT`] (they lie mostly to one side). Its density is
+/// [`super::shape::density`]'s from its k neighbours.
+fn structure(c: &Cells, i: usize, best: &[(f64, u32)], sum: &mut Sums) {
+    let (Some(&(r2, _)), Some(&(rk2, _))) = (best.first(), best.last()) else {
+        sum.border.push(true);
+        sum.r1.push(f64::NAN);
+        sum.rho.push(f64::NAN);
+        sum.links.extend([u32::MAX; LINKS]);
+        return;
+    };
+    let mut resultant = [0.0f64; 3];
+    let mut counted = 0;
+    for &(r2, j) in best {
+        if r2 > 0.0 {
+            let r = r2.sqrt();
+            for (d, x) in resultant.iter_mut().enumerate().take(c.geo.dim) {
+                *x += c.geo.delta(c.at(j as usize, d) - c.at(i, d), d) / r;
+            }
+            counted += 1;
+        }
+    }
+    let norm = resultant.iter().map(|x| x * x).sum::<f64>().sqrt();
+    let len = norm / counted.max(1) as f64;
+    // No neighbour on the far side: each unit vector's component along the resultant's
+    // direction above −BORDER_BEYOND.
+    let one_sided = norm > 0.0
+        && best.iter().all(|&(r2, j)| {
+            r2 == 0.0 || {
+                let r = r2.sqrt();
+                let along: f64 = (0..c.geo.dim)
+                    .map(|d| c.geo.delta(c.at(j as usize, d) - c.at(i, d), d) / r * resultant[d])
+                    .sum();
+                along / norm >= -super::shape::BORDER_BEYOND
+            }
+        });
+    sum.border
+        .push(one_sided && len > super::shape::BORDER_RESULTANT);
+    sum.r1.push(r2.sqrt());
+    sum.rho.push(super::shape::density(
+        best.len(),
+        rk2.sqrt(),
+        len,
+        c.geo.dim,
+    ));
+    sum.links
+        .extend((0..LINKS).map(|k| best.get(k).map_or(u32::MAX, |b| b.1)));
+}
+
+/// Adds agent `i`'s (û·V̂)² − 1/d and û ûᵀ for each k to the sums, unless a wall is nearer
+/// than its farthest neighbour or a neighbour sits on it.
+fn measure(c: &Cells, i: usize, best: &[(f64, u32)], v: [f64; 3], k_max: usize, sum: &mut Sums) {
     let geo = &c.geo;
     let Some(&(far, _)) = best.last() else { return };
     if best.first().is_some_and(|b| b.0 == 0.0) {
@@ -104,14 +278,23 @@ fn measure(
     let third = 1.0 / geo.dim as f64;
     for (k, &(r2, j)) in best.iter().enumerate().take(k_max) {
         let r = r2.sqrt();
-        let cos: f64 = (0..geo.dim)
-            .map(|d| geo.delta(c.at(j as usize, d) - c.at(i, d), d) / r * v[d])
-            .sum();
+        let mut u = [0.0f64; 3];
+        for (d, x) in u.iter_mut().enumerate().take(geo.dim) {
+            *x = geo.delta(c.at(j as usize, d) - c.at(i, d), d) / r;
+        }
+        let cos: f64 = (0..geo.dim).map(|d| u[d] * v[d]).sum();
         let x = cos * cos - third;
-        s1[k] += x;
-        s2[k] += x * x;
+        sum.s1[k] += x;
+        sum.s2[k] += x * x;
+        let p = &mut sum.proj[k];
+        p[0] += u[0] * u[0];
+        p[1] += u[1] * u[1];
+        p[2] += u[2] * u[2];
+        p[3] += u[0] * u[1];
+        p[4] += u[0] * u[2];
+        p[5] += u[1] * u[2];
     }
-    *count += 1;
+    sum.count += 1;
 }
 
 /// Agents sorted into a grid of cells over the box.

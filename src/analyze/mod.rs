@@ -8,7 +8,12 @@
 //! - The pair correlation g(r): pairs at distance r against an ideal gas in the same box.
 //! - The anisotropy of the k-th nearest neighbour's direction against the flight direction
 //!   (Ballerini et al., PNAS 2008): γ_k = ⟨(û_ij · V̂)²⟩ − 1/d, 0 for an isotropic arrangement,
-//!   negative when neighbours sit beside each other rather than ahead and behind.
+//!   negative when neighbours sit beside each other rather than ahead and behind; and
+//!   Ballerini's own measure of it, the squared projection (W·V̂)² of the flight direction on
+//!   W, the direction the k-th neighbours lie along least ([`shape::projection`]).
+//! - The flock's shape ([`shape`]): its principal axes and their ratios, the thinnest axis'
+//!   angle to the vertical, the nearest-neighbour distance, and density at the border against
+//!   the centre.
 //!
 //! Pairs are summed exactly ([`pairs`], every pair in float64) up to [`EXACT_MAX_AGENTS`]
 //! agents, and through a grid and FFTs above ([`grid`]: O(N + M log M) for M cells). Periodic
@@ -19,6 +24,7 @@ mod grid;
 mod knn;
 mod pairs;
 mod report;
+mod shape;
 mod stats;
 
 use std::ops::Range;
@@ -29,6 +35,7 @@ use serde::Serialize;
 use crate::bfs::{Frame, Header, Reader};
 use crate::metrics::image;
 use crate::scene::{Boundary, Model};
+pub use shape::{BorderDensity, NearestNeighbour};
 use stats::{aggregate, anisotropy_of, bootstrap};
 
 /// Up to this many agents, [`Method::Auto`] sums every pair exactly.
@@ -120,6 +127,12 @@ pub struct Anisotropy {
     pub gamma_error: Vec<Option<f64>>,
     /// The first k whose γ_k is within two error bars of 0.
     pub isotropic_from_k: Option<usize>,
+    /// Ballerini's (W·V̂)²: the squared projection of the flight direction on W, the
+    /// eigenvector of the least eigenvalue of ⟨û ûᵀ⟩ over the k-th neighbours (1/d when
+    /// isotropic, towards 1 when neighbours lie beside rather than ahead and behind), averaged
+    /// over frames, and its standard error over frames.
+    pub projection: Vec<Option<f64>>,
+    pub projection_error: Vec<Option<f64>>,
     /// Agents measured per frame (those nearer a wall than their k_max-th neighbour are not,
     /// in a world that does not wrap).
     pub agents_measured: f64,
@@ -156,6 +169,20 @@ pub struct Analysis {
     pub g: Vec<Option<f64>>,
     pub q: Vec<f64>,
     pub anisotropy: Anisotropy,
+    /// The flock's extent along its principal axes (the square roots of the eigenvalues of
+    /// the positions' covariance), largest first, averaged over frames, and their standard
+    /// errors over frames.
+    pub principal_axes: Vec<f64>,
+    pub principal_axes_error: Vec<Option<f64>>,
+    /// Each axis over the thinnest, thinnest first (Ballerini's thickness : width : length,
+    /// 1 : I₂/I₃ : I₁/I₃), per frame and averaged.
+    pub aspect_ratios: Vec<f64>,
+    /// The thinnest axis' angle to the vertical (z), degrees, 3D only: 0 for a flock flat
+    /// like a sheet parallel to the ground.
+    pub thinnest_axis_to_vertical: Option<f64>,
+    pub thinnest_axis_to_vertical_error: Option<f64>,
+    pub nearest_neighbour: NearestNeighbour,
+    pub border_density: BorderDensity,
     /// What limits the numbers (few agents, one frame, no mean direction).
     pub caveats: Vec<String>,
 }
@@ -208,7 +235,10 @@ struct FrameStats {
     gamma: Vec<f64>,
     gamma_se: Vec<f64>,
     measured: usize,
+    /// Per k: Ballerini's (W·V̂)² ([`shape::projection`]).
+    projection: Vec<f64>,
     polarization: f64,
+    shape: shape::FrameShape,
 }
 
 /// An option out of range for this recording, named as the CLI (`--r-max`) and the Python
@@ -454,14 +484,10 @@ impl Run {
         }
         s.n = n;
         s.polarization = polarization;
-        match flight_direction(frame, dim) {
-            Some(v) => knn::anisotropy(&frame.pos, n, &geo, v, o.k_max, &mut s),
-            None => {
-                self.no_direction += 1;
-                s.gamma = vec![f64::NAN; o.k_max];
-                s.gamma_se = vec![f64::NAN; o.k_max];
-            }
-        }
+        (s.shape.axes, s.shape.to_vertical) = shape::axes(&frame.pos, n, &geo);
+        let v = flight_direction(frame, dim);
+        self.no_direction += v.is_none() as usize;
+        knn::anisotropy(&frame.pos, n, &geo, v, o.k_max, &mut s);
         s
     }
 }
@@ -563,6 +589,7 @@ pub fn analyze(reader: &mut Reader, o: &Options) -> Result<Analysis> {
         ));
     }
     let anisotropy = anisotropy_of(&stats, &whole, &errors, boot);
+    let shape = shape::summary(&stats, dim);
     Ok(Analysis {
         frames: [o.frames.start, o.frames.end],
         every: o.every,
@@ -587,6 +614,13 @@ pub fn analyze(reader: &mut Reader, o: &Options) -> Result<Analysis> {
         g: whole.g,
         q: whole.q,
         anisotropy,
+        principal_axes: shape.principal_axes,
+        principal_axes_error: shape.principal_axes_error,
+        aspect_ratios: shape.aspect_ratios,
+        thinnest_axis_to_vertical: shape.thinnest_axis_to_vertical,
+        thinnest_axis_to_vertical_error: shape.thinnest_axis_to_vertical_error,
+        nearest_neighbour: shape.nearest_neighbour,
+        border_density: shape.border_density,
         caveats,
     })
 }

@@ -58,6 +58,55 @@ impl Analysis {
             Some(k) => format!("\nisotropic (|γ_k| within 2 error bars of 0) from k = {k}"),
             None => "\nnot isotropic within its error bars for any k measured".into(),
         };
+        s += "\nBallerini's projection (W·V̂)², 1/d when isotropic:";
+        for (k, (p, e)) in a.projection.iter().zip(&a.projection_error).enumerate() {
+            if k < 8 || k + 1 == a.k.len() {
+                match p {
+                    Some(p) => s += &format!(" k={} {p:.4}{}", k + 1, pm(*e)),
+                    None => s += &format!(" k={} -", k + 1),
+                }
+            } else if k == 8 {
+                s += " …";
+            }
+        }
+        let list = |v: &[f64]| {
+            v.iter()
+                .map(|x| format!("{x:.4}"))
+                .collect::<Vec<_>>()
+                .join(" : ")
+        };
+        s += &format!(
+            "\nprincipal axes          {} (largest first); {} = {}",
+            list(&self.principal_axes).replace(" : ", ", "),
+            if self.dim == 3 {
+                "thickness : width : length"
+            } else {
+                "width : length"
+            },
+            list(&self.aspect_ratios)
+        );
+        if let Some(t) = self.thinnest_axis_to_vertical {
+            s += &format!(
+                "\nthinnest axis           {t:.2}°{} from the vertical",
+                pm(self.thinnest_axis_to_vertical_error)
+            );
+        }
+        let nn = &self.nearest_neighbour;
+        s += &format!(
+            "\nnearest neighbour       least {:.4}, mean {:.4} (a frame's, over frames)",
+            nn.min, nn.mean
+        );
+        let b = &self.border_density;
+        s += &match b.ratio {
+            Some(r) => format!(
+                "\nborder density          {r:.3} × the centre's ({:.1}% of agents on the border)",
+                100.0 * b.border_fraction
+            ),
+            None => format!(
+                "\nborder density          none: {:.1}% of agents on the border",
+                100.0 * b.border_fraction
+            ),
+        };
         for c in &self.caveats {
             s += &format!("\nnote: {c}");
         }

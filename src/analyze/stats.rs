@@ -171,8 +171,16 @@ pub(super) fn anisotropy_of(
             _ => false,
         })
         .map(|k| k + 1);
+    let projection: Vec<(f64, Option<f64>)> = (0..k_max)
+        .map(|k| super::shape::mean_se(stats.iter().map(|s| s.projection[k])))
+        .collect();
     Anisotropy {
         k: (1..=k_max).collect(),
+        projection: projection
+            .iter()
+            .map(|p| p.0.is_finite().then_some(p.0))
+            .collect(),
+        projection_error: projection.iter().map(|p| p.1).collect(),
         gamma: whole.gamma.clone(),
         gamma_error,
         isotropic_from_k,
