@@ -108,6 +108,16 @@ export RUST_TEST_THREADS="${RUST_TEST_THREADS:-$(($(nproc) * 2))}"
 scripts/py-test.sh --prepare >/dev/null 2>&1 &
 py_prepare=$!
 
+# The tree stays formatted and clippy-clean: rustfmt and clippy (rustup's components, added
+# where missing) check it first, warnings as errors, the Python crate's included.
+for tool in rustfmt clippy; do
+    if ! cargo "${tool/rustfmt/fmt}" --version >/dev/null 2>&1 && command -v rustup >/dev/null; then
+        rustup component add "$tool" >/dev/null 2>&1 || true
+    fi
+done
+cargo fmt --all --check
+cargo clippy --release --all-targets --workspace -- -D warnings
+
 # The output is kept, to say at the end what was ignored or skipped, and why.
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT

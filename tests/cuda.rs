@@ -78,9 +78,7 @@ fn params_layout_matches_the_header() {
 #[test]
 fn backend_cuda_without_a_device_fails_clearly() {
     if cuda::open_device().is_ok() {
-        skip(&format!(
-            "backend_cuda_without_a_device_fails_clearly: a CUDA device is present"
-        ));
+        skip("backend_cuda_without_a_device_fails_clearly: a CUDA device is present");
         return;
     }
     let d = tmp();
@@ -108,9 +106,7 @@ fn backend_cuda_without_a_device_fails_clearly() {
 #[test]
 fn backend_auto_without_a_device_is_the_cpu_without_a_note() {
     if cuda::open_device().is_ok() {
-        skip(&format!(
-            "backend_auto_without_a_device_is_the_cpu_without_a_note: a CUDA device is present"
-        ));
+        skip("backend_auto_without_a_device_is_the_cpu_without_a_note: a CUDA device is present");
         return;
     }
     let d = tmp();

@@ -637,7 +637,8 @@ fn a_header_with_a_nan_infinite_or_negative_world_or_dt_is_refused_naming_the_fi
     let d = tmp();
     let p = d.path();
     let src = small_recording(p);
-    let cases: [(&str, fn(&mut Header), &str); 6] = [
+    type Case = (&'static str, fn(&mut Header), &'static str);
+    let cases: [Case; 6] = [
         ("dt-nan.bfs", |h| h.dt = f32::NAN, "dt is NaN"),
         ("dt-neg.bfs", |h| h.dt = -0.5, "dt is -0.5"),
         ("dt-zero.bfs", |h| h.dt = 0.0, "dt is 0"),

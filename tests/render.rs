@@ -1129,7 +1129,7 @@ fn bfs1_renders() {
         fs::File::create(d.path().join("b.bfs")).unwrap(),
         0.05,
         1,
-        n as i32,
+        n,
         &frames,
         true,
     )

@@ -95,10 +95,8 @@ fn bad_species_are_named_by_their_json_path() {
             "scene.species[0].boids.w_flee: only used when another species has role \"predator\"",
         ),
         (
-            &format!(
-                r#"{{"model": "boids", "species": [{{"name": "starling", "agents": 30,
-                    "boids": {{"chase_radius": 3}}}}, {{"name": "falcon", "agents": 2, "role": "predator"}}]}}"#
-            ),
+            r#"{"model": "boids", "species": [{"name": "starling", "agents": 30,
+                    "boids": {"chase_radius": 3}}, {"name": "falcon", "agents": 2, "role": "predator"}]}"#,
             "scene.species[0].boids.chase_radius: only for a species with role \"predator\"",
         ),
         (
@@ -382,9 +380,9 @@ fn prey_near_predators(bfs: &Path, prey: usize, radius: f64, from: u64) -> f64 {
         for h in prey..n {
             for j in 0..prey {
                 let mut d2 = 0.0;
-                for c in 0..2 {
+                for (c, &size) in w.iter().enumerate().take(2) {
                     let mut d = (f.pos[c * n + j] - f.pos[c * n + h]) as f64;
-                    let size = w[c] as f64;
+                    let size = size as f64;
                     // Minimum image: the world wraps.
                     if d > size / 2.0 {
                         d -= size;

@@ -64,11 +64,8 @@ fn plain<'py>(py: Python<'py>, v: &Bound<'py, PyAny>, at: &str) -> PyResult<Boun
         return Ok(pyo3::types::PyList::new(py, items)?.into_any());
     }
     // A NumPy scalar (numpy.float32, numpy.int64, ...): the Python number it holds.
-    let numpy_scalar = v
-        .get_type()
-        .module()
-        .is_ok_and(|m| m.to_string() == "numpy")
-        && v.hasattr("item").unwrap_or(false);
+    let numpy_scalar =
+        v.get_type().module().is_ok_and(|m| m == "numpy") && v.hasattr("item").unwrap_or(false);
     // A path (`pathlib.Path`, any `os.PathLike`): its text, as a scene file writes it.
     let path_like = py.import("os")?.getattr("PathLike")?;
     let v = if numpy_scalar {

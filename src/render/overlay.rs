@@ -262,6 +262,13 @@ pub struct FrameInfo {
     pub px_per_unit: Option<f32>,
 }
 
+/// An overlay's labels, time and scale, as last drawn.
+type Shown = (
+    Option<(String, String, String)>,
+    Option<String>,
+    Option<String>,
+);
+
 pub struct OverlayPass {
     items: Overlays,
     mode: ColorMode,
@@ -272,11 +279,7 @@ pub struct OverlayPass {
     pipeline: wgpu::RenderPipeline,
     bind_group: wgpu::BindGroup,
     /// What is drawn now: (labels, time, scale) to compare with the next frame's.
-    shown: (
-        Option<(String, String, String)>,
-        Option<String>,
-        Option<String>,
-    ),
+    shown: Shown,
     drawn_once: bool,
 }
 

@@ -234,12 +234,17 @@ fn colour(s: &str) -> Option<[u8; 3]> {
     Some([byte(0)?, byte(2)?, byte(4)?])
 }
 
+/// A check of a number (its path, value and default, and whether 0 is allowed) → the value.
+type SignCheck<'a> = &'a dyn Fn(&mut Ctx, &str, Option<f64>, f64, bool) -> f32;
+/// A check of a number (its path, value and default) → the value.
+type NumberCheck<'a> = &'a dyn Fn(&mut Ctx, &str, Option<f64>, f64) -> f32;
+
 /// The number checks of `resolve.rs`, handed in so that species use the very same rules.
 pub(super) struct Checks<'a> {
     /// finite, > 0 (or >= 0 when the flag says so), storable as f32.
-    pub(super) pos_f: &'a dyn Fn(&mut Ctx, &str, Option<f64>, f64, bool) -> f32,
+    pub(super) pos_f: SignCheck<'a>,
     /// finite, any sign.
-    pub(super) any_f: &'a dyn Fn(&mut Ctx, &str, Option<f64>, f64) -> f32,
+    pub(super) any_f: NumberCheck<'a>,
     /// the heading noise (bounded by dt).
     pub(super) noise: &'a dyn Fn(&mut Ctx, &str, Option<f64>) -> f32,
     /// the field of view.

@@ -227,7 +227,7 @@ impl AnySolver {
             if let Err(d) = self.step() {
                 return Ok(Some(d));
             }
-            if self.step > sched.first && (self.step - sched.first) % sched.every == 0 {
+            if self.step > sched.first && (self.step - sched.first).is_multiple_of(sched.every) {
                 self.record(out)?;
             }
         }

@@ -45,7 +45,7 @@ fn in_ball(dim: usize, seed: u64, agent: u64) -> [f32; 3] {
         let mut r2 = 0.0f32;
         for k in 0..dim {
             q[k] = u(seed, agent, S_POS + 32 + t * 3 + k as u64) * 2.0 - 1.0;
-            r2 = r2 + q[k] * q[k];
+            r2 += q[k] * q[k];
         }
         if r2 <= 1.0 {
             return q;

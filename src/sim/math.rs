@@ -128,6 +128,7 @@ pub fn cos_sin(x: f32) -> (f32, f32) {
 
 /// Keep a coordinate in the world: wrap into [0, size), or reflect (flipping the velocity).
 #[inline(always)]
+#[allow(clippy::collapsible_match)] // one arm per boundary, as the CUDA kernels' switch reads
 pub fn apply_boundary(p: &mut f32, v: &mut f32, size: f32, boundary: u32) {
     match boundary {
         0 => {
@@ -246,7 +247,7 @@ pub fn array<T: Copy + Default, const D: usize>(mut f: impl FnMut(usize) -> T) -
 pub fn norm2<const D: usize>(v: &[f32; D]) -> f32 {
     let mut s = v[0] * v[0];
     for k in 1..D {
-        s = s + v[k] * v[k];
+        s += v[k] * v[k];
     }
     s
 }
@@ -281,13 +282,13 @@ pub fn boids_accel<const D: usize>(p: &Params, acc: &BoidsAcc<D>, vel: &[f32; D]
     if acc.n_ali > 0 {
         let n = acc.n_ali as f32;
         for k in 0..D {
-            a[k] = a[k] + p.w_ali * (from_fix(acc.ali[k]) / n - vel[k]);
+            a[k] += p.w_ali * (from_fix(acc.ali[k]) / n - vel[k]);
         }
     }
     if acc.n_coh > 0 {
         let n = acc.n_coh as f32;
         for k in 0..D {
-            a[k] = a[k] + p.w_coh * (from_fix(acc.coh[k]) / n);
+            a[k] += p.w_coh * (from_fix(acc.coh[k]) / n);
         }
     }
     a
@@ -316,11 +317,11 @@ pub fn boids_move<const D: usize>(
     if a2 > p.max_force * p.max_force {
         let f = p.max_force / a2.sqrt();
         for x in a.iter_mut() {
-            *x = *x * f;
+            *x *= f;
         }
     }
     for k in 0..D {
-        vel[k] = vel[k] + a[k] * p.dt;
+        vel[k] += a[k] * p.dt;
     }
     if p.heading_noise > 0.0 {
         heading_noise(p, step, agent, vel);
@@ -329,24 +330,24 @@ pub fn boids_move<const D: usize>(
     if s2 > p.v_max * p.v_max {
         let f = p.v_max / s2.sqrt();
         for x in vel.iter_mut() {
-            *x = *x * f;
+            *x *= f;
         }
     } else if s2 < p.v_min * p.v_min && s2 > 0.0 {
         let f = p.v_min / s2.sqrt();
         for x in vel.iter_mut() {
-            *x = *x * f;
+            *x *= f;
         }
     }
     if obs.is_empty() {
         for k in 0..D {
-            pos[k] = pos[k] + vel[k] * p.dt;
+            pos[k] += vel[k] * p.dt;
             apply_boundary(&mut pos[k], &mut vel[k], p.world[k], p.boundary);
         }
         return;
     }
     let old = *pos;
     for k in 0..D {
-        pos[k] = pos[k] + vel[k] * p.dt;
+        pos[k] += vel[k] * p.dt;
     }
     let moved = *pos;
     for k in 0..D {
@@ -555,7 +556,7 @@ pub fn vicsek_integrate(
     };
     for k in 0..2 {
         vel[k] = p.v0 * nd[k];
-        pos[k] = pos[k] + vel[k] * p.dt;
+        pos[k] += vel[k] * p.dt;
         apply_boundary(&mut pos[k], &mut vel[k], p.world[k], p.boundary);
     }
 }

@@ -3,6 +3,10 @@
 //! [`FrameOut`] (the recorder implements it), and the command line picks a backend through
 //! [`backend`].
 
+// The solver's loops index each axis `k` as the CUDA kernels do, line for line, so that the
+// two read alike and keep the same order of operations.
+#![allow(clippy::needless_range_loop)]
+
 mod agent;
 pub mod backend;
 pub mod cpu;

@@ -162,20 +162,6 @@ impl Frames {
         }
     }
 
-    /// The next output frame, `None` at the end.
-    pub fn next(&mut self) -> Option<Result<Frame>> {
-        if self.next >= self.out.end {
-            return None;
-        }
-        if self.timeline.k == 1 {
-            self.next += 1;
-            return self.src.next();
-        }
-        let o = self.next;
-        self.next += 1;
-        Some(self.make(o))
-    }
-
     fn make(&mut self, o: u64) -> Result<Frame> {
         let (r, frac) = self.timeline.at(o);
         // Move the pair (a, b) up to recorded frame r.
@@ -211,6 +197,24 @@ impl Frames {
         } else if self.spare.len() < 4 {
             self.spare.push(f);
         }
+    }
+}
+
+impl Iterator for Frames {
+    type Item = Result<Frame>;
+
+    /// The next output frame, `None` at the end.
+    fn next(&mut self) -> Option<Result<Frame>> {
+        if self.next >= self.out.end {
+            return None;
+        }
+        if self.timeline.k == 1 {
+            self.next += 1;
+            return self.src.next();
+        }
+        let o = self.next;
+        self.next += 1;
+        Some(self.make(o))
     }
 }
 

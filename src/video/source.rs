@@ -56,13 +56,17 @@ impl FrameSource {
         })
     }
 
-    /// The next frame, `None` at the end.
-    pub fn next(&mut self) -> Option<Result<Frame>> {
-        self.rx.recv().ok()
-    }
-
     pub fn give_back(&self, f: Frame) {
         let _ = self.recycle.try_send(f);
+    }
+}
+
+impl Iterator for FrameSource {
+    type Item = Result<Frame>;
+
+    /// The next frame, `None` at the end.
+    fn next(&mut self) -> Option<Result<Frame>> {
+        self.rx.recv().ok()
     }
 }
 

@@ -181,8 +181,11 @@ struct Written {
     line: usize,
 }
 
+/// A name a `use` binds, and the path it binds it to.
+type Bound = (String, Vec<String>);
+
 /// One `use` tree flattened: every leaf path, and the names it binds (name → path).
-fn parse_use(toks: &[Token], mut i: usize) -> (Vec<Written>, Vec<(String, Vec<String>)>, usize) {
+fn parse_use(toks: &[Token], mut i: usize) -> (Vec<Written>, Vec<Bound>, usize) {
     let mut leaves = Vec::new();
     let mut binds = Vec::new();
     i = use_tree(toks, i, Vec::new(), &mut leaves, &mut binds);

@@ -255,8 +255,8 @@ fn noise_only(dim: usize, eta: f64, dt: f64, steps: u64) -> Vec<([f64; 3], [f64;
 
 #[test]
 fn heading_noise_turns_by_at_most_half_its_width_centred_and_keeps_the_speed() {
-    let (eta, dt) = (2.0, 0.05);
-    let w = eta * (dt as f64).sqrt();
+    let (eta, dt) = (2.0, 0.05f64);
+    let w = eta * dt.sqrt();
     let turns: Vec<f64> = noise_only(2, eta, dt, 20)
         .iter()
         .map(|(a, b)| {
@@ -321,8 +321,8 @@ fn heading_noise_diffuses_the_heading_at_a_rate_that_does_not_depend_on_dt() {
 
 #[test]
 fn heading_noise_in_3d_tilts_by_at_most_half_its_width_towards_any_side() {
-    let (eta, dt) = (3.0, 0.05);
-    let w = eta * (dt as f64).sqrt();
+    let (eta, dt) = (3.0, 0.05f64);
+    let w = eta * dt.sqrt();
     let pairs = noise_only(3, eta, dt, 10);
     let (mut sum_tilt, mut max_tilt) = (0.0, 0f64);
     // Which side each agent tilted to at the first step, when the whole flock has one heading:

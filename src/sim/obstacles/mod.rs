@@ -301,7 +301,7 @@ impl Obstacles {
                 }
                 let g = self.w_avoid * g * (1.0 - s);
                 for k in 0..D {
-                    acc[k] = acc[k] + g * n[k];
+                    acc[k] += g * n[k];
                 }
             }
         });
@@ -335,7 +335,7 @@ impl Obstacles {
                 let vn = dot(&vel, &n);
                 if vn < 0.0 {
                     for k in 0..D {
-                        vel[k] = vel[k] - vn * n[k];
+                        vel[k] -= vn * n[k];
                     }
                 }
             }
@@ -351,7 +351,7 @@ impl Obstacles {
             let mut m2 = 0.0f32;
             for k in 0..D {
                 let d = pos[k] - old[k];
-                m2 = m2 + d * d;
+                m2 += d * d;
             }
             self.shapes
                 .iter()
@@ -376,11 +376,11 @@ impl Obstacles {
 impl Shape {
     /// Squared distance of `x` from the bounding sphere's centre.
     #[inline(always)]
-    fn from_centre2<const D: usize>(&self, x: &[f32; D]) -> f32 {
+    fn centre_dist2<const D: usize>(&self, x: &[f32; D]) -> f32 {
         let mut d2 = 0.0f32;
         for k in 0..D {
             let d = x[k] - self.centre[k];
-            d2 = d2 + d * d;
+            d2 += d * d;
         }
         d2
     }
@@ -388,13 +388,13 @@ impl Shape {
     /// Whether a boid at `x` may see the shape this step.
     #[inline(always)]
     fn near<const D: usize>(&self, x: &[f32; D]) -> bool {
-        self.from_centre2(x) < self.near2
+        self.centre_dist2(x) < self.near2
     }
 
     /// Whether `x` may be inside the shape (or have crossed it in its last move).
     #[inline(always)]
     fn touches<const D: usize>(&self, x: &[f32; D]) -> bool {
-        self.from_centre2(x) < self.touch2
+        self.centre_dist2(x) < self.touch2
     }
 
     /// The outward normal at the surface point nearest `x`, and the signed distance of `x`
@@ -469,7 +469,7 @@ impl Shape {
         if ff > 0.0 {
             let along = dot(&m, f) / ff;
             for k in 0..D {
-                m[k] = m[k] - along * f[k];
+                m[k] -= along * f[k];
             }
         }
         let l2 = dot(&m, &m);
@@ -503,8 +503,8 @@ impl Shape {
         n[i] = f[j];
         n[j] = -f[i];
         let l = (n[i] * n[i] + n[j] * n[j]).sqrt();
-        n[i] = n[i] / l;
-        n[j] = n[j] / l;
+        n[i] /= l;
+        n[j] /= l;
         n
     }
 
@@ -516,7 +516,7 @@ impl Shape {
         }
         let mut w = 0.0f32;
         for k in 0..D {
-            w = w + (x[k] - self.a[k]) * self.e[k];
+            w += (x[k] - self.a[k]) * self.e[k];
         }
         clamp01(w / self.e2)
     }
@@ -640,20 +640,14 @@ impl Shape {
 
 #[inline(always)]
 fn clamp01(x: f32) -> f32 {
-    if x < 0.0 {
-        0.0
-    } else if x > 1.0 {
-        1.0
-    } else {
-        x
-    }
+    x.clamp(0.0, 1.0)
 }
 
 #[inline(always)]
 fn dot<const D: usize>(a: &[f32; D], b: &[f32; D]) -> f32 {
     let mut s = a[0] * b[0];
     for k in 1..D {
-        s = s + a[k] * b[k];
+        s += a[k] * b[k];
     }
     s
 }

@@ -25,6 +25,9 @@
 //! interaction matrix does not allow; any other species takes the per-pair masked loop. Neither
 //! `FORGE_SIMD`, the search nor the thread count can change a byte.
 
+// `!(d2 < r2)` also turns away a NaN distance, as the kernels' comparisons do.
+#![allow(clippy::neg_cmp_op_on_partial_ord)]
+
 mod tracked;
 
 pub use tracked::{hunters, Tracked};
@@ -187,9 +190,9 @@ impl Species {
                     .copied()
                     .unwrap_or(crate::scene::Interaction::default_for(sp.name == b.name));
                 out.mask.push(
-                    (e.separate as u8) * SEPARATE
-                        | (e.align as u8) * ALIGN
-                        | (e.cohere as u8) * COHERE,
+                    ((e.separate as u8) * SEPARATE)
+                        | ((e.align as u8) * ALIGN)
+                        | ((e.cohere as u8) * COHERE),
                 );
             }
         }
@@ -590,7 +593,7 @@ fn finish_of<const D: usize>(
             if d2 > 0.0 {
                 let s = d2.sqrt();
                 for k in 0..D {
-                    acc_v[k] = acc_v[k] + w * (d[k] / s);
+                    acc_v[k] += w * (d[k] / s);
                 }
             }
         }
@@ -608,7 +611,7 @@ fn finish_of<const D: usize>(
             if d2 < r2 && d2 > 0.0 {
                 let s = d2.sqrt();
                 for k in 0..D {
-                    acc_v[k] = acc_v[k] + w * (d[k] / s);
+                    acc_v[k] += w * (d[k] / s);
                 }
             }
         }
