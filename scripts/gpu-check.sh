@@ -12,7 +12,7 @@
 #  3. renderer (FFmpeg from FORGE_FFMPEG or PATH): 1M agents at 4K, frames/s and each pass's
 #     time with the crowd count (stacking) on and off, and one 4K still.
 #
-# Prints one Markdown table at the end (the README's CUDA section quotes it); with
+# Prints one Markdown table at the end (the guide's performance page quotes it); with
 # GPU_CHECK_OUT=DIR the table and each section's log are written there as they are made.
 # Exit status 1 when a recording differs or a run fails.
 # Usage: [FORGE=path] [FORGE_BEFORE=path] [GPU_CHECK_OUT=dir] scripts/gpu-check.sh [--no-render]

@@ -461,6 +461,6 @@ fn heading_noise_and_a_blind_angle_melt_cuplans_lattice() {
             "0.8828 0.1604",
             "0.1861 3.3085"
         ],
-        "the lattice figures changed (update them and README's Models section together)"
+        "the lattice figures changed (update them and the guide's scenes page together)"
     );
 }
