@@ -64,4 +64,6 @@ rm -rf "$TARGET/wheels/forge_flocks-"*.whl
 # uv and pip name the same thing differently.
 if [ -x "$VENV/bin/uv" ]; then reinstall=--reinstall; else reinstall=--force-reinstall; fi
 install "$reinstall" --no-deps "$TARGET/wheels/"forge_flocks-*.whl
-FORGE_BIN="$TARGET/release/forge" "$VENV/bin/python" -m pytest -q -rs python/tests "$@"
+# tests/test_wheel.py installs this very wheel into a fresh venv with no Rust on its PATH.
+wheel="$(ls "$TARGET/wheels/"forge_flocks-*.whl | head -n 1)"
+FORGE_WHEEL="$wheel" FORGE_BIN="$TARGET/release/forge" "$VENV/bin/python" -m pytest -q -rs python/tests "$@"
