@@ -9,12 +9,12 @@
 //! - [`bfs`]: the format (write, read, BoidForge's BFS1) — the only contract between the
 //!   solver and the renderer;
 //! - [`look`]: the one type of a look's settings (flags, look files and a scene's `render`
-//!   section alike), and its vocabulary, a leaf that scenes and the renderer share; and
-//!   [`look::resolve`], the look resolved over a recording (layers, measured exposure, colour
-//!   ranges) into the renderer's settings;
+//!   section alike), and its vocabulary, a leaf that scenes and the renderer share (the look
+//!   is resolved over a recording into the renderer's settings by [`video::resolve`]);
 //! - [`render`]: the headless wgpu renderer (one file per pass; typed settings only);
-//! - [`video`]: the frame loop from a recording through the renderer into a sink (FFmpeg,
-//!   PNG files, a still image), and the encoders;
+//! - [`video`]: the look resolved over a recording ([`video::resolve`]: layers, measured
+//!   exposure, colour ranges), the frame loop from a recording through the renderer into a
+//!   sink (FFmpeg, PNG files, a still image), and the encoders;
 //! - [`sweep`], [`bench`], [`metrics`], [`plot`]: parameter sweeps, benchmarks, order
 //!   parameters, plots;
 //! - [`export`]: a recording out to NumPy (`.npz`), CSV or extended XYZ;

@@ -1,3 +1,6 @@
+//! The `forge` command: parses its arguments, gives a command that may open a GPU a private
+//! runtime folder where none is set, and runs it (`forge::cli`).
+
 use std::process::ExitCode;
 
 fn main() -> ExitCode {

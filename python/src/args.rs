@@ -6,6 +6,8 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyInt};
 
+use forge::sim::backend::Backend;
+
 /// `v` as a whole number in `lo..=hi`, or an error naming `name`.
 fn whole(v: &Bound<'_, PyAny>, name: &str, lo: i128, hi: i128) -> PyResult<i128> {
     let range = format!("a whole number in {lo}..={hi}");
@@ -85,9 +87,16 @@ pub fn frames(v: &Bound<'_, PyAny>) -> PyResult<Option<(Option<u64>, Option<u64>
 }
 
 /// `backend="auto" | "cpu" | "cuda"`.
-pub fn backend(v: &Bound<'_, PyAny>) -> PyResult<forge::sim::backend::Backend> {
+pub fn backend(v: &Bound<'_, PyAny>) -> PyResult<Backend> {
     match v.extract::<String>() {
-        Ok(s) => crate::simulation::parse_backend(&s),
+        Ok(s) => match s.as_str() {
+            "auto" => Ok(Backend::Auto),
+            "cpu" => Ok(Backend::Cpu),
+            "cuda" => Ok(Backend::Cuda),
+            _ => Err(crate::errors::arg_err(format!(
+                "backend: expected \"auto\", \"cpu\" or \"cuda\", got {s:?}"
+            ))),
+        },
         Err(_) => Err(PyTypeError::new_err(format!(
             "backend: expected \"auto\", \"cpu\" or \"cuda\", got {}",
             v.repr().map(|r| r.to_string()).unwrap_or_default()

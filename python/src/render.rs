@@ -11,9 +11,9 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use forge::bfs::FrameRange;
-use forge::look::resolve::Layers;
 use forge::look::Look;
 use forge::video::codec::EncodingFlags;
+use forge::video::resolve::Layers;
 use forge::video::{Destination, Job, StillFormat};
 
 use crate::errors::{ForgeError, LookError};

@@ -25,17 +25,6 @@ use crate::scene::PyScene;
 /// How often a long `step(n)` looks for Ctrl-C.
 const SIGNAL_POLL: Duration = Duration::from_millis(20);
 
-pub fn parse_backend(s: &str) -> PyResult<Backend> {
-    match s {
-        "auto" => Ok(Backend::Auto),
-        "cpu" => Ok(Backend::Cpu),
-        "cuda" => Ok(Backend::Cuda),
-        _ => Err(arg_err(format!(
-            "backend: expected \"auto\", \"cpu\" or \"cuda\", got {s:?}"
-        ))),
-    }
-}
-
 /// `threads` checked as `--threads` is (the message names `threads`).
 fn check_threads(threads: Option<usize>) -> PyResult<()> {
     if threads == Some(0) {

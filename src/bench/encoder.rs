@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 
-use super::render::{bench_recording, is_recording, run_forge as forge};
+use super::{bench_recording, is_recording, run_forge as forge};
 
 /// What the encoder table measures.
 pub struct Encoder {

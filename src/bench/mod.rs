@@ -1,9 +1,10 @@
 //! `forge bench`: the solver's speed, printed as Markdown tables (the guide's Performance chapter quotes them).
 
 use std::io::Write;
+use std::path::Path;
 use std::time::Instant;
 
-use anyhow::Result;
+use anyhow::{bail, Result};
 
 use crate::bfs::Header;
 use crate::record::Recorder;
@@ -397,4 +398,49 @@ fn memory_line(out: &mut impl Write, quick: bool) -> Result<()> {
         kib as f64 * 1024.0 / 1e6
     )?;
     Ok(())
+}
+
+/// Whether a `--render-scenes` entry names a recording (a `.bfs` file) rather than a scene.
+pub fn is_recording(name: &str) -> bool {
+    let p = Path::new(name);
+    p.extension().is_some_and(|e| e == "bfs") && p.is_file()
+}
+
+/// A recording of `n` agents in `dim` dimensions, `frames` frames (every step), at the
+/// benchmark's density.
+pub(crate) fn bench_recording(path: &Path, n: u64, dim: usize, frames: u64) -> Result<()> {
+    let s = bench_scene(n, dim);
+    let mut solver = solver_for(&s, 0, Search::Auto)?;
+    let mut h = Header::for_scene(&s);
+    h.agents = n as u32;
+    let mut rec = Recorder::start(
+        crate::bfs::Writer::new(
+            crate::bfs::DirectFile::new(std::fs::File::create(path)?),
+            &h,
+        )?,
+        dim,
+        n as usize,
+    )?;
+    solver.record(&mut rec)?;
+    for _ in 1..frames {
+        solver.step().expect("bench scenes stay finite");
+        solver.record(&mut rec)?;
+    }
+    rec.finish()?;
+    Ok(())
+}
+
+/// Runs forge (this executable) with `args`, failing with its error; its wall time.
+pub(crate) fn run_forge(args: &[&str]) -> Result<f64> {
+    let exe = std::env::current_exe()?;
+    let t0 = Instant::now();
+    let o = std::process::Command::new(&exe).args(args).output()?;
+    if !o.status.success() {
+        bail!(
+            "forge {} failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&o.stderr).trim()
+        );
+    }
+    Ok(t0.elapsed().as_secs_f64())
 }

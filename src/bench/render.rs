@@ -6,10 +6,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Result};
 
-use super::{bench_scene, peak_rss_kib, solver_for};
-use crate::bfs::Header;
-use crate::record::Recorder;
-use crate::scene::Search;
+use super::{bench_recording, is_recording, peak_rss_kib, run_forge};
 
 /// Frames rendered per configuration of `forge bench render`: enough to time, few enough that
 /// 1M agents at 4K on a software driver finish.
@@ -23,12 +20,6 @@ fn render_frames(agents: u64, pixels: u64) -> u64 {
 
 /// Agents in the memory row's long render.
 const MEMORY_AGENTS: u64 = 300;
-
-/// Whether a `--render-scenes` entry names a recording (a `.bfs` file) rather than a scene.
-pub fn is_recording(name: &str) -> bool {
-    let p = Path::new(name);
-    p.extension().is_some_and(|e| e == "bfs") && p.is_file()
-}
 
 /// The look every `bench render` row uses.
 fn bench_look(size: [u32; 2]) -> crate::video::Layers {
@@ -79,30 +70,6 @@ fn render_memory_probe(
     };
     video::render(&bench_job(path, bench_look(size), Some(frames), dest))?;
     writeln!(out, "{}", peak_rss_kib().unwrap_or(0))?;
-    Ok(())
-}
-
-/// A recording of `n` agents in `dim` dimensions, `frames` frames (every step), at the
-/// benchmark's density.
-pub(super) fn bench_recording(path: &Path, n: u64, dim: usize, frames: u64) -> Result<()> {
-    let s = bench_scene(n, dim);
-    let mut solver = solver_for(&s, 0, Search::Auto)?;
-    let mut h = Header::for_scene(&s);
-    h.agents = n as u32;
-    let mut rec = Recorder::start(
-        crate::bfs::Writer::new(
-            crate::bfs::DirectFile::new(std::fs::File::create(path)?),
-            &h,
-        )?,
-        dim,
-        n as usize,
-    )?;
-    solver.record(&mut rec)?;
-    for _ in 1..frames {
-        solver.step().expect("bench scenes stay finite");
-        solver.record(&mut rec)?;
-    }
-    rec.finish()?;
     Ok(())
 }
 
@@ -291,21 +258,6 @@ impl Tables {
         writeln!(out)?;
         Ok(())
     }
-}
-
-/// Runs forge (this executable) with `args`, failing with its error; its wall time.
-pub(super) fn run_forge(args: &[&str]) -> Result<f64> {
-    let exe = std::env::current_exe()?;
-    let t0 = Instant::now();
-    let o = std::process::Command::new(&exe).args(args).output()?;
-    if !o.status.success() {
-        bail!(
-            "forge {} failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&o.stderr).trim()
-        );
-    }
-    Ok(t0.elapsed().as_secs_f64())
 }
 
 /// Agents in the passes table's recordings.

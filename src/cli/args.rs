@@ -130,7 +130,7 @@ impl LookArgs {
             flags.size = Some(Size([1280, 720]));
         }
         let file = match &self.look_file {
-            Some(p) => Some(crate::look::resolve::read_look_file(p)?),
+            Some(p) => Some(crate::video::resolve::read_look_file(p)?),
             None => None,
         };
         Ok(Layers { flags, file })

@@ -353,7 +353,7 @@ fn resolve_render(a: BenchArgs) -> Result<render::Plan> {
     }
     {
         for name in &scenes_read {
-            if !render::is_recording(name) && scene::builtin::find(name).is_none() {
+            if !bench::is_recording(name) && scene::builtin::find(name).is_none() {
                 bail!(
                     "--render-scenes: no built-in scene {name:?} (forge scenes lists them), \
                      and no .bfs recording of that name"

@@ -12,10 +12,10 @@ use std::path::Path;
 use anyhow::{bail, Result};
 
 use crate::bfs::{Frame, Reader};
-use crate::look::resolve::{self, Layers};
 use crate::look::{ColorMode, Look};
 use crate::render::colormap;
 use crate::render::srgb_to_linear as linear;
+use crate::video::resolve::{self, Layers};
 
 /// The colours of a look, ready per frame.
 pub(super) struct Colours {

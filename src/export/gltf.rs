@@ -140,7 +140,7 @@ pub(super) fn write(
         .as_ref()
         .and_then(|s| s.render.as_ref())
         .and_then(|l| l.fps)
-        .unwrap_or(crate::look::resolve::defaults::FPS);
+        .unwrap_or(crate::video::resolve::defaults::FPS);
     let mut groups = species_groups(&h, scene.as_ref());
     let survey = first_pass(r, input, sel, &mut groups, bar)?;
     let n = survey.base.len();

@@ -77,7 +77,7 @@ pub(super) fn write(
         .as_ref()
         .and_then(|s| s.render.as_ref())
         .and_then(|l| l.fps)
-        .unwrap_or(crate::look::resolve::defaults::FPS);
+        .unwrap_or(crate::video::resolve::defaults::FPS);
     let mut w = BufWriter::with_capacity(1 << 20, file);
     layer_metadata(&mut w, &h, input, sel, fps)?;
     writeln!(w, "def Xform \"Flock\" (\n    kind = \"component\"\n)\n{{")?;

@@ -3,15 +3,14 @@
 //! `forge render`, `still`, `run`) and a look file (`--look FILE.json`). Layers of it are
 //! merged by [`Look::over`] (flag > `--look` file > the recording's `render` section); what no
 //! layer sets is filled in, and measured over the recording where it depends on it, by
-//! [`resolve`]. A new look setting is one field here (and its use in the renderer).
+//! `crate::video::resolve`. A new look setting is one field here (and its use in the renderer).
 //!
-//! The values are a leaf: outside [`resolve`], this module names nothing else of the crate, so
-//! the scene schema and the renderer can both use its types. [`resolve`] is the layer above:
+//! The values are a leaf: this module names nothing else of the crate, so the scene schema
+//! and the renderer can both use its types. Resolving a look is the layer above, in `video`:
 //! it reads the recording (`bfs`), its scene and the renderer's settings types.
 
 pub mod interp;
 pub mod keys;
-pub mod resolve;
 mod values;
 
 use std::path::Path;

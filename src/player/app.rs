@@ -24,9 +24,9 @@ use super::window::{PaintTimes, Window, BAR_PT, PANEL_PT};
 use super::{first_frame_recording, open_recording, Input, Options};
 use crate::bfs::Reader;
 use crate::live::Live;
-use crate::look::resolve::world_of;
 use crate::look::Size;
 use crate::video::interp::{Space, Timeline};
+use crate::video::resolve::world_of;
 
 /// How often an idle player looks for a signal (SIGINT, SIGTERM).
 const SIGNAL_POLL: Duration = Duration::from_millis(100);

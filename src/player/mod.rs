@@ -36,7 +36,7 @@ use anyhow::{anyhow, bail, Context, Result};
 
 use crate::bfs::Reader;
 use crate::live::{self, Live, LiveScene};
-use crate::look::resolve::Layers;
+use crate::video::resolve::Layers;
 
 /// What to watch.
 pub enum Input {

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use crate::bfs::Reader;
-use crate::look::resolve::{self, Layers, Resolved};
 use crate::look::{Look, Size};
+use crate::video::resolve::{self, Layers, Resolved};
 
 /// The frame size when no layer of the look gives one: a window that fits most screens.
 pub const DEFAULT_SIZE: Size = Size([1280, 720]);

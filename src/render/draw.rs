@@ -264,7 +264,7 @@ impl Renderer {
             halo: SPRITE_HALO,
             shutter: self.look.shutter / 360.0 * self.world.frame_dt,
             stacking: self.look.stacking,
-            // A sprite's light covers about 4.76 core radii squared (see look::resolve::exposure).
+            // A sprite's light covers about 4.76 core radii squared (see video::resolve::exposure).
             stack_area: 4.76 * core_px * core_px
                 / (super::agents::CROWD_CELL * super::agents::CROWD_CELL) as f32,
             shape: (self.look.shape == super::Shape::Dart) as u32,

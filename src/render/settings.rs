@@ -65,7 +65,7 @@ impl std::fmt::Debug for Plate {
     }
 }
 
-/// Everything about how a recording looks, resolved (by `look::resolve`, from the layers of a
+/// Everything about how a recording looks, resolved (by `video::resolve`, from the layers of a
 /// `crate::look::Look`) and validated: what the renderer takes.
 #[derive(Clone, Debug)]
 pub struct Settings {

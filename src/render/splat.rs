@@ -645,7 +645,7 @@ mod tests {
     fn the_kernel_holds_the_sprites_light() {
         for core in [0.7f32, 1.4, 3.0] {
             let k = Kernel::new(core, 0.35);
-            // The instanced sprite: core π/2 c², halo ≈ 3.19 c² (look::resolve::exposure).
+            // The instanced sprite: core π/2 c², halo ≈ 3.19 c² (video::resolve::exposure).
             let want = 4.76 * core * core;
             assert!(
                 (k.light() - want).abs() / want < 0.005,

@@ -74,7 +74,7 @@ fn point(cx: &mut Ctx, path: &str, v: Option<&serde_json::Value>, dim: usize) ->
     let mut out = Vec::with_capacity(dim);
     for (k, x) in a.iter().enumerate() {
         match x.as_f64() {
-            Some(x) if x.is_finite() && super::resolve::within_largest(x) => out.push(x as f32),
+            Some(x) if x.is_finite() && super::ctx::within_largest(x) => out.push(x as f32),
             _ => {
                 cx.err(
                     &format!("{path}[{k}]"),
@@ -97,7 +97,7 @@ fn radius(cx: &mut Ctx, path: &str, v: Option<&serde_json::Value>) -> f32 {
         Some(x)
             if x.is_finite()
                 && x > 0.0
-                && super::resolve::within_largest(x)
+                && super::ctx::within_largest(x)
                 && (x as f32).is_normal() =>
         {
             x as f32

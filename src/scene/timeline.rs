@@ -633,13 +633,6 @@ impl fmt::Display for Key {
 }
 
 impl Scene {
-    /// Sets `param` (a timeline path, `vicsek.noise`) to `value` from `step` on: a key added to
-    /// the timeline ([`timeline`]), checked as a key in a scene file is. Fails, changing
-    /// nothing, with an error naming `param`.
-    pub fn set_at(&mut self, step: u64, param: &str, value: f64) -> Result<(), super::SceneError> {
-        super::resolve::timeline::add(self, step, param, value)
-    }
-
     /// A scene file that resolves to `self`: the file it was loaded from (`text`) with the
     /// values the command line changed (name, steps, seed, `record_every`, agent counts) and
     /// the whole timeline written into it. What `forge view`'s `s` saves after tuning the

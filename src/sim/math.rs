@@ -228,19 +228,7 @@ impl<const D: usize> Default for BoidsAcc<D> {
     }
 }
 
-/// `[f(0), f(1), …]`, as `std::array::from_fn` builds it, but as a plain loop inlined into
-/// its caller. The release profile has no link-time optimisation, so a function reaches a
-/// caller in another codegen unit only as a call; from_fn's inner wrapper is not `#[inline]`,
-/// and in the candidate loops that was a call per element (the scalar loop ran 1.5 times as
-/// long).
-#[inline(always)]
-pub fn array<T: Copy + Default, const D: usize>(mut f: impl FnMut(usize) -> T) -> [T; D] {
-    let mut a = [T::default(); D];
-    for (k, x) in a.iter_mut().enumerate() {
-        *x = f(k);
-    }
-    a
-}
+pub use super::each::array;
 
 /// Squared length, summed x, y, z in that order.
 #[inline(always)]

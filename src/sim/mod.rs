@@ -12,6 +12,7 @@ pub mod backend;
 pub mod cpu;
 pub mod cuda;
 mod disjoint;
+pub mod each;
 pub mod frames;
 pub mod grid;
 pub mod init;

@@ -90,7 +90,7 @@ pub fn check() -> Result<()> {
     bail!(msg)
 }
 
-pub use super::codec::Encoding;
+pub use super::encoding::Encoding;
 
 /// The encoder's command line: raw Y'CbCr on stdin, an MP4 (or MOV) at `out`, with `tags` in its
 /// metadata (custom keys kept by `-movflags +use_metadata_tags`; readable with ffprobe).
@@ -608,7 +608,7 @@ mod tests {
             encoder: "prores_ks".into(),
             codec: "prores".into(),
             format: crate::render::YuvFormat::Yuv422p10,
-            container: super::super::codec::Container::Mov,
+            container: super::super::encoding::Container::Mov,
             crf: None,
             preset: None,
             alpha: false,

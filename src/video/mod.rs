@@ -10,10 +10,12 @@
 pub mod chunk;
 pub mod codec;
 pub mod concat;
+pub mod encoding;
 pub mod ffmpeg;
 pub mod interp;
 pub mod mp4;
 pub mod png;
+pub mod resolve;
 pub mod sink;
 pub mod source;
 pub mod watch;
@@ -25,14 +27,13 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 
 use crate::bfs::{Frame, FrameRange, Reader};
-use crate::look::resolve;
-pub use crate::look::resolve::{Layers, Resolved};
 use crate::output::{self, Claim, OutputFile};
 use crate::render::gpu::Gpu;
 use crate::render::{Output, Renderer};
 use codec::Encoding;
 use ffmpeg::FfmpegSink;
 use interp::{Space, Timeline};
+pub use resolve::{Layers, Resolved};
 pub use sink::StillFormat;
 use sink::{Collect, FrameSink, PngDir, Still};
 

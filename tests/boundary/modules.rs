@@ -16,26 +16,14 @@ pub struct Ref {
 }
 
 impl Ref {
-    /// The unit (see [`UNITS`]) the path leads into.
+    /// The unit (the top-level module) the path leads into.
     pub fn top(&self) -> Option<&str> {
         unit_of(&self.path)
     }
 }
 
-/// Modules below the top level that the rules take as units of their own, like top-level
-/// modules: a layer that shares its parent's folder but not its place among the layers.
-/// `look::resolve` reads recordings, scenes and the renderer's settings to resolve a look; the
-/// rest of `look` (its values) is a leaf that scenes and the renderer share.
-pub const UNITS: &[&str] = &["look::resolve"];
-
-/// The unit a module path belongs to: a [`UNITS`] entry it is in, else its top-level module.
+/// The unit a module path belongs to: its top-level module.
 pub fn unit_of(path: &[String]) -> Option<&str> {
-    for unit in UNITS {
-        let segs: Vec<&str> = unit.split("::").collect();
-        if path.len() >= segs.len() && path.iter().zip(&segs).all(|(a, b)| a == b) {
-            return Some(unit);
-        }
-    }
     path.first().map(String::as_str)
 }
 
@@ -94,6 +82,37 @@ impl Crate {
                         g.get_mut(own).unwrap().insert(t.to_string());
                     }
                 }
+            }
+        }
+        g
+    }
+
+    /// File → the other files it imports from, each named by its module path (`a::b`), within
+    /// one top-level module. A path leads to the deepest module that holds it; a file and its
+    /// parent module's file (`a/b.rs` and `a/mod.rs`) are not counted: the parent declares
+    /// its children, and a child may use what its parent holds.
+    pub fn file_graph(&self) -> BTreeMap<String, BTreeSet<String>> {
+        let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for f in &self.files {
+            if f.module.is_empty() {
+                continue;
+            }
+            let own = f.module.join("::");
+            let edges = g.entry(own.clone()).or_default();
+            for r in &f.refs {
+                let Some(depth) = (1..=r.path.len())
+                    .rev()
+                    .find(|&d| self.modules.contains(&r.path[..d]))
+                else {
+                    continue;
+                };
+                let to = &r.path[..depth];
+                let nested = |a: &[String], b: &[String]| a.len() <= b.len() && b[..a.len()] == *a;
+                if to.first() != f.module.first() || nested(to, &f.module) || nested(&f.module, to)
+                {
+                    continue;
+                }
+                edges.insert(to.join("::"));
             }
         }
         g

@@ -38,7 +38,7 @@ pub(super) fn species_rows(h: &bfs::Header) -> Vec<SpeciesRow> {
         }
         counts[i] += 1;
     }
-    let colours = crate::look::resolve::species_colours(h);
+    let colours = crate::video::resolve::species_colours(h);
     counts
         .iter()
         .enumerate()

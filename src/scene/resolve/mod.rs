@@ -6,7 +6,7 @@ use std::path::Path;
 mod init;
 pub(super) mod timeline;
 
-use super::ctx::Ctx;
+use super::ctx::{within_largest, Ctx};
 use super::file::SceneFile;
 use super::{
     BoidsParams, Boundary, Init, Layout, Model, Neighbours, NoiseKind, Preset, Scene, Search,
@@ -26,16 +26,6 @@ fn not_a_file_name(name: &str) -> Option<&'static str> {
     } else {
         None
     }
-}
-
-/// The largest size a number in a scene may have: well inside f32 (3.4e38), so that sums and
-/// products of a few of them stay finite.
-const LARGEST: f64 = 1e30;
-
-/// Whether `x` is at most [`LARGEST`] either way as the scene stores it (a float): 1e30 is
-/// stored as 1.0000000150474662e30, which a saved scene then holds, and must load again.
-pub(in crate::scene) fn within_largest(x: f64) -> bool {
-    (x as f32).abs() <= LARGEST as f32
 }
 
 /// A number as a message shows it: `3`, `0.5`, and `1e38` rather than its 39 digits.

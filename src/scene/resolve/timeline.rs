@@ -281,7 +281,8 @@ fn value(cx: &mut Ctx, path: &str, param: &str, x: f64, s: &Scene) -> Option<f32
         Target::VicsekNoise => vicsek_noise(cx, path, Some(x)),
         Target::Obstacle(_, ObstacleField::Radius) => {
             let r = pos_f(cx, path, Some(x), 1.0, false);
-            if cx.errors.len() == errors && !(super::within_largest(x) && r.is_normal()) {
+            if cx.errors.len() == errors && !(crate::scene::ctx::within_largest(x) && r.is_normal())
+            {
                 cx.err(path, format!("must be a number > 0, got {}", fmt_num(x)));
             }
             r
@@ -364,17 +365,21 @@ fn blame(
     }
 }
 
+impl Scene {
+    /// Sets `param` (a timeline path, `vicsek.noise`) to `value` from `step` on: a key added to
+    /// the timeline, checked as a key in a scene file is. Fails, changing nothing, with an
+    /// error naming `param`.
+    pub fn set_at(&mut self, step: u64, param: &str, value: f64) -> Result<(), SceneError> {
+        add(self, step, param, value)
+    }
+}
+
 /// Adds to `s`'s timeline a live key that sets `param` to `x` from `step` on (the value jumps
 /// there; the steps before keep the values they had, a ramp in progress included), checked as a
 /// key in the file is; where a live key at that step exists, the value joins it (replacing one
 /// for the same parameter; a presence set back to what it was before the step leaves no event).
 /// Fails, changing nothing, with the error naming `param`.
-pub(in crate::scene) fn add(
-    s: &mut Scene,
-    step: u64,
-    param: &str,
-    x: f64,
-) -> Result<(), SceneError> {
+fn add(s: &mut Scene, step: u64, param: &str, x: f64) -> Result<(), SceneError> {
     let mut cx = Ctx { errors: Vec::new() };
     let first = |cx: Ctx| cx.errors.into_iter().next();
     let Some(v) = value(&mut cx, param, param, x, s) else {

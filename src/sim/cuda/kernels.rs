@@ -8,9 +8,13 @@ use cudarc::driver::{
     PushKernelArg,
 };
 
-use super::solver::BLOCK;
 use super::CudaError;
 use crate::sim::species::{KernelSpecies, SpeciesHead};
+
+/// Threads per block of the per-agent kernels (`BLOCK` in step.cu) and of the scan
+/// (`SCAN_BLOCK`).
+pub const BLOCK: u32 = 256;
+pub const SCAN_BLOCK: u32 = 1024;
 
 pub(super) struct Kernels {
     pub(super) frame: CudaFunction,

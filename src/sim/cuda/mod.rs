@@ -22,11 +22,12 @@ use cudarc::nvrtc::result::NvrtcError;
 use cudarc::nvrtc::sys::nvrtcResult;
 
 pub use device::{driver_present, open_device, Device};
+pub use kernels::{BLOCK, SCAN_BLOCK};
 pub use nvrtc::{
     compile, cubin_for, kernel_source, nvrtc_present, Compiled, INSTALL_NVRTC, MATH_H,
     NVRTC_OPTIONS, STEP_CU,
 };
-pub use solver::{CudaSolver, BLOCK, SCAN_BLOCK};
+pub use solver::CudaSolver;
 
 /// Largest topological k (`scene.boids.neighbours.k`) the kernels take: each thread keeps its
 /// k best candidates in local memory (`TOPO_K_MAX` in kernels/forge_math.h; the backend's

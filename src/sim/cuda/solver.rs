@@ -18,7 +18,7 @@ use cudarc::driver::{CudaSlice, CudaStream, DriverError, LaunchConfig, PushKerne
 
 use super::inflight::{alloc_frame, CudaFrame, DeviceFrame, HostFrame, Shared};
 use super::kernels::{
-    cfg, hunters, species_args, species_dev, Kernels, Rule, SpeciesDev, StepKind,
+    cfg, hunters, species_args, species_dev, Kernels, Rule, SpeciesDev, StepKind, BLOCK, SCAN_BLOCK,
 };
 use super::{driver, grid_shape, CudaError, Device, GridShape};
 use crate::scene::{Model, Search};
@@ -27,11 +27,6 @@ use crate::sim::obstacles::ObsHead;
 use crate::sim::species::Species;
 use crate::sim::timeline::Live;
 use crate::sim::{Diverged, FrameOut, Params, RecordError, Rules, State};
-
-/// Threads per block of the per-agent kernels (`BLOCK` in step.cu) and of the scan
-/// (`SCAN_BLOCK`).
-pub const BLOCK: u32 = 256;
-pub const SCAN_BLOCK: u32 = 1024;
 
 /// The CUDA solver: state stays on the device for the whole run.
 pub struct CudaSolver {

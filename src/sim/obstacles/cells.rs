@@ -104,9 +104,9 @@ impl Obstacles {
         open_edges: bool,
         cells: &mut [Near],
     ) {
-        let w: [f64; 3] = crate::sim::math::array(|k| world[k] as f64 / dims[k] as f64);
+        let w: [f64; 3] = crate::sim::each::array(|k| world[k] as f64 / dims[k] as f64);
         let slack: [f64; 3] =
-            crate::sim::math::array(|k| w[k] * (0.01 + dims[k] as f64 * 1e-6) + 1.0);
+            crate::sim::each::array(|k| w[k] * (0.01 + dims[k] as f64 * 1e-6) + 1.0);
         let span = |k: usize, i: usize| {
             let lo = if open_edges && i == 0 {
                 f64::NEG_INFINITY
@@ -235,17 +235,17 @@ mod tests {
         let mut draw = Draw(7);
         let mut points = Vec::new();
         for _ in 0..20_000 {
-            points.push(crate::sim::math::array::<f32, D>(|k| {
+            points.push(crate::sim::each::array::<f32, D>(|k| {
                 (draw.next() * 2.0 - 0.5) * s.world[k]
             }));
         }
         for sh in &obs.shapes {
             for r in [sh.see_r, sh.move_r, sh.touch2.sqrt()] {
                 for _ in 0..4_000 {
-                    let u: [f32; D] = crate::sim::math::array(|_| draw.next() * 2.0 - 1.0);
+                    let u: [f32; D] = crate::sim::each::array(|_| draw.next() * 2.0 - 1.0);
                     let l = u.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
                     let at = r * (0.98 + 0.04 * draw.next());
-                    points.push(crate::sim::math::array(|k| sh.centre[k] + u[k] / l * at));
+                    points.push(crate::sim::each::array(|k| sh.centre[k] + u[k] / l * at));
                 }
             }
         }
@@ -257,7 +257,7 @@ mod tests {
             }
             let (fine, coarse) = (table[c], obs.near_at(x));
             // The masks of the point alone: the radii themselves, without a cell's width.
-            let x64: [f64; 3] = crate::sim::math::array(|k| if k < D { x[k] as f64 } else { 0.0 });
+            let x64: [f64; 3] = crate::sim::each::array(|k| if k < D { x[k] as f64 } else { 0.0 });
             for (b, sh) in obs.shapes.iter().enumerate() {
                 let bit = 1u64 << b;
                 let mut own = Near::default();
@@ -280,7 +280,7 @@ mod tests {
                         q /= 3;
                     }
                     let l = d.iter().map(|x| x * x).sum::<f32>().sqrt().max(1.0);
-                    let y: [f32; D] = crate::sim::math::array(|k| x[k] + d[k] / l * step);
+                    let y: [f32; D] = crate::sim::each::array(|k| x[k] + d[k] / l * step);
                     if sh.touches::<D>(&y) {
                         checked[1] += 1;
                         assert!(fine.touch & bit != 0, "shape {b} within a step of {x:?}");

@@ -275,7 +275,7 @@ impl Obstacles {
         vel: [f32; D],
         acc: &mut [f32; D],
     ) {
-        let f: [f32; D] = crate::sim::math::array(|k| vel[k] * self.look_ahead);
+        let f: [f32; D] = crate::sim::each::array(|k| vel[k] * self.look_ahead);
         let c = self.clearance;
         self.each_of(bits, |sh| {
             if !sh.near::<D>(&pos) {
@@ -529,7 +529,7 @@ impl Shape {
         for k in 0..D {
             rr[k] = x[k] - self.a[k];
         }
-        let e: [f32; D] = crate::sim::math::array(|k| self.e[k]);
+        let e: [f32; D] = crate::sim::each::array(|k| self.e[k]);
         let a = dot(f, f);
         let ee = self.e2;
         let ff = dot(&e, &rr);
@@ -556,7 +556,7 @@ impl Shape {
                 s
             }
         };
-        (s, crate::sim::math::array(|k| x[k] + f[k] * s))
+        (s, crate::sim::each::array(|k| x[k] + f[k] * s))
     }
 
     /// Box: the middle of the chord of the path `x + f·s`, s ∈ [0, 1], through the box grown
@@ -592,7 +592,7 @@ impl Shape {
             }
         }
         let s = (t0 + t1) * 0.5;
-        Some((s, crate::sim::math::array(|k| x[k] + f[k] * s)))
+        Some((s, crate::sim::each::array(|k| x[k] + f[k] * s)))
     }
 
     /// `x`, inside, moved onto the surface along `n` (from [`Shape::surface`]).
@@ -620,7 +620,7 @@ impl Shape {
     /// the radius of a capsule's segment, or through the box shrunk to half its size.
     #[inline]
     fn crossed<const D: usize>(&self, from: &[f32; D], to: &[f32; D]) -> bool {
-        let f: [f32; D] = crate::sim::math::array(|k| to[k] - from[k]);
+        let f: [f32; D] = crate::sim::each::array(|k| to[k] - from[k]);
         if self.round {
             let (_, y) = self.closest_on_path::<D>(from, &f);
             let (_, dist) = self.surface::<D>(&y);
