@@ -4,7 +4,8 @@
   L at constant density: a straight line through the origin (Cavagna et al., PNAS 2010:
   scale-free correlations), its slope printed. Each size is simulated by ``forge_flocks.simulate``
   and measured by ``Recording.analyze`` (the code of ``forge analyze``).
-- analyze-correlation.png: the largest of those flocks' C(r) and g(r), by ``forge analyze --plot``.
+- analyze-correlation.png: the largest of those flocks' C(r), g(r) and neighbour anisotropy, by
+  ``forge analyze --plot``.
 - analyze-binder.png: the Binder cumulant G = 1 − ⟨φ⁴⟩/(3⟨φ²⟩²) of vectorial-noise Vicsek
   against the noise for three sizes, ``forge sweep --plot-y binder`` (Chaté et al., PRE 2008).
 

@@ -41,7 +41,7 @@ pub const METRICS_SIZE: (u32, u32) = (960, 900);
 /// GNF plots: one log-log panel.
 pub const GNF_SIZE: (u32, u32) = (800, 640);
 /// Correlation plots: C(r) above g(r).
-pub const CORRELATION_SIZE: (u32, u32) = (960, 820);
+pub const CORRELATION_SIZE: (u32, u32) = (960, 1200);
 
 fn register_font() -> Result<()> {
     static LOADED: OnceLock<bool> = OnceLock::new();
@@ -526,10 +526,92 @@ pub fn correlation_png(path: &Path, title: &str, a: &Analysis) -> Result<()> {
             .margin(12, 0, 0, 0)
             .titled(&caption, (FONT, 20))
             .map_err(|x| e(&x))?;
-        let (top, bottom) = root.split_vertically(440);
+        let (top, rest) = root.split_vertically(440);
+        let (middle, bottom) = rest.split_vertically(360);
         c_panel(&top, a, &c, (c0, c1))?;
-        g_panel(&bottom, &g, r1, (g0, g1))
+        g_panel(&middle, &g, r1, (g0, g1))?;
+        k_panel(&bottom, a)
     })
+}
+
+/// The k-th neighbour's direction against the flight direction, per k: ⟨(û·V̂)²⟩ (γ_k + 1/d,
+/// with γ_k's error bars) and Ballerini's (W·V̂)², both 1/d (the grey line) where neighbours
+/// lie alike in every direction; the shape's ratios, tilt and border density in the caption.
+fn k_panel(area: &Area, a: &Analysis) -> Result<()> {
+    let e = |e: &dyn std::fmt::Display| anyhow!("{e}");
+    let an = &a.anisotropy;
+    let iso = 1.0 / a.dim as f64;
+    let k_max = an.k.len().max(1) as f64;
+    let ratios: Vec<String> = a.aspect_ratios.iter().map(|x| format!("{x:.2}")).collect();
+    let mut caption = format!("shape {}", ratios.join(" : "));
+    if let Some(t) = a.thinnest_axis_to_vertical {
+        caption += &format!(", thinnest axis {t:.1}° from vertical");
+    }
+    if let Some(r) = a.border_density.ratio {
+        caption += &format!(", border density {r:.2} × centre's");
+    }
+    let area = area.titled(&caption, (FONT, 15)).map_err(|x| e(&x))?;
+    let mut chart = ChartBuilder::on(&area)
+        .margin(12)
+        .margin_right(28)
+        .x_label_area_size(44)
+        .y_label_area_size(72)
+        .build_cartesian_2d(0.5..k_max + 0.5, 0.0..1.0)
+        .map_err(|x| e(&x))?;
+    chart
+        .configure_mesh()
+        .x_desc("k (k-th nearest neighbour)")
+        .y_desc("squared projection")
+        .axis_desc_style((FONT, 16))
+        .label_style((FONT, 13))
+        .light_line_style(WHITE)
+        .draw()
+        .map_err(|x| e(&x))?;
+    chart
+        .draw_series(LineSeries::new(
+            [(0.5, iso), (k_max + 0.5, iso)],
+            COLORS[7].stroke_width(1),
+        ))
+        .map_err(|x| e(&x))?;
+    let pts = |v: &[Option<f64>], add: f64| -> Vec<(f64, f64)> {
+        an.k.iter()
+            .zip(v)
+            .filter_map(|(&k, y)| y.filter(|y| y.is_finite()).map(|y| (k as f64, y + add)))
+            .collect()
+    };
+    let bars =
+        an.k.iter()
+            .zip(&an.gamma)
+            .zip(&an.gamma_error)
+            .filter_map(|((&k, g), err)| {
+                let (g, err) = ((*g)? + iso, (*err)?);
+                Some(ErrorBar::new_vertical(
+                    k as f64,
+                    g - err,
+                    g,
+                    g + err,
+                    COLORS[1].filled(),
+                    4,
+                ))
+            });
+    chart.draw_series(bars).map_err(|x| e(&x))?;
+    chart
+        .draw_series(LineSeries::new(
+            pts(&an.gamma, iso),
+            COLORS[1].stroke_width(2),
+        ))
+        .map_err(|x| e(&x))?
+        .label("⟨(u·V)²⟩ = γ_k + 1/d")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], COLORS[1].stroke_width(2)));
+    chart
+        .draw_series(LineSeries::new(
+            pts(&an.projection, 0.0),
+            COLORS[4].stroke_width(2),
+        ))
+        .map_err(|x| e(&x))?
+        .label("(W·V)² (Ballerini)")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], COLORS[4].stroke_width(2)));
+    legend(&mut chart, SeriesLabelPosition::UpperRight)
 }
 
 type Area<'a> = DrawingArea<BitMapBackend<'a>, plotters::coord::Shift>;

@@ -354,6 +354,12 @@ fn isotropic_points_have_no_anisotropy_and_lined_up_ones_do() {
             assert!(e < 0.02, "{dim}D k={}: error {e}", k + 1);
         }
         assert_eq!(an["isotropic_from_k"], 1, "{dim}D");
+        // Spread over the whole periodic box: no flock's shape to speak of, and it says so.
+        let caveats = a["caveats"].to_string();
+        assert!(
+            caveats.contains("spread over the periodic box"),
+            "{caveats}"
+        );
     }
     // Agents in rows along the flight direction, 1 apart, the rows 3 apart: the two nearest
     // neighbours are straight ahead and behind, (û·V̂)² = 1, γ = 1 − 1/2.
@@ -435,6 +441,11 @@ fn the_flocks_shape_is_that_of_a_known_solid() {
     for (got, want) in ratios.iter().zip([1.0, 20.0 / 7.0, 50.0 / 7.0]) {
         assert!((got.unwrap() / want - 1.0).abs() < 0.04, "{ratios:?}");
     }
+    assert!(
+        !a["caveats"].to_string().contains("periodic"),
+        "{}",
+        a["caveats"]
+    );
     let v = a["thinnest_axis_to_vertical"].as_f64().unwrap();
     assert!((v - 15.0).abs() < 1.0, "tilt {v}");
     // The least distance between two agents, per frame, averaged: by brute force.
@@ -526,11 +537,15 @@ fn a_correlation_plot_is_drawn() {
     );
     has(&r.stdout, "correlation length ξ");
     let img = image::open(&out).unwrap().to_rgb8();
-    assert_eq!(img.dimensions(), (960, 820));
-    // The curve's blue and the ξ marker's red are drawn.
+    assert_eq!(img.dimensions(), (960, 1200));
+    // The curve's blue and the ξ marker's red are drawn; below, the neighbours' panel: γ_k's
+    // orange and Ballerini's projection's purple, in the bottom third.
     let has_colour = |c: [u8; 3]| img.pixels().any(|p| p.0 == c);
     assert!(has_colour([31, 119, 180]), "no C(r) curve");
     assert!(has_colour([214, 39, 40]), "no ξ marker");
+    let below = |c: [u8; 3]| img.enumerate_pixels().any(|(_, y, p)| y > 800 && p.0 == c);
+    assert!(below([255, 127, 14]), "no γ_k curve");
+    assert!(below([148, 103, 189]), "no (W·V̂)² curve");
 }
 
 #[test]

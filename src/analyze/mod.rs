@@ -590,6 +590,9 @@ pub fn analyze(reader: &mut Reader, o: &Options) -> Result<Analysis> {
     }
     let anisotropy = anisotropy_of(&stats, &whole, &errors, boot);
     let shape = shape::summary(&stats, dim);
+    if let Some(c) = shape::spans_the_box(&shape, &h) {
+        caveats.push(c);
+    }
     Ok(Analysis {
         frames: [o.frames.start, o.frames.end],
         every: o.every,

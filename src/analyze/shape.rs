@@ -192,6 +192,25 @@ pub(super) fn projection(m: &[f64; 6], count: usize, v: [f64; 3], dim: usize) ->
     dot * dot
 }
 
+/// In a periodic world, a flock whose extent along an axis is near that of agents spread over
+/// the whole box (a uniform spread over a side L has L/√12 ≈ 0.29 L) has no shape to measure:
+/// the caveat that says so, from 0.2 L.
+pub(super) fn spans_the_box(s: &Summary, h: &crate::bfs::Header) -> Option<String> {
+    if h.boundary != crate::scene::Boundary::Wrap {
+        return None;
+    }
+    let side = h.world_size[..h.dim as usize]
+        .iter()
+        .fold(f64::INFINITY, |m, &l| m.min(l as f64));
+    let widest = s.principal_axes.first().copied().unwrap_or(0.0);
+    (widest > 0.2 * side).then(|| {
+        format!(
+            "the agents spread over the periodic box (principal axis {widest:.4} against a side of \
+             {side}): the shape, its tilt and its border describe the box, not a flock"
+        )
+    })
+}
+
 /// The shape over the frames analysed.
 #[derive(Clone, Debug, Serialize)]
 pub struct BorderDensity {
