@@ -65,31 +65,42 @@ impl Sums {
 
 /// Each agent's depth in the flock: 0 on the border, else one more than its least deep of
 /// [`LINKS`] nearest neighbours (hops through the neighbour graph to the border; `u32::MAX`
-/// where no path reaches it). Sweeps in order until nothing changes.
+/// where no path reaches it). A breadth-first search out of the border along the links taken
+/// backwards: O(agents · LINKS).
 fn depths(border: &[bool], links: &[u32]) -> Vec<u32> {
+    let n = border.len();
+    // Who links to each agent: `from[start[j]..start[j + 1]]`.
+    let mut start = vec![0u32; n + 1];
+    for &j in links.iter().filter(|&&j| j != u32::MAX) {
+        start[j as usize + 1] += 1;
+    }
+    for j in 0..n {
+        start[j + 1] += start[j];
+    }
+    let mut fill = start.clone();
+    let mut from = vec![0u32; start[n] as usize];
+    for (i, row) in links.chunks_exact(LINKS).enumerate() {
+        for &j in row.iter().filter(|&&j| j != u32::MAX) {
+            from[fill[j as usize] as usize] = i as u32;
+            fill[j as usize] += 1;
+        }
+    }
     let mut depth: Vec<u32> = border
         .iter()
         .map(|&b| if b { 0 } else { u32::MAX })
         .collect();
-    loop {
-        let mut changed = false;
-        for i in 0..depth.len() {
-            let near = links[i * LINKS..(i + 1) * LINKS]
-                .iter()
-                .filter(|&&j| j != u32::MAX)
-                .map(|&j| depth[j as usize])
-                .min()
-                .unwrap_or(u32::MAX);
-            let d = near.saturating_add(1);
-            if d < depth[i] {
-                depth[i] = d;
-                changed = true;
+    let mut queue: std::collections::VecDeque<u32> =
+        (0..n as u32).filter(|&i| border[i as usize]).collect();
+    while let Some(j) = queue.pop_front() {
+        let d = depth[j as usize] + 1;
+        for &i in &from[start[j as usize] as usize..start[j as usize + 1] as usize] {
+            if depth[i as usize] == u32::MAX {
+                depth[i as usize] = d;
+                queue.push_back(i);
             }
         }
-        if !changed {
-            return depth;
-        }
     }
+    depth
 }
 
 /// Fills, for one frame, the neighbour measures of `s`: `gamma`, `gamma_se`, `measured` and
@@ -478,4 +489,58 @@ fn offer(best: &mut Vec<(f64, u32)>, k: usize, cand: (f64, u32)) {
     }
     best.insert(at, cand);
     best.truncate(k);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The search gives each agent one more than its least deep link, by its definition
+    /// (sweeps until nothing changes), on random graphs with a few border agents.
+    #[test]
+    fn depths_are_hops_to_the_border() {
+        let mut state = 12345u64;
+        let mut next = |m: u64| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) % m
+        };
+        for n in [1usize, 2, 50, 400] {
+            let border: Vec<bool> = (0..n).map(|_| next(20) == 0).collect();
+            let links: Vec<u32> = (0..n * LINKS)
+                .map(|_| {
+                    if next(10) == 0 {
+                        u32::MAX
+                    } else {
+                        next(n as u64) as u32
+                    }
+                })
+                .collect();
+            let mut want: Vec<u32> = border
+                .iter()
+                .map(|&b| if b { 0 } else { u32::MAX })
+                .collect();
+            loop {
+                let mut changed = false;
+                for i in 0..n {
+                    let near = links[i * LINKS..(i + 1) * LINKS]
+                        .iter()
+                        .filter(|&&j| j != u32::MAX)
+                        .map(|&j| want[j as usize])
+                        .min()
+                        .unwrap_or(u32::MAX)
+                        .saturating_add(1);
+                    if near < want[i] {
+                        want[i] = near;
+                        changed = true;
+                    }
+                }
+                if !changed {
+                    break;
+                }
+            }
+            assert_eq!(depths(&border, &links), want, "n = {n}");
+        }
+    }
 }
