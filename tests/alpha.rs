@@ -255,6 +255,21 @@ fn an_alpha_video_is_prores_4444_and_png_frames_carry_alpha() {
         &err,
         "--alpha: a video with alpha is ProRes 4444, which is written into a .mov file",
     );
+    // Alpha asked for by a look file: the message names the file's alpha and the codec flag.
+    std::fs::write(d.path().join("alpha.json"), r#"{"alpha": true}"#).unwrap();
+    let err = fails(
+        d.path(),
+        &[
+            &["render", "s.bfs", "--look", "alpha.json", "-o", "b.mp4"][..],
+            &size,
+        ]
+        .concat(),
+    );
+    has(
+        &err,
+        "alpha in --look alpha.json: a video with alpha is ProRes 4444 (--codec prores",
+    );
+    no_output(d.path(), "b.mp4");
     // PNG frames carry the alpha.
     succeeds(
         d.path(),

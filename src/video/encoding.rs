@@ -55,13 +55,14 @@ impl Encoding {
         }
     }
 
-    /// The encoding with alpha (`--alpha`): ProRes 4444 only; another codec is refused
-    /// naming the flags.
-    pub fn with_alpha(mut self) -> Result<Encoding> {
+    /// The encoding with alpha: ProRes 4444 only; another codec is refused naming `asked`,
+    /// what asked for alpha (`--alpha`, a `--look` file, the recording's scene), and the flags
+    /// that give it.
+    pub fn with_alpha(mut self, asked: &str) -> Result<Encoding> {
         if !self.encoder.starts_with("prores") {
             bail!(
-                "--alpha: a video with alpha is ProRes 4444 (--codec prores, a .mov) or a folder of \
-                 PNG frames (--png DIR); {} has no alpha",
+                "{asked}: a video with alpha is ProRes 4444 (--codec prores, a .mov) or a folder \
+                 of PNG frames (--png DIR); {} has no alpha",
                 self.encoder
             );
         }

@@ -620,7 +620,7 @@ mod tests {
         );
         assert!(line.ends_with("-f mov out.mp4"), "{line}");
         // With alpha: 16-bit RGBA in, FFmpeg's BT.709 conversion, 4444 with a 16-bit alpha.
-        let alpha = prores.with_alpha().unwrap();
+        let alpha = prores.with_alpha("--alpha").unwrap();
         let line = with(&alpha).join(" ");
         assert!(line.contains("-f rawvideo -pix_fmt rgba64le"), "{line}");
         assert!(

@@ -138,6 +138,20 @@ fn still_name(path: &Path) -> Result<()> {
     )
 }
 
+/// What asked for alpha, as a message names it: the flag, the `--look` file's `alpha`, else
+/// the recording's scene (its `render` section).
+fn alpha_asked(layers: &Layers) -> String {
+    if layers.flags.alpha == Some(true) {
+        return "--alpha".into();
+    }
+    match &layers.file {
+        Some((path, look)) if look.alpha == Some(true) => {
+            format!("alpha in --look {}", path.display())
+        }
+        _ => "render.alpha of the recording's scene".into(),
+    }
+}
+
 /// The output is not the recording's own background picture (its scene's `render`), which
 /// only the resolved look names.
 fn not_the_plate(job: &Job, resolved: &resolve::Resolved) -> Result<()> {
@@ -283,7 +297,7 @@ impl Plan {
         // The encoder's size limit, before the GPU starts (the adapter's are checked as the
         // renderer is built, before any pass).
         let encoding = match encoding {
-            Some(e) if resolved.settings.alpha => Some(e.with_alpha()?),
+            Some(e) if resolved.settings.alpha => Some(e.with_alpha(&alpha_asked(&job.look))?),
             e => e,
         };
         let (w, h) = (resolved.settings.width, resolved.settings.height);
