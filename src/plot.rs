@@ -542,12 +542,17 @@ fn k_panel(area: &Area, a: &Analysis) -> Result<()> {
     let an = &a.anisotropy;
     let iso = 1.0 / a.dim as f64;
     let k_max = an.k.len().max(1) as f64;
-    let ratios: Vec<String> = a.aspect_ratios.iter().map(|x| format!("{x:.2}")).collect();
+    let ratios: Vec<String> = a
+        .shape
+        .aspect_ratios
+        .iter()
+        .map(|x| format!("{x:.2}"))
+        .collect();
     let mut caption = format!("shape {}", ratios.join(" : "));
-    if let Some(t) = a.thinnest_axis_to_vertical {
+    if let Some(t) = a.shape.thinnest_axis_to_vertical {
         caption += &format!(", thinnest axis {t:.1}° from vertical");
     }
-    if let Some(r) = a.border_density.ratio {
+    if let Some(r) = a.shape.border_density.ratio {
         caption += &format!(", border density {r:.2} × centre's");
     }
     let area = area.titled(&caption, (FONT, 15)).map_err(|x| e(&x))?;

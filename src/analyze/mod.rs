@@ -35,7 +35,7 @@ use serde::Serialize;
 use crate::bfs::{Frame, Header, Reader};
 use crate::metrics::image;
 use crate::scene::{Boundary, Model};
-pub use shape::{BorderDensity, NearestNeighbour};
+pub use shape::{BorderDensity, NearestNeighbour, Shape};
 use stats::{aggregate, anisotropy_of, bootstrap};
 
 /// Up to this many agents, [`Method::Auto`] sums every pair exactly.
@@ -169,20 +169,10 @@ pub struct Analysis {
     pub g: Vec<Option<f64>>,
     pub q: Vec<f64>,
     pub anisotropy: Anisotropy,
-    /// The flock's extent along its principal axes (the square roots of the eigenvalues of
-    /// the positions' covariance), largest first, averaged over frames, and their standard
-    /// errors over frames.
-    pub principal_axes: Vec<f64>,
-    pub principal_axes_error: Vec<Option<f64>>,
-    /// Each axis over the thinnest, thinnest first (Ballerini's thickness : width : length,
-    /// 1 : I₂/I₃ : I₁/I₃), per frame and averaged.
-    pub aspect_ratios: Vec<f64>,
-    /// The thinnest axis' angle to the vertical (z), degrees, 3D only: 0 for a flock flat
-    /// like a sheet parallel to the ground.
-    pub thinnest_axis_to_vertical: Option<f64>,
-    pub thinnest_axis_to_vertical_error: Option<f64>,
-    pub nearest_neighbour: NearestNeighbour,
-    pub border_density: BorderDensity,
+    /// The flock's shape: its principal axes, their ratios and tilt, the nearest-neighbour
+    /// distance and the border's density (at the top level of the JSON).
+    #[serde(flatten)]
+    pub shape: Shape,
     /// What limits the numbers (few agents, one frame, no mean direction).
     pub caveats: Vec<String>,
 }
@@ -617,13 +607,7 @@ pub fn analyze(reader: &mut Reader, o: &Options) -> Result<Analysis> {
         g: whole.g,
         q: whole.q,
         anisotropy,
-        principal_axes: shape.principal_axes,
-        principal_axes_error: shape.principal_axes_error,
-        aspect_ratios: shape.aspect_ratios,
-        thinnest_axis_to_vertical: shape.thinnest_axis_to_vertical,
-        thinnest_axis_to_vertical_error: shape.thinnest_axis_to_vertical_error,
-        nearest_neighbour: shape.nearest_neighbour,
-        border_density: shape.border_density,
+        shape,
         caveats,
     })
 }

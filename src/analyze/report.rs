@@ -77,26 +77,26 @@ impl Analysis {
         };
         s += &format!(
             "\nprincipal axes          {} (largest first); {} = {}",
-            list(&self.principal_axes).replace(" : ", ", "),
+            list(&self.shape.principal_axes).replace(" : ", ", "),
             if self.dim == 3 {
                 "thickness : width : length"
             } else {
                 "width : length"
             },
-            list(&self.aspect_ratios)
+            list(&self.shape.aspect_ratios)
         );
-        if let Some(t) = self.thinnest_axis_to_vertical {
+        if let Some(t) = self.shape.thinnest_axis_to_vertical {
             s += &format!(
                 "\nthinnest axis           {t:.2}°{} from the vertical",
-                pm(self.thinnest_axis_to_vertical_error)
+                pm(self.shape.thinnest_axis_to_vertical_error)
             );
         }
-        let nn = &self.nearest_neighbour;
+        let nn = &self.shape.nearest_neighbour;
         s += &format!(
             "\nnearest neighbour       least {:.4}, mean {:.4} (a frame's, over frames)",
             nn.min, nn.mean
         );
-        let b = &self.border_density;
+        let b = &self.shape.border_density;
         s += &match b.ratio {
             Some(r) => format!(
                 "\nborder density          {r:.3} × the centre's ({:.1}% of agents on the border)",

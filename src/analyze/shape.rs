@@ -195,7 +195,7 @@ pub(super) fn projection(m: &[f64; 6], count: usize, v: [f64; 3], dim: usize) ->
 /// In a periodic world, a flock whose extent along an axis is near that of agents spread over
 /// the whole box (a uniform spread over a side L has L/√12 ≈ 0.29 L) has no shape to measure:
 /// the caveat that says so, from 0.2 L.
-pub(super) fn spans_the_box(s: &Summary, h: &crate::bfs::Header) -> Option<String> {
+pub(super) fn spans_the_box(s: &Shape, h: &crate::bfs::Header) -> Option<String> {
     if h.boundary != crate::scene::Boundary::Wrap {
         return None;
     }
@@ -249,17 +249,25 @@ pub(super) fn mean_se(xs: impl Iterator<Item = f64>) -> (f64, Option<f64>) {
 }
 
 /// What `forge analyze` reports of the shape, over the frames' [`FrameShape`]s.
-pub(super) struct Summary {
+#[derive(Clone, Debug, Serialize)]
+pub struct Shape {
+    /// The flock's extent along its principal axes (the square roots of the eigenvalues of
+    /// the positions' covariance), largest first, averaged over frames, and their standard
+    /// errors over frames.
     pub principal_axes: Vec<f64>,
     pub principal_axes_error: Vec<Option<f64>>,
+    /// Each axis over the thinnest, thinnest first (Ballerini's thickness : width : length,
+    /// 1 : I₂/I₃ : I₁/I₃), per frame and averaged.
     pub aspect_ratios: Vec<f64>,
+    /// The thinnest axis' angle to the vertical (z), degrees, 3D only: 0 for a flock flat
+    /// like a sheet parallel to the ground.
     pub thinnest_axis_to_vertical: Option<f64>,
     pub thinnest_axis_to_vertical_error: Option<f64>,
     pub nearest_neighbour: NearestNeighbour,
     pub border_density: BorderDensity,
 }
 
-pub(super) fn summary(stats: &[FrameStats], dim: usize) -> Summary {
+pub(super) fn summary(stats: &[FrameStats], dim: usize) -> Shape {
     let shapes = stats.iter().map(|s| &s.shape);
     let axes: Vec<(f64, Option<f64>)> = (0..dim)
         .map(|k| {
@@ -295,7 +303,7 @@ pub(super) fn summary(stats: &[FrameStats], dim: usize) -> Summary {
     };
     let (rb, rc) = (r1(|s| s.r1_border), r1(|s| s.r1_centre));
     let (db, dc) = (r1(|s| s.rho_border), r1(|s| s.rho_centre));
-    Summary {
+    Shape {
         principal_axes: axes.iter().map(|a| a.0).collect(),
         principal_axes_error: axes.iter().map(|a| a.1).collect(),
         aspect_ratios,
