@@ -556,28 +556,8 @@ fn k_panel(area: &Area, a: &Analysis) -> Result<()> {
         caption += &format!(", border density {r:.2} × centre's");
     }
     let area = area.titled(&caption, (FONT, 15)).map_err(|x| e(&x))?;
-    let mut chart = ChartBuilder::on(&area)
-        .margin(12)
-        .margin_right(28)
-        .x_label_area_size(44)
-        .y_label_area_size(72)
-        .build_cartesian_2d(0.5..k_max + 0.5, 0.0..1.0)
-        .map_err(|x| e(&x))?;
-    chart
-        .configure_mesh()
-        .x_desc("k (k-th nearest neighbour)")
-        .y_desc("squared projection")
-        .axis_desc_style((FONT, 16))
-        .label_style((FONT, 13))
-        .light_line_style(WHITE)
-        .draw()
-        .map_err(|x| e(&x))?;
-    chart
-        .draw_series(LineSeries::new(
-            [(0.5, iso), (k_max + 0.5, iso)],
-            COLORS[7].stroke_width(1),
-        ))
-        .map_err(|x| e(&x))?;
+    let x = (0.5, k_max + 0.5, "k (k-th nearest neighbour)");
+    let mut chart = panel(&area, x, (0.0, 1.0), "squared projection", iso)?;
     let pts = |v: &[Option<f64>], add: f64| -> Vec<(f64, f64)> {
         an.k.iter()
             .zip(v)
@@ -630,6 +610,18 @@ type RChart<'a, 'b> = ChartContext<
 fn r_panel<'a, 'b>(
     area: &'a Area<'b>,
     r1: f64,
+    y: (f64, f64),
+    y_desc: &str,
+    base: f64,
+) -> Result<RChart<'a, 'b>> {
+    panel(area, (0.0, r1, "r"), y, y_desc, base)
+}
+
+/// A panel over `x0..x1` (named `x_desc`) and `y0..y1`, its axes drawn and a grey line at
+/// `base`.
+fn panel<'a, 'b>(
+    area: &'a Area<'b>,
+    (x0, x1, x_desc): (f64, f64, &str),
     (y0, y1): (f64, f64),
     y_desc: &str,
     base: f64,
@@ -640,11 +632,11 @@ fn r_panel<'a, 'b>(
         .margin_right(28)
         .x_label_area_size(44)
         .y_label_area_size(72)
-        .build_cartesian_2d(0.0..r1, y0..y1)
+        .build_cartesian_2d(x0..x1, y0..y1)
         .map_err(|x| e(&x))?;
     chart
         .configure_mesh()
-        .x_desc("r")
+        .x_desc(x_desc)
         .y_desc(y_desc)
         .axis_desc_style((FONT, 16))
         .label_style((FONT, 13))
@@ -653,7 +645,7 @@ fn r_panel<'a, 'b>(
         .map_err(|x| e(&x))?;
     chart
         .draw_series(LineSeries::new(
-            [(0.0, base), (r1, base)],
+            [(x0, base), (x1, base)],
             RGBColor(127, 127, 127).stroke_width(1),
         ))
         .map_err(|x| e(&x))?;

@@ -125,11 +125,13 @@ pub(super) fn anisotropy(
                 sc.spawn(move || {
                     let mut sum = Sums::new(k_max);
                     let mut best = Vec::with_capacity(k_max + 1);
+                    let mut units = Vec::with_capacity(k_max + 1);
                     for i in start..(start + chunk).min(n) {
                         cells.nearest(i, k_max, &mut best);
-                        structure(cells, i, &best, &mut sum);
+                        cells.units(i, &best, &mut units);
+                        structure(&best, &units, cells.geo.dim, &mut sum);
                         if let Some(v) = v {
-                            measure(cells, i, &best, v, k_max, &mut sum);
+                            measure(cells, i, &best, &units, v, &mut sum);
                         }
                     }
                     sum
@@ -221,7 +223,7 @@ fn shape_of(all: &Sums, shape: &mut super::shape::FrameShape) {
 /// to the sums: on the border when the mean of the unit vectors to its neighbours is longer
 /// than [`super::shape::BORDER_RESULTANT`] (they lie mostly to one side). Its density is
 /// [`super::shape::density`]'s from its k neighbours.
-fn structure(c: &Cells, i: usize, best: &[(f64, u32)], sum: &mut Sums) {
+fn structure(best: &[(f64, u32)], units: &[[f64; 3]], dim: usize, sum: &mut Sums) {
     let (Some(&(r2, _)), Some(&(rk2, _))) = (best.first(), best.last()) else {
         sum.border.push(true);
         sum.r1.push(f64::NAN);
@@ -231,11 +233,10 @@ fn structure(c: &Cells, i: usize, best: &[(f64, u32)], sum: &mut Sums) {
     };
     let mut resultant = [0.0f64; 3];
     let mut counted = 0;
-    for &(r2, j) in best {
+    for (&(r2, _), u) in best.iter().zip(units) {
         if r2 > 0.0 {
-            let r = r2.sqrt();
-            for (d, x) in resultant.iter_mut().enumerate().take(c.geo.dim) {
-                *x += c.geo.delta(c.at(j as usize, d) - c.at(i, d), d) / r;
+            for d in 0..dim {
+                resultant[d] += u[d];
             }
             counted += 1;
         }
@@ -243,33 +244,31 @@ fn structure(c: &Cells, i: usize, best: &[(f64, u32)], sum: &mut Sums) {
     let norm = resultant.iter().map(|x| x * x).sum::<f64>().sqrt();
     let len = norm / counted.max(1) as f64;
     // No neighbour on the far side: each unit vector's component along the resultant's
-    // direction above −BORDER_BEYOND.
+    // direction above −BORDER_BEYOND (a neighbour on the agent itself has none).
     let one_sided = norm > 0.0
-        && best.iter().all(|&(r2, j)| {
-            r2 == 0.0 || {
-                let r = r2.sqrt();
-                let along: f64 = (0..c.geo.dim)
-                    .map(|d| c.geo.delta(c.at(j as usize, d) - c.at(i, d), d) / r * resultant[d])
-                    .sum();
-                along / norm >= -super::shape::BORDER_BEYOND
-            }
+        && units.iter().all(|u| {
+            let along: f64 = (0..dim).map(|d| u[d] * resultant[d]).sum();
+            along / norm >= -super::shape::BORDER_BEYOND
         });
     sum.border
         .push(one_sided && len > super::shape::BORDER_RESULTANT);
     sum.r1.push(r2.sqrt());
-    sum.rho.push(super::shape::density(
-        best.len(),
-        rk2.sqrt(),
-        len,
-        c.geo.dim,
-    ));
+    sum.rho
+        .push(super::shape::density(best.len(), rk2.sqrt(), len, dim));
     sum.links
         .extend((0..LINKS).map(|k| best.get(k).map_or(u32::MAX, |b| b.1)));
 }
 
 /// Adds agent `i`'s (û·V̂)² − 1/d and û ûᵀ for each k to the sums, unless a wall is nearer
 /// than its farthest neighbour or a neighbour sits on it.
-fn measure(c: &Cells, i: usize, best: &[(f64, u32)], v: [f64; 3], k_max: usize, sum: &mut Sums) {
+fn measure(
+    c: &Cells,
+    i: usize,
+    best: &[(f64, u32)],
+    units: &[[f64; 3]],
+    v: [f64; 3],
+    sum: &mut Sums,
+) {
     let geo = &c.geo;
     let Some(&(far, _)) = best.last() else { return };
     if best.first().is_some_and(|b| b.0 == 0.0) {
@@ -287,12 +286,7 @@ fn measure(c: &Cells, i: usize, best: &[(f64, u32)], v: [f64; 3], k_max: usize, 
         }
     }
     let third = 1.0 / geo.dim as f64;
-    for (k, &(r2, j)) in best.iter().enumerate().take(k_max) {
-        let r = r2.sqrt();
-        let mut u = [0.0f64; 3];
-        for (d, x) in u.iter_mut().enumerate().take(geo.dim) {
-            *x = geo.delta(c.at(j as usize, d) - c.at(i, d), d) / r;
-        }
+    for (k, u) in units.iter().enumerate() {
         let cos: f64 = (0..geo.dim).map(|d| u[d] * v[d]).sum();
         let x = cos * cos - third;
         sum.s1[k] += x;
@@ -381,6 +375,22 @@ impl<'a> Cells<'a> {
         (0..self.geo.dim)
             .rev()
             .fold(0, |acc, k| acc * self.dims[k] + c[k] as usize)
+    }
+
+    /// The unit vectors from agent `i` to each of `best` (minimum image; zero for a neighbour
+    /// on the agent itself) into `out`.
+    fn units(&self, i: usize, best: &[(f64, u32)], out: &mut Vec<[f64; 3]>) {
+        out.clear();
+        out.extend(best.iter().map(|&(r2, j)| {
+            let r = r2.sqrt();
+            let mut u = [0.0f64; 3];
+            if r2 > 0.0 {
+                for (d, x) in u.iter_mut().enumerate().take(self.geo.dim) {
+                    *x = self.geo.delta(self.at(j as usize, d) - self.at(i, d), d) / r;
+                }
+            }
+            u
+        }));
     }
 
     /// A plain loop, inlined: it runs for every candidate pair.

@@ -5,7 +5,6 @@ use super::{Analysis, Field, Method};
 impl Analysis {
     /// The summary `forge analyze` prints, several lines.
     pub fn report(&self, name: &str) -> String {
-        let pm = |v: Option<f64>| v.map(|e| format!(" ± {e:.3}")).unwrap_or_default();
         let mut s = format!(
             "{name}: frames {}..{}{} ({} analysed), {} agents, {}D, {}; {} fluctuations, {} pair sums{}\n",
             self.frames[0],
@@ -44,31 +43,13 @@ impl Analysis {
         );
         let a = &self.anisotropy;
         s += "neighbour anisotropy γ_k = ⟨(û·V̂)²⟩ − 1/d:";
-        for (k, (g, e)) in a.gamma.iter().zip(&a.gamma_error).enumerate() {
-            if k < 8 || k + 1 == a.k.len() {
-                match g {
-                    Some(g) => s += &format!(" k={} {g:+.4}{}", k + 1, pm(*e)),
-                    None => s += &format!(" k={} -", k + 1),
-                }
-            } else if k == 8 {
-                s += " …";
-            }
-        }
+        s += &per_k(&a.gamma, &a.gamma_error, |g| format!("{g:+.4}"));
         s += &match a.isotropic_from_k {
             Some(k) => format!("\nisotropic (|γ_k| within 2 error bars of 0) from k = {k}"),
             None => "\nnot isotropic within its error bars for any k measured".into(),
         };
         s += "\nBallerini's projection (W·V̂)², 1/d when isotropic:";
-        for (k, (p, e)) in a.projection.iter().zip(&a.projection_error).enumerate() {
-            if k < 8 || k + 1 == a.k.len() {
-                match p {
-                    Some(p) => s += &format!(" k={} {p:.4}{}", k + 1, pm(*e)),
-                    None => s += &format!(" k={} -", k + 1),
-                }
-            } else if k == 8 {
-                s += " …";
-            }
-        }
+        s += &per_k(&a.projection, &a.projection_error, |p| format!("{p:.4}"));
         let list = |v: &[f64]| {
             v.iter()
                 .map(|x| format!("{x:.4}"))
@@ -112,4 +93,25 @@ impl Analysis {
         }
         s
     }
+}
+
+/// ` ± e` where there is an error bar.
+fn pm(v: Option<f64>) -> String {
+    v.map(|e| format!(" ± {e:.3}")).unwrap_or_default()
+}
+
+/// ` k=1 v ± e k=2 …`: the first eight values per k and the last, `-` where there is none.
+fn per_k(values: &[Option<f64>], errors: &[Option<f64>], show: impl Fn(f64) -> String) -> String {
+    let mut s = String::new();
+    for (k, (v, e)) in values.iter().zip(errors).enumerate() {
+        if k < 8 || k + 1 == values.len() {
+            match v {
+                Some(v) => s += &format!(" k={} {}{}", k + 1, show(*v), pm(*e)),
+                None => s += &format!(" k={} -", k + 1),
+            }
+        } else if k == 8 {
+            s += " …";
+        }
+    }
+    s
 }
