@@ -767,12 +767,22 @@ fn a_signal_stops_render_and_still_and_their_ffmpeg() {
     let left = processes_mentioning(&partial);
     assert!(left.is_empty(), "FFmpeg still running: {left:?}");
 
-    // A still whose trails need every frame before it.
+    // A still whose trails need every frame before it (large enough that warming them up
+    // takes longer than the wait below).
     let mut still = spawn(
         p,
         &[
-            "still", "r.bfs", "--frame", "3000", "--trails", "0.999", "--size", "160x90", "-o",
-            "s.png", "-q",
+            "still",
+            "r.bfs",
+            "--frame",
+            "3000",
+            "--trails",
+            "0.999",
+            "--size",
+            "1920x1080",
+            "-o",
+            "s.png",
+            "-q",
         ],
         &[],
     );

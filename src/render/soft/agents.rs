@@ -342,24 +342,17 @@ pub(super) fn reaching<'a>(
 }
 
 /// One axis of a sprite at sub-pixel offset `t` (−½..½ from its nearest pixel's centre): the
-/// B-spline splat's three weights through `taps` (centred), `2 m + 3` values from the nearest
-/// pixel − m − 1 on, `m` the widest taps' half-width.
+/// B-spline splat's three weights through `taps` (centred, half-width m), the `2 m + 3` values
+/// from the nearest pixel − m − 1 on. Value k is w₀·taps[k] + w₁·taps[k − 1] + w₂·taps[k − 2],
+/// the taps outside the kernel zero (the sum in the GPU filter's order).
 #[inline(always)]
-fn profile(t: f32, taps: &[f32], m: usize, out: &mut [f32]) {
+fn profile(t: f32, taps: &[f32], out: &mut [f32]) {
     let (a, b) = (0.5 - t, 0.5 + t);
     let w = [0.5 * a * a, 0.75 - t * t, 0.5 * b * b];
-    let half = (taps.len() - 1) / 2;
-    for (k, o) in out.iter_mut().enumerate() {
-        // Pixel offset from the nearest one.
-        let i = k as i64 - m as i64 - 1;
-        let mut v = 0.0;
-        for (c, wc) in w.iter().enumerate() {
-            let j = i - (c as i64 - 1);
-            if j.unsigned_abs() as usize <= half {
-                v += wc * taps[(j + half as i64) as usize];
-            }
-        }
-        *o = v;
+    let n = taps.len();
+    let tap = |k: usize| if k < n { taps[k] } else { 0.0 };
+    for (k, o) in out[..n + 2].iter_mut().enumerate() {
+        *o = w[0] * tap(k) + w[1] * tap(k.wrapping_sub(1)) + w[2] * tap(k.wrapping_sub(2));
     }
 }
 
@@ -395,6 +388,9 @@ fn stamp_avx2(
     stamp_generic(hdr, rows, width, dots, kernel, scissor)
 }
 
+/// The core and the halo each stamped over its own square (the core's is a third of the
+/// halo's area at the usual sizes): each row of one is a multiply-add a float of the row's
+/// profile value times the horizontal profile times the light, laid out as the image holds it.
 #[inline(always)]
 fn stamp_generic(
     hdr: &mut [[f32; 4]],
@@ -404,16 +400,12 @@ fn stamp_generic(
     kernel: &Kernel,
     scissor: [f32; 4],
 ) {
-    let m = kernel.core_taps().max(kernel.halo_taps()) as usize;
-    let span = 2 * m + 3;
-    let mut cx = vec![0.0f32; span];
-    let mut hx = vec![0.0f32; span];
-    let mut cy = vec![0.0f32; span];
-    let mut hy = vec![0.0f32; span];
-    // The horizontal profiles times the dot's light, four floats a pixel as the image holds
-    // them: each row of the sprite is then two multiply-adds a float.
-    let mut cl = vec![0.0f32; 4 * span];
-    let mut hl = vec![0.0f32; 4 * span];
+    let parts = [&kernel.halo[..], &kernel.core[..]];
+    let most = kernel.core.len().max(kernel.halo.len()) + 2;
+    let mut px = vec![0.0f32; most];
+    let mut py = vec![0.0f32; most];
+    // The horizontal profile times the dot's light, as the image holds it.
+    let mut lit = vec![[0.0f32; 4]; most];
     // Pixels whose centres lie inside the scissor rectangle.
     let x_lo = (scissor[0] - 0.5).ceil().max(0.0) as i64;
     let x_hi = ((scissor[2] - 0.5).ceil() as i64).min(width as i64);
@@ -423,32 +415,40 @@ fn stamp_generic(
     let flat_hdr: &mut [f32] = bytemuck::cast_slice_mut(hdr);
     for d in dots {
         let (nx, ny) = (d.x.floor(), d.y.floor());
-        let (x0, y0) = (nx as i64 - m as i64 - 1, ny as i64 - m as i64 - 1);
-        let (rx0, rx1) = (x0.max(x_lo), (x0 + span as i64).min(x_hi));
-        let (ry0, ry1) = (y0.max(y_lo), (y0 + span as i64).min(y_hi));
-        if rx0 >= rx1 || ry0 >= ry1 {
-            continue;
-        }
-        profile(d.x - nx - 0.5, &kernel.core, m, &mut cx);
-        profile(d.x - nx - 0.5, &kernel.halo, m, &mut hx);
-        profile(d.y - ny - 0.5, &kernel.core, m, &mut cy);
-        profile(d.y - ny - 0.5, &kernel.halo, m, &mut hy);
-        let (i0, i1) = ((rx0 - x0) as usize, (rx1 - x0) as usize);
-        let n = 4 * (i1 - i0);
-        for i in i0..i1 {
-            for k in 0..4 {
-                cl[4 * (i - i0) + k] = cx[i] * d.light[k];
-                hl[4 * (i - i0) + k] = hx[i] * d.light[k];
+        let (tx, ty) = (d.x - nx - 0.5, d.y - ny - 0.5);
+        for taps in parts {
+            let m = (taps.len() as i64 - 1) / 2;
+            let span = taps.len() as i64 + 2;
+            let (x0, y0) = (nx as i64 - m - 1, ny as i64 - m - 1);
+            let (rx0, rx1) = (x0.max(x_lo), (x0 + span).min(x_hi));
+            let (ry0, ry1) = (y0.max(y_lo), (y0 + span).min(y_hi));
+            if rx0 >= rx1 || ry0 >= ry1 {
+                continue;
             }
-        }
-        let (cl, hl) = (&cl[..n], &hl[..n]);
-        for ry in ry0..ry1 {
-            let j = (ry - y0) as usize;
-            let (c, h) = (cy[j], hy[j]);
-            let at = 4 * ((ry as usize - first) * width + rx0 as usize);
-            let px = &mut flat_hdr[at..at + n];
-            for k in 0..n {
-                px[k] += c * cl[k] + h * hl[k];
+            profile(tx, taps, &mut px);
+            profile(ty, taps, &mut py);
+            let (i0, i1) = ((rx0 - x0) as usize, (rx1 - x0) as usize);
+            let n = 4 * (i1 - i0);
+            let l = d.light;
+            for (o, &p) in lit.iter_mut().zip(&px[i0..i1]) {
+                *o = [p * l[0], p * l[1], p * l[2], p * l[3]];
+            }
+            let lit: &[f32] = bytemuck::cast_slice(&lit[..i1 - i0]);
+            for ry in ry0..ry1 {
+                let c = py[(ry - y0) as usize];
+                let at = 4 * ((ry as usize - first) * width + rx0 as usize);
+                let o = &mut flat_hdr[at..at + n];
+                // Two pixels at a time (one AVX register), then the odd one.
+                for q in 0..n / 8 {
+                    let oc: &mut [f32; 8] = (&mut o[8 * q..8 * q + 8]).try_into().expect("8");
+                    let lc: &[f32; 8] = (&lit[8 * q..8 * q + 8]).try_into().expect("8");
+                    for j in 0..8 {
+                        oc[j] += c * lc[j];
+                    }
+                }
+                for k in n / 8 * 8..n {
+                    o[k] += c * lit[k];
+                }
             }
         }
     }
@@ -457,10 +457,6 @@ fn stamp_generic(
 fn flat(v: &[[f32; 4]]) -> &[f32] {
     bytemuck::cast_slice(v)
 }
-
-/// Rows of the frame filtered at a time by one thread in [`filtered`] (the row-filtered strip
-/// stays in the cache for the column filter).
-const STRIP: usize = 32;
 
 /// `dst[i] += k · src[i]` over the whole slice: the filters' one step, which the compiler
 /// runs as SIMD code (AVX2 where the CPU has it).
@@ -488,18 +484,10 @@ fn axpy(dst: &mut [f32], src: &[f32], k: f32) {
 }
 
 /// The same sprites as [`stamp`], the splat path's way (shaders/splat.wgsl): every dot
-/// splatted by its B-spline weights into an accumulation image with a guard band, whose rows
-/// and then columns are filtered by the kernel's taps; the light lands in `hdr` (`w`×`h`)
-/// within the scissor. O(dots + pixels): the way for crowds too many to stamp one by one.
-pub(super) fn filtered(
-    hdr: &mut [[f32; 4]],
-    w: usize,
-    h: usize,
-    dots: &[Dot],
-    kernel: &Kernel,
-    scissor: [f32; 4],
-    accum: &mut Vec<[f32; 4]>,
-) {
+/// splatted by its B-spline weights into an accumulation image with a guard band (here), whose
+/// rows and then columns are filtered by the kernel's taps a strip of the frame at a time
+/// ([`Filter::strip`]). O(dots + pixels): the way for crowds too many to stamp one by one.
+pub(super) fn splat(w: usize, h: usize, dots: &[Dot], kernel: &Kernel, accum: &mut Vec<[f32; 4]>) {
     let g = kernel.reach() as usize;
     let (pw, ph) = (w + 2 * g, h + 2 * g);
     accum.clear();
@@ -542,65 +530,96 @@ pub(super) fn filtered(
             }
         }
     });
-    let (mc, mh) = (kernel.core_taps() as usize, kernel.halo_taps() as usize);
-    let x_lo = ((scissor[0] - 0.5).ceil().max(0.0) as usize).min(w);
-    let x_hi = (((scissor[2] - 0.5).ceil()).max(0.0) as usize).min(w);
-    let y_lo = (scissor[1] - 0.5).ceil().max(0.0) as usize;
-    let y_hi = ((scissor[3] - 0.5).ceil()).max(0.0) as usize;
-    let accum = &accum[..];
-    par::bands(hdr, w, |rows, band| {
-        let mut core = vec![[0.0f32; 4]; (STRIP + 2 * g) * w];
-        let mut halo = vec![[0.0f32; 4]; (STRIP + 2 * g) * w];
-        let mut light = vec![[0.0f32; 4]; w];
-        let mut y0 = rows.start;
-        while y0 < rows.end {
-            let y1 = (y0 + STRIP).min(rows.end);
-            // Rows of the padded image the strip's columns read: y0 + g − m .. y1 + g + m.
-            let n = y1 - y0 + 2 * g;
-            for r in 0..n {
-                let src = &accum[(y0 + r) * pw..(y0 + r + 1) * pw];
-                let (c, hl) = (&mut core[r * w..(r + 1) * w], &mut halo[r * w..(r + 1) * w]);
-                c.fill([0.0; 4]);
-                hl.fill([0.0; 4]);
-                let (c, hl) = (bytemuck::cast_slice_mut(c), bytemuck::cast_slice_mut(hl));
-                for (k, &t) in kernel.core.iter().enumerate() {
-                    let at = g + k - mc;
-                    axpy(c, flat(&src[at..at + w]), t);
-                }
-                for (k, &t) in kernel.halo.iter().enumerate() {
-                    let at = g + k - mh;
-                    axpy(hl, flat(&src[at..at + w]), t);
-                }
-            }
-            for y in y0..y1 {
-                if y < y_lo || y >= y_hi || x_lo >= x_hi {
-                    continue;
-                }
-                light.fill([0.0; 4]);
-                let l = bytemuck::cast_slice_mut(&mut light);
-                // Output row y is padded row y + g: strip row y − y0 + g.
-                let mid = y - y0 + g;
-                for (k, &t) in kernel.core.iter().enumerate() {
-                    let r = mid + k - mc;
-                    axpy(l, flat(&core[r * w..(r + 1) * w]), t);
-                }
-                for (k, &t) in kernel.halo.iter().enumerate() {
-                    let r = mid + k - mh;
-                    axpy(l, flat(&halo[r * w..(r + 1) * w]), t);
-                }
-                let out = &mut band[(y - rows.start) * w..(y - rows.start + 1) * w];
-                for (o, l) in out[x_lo..x_hi].iter_mut().zip(&light[x_lo..x_hi]) {
-                    for c in 0..4 {
-                        o[c] += l[c];
-                    }
-                }
-            }
-            y0 = y1;
-        }
-    });
 }
 
-/// Whether [`filtered`] costs less than [`stamp`] for `dots` dots on a `w`×`h` frame: a
+/// One thread's filtering of the splat's accumulation image ([`splat`]) into strips of the
+/// frame: its scratch rows (the strip's padded rows filtered along x by the core's and the
+/// halo's taps, and one row's light).
+pub(super) struct Filter<'a> {
+    accum: &'a [[f32; 4]],
+    w: usize,
+    kernel: &'a Kernel,
+    /// Columns and rows whose pixel centres lie inside the scissor rectangle.
+    x: std::ops::Range<usize>,
+    y: std::ops::Range<usize>,
+    core: Vec<[f32; 4]>,
+    halo: Vec<[f32; 4]>,
+    light: Vec<[f32; 4]>,
+}
+
+impl<'a> Filter<'a> {
+    pub fn new(accum: &'a [[f32; 4]], w: usize, kernel: &'a Kernel, scissor: [f32; 4]) -> Self {
+        let x_lo = ((scissor[0] - 0.5).ceil().max(0.0) as usize).min(w);
+        let x_hi = (((scissor[2] - 0.5).ceil()).max(0.0) as usize).min(w);
+        let y_lo = (scissor[1] - 0.5).ceil().max(0.0) as usize;
+        let y_hi = ((scissor[3] - 0.5).ceil()).max(0.0) as usize;
+        Filter {
+            accum,
+            w,
+            kernel,
+            x: x_lo..x_hi.max(x_lo),
+            y: y_lo..y_hi,
+            core: Vec::new(),
+            halo: Vec::new(),
+            light: vec![[0.0; 4]; w],
+        }
+    }
+
+    /// Adds the sprites' light onto rows `rows` of the frame, held by `out` (`w` pixels a row).
+    pub fn strip(&mut self, rows: std::ops::Range<usize>, out: &mut [[f32; 4]]) {
+        let (w, kernel) = (self.w, self.kernel);
+        let g = kernel.reach() as usize;
+        let pw = w + 2 * g;
+        let (mc, mh) = (kernel.core_taps() as usize, kernel.halo_taps() as usize);
+        let (y0, y1) = (rows.start, rows.end);
+        // Rows of the padded image the strip's columns read: y0 + g − m .. y1 + g + m.
+        let n = y1 - y0 + 2 * g;
+        self.core.resize(n * w, [0.0; 4]);
+        self.halo.resize(n * w, [0.0; 4]);
+        for r in 0..n {
+            let src = &self.accum[(y0 + r) * pw..(y0 + r + 1) * pw];
+            let c = &mut self.core[r * w..(r + 1) * w];
+            let hl = &mut self.halo[r * w..(r + 1) * w];
+            c.fill([0.0; 4]);
+            hl.fill([0.0; 4]);
+            let (c, hl) = (bytemuck::cast_slice_mut(c), bytemuck::cast_slice_mut(hl));
+            for (k, &t) in kernel.core.iter().enumerate() {
+                let at = g + k - mc;
+                axpy(c, flat(&src[at..at + w]), t);
+            }
+            for (k, &t) in kernel.halo.iter().enumerate() {
+                let at = g + k - mh;
+                axpy(hl, flat(&src[at..at + w]), t);
+            }
+        }
+        let xs = self.x.clone();
+        for y in y0..y1 {
+            if !self.y.contains(&y) || xs.is_empty() {
+                continue;
+            }
+            self.light.fill([0.0; 4]);
+            let l = bytemuck::cast_slice_mut(&mut self.light);
+            // Output row y is padded row y + g: strip row y − y0 + g.
+            let mid = y - y0 + g;
+            for (k, &t) in kernel.core.iter().enumerate() {
+                let r = mid + k - mc;
+                axpy(l, flat(&self.core[r * w..(r + 1) * w]), t);
+            }
+            for (k, &t) in kernel.halo.iter().enumerate() {
+                let r = mid + k - mh;
+                axpy(l, flat(&self.halo[r * w..(r + 1) * w]), t);
+            }
+            let o = &mut out[(y - y0) * w..(y - y0 + 1) * w];
+            for (o, l) in o[xs.clone()].iter_mut().zip(&self.light[xs.clone()]) {
+                for c in 0..4 {
+                    o[c] += l[c];
+                }
+            }
+        }
+    }
+}
+
+/// Whether the [`splat`] and its [`Filter`] cost less than [`stamp`] for `dots` dots on a `w`×`h` frame: a
 /// stamp is (2m + 3)² pixels a dot, the filters 2 (core and halo taps) a pixel, the splat 9 a
 /// dot (measured on 2 cores: a stamped pixel costs about twice a filter tap).
 pub(super) fn filter_pays(dots: usize, w: usize, h: usize, kernel: &Kernel) -> bool {

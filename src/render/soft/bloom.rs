@@ -87,6 +87,7 @@ fn filter(
         // Per row of `dst`: the source interpolated along y at each y offset, then each tap
         // interpolated along x from those rows.
         let mut lines = vec![[0.0f32; 3]; ys.len() * sw];
+        let mut sums = vec![[0.0f32; 3]; w];
         for (j, y) in rows.enumerate() {
             for (iy, t) in ty.iter().enumerate() {
                 let c = t[y];
@@ -104,11 +105,11 @@ fn filter(
                     ];
                 }
             }
-            for x in 0..w {
-                let mut o = [0.0f32; 3];
-                for &(ix, iy, wt) in &plan {
-                    let cx = tx[ix][x];
-                    let line = &lines[iy * sw..(iy + 1) * sw];
+            // Tap by tap over the row (each pixel sums its taps in the same order).
+            sums.fill([0.0; 3]);
+            for &(ix, iy, wt) in &plan {
+                let line = &lines[iy * sw..(iy + 1) * sw];
+                for (o, cx) in sums.iter_mut().zip(&tx[ix]) {
                     let (p, q) = (line[cx.a as usize], line[cx.b as usize]);
                     let s = each([
                         p[0] + (q[0] - p[0]) * cx.f,
@@ -119,7 +120,9 @@ fn filter(
                     o[1] += s[1] * wt;
                     o[2] += s[2] * wt;
                 }
-                let d = &mut band[j * w + x];
+            }
+            let row = &mut band[j * w..(j + 1) * w];
+            for (d, o) in row.iter_mut().zip(&sums) {
                 if blend == 1.0 {
                     *d = [o[0], o[1], o[2], 1.0];
                 } else {
@@ -153,7 +156,7 @@ fn same(c: [f32; 3]) -> [f32; 3] {
 pub(super) struct Bloom {
     chain: Chain,
     mips: Vec<Image>,
-    /// [`quarter`]'s scratch.
+    /// The blocks [`quarter`] weighs, filled by the frame's strips ([`block_row`]).
     blocks: Vec<[f32; 4]>,
 }
 
@@ -175,12 +178,38 @@ impl Bloom {
         }
     }
 
-    /// The glow of `hdr`: the mip the tone map samples.
-    pub fn run(&mut self, hdr: &Image) -> &Image {
+    /// Whether the first downsample of a `w`×`h` frame is [`quarter`]'s: the frame's strips
+    /// then fill [`Bloom::blocks`] as they are drawn, and [`Bloom::run`] reads them, not the
+    /// frame.
+    pub fn takes_blocks(&self, w: usize, h: usize) -> bool {
+        let first = &self.mips[0];
+        self.chain.start == 1 && w == 4 * first.w && h == 4 * first.h
+    }
+
+    /// The blocks of a `w`×`h` frame ([`blocks_size`]), to fill.
+    pub fn blocks(&mut self, w: usize, h: usize) -> &mut [[f32; 4]] {
+        let (bw, bh) = blocks_size(w, h);
+        self.blocks.resize(bw * bh, [0.0; 4]);
+        &mut self.blocks
+    }
+
+    /// The glow of the frame: the mip the tone map samples. `hdr`: the frame's light, where
+    /// it does not take blocks (none if it does: the blocks are filled).
+    pub fn run(&mut self, hdr: Option<&Image>) -> &Image {
+        match hdr {
+            Some(hdr) if !self.takes_blocks(hdr.w, hdr.h) => self.first_from(hdr),
+            _ => {
+                let bw = 2 * self.mips[0].w + 2;
+                quarter(&self.blocks, bw, &mut self.mips[0]);
+            }
+        }
+        self.rest()
+    }
+
+    /// The first mip from the frame's light (no blocks).
+    fn first_from(&mut self, hdr: &Image) {
         let first = &mut self.mips[0];
-        if self.chain.start == 1 && hdr.w == 4 * first.w && hdr.h == 4 * first.h {
-            quarter(hdr, first, &mut self.blocks);
-        } else if self.chain.start == 1 {
+        if self.chain.start == 1 {
             // 16 taps, (1, 3, 3, 1)/8 each way, each through the bright pass.
             let mut taps = Vec::new();
             for (j, wy) in [1.0f32, 3.0, 3.0, 1.0].iter().enumerate() {
@@ -205,6 +234,10 @@ impl Bloom {
                 *p = [b[0], b[1], b[2], 1.0];
             }
         }
+    }
+
+    /// The downsamples after the first, then the upsamples blended back up.
+    fn rest(&mut self) -> &Image {
         let r = std::f32::consts::SQRT_2;
         let down = [
             (0.0, 0.0, 0.125),
@@ -252,40 +285,10 @@ impl Bloom {
 /// The first downsample to a quarter (`fs_downsample_quarter`) where the frame is exactly four
 /// times the mip each way: each of its 16 taps then falls on a corner between pixels, so it is
 /// the mean of a 2×2 block (taken through the bright pass), and the blocks it reads are those
-/// of the half-size grid, 2X − 1 .. 2X + 2 each way. The blocks are bright-passed once
-/// (`blocks`, with a border of the blocks the edge clamp makes), then weighed (1, 3, 3, 1)/8
-/// along x and along y.
-fn quarter(hdr: &Image, dst: &mut Image, blocks: &mut Vec<[f32; 4]>) {
-    let (bw, bh) = (hdr.w / 2 + 2, hdr.h / 2 + 2);
-    blocks.clear();
-    blocks.resize(bw * bh, [0.0; 4]);
-    let (w, h) = (hdr.w as i64, hdr.h as i64);
-    par::bands(blocks, bw, |rows, band| {
-        for (j, b) in rows.enumerate() {
-            // Block b − 1 of the half grid: pixels 2(b − 1) and 2(b − 1) + 1, clamped.
-            let y0 = (2 * b as i64 - 2).clamp(0, h - 1) as usize * hdr.w;
-            let y1 = (2 * b as i64 - 1).clamp(0, h - 1) as usize * hdr.w;
-            for a in 0..bw {
-                let x0 = (2 * a as i64 - 2).clamp(0, w - 1) as usize;
-                let x1 = (2 * a as i64 - 1).clamp(0, w - 1) as usize;
-                let (p, q, r, t) = (
-                    &hdr.px[y0 + x0],
-                    &hdr.px[y0 + x1],
-                    &hdr.px[y1 + x0],
-                    &hdr.px[y1 + x1],
-                );
-                let mut c = [0.0f32; 3];
-                for k in 0..3 {
-                    let top = p[k] + (q[k] - p[k]) * 0.5;
-                    let bottom = r[k] + (t[k] - r[k]) * 0.5;
-                    c[k] = top + (bottom - top) * 0.5;
-                }
-                let c = bright(c);
-                band[j * bw + a] = [c[0], c[1], c[2], 0.0];
-            }
-        }
-    });
-    let blocks = &blocks[..];
+/// of the half-size grid, 2X − 1 .. 2X + 2 each way. The blocks are bright-passed once, as the
+/// frame's strips are drawn ([`block_row`], with a border of the blocks the edge clamp makes),
+/// then weighed (1, 3, 3, 1)/8 along x and along y here.
+fn quarter(blocks: &[[f32; 4]], bw: usize, dst: &mut Image) {
     let dw = dst.w;
     let weights = [1.0f32, 3.0, 3.0, 1.0];
     par::bands(&mut dst.px, dw, |rows, band| {
@@ -310,4 +313,29 @@ fn quarter(hdr: &Image, dst: &mut Image, blocks: &mut Vec<[f32; 4]>) {
             }
         }
     });
+}
+
+/// The blocks' size for a `w`×`h` frame: the half-size grid and a block each side.
+pub(super) fn blocks_size(w: usize, h: usize) -> (usize, usize) {
+    (w / 2 + 2, h / 2 + 2)
+}
+
+/// One row of [`quarter`]'s blocks, from the two rows of the frame it covers (`top`, `bottom`,
+/// `w` pixels each): block a holds pixels 2(a − 1) and 2(a − 1) + 1 of each (clamped to the
+/// frame), averaged as bilinear taps at the corner between them, then bright-passed.
+pub(super) fn block_row(top: &[[f32; 4]], bottom: &[[f32; 4]], out: &mut [[f32; 4]]) {
+    let w = top.len() as i64;
+    for (a, o) in out.iter_mut().enumerate() {
+        let x0 = (2 * a as i64 - 2).clamp(0, w - 1) as usize;
+        let x1 = (2 * a as i64 - 1).clamp(0, w - 1) as usize;
+        let (p, q, r, t) = (&top[x0], &top[x1], &bottom[x0], &bottom[x1]);
+        let mut c = [0.0f32; 3];
+        for k in 0..3 {
+            let upper = p[k] + (q[k] - p[k]) * 0.5;
+            let lower = r[k] + (t[k] - r[k]) * 0.5;
+            c[k] = upper + (lower - upper) * 0.5;
+        }
+        let c = bright(c);
+        *o = [c[0], c[1], c[2], 0.0];
+    }
 }

@@ -11,6 +11,13 @@
 //! light, the bloom chain (`bloom`), the tone map and the Y'CbCr codes with their dither
 //! (`shade`). The images agree with the GPU's within a code value (a test compares them).
 //!
+//! A frame reads and writes its light once before the tone map: each thread draws a band of
+//! rows a strip at a time ([`Strips`]), the last frame's light (half floats, as the GPU's target
+//! holds it: `light`) faded into an `f32` strip, the sprites added, the strip stored back as
+//! halves and, while it is in the cache, its 2×2 blocks bright-passed for bloom's first
+//! downsample. Then the bloom chain runs on its small mips, and the tone map reads the light a
+//! row at a time, straight into the video's planes.
+//!
 //! What it draws: 2D views (and the 3D top camera) of round sprites of one size, not
 //! motion-blurred, coloured by speed, heading, relative heading, species or a fixed colour;
 //! glow or ink, bloom, grading, vignette, a plate; into video planes, 8- and 16-bit images and
@@ -20,6 +27,7 @@
 
 mod agents;
 mod bloom;
+mod light;
 mod par;
 mod shade;
 
@@ -39,10 +47,12 @@ use crate::render::splat::{Kernel, SplatParams};
 use crate::render::tonemap::TonemapParams;
 use crate::render::yuv::YuvParams;
 use bloom::Image;
+use light::Light;
 pub(crate) use shade::Deep;
 
-/// Rows faded and stamped at a time by one thread (the strip stays in the cache).
-const STRIP_ROWS: usize = 32;
+/// Rows drawn at a time by one thread: faded, the sprites added, stored as halves and
+/// downsampled for bloom while they are in the cache (even: bloom's blocks are two rows high).
+const STRIP_ROWS: usize = 16;
 
 /// What a frame drawn here comes out as.
 #[derive(Clone, Copy, Debug)]
@@ -77,19 +87,21 @@ pub(crate) struct Job<'a> {
     pub index: u64,
 }
 
-/// The CPU's frames: the colour map, the sprite's kernel, the HDR light of this frame and the
-/// last, the bloom chain.
+/// The CPU's frames: the colour map, the sprite's kernel, the HDR light (this frame's, and
+/// the last one's until this one is drawn over it), the bloom chain.
 pub(crate) struct Soft {
     lut: Vec<[f32; 3]>,
     kernel: Option<Kernel>,
-    hdr: [Image; 2],
-    cur: usize,
+    light: Light,
     bloom: Option<Bloom>,
     /// How many frames the renderer had drawn when this drew its last (its trails are those
     /// of the frame before the next only if that was drawn here).
     last: Option<u64>,
     /// The splat's accumulation image (crowds drawn through the filters).
     accum: Vec<[f32; 4]>,
+    /// The light as `f32`, for a bloom chain that reads the frame itself (frames that are not
+    /// four times its first mip each way).
+    wide: Image,
     /// The plate as linear light, and the bytes it was made from.
     plate: Option<Plate>,
 }
@@ -108,11 +120,11 @@ impl Soft {
         Soft {
             lut: agents::linear_lut(lut),
             kernel: None,
-            hdr: [Image::default(), Image::default()],
-            cur: 0,
+            light: Light::default(),
             bloom: None,
             last: None,
             accum: Vec::new(),
+            wide: Image::default(),
             plate: None,
         }
     }
@@ -138,7 +150,6 @@ impl Soft {
         let p = job.sprites;
         let (w, h) = (p.viewport[0] as usize, p.viewport[1] as usize);
         let carry = p.carry == 1 && self.carries(drawn);
-        self.cur = 1 - self.cur;
         let kernel = self.kernel(job.core_px, job.halo_level).clone();
         let dots = agents::dots(
             &p,
@@ -148,56 +159,11 @@ impl Soft {
             job.dim,
             kernel.reach(),
         );
-        let [a, b] = &mut self.hdr;
-        let (hdr, last) = if self.cur == 0 { (a, &*b) } else { (b, &*a) };
-        if hdr.w != w || hdr.h != h {
-            *hdr = Image::new(w, h);
+        let kept = carry && self.light.w == w && self.light.h == h;
+        if self.light.w != w || self.light.h != h {
+            self.light = Light::new(w, h);
         }
-        let fade = p.fade;
-        let kept = carry && last.w == w && last.h == h;
-        // Rows `rows` of this frame's light, before its agents: the last frame's times the
-        // fade, or black.
-        let start = |rows: std::ops::Range<usize>, band: &mut [[f32; 4]]| {
-            if kept {
-                let from = &last.px[rows.start * w..rows.end * w];
-                for (d, s) in band.iter_mut().zip(from) {
-                    *d = [s[0] * fade, s[1] * fade, s[2] * fade, s[3] * fade];
-                }
-            } else {
-                band.fill([0.0; 4]);
-            }
-        };
-        if agents::filter_pays(dots.len(), w, h, &kernel) {
-            par::bands(&mut hdr.px, w, |rows, band| start(rows, band));
-            agents::filtered(
-                &mut hdr.px,
-                w,
-                h,
-                &dots,
-                &kernel,
-                p.scissor,
-                &mut self.accum,
-            );
-        } else {
-            // A strip of rows at a time: faded, then stamped while it is in the cache.
-            let guard = kernel.reach() as usize;
-            let (sorted, starts) = agents::by_row(&dots, h, guard);
-            par::bands(&mut hdr.px, w, |rows, band| {
-                for (k, strip) in band.chunks_mut(STRIP_ROWS * w).enumerate() {
-                    let first = rows.start + k * STRIP_ROWS;
-                    let strip_rows = first..first + strip.len() / w;
-                    start(strip_rows.clone(), strip);
-                    let mine = agents::reaching(&sorted, &starts, guard, &strip_rows, guard + 1);
-                    agents::stamp(strip, strip_rows, w, mine, &kernel, p.scissor);
-                }
-            });
-        }
-        self.last = Some(drawn);
-        lap(0);
-        if job.warming {
-            return;
-        }
-        let glow = job.tonemap.bloom > 0.0;
+        let glow = job.tonemap.bloom > 0.0 && !job.warming;
         if glow {
             let key = (w as u32, h as u32, job.bloom_radius.to_bits());
             if !matches!(&self.bloom, Some(b) if b.key == key) {
@@ -207,11 +173,42 @@ impl Soft {
                 });
             }
         }
-        let hdr = &self.hdr[self.cur];
-        let glow_image = match (&mut self.bloom, glow) {
-            (Some(b), true) => Some(b.chain.run(hdr)),
+        let blocks = match (&mut self.bloom, glow) {
+            (Some(b), true) if b.chain.takes_blocks(w, h) => Some(b.chain.blocks(w, h)),
             _ => None,
         };
+        let sprites = if agents::filter_pays(dots.len(), w, h, &kernel) {
+            agents::splat(w, h, &dots, &kernel, &mut self.accum);
+            Sprites::Filtered(&self.accum)
+        } else {
+            let guard = kernel.reach() as usize;
+            Sprites::Stamped(agents::by_row(&dots, h, guard))
+        };
+        let strips = Strips {
+            w,
+            h,
+            fade: if kept { Some(p.fade) } else { None },
+            sprites,
+            kernel: &kernel,
+            scissor: p.scissor,
+        };
+        strips.draw(&mut self.light, blocks);
+        self.last = Some(drawn);
+        lap(0);
+        if job.warming {
+            return;
+        }
+        let glow_image = match (&mut self.bloom, glow) {
+            (Some(b), true) => {
+                let hdr = (!b.chain.takes_blocks(w, h)).then(|| {
+                    widen(&self.light, &mut self.wide);
+                    &self.wide
+                });
+                Some(b.chain.run(hdr))
+            }
+            _ => None,
+        };
+        let hdr = &self.light;
         lap(1);
         if let Some(bytes) = job.plate {
             if !matches!(&self.plate, Some((b, _)) if std::sync::Arc::ptr_eq(b, bytes)) {
@@ -243,5 +240,142 @@ impl Soft {
             Out::Deep(to) => shader.deep(to, out),
         }
         lap(2);
+    }
+}
+
+/// The light as `f32` into `wide`.
+fn widen(light: &Light, wide: &mut Image) {
+    if wide.w != light.w || wide.h != light.h {
+        *wide = Image::new(light.w, light.h);
+    }
+    par::bands(&mut wide.px, light.w, |rows, band| {
+        let at = rows.start * light.w * 4;
+        light::load(
+            &light.px[at..at + band.len() * 4],
+            1.0,
+            bytemuck::cast_slice_mut(band),
+        );
+    });
+}
+
+/// How a frame's sprites are added to its strips.
+enum Sprites<'a> {
+    /// Each stamped where it lies: the dots ordered by row, and where each row's start.
+    Stamped((Vec<agents::Dot>, Vec<usize>)),
+    /// Splatted into this accumulation image, filtered strip by strip.
+    Filtered(&'a [[f32; 4]]),
+}
+
+/// The drawing of one frame's light: each band of rows on its own thread, a strip of
+/// [`STRIP_ROWS`] at a time.
+struct Strips<'a> {
+    w: usize,
+    h: usize,
+    /// The last frame's light times this is where the frame starts (black if none).
+    fade: Option<f32>,
+    sprites: Sprites<'a>,
+    kernel: &'a Kernel,
+    scissor: [f32; 4],
+}
+
+impl Strips<'_> {
+    /// Draws the frame over `light` (the last frame's, or anything if it does not carry),
+    /// and fills bloom's `blocks` (sized by [`bloom::blocks_size`]) where given.
+    fn draw(&self, light: &mut Light, blocks: Option<&mut [[f32; 4]]>) {
+        let (w, h) = (self.w, self.h);
+        let bw = bloom::blocks_size(w, h).0;
+        // Bands of whole pairs of rows (blocks are two rows high).
+        let ranges: Vec<std::ops::Range<usize>> = par::split(h.div_ceil(2), 8)
+            .into_iter()
+            .map(|r| 2 * r.start..(2 * r.end).min(h))
+            .collect();
+        let last = ranges.len() - 1;
+        std::thread::scope(|s| {
+            let mut halves = &mut light.px[..];
+            let mut blocks = blocks;
+            let mut first = None;
+            for (i, rows) in ranges.into_iter().enumerate() {
+                let (band, rest) = halves.split_at_mut((rows.end - rows.start) * w * 4);
+                halves = rest;
+                // Block rows b = pair + 1 for the band's pairs; row 0 with the first band,
+                // the last (the bottom edge's) with the last.
+                let b0 = if i == 0 { 0 } else { rows.start / 2 + 1 };
+                let b1 = if i == last {
+                    h / 2 + 2
+                } else {
+                    rows.end / 2 + 1
+                };
+                let mine = blocks.take().map(|b| {
+                    let (mine, rest) = b.split_at_mut((b1 - b0) * bw);
+                    blocks = Some(rest);
+                    mine
+                });
+                if first.is_none() {
+                    first = Some((rows, band, mine, b0));
+                } else {
+                    s.spawn(move || self.band(rows, band, mine, b0));
+                }
+            }
+            if let Some((rows, band, mine, b0)) = first {
+                self.band(rows, band, mine, b0);
+            }
+        });
+    }
+
+    /// Rows `rows` (starting at an even row), held by `halves`; `blocks`: bloom's block rows
+    /// from `b0` on, those of these rows.
+    fn band(
+        &self,
+        rows: std::ops::Range<usize>,
+        halves: &mut [u16],
+        mut blocks: Option<&mut [[f32; 4]]>,
+        b0: usize,
+    ) {
+        let w = self.w;
+        let bw = bloom::blocks_size(w, self.h).0;
+        let mut strip = vec![[0.0f32; 4]; STRIP_ROWS * w];
+        let mut filter = match &self.sprites {
+            Sprites::Filtered(accum) => {
+                Some(agents::Filter::new(accum, w, self.kernel, self.scissor))
+            }
+            Sprites::Stamped(_) => None,
+        };
+        let mut y0 = rows.start;
+        while y0 < rows.end {
+            let y1 = (y0 + STRIP_ROWS).min(rows.end);
+            let strip = &mut strip[..(y1 - y0) * w];
+            let held = &mut halves[(y0 - rows.start) * w * 4..(y1 - rows.start) * w * 4];
+            match self.fade {
+                Some(fade) => light::load(held, fade, bytemuck::cast_slice_mut(strip)),
+                None => strip.fill([0.0; 4]),
+            }
+            match (&self.sprites, filter.as_mut()) {
+                (_, Some(f)) => f.strip(y0..y1, strip),
+                (Sprites::Stamped((sorted, starts)), None) => {
+                    let guard = self.kernel.reach() as usize;
+                    let mine = agents::reaching(sorted, starts, guard, &(y0..y1), guard + 1);
+                    agents::stamp(strip, y0..y1, w, mine, self.kernel, self.scissor);
+                }
+                (Sprites::Filtered(_), None) => unreachable!("a filter is made for the splat"),
+            }
+            light::store(bytemuck::cast_slice(strip), held);
+            if let Some(blocks) = blocks.as_deref_mut() {
+                let row = |y: usize| &strip[(y - y0) * w..(y - y0 + 1) * w];
+                let mut put = |b: usize, top: usize, bottom: usize| {
+                    let out = &mut blocks[(b - b0) * bw..(b - b0 + 1) * bw];
+                    bloom::block_row(row(top), row(bottom), out);
+                };
+                if y0 == 0 {
+                    put(0, 0, 0);
+                }
+                for pair in y0 / 2..y1 / 2 {
+                    put(pair + 1, 2 * pair, 2 * pair + 1);
+                }
+                if y1 == self.h {
+                    put(self.h / 2 + 1, self.h - 1, self.h - 1);
+                }
+            }
+            y0 = y1;
+        }
     }
 }

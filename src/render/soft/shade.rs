@@ -6,13 +6,14 @@
 //! code (AVX2 where the CPU has it: `super::avx2`).
 
 use super::bloom::Image;
+use super::light::{self, Light};
 use super::par;
 use crate::render::tonemap::{TonemapParams, TonemapVariant};
 use crate::render::yuv::{pcg, YuvParams};
 
 /// What the shading reads besides the parameters: the HDR light, the glow, the plate.
 pub(super) struct Inputs<'a> {
-    pub hdr: &'a Image,
+    pub hdr: &'a Light,
     pub bloom: Option<&'a Image>,
     /// The plate as linear light (the frame's size), where it replaces the background.
     pub plate: Option<&'a [[f32; 3]]>,
@@ -46,13 +47,44 @@ fn smoothstep(a: f32, b: f32, x: f32) -> f32 {
     t * t * (3.0 - 2.0 * t)
 }
 
-/// A row's pixels, one array per channel (and, as the glow's scratch, the bloom image's row).
+/// A row's pixels, one array per channel (and, as the glow's scratch, the light's row as `f32`
+/// and the bloom image's rows about it).
 #[derive(Default)]
 struct Row {
     r: Vec<f32>,
     g: Vec<f32>,
     b: Vec<f32>,
-    line: Vec<[f32; 3]>,
+    light: Vec<[f32; 4]>,
+    /// Two rows of the bloom image upsampled to the frame's width.
+    up: [Upsampled; 2],
+}
+
+/// A row of the bloom image sampled along x at the centre of each of the frame's pixels (the
+/// texels either side, linearly), one array per channel; which row it is.
+#[derive(Default)]
+struct Upsampled {
+    row: Option<usize>,
+    r: Vec<f32>,
+    g: Vec<f32>,
+    b: Vec<f32>,
+}
+
+impl Upsampled {
+    /// Row `y` of `b`, through `taps` (one a pixel).
+    fn fill(&mut self, b: &Image, y: usize, taps: &[(usize, usize, f32)]) {
+        let src = &b.px[y * b.w..(y + 1) * b.w];
+        let n = taps.len();
+        self.r.resize(n, 0.0);
+        self.g.resize(n, 0.0);
+        self.b.resize(n, 0.0);
+        for (x, &(i0, i1, f)) in taps.iter().enumerate() {
+            let (p, q) = (src[i0], src[i1]);
+            self.r[x] = p[0] + (q[0] - p[0]) * f;
+            self.g[x] = p[1] + (q[1] - p[1]) * f;
+            self.b[x] = p[2] + (q[2] - p[2]) * f;
+        }
+        self.row = Some(y);
+    }
 }
 
 impl Row {
@@ -61,7 +93,8 @@ impl Row {
             r: vec![0.0; w],
             g: vec![0.0; w],
             b: vec![0.0; w],
-            line: Vec::new(),
+            light: Vec::new(),
+            up: Default::default(),
         }
     }
 }
@@ -130,32 +163,43 @@ impl Shader<'_> {
         let v = self.v;
         let w = self.width;
         let vv = (y as f32 + 0.5) / self.height as f32;
-        let hdr = &self.inputs.hdr.px[y * w..(y + 1) * w];
+        glow.light.resize(w, [0.0; 4]);
+        light::load(
+            self.inputs.hdr.row(y),
+            1.0,
+            bytemuck::cast_slice_mut(&mut glow.light),
+        );
+        let hdr = &glow.light[..];
         // The light (with the glow) into `out`.
         let mut bloom = None;
         if let (true, Some(b)) = (v.bloom, self.inputs.bloom) {
-            // The bloom image's row at this height (its own width), then along x per pixel.
+            // The bloom image's rows either side of this height, each upsampled along x to the
+            // frame's width once (kept while the rows below use it), then between them.
             let ty = vv * b.h as f32 - 0.5;
             let fy = ty.floor();
             let (y0, y1) = (
                 (fy as i64).clamp(0, b.h as i64 - 1) as usize,
                 (fy as i64 + 1).clamp(0, b.h as i64 - 1) as usize,
             );
-            let t = ty - fy;
-            let (r0, r1) = (
-                &b.px[y0 * b.w..(y0 + 1) * b.w],
-                &b.px[y1 * b.w..(y1 + 1) * b.w],
-            );
-            let line = &mut glow.line;
-            line.clear();
-            for (a, c) in r0.iter().zip(r1) {
-                line.push([
-                    a[0] + (c[0] - a[0]) * t,
-                    a[1] + (c[1] - a[1]) * t,
-                    a[2] + (c[2] - a[2]) * t,
-                ]);
-            }
-            bloom = Some((&glow.line[..], &cols.bloom_x[..], p.bloom));
+            let [s0, s1] = &mut glow.up;
+            let (u0, u1) = match (s0.row, s1.row) {
+                (Some(a), Some(c)) if a == y0 && c == y1 => (&*s0, &*s1),
+                (Some(a), Some(c)) if a == y1 && c == y0 => (&*s1, &*s0),
+                (Some(a), _) if a == y0 => {
+                    s1.fill(b, y1, &cols.bloom_x);
+                    (&*s0, &*s1)
+                }
+                (_, Some(c)) if c == y0 => {
+                    s0.fill(b, y1, &cols.bloom_x);
+                    (&*s1, &*s0)
+                }
+                _ => {
+                    s0.fill(b, y0, &cols.bloom_x);
+                    s1.fill(b, y1, &cols.bloom_x);
+                    (&*s0, &*s1)
+                }
+            };
+            bloom = Some((u0, u1, ty - fy, p.bloom));
         }
         fill_row(hdr, &mut out.r, &mut out.g, &mut out.b, bloom);
         let r = p.world_rect;
@@ -417,9 +461,9 @@ fn glow_row_generic(
     }
 }
 
-/// The glow's row at the frame's height (its own width), where each pixel samples it (the
-/// texels either side and the second's weight), and the strength.
-type BloomRow<'a> = Option<(&'a [[f32; 3]], &'a [(usize, usize, f32)], f32)>;
+/// The glow at a row of the frame: the bloom image's rows above and below it, upsampled to the
+/// frame's width, the weight of the second, and the glow's strength.
+type BloomRow<'a> = Option<(&'a Upsampled, &'a Upsampled, f32, f32)>;
 
 /// A row of HDR light into its channels, the glow's bilinear sample times its strength added.
 fn fill_row(hdr: &[[f32; 4]], r: &mut [f32], g: &mut [f32], b: &mut [f32], bloom: BloomRow) {
@@ -456,14 +500,13 @@ fn fill_row_generic(
                 b[x] = hdr[x][2];
             }
         }
-        Some((line, taps, k)) => {
-            let taps = &taps[..n];
+        Some((u0, u1, t, k)) => {
+            let (r0, g0, b0) = (&u0.r[..n], &u0.g[..n], &u0.b[..n]);
+            let (r1, g1, b1) = (&u1.r[..n], &u1.g[..n], &u1.b[..n]);
             for x in 0..n {
-                let (i0, i1, t) = taps[x];
-                let (p, q) = (line[i0], line[i1]);
-                r[x] = hdr[x][0] + k * (p[0] + (q[0] - p[0]) * t);
-                g[x] = hdr[x][1] + k * (p[1] + (q[1] - p[1]) * t);
-                b[x] = hdr[x][2] + k * (p[2] + (q[2] - p[2]) * t);
+                r[x] = hdr[x][0] + k * (r0[x] + (r1[x] - r0[x]) * t);
+                g[x] = hdr[x][1] + k * (g0[x] + (g1[x] - g0[x]) * t);
+                b[x] = hdr[x][2] + k * (b0[x] + (b1[x] - b0[x]) * t);
             }
         }
     }
@@ -686,6 +729,37 @@ fn luma_codes_avx2(
     luma_codes(scale, most, r, g, b, phase, y, codes)
 }
 
+/// `codes` (whole numbers) into `out`, `bytes` (one or two) each.
+#[inline(always)]
+// `max` then `min`, not `clamp`: `clamp` keeps a NaN, which the unchecked conversion must not see.
+#[allow(clippy::manual_clamp)]
+fn store_generic(bytes: usize, out: &mut [u8], codes: &[f32]) {
+    if bytes == 2 {
+        let n = codes.len().min(out.len() / 2);
+        let (out, codes) = (&mut out[..2 * n], &codes[..n]);
+        for i in 0..n {
+            // SAFETY: `max` and `min` leave a finite value within 0..=65535 (NaN becomes 0).
+            let c = unsafe { codes[i].max(0.0).min(65535.0).to_int_unchecked::<i32>() } as u16;
+            let c = c.to_le_bytes();
+            out[2 * i] = c[0];
+            out[2 * i + 1] = c[1];
+        }
+    } else {
+        let n = codes.len().min(out.len());
+        let (out, codes) = (&mut out[..n], &codes[..n]);
+        for i in 0..n {
+            // SAFETY: `max` and `min` leave a finite value within 0..=255 (NaN becomes 0).
+            out[i] = unsafe { codes[i].max(0.0).min(255.0).to_int_unchecked::<i32>() } as u8;
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn store_avx2(bytes: usize, out: &mut [u8], codes: &[f32]) {
+    store_generic(bytes, out, codes)
+}
+
 #[inline(always)]
 fn dither(phase: u32, y: usize) -> f32 {
     let k = (y as u32).wrapping_add(phase) & 3;
@@ -711,15 +785,13 @@ impl Codes {
 
     /// `codes` (whole numbers) into `out`, one or two bytes each.
     fn store(&self, out: &mut [u8], codes: &[f32]) {
-        if self.bytes == 2 {
-            for (o, &c) in out.chunks_exact_mut(2).zip(codes) {
-                o.copy_from_slice(&(c as u16).to_le_bytes());
-            }
-        } else {
-            for (o, &c) in out.iter_mut().zip(codes) {
-                *o = c as u8;
-            }
+        #[cfg(target_arch = "x86_64")]
+        if super::avx2() {
+            // SAFETY: the CPU has AVX2 (checked at run time by `avx2`).
+            unsafe { store_avx2(self.bytes, out, codes) };
+            return;
         }
+        store_generic(self.bytes, out, codes)
     }
 
     /// Chroma row `cy`'s codes from its luma rows `lines` (one or two) into `u`, `v`;
