@@ -328,7 +328,23 @@ fn pick_quality(encoder: &str, flags: &EncodingFlags) -> Result<(Option<u32>, Op
 pub fn resolve(flags: &EncodingFlags, quiet: bool) -> Result<Encoding> {
     super::ffmpeg::check()?;
     let prog = ffmpeg_program();
-    let all = parse_encoders(&probe(&prog, &["-encoders"])?);
+    // The encoder it will most likely be, asked for its pixel formats while FFmpeg lists its
+    // encoders: each answer is a program start (tens of milliseconds), and side by side they
+    // cost one.
+    let likely = match (&flags.encoder, flags.codec.unwrap_or(Codec::H264)) {
+        (Some(e), _) => e.clone(),
+        (None, c) => c.encoders()[0].to_string(),
+    };
+    let help = |e: &str| probe(&prog, &["-h", &format!("encoder={e}")]);
+    let (listed, likely_help) = std::thread::scope(|s| {
+        let asked = s.spawn(|| help(&likely));
+        let listed = probe(&prog, &["-encoders"]);
+        let asked = asked
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e));
+        (listed, asked)
+    });
+    let all = parse_encoders(&listed?);
     if all.is_empty() {
         bail!(
             "FFmpeg ({}) lists no video encoders (`ffmpeg -encoders`)",
@@ -369,7 +385,11 @@ pub fn resolve(flags: &EncodingFlags, quiet: bool) -> Result<Encoding> {
         }
     };
     let wanted = codec.map(Codec::wanted).unwrap_or(YuvFormat::Yuv420p);
-    let formats = parse_pixel_formats(&probe(&prog, &["-h", &format!("encoder={encoder}")])?);
+    let formats = if encoder == likely {
+        parse_pixel_formats(&likely_help?)
+    } else {
+        parse_pixel_formats(&help(&encoder)?)
+    };
     let (format, note) = pick_format(&encoder, wanted, &formats)?;
     if let (Some(n), false) = (note, quiet) {
         log::info!("note: {n}");

@@ -59,8 +59,21 @@ fn start_error(prog: &Path, e: &std::io::Error) -> anyhow::Error {
 /// `FORGE_ENCODER_TIMEOUT`) and that `FORGE_ENCODER_TIMEOUT` is valid, before any slow work
 /// starts. A program that fails says why: its status and the last lines it printed.
 pub fn check() -> Result<()> {
+    // The programs that answered: a command checks before its slow work and again where it
+    // resolves the codec, and each answer is a program start.
+    static ANSWERED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
     let timeout = encoder_timeout()?;
     let prog = ffmpeg_program();
+    let answered = |p: &Path| {
+        ANSWERED
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .any(|a| a == p)
+    };
+    if answered(&prog) {
+        return Ok(());
+    }
     let what = format!("FFmpeg ({})", prog.display());
     let mut cmd = Command::new(&prog);
     cmd.arg("-version");
@@ -73,6 +86,10 @@ pub fn check() -> Result<()> {
         .lines()
         .any(|l| ffmpeg_sidecar::log_parser::try_parse_version(l).is_some());
     if out.status.success() && versioned {
+        ANSWERED
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(prog);
         return Ok(());
     }
     let mut msg = if out.status.success() {

@@ -97,6 +97,49 @@ pub(super) fn heading_of(x: f32, y: f32) -> f32 {
     }
 }
 
+/// Where in the world an image of an agent must lie for its pixel to fall within pixel bounds
+/// (x from `lo[0]` to `hi[0]`, y down from `lo[1]` to `hi[1]`), two pixels and far more than
+/// the rounding of [`to_pixels`] wider each way: a test without its divisions that only turns
+/// away images the exact test would (most of a wrapping world's copies lie far outside the
+/// frame).
+#[derive(Clone, Copy, Debug)]
+struct Near {
+    x: [f32; 2],
+    y: [f32; 2],
+}
+
+impl Near {
+    fn new(p: &SplatParams, lo: [f32; 2], hi: [f32; 2]) -> Near {
+        let [vw, vh] = p.viewport;
+        let [sx, sy] = p.view_size;
+        let pad = |k: usize, s: f32, v: f32| 2.0 * s / v + (p.view_min[k].abs() + s.abs()) * 1e-5;
+        let (px, py) = (pad(0, sx, vw), pad(1, sy, vh));
+        let x = [
+            p.view_min[0] + lo[0] / vw * sx - px,
+            p.view_min[0] + hi[0] / vw * sx + px,
+        ];
+        let y = [
+            p.view_min[1] + (1.0 - hi[1] / vh) * sy - py,
+            p.view_min[1] + (1.0 - lo[1] / vh) * sy + py,
+        ];
+        let usable = [x[0], x[1], y[0], y[1]].iter().all(|v| v.is_finite())
+            && p.view_size[0] > 0.0
+            && p.view_size[1] > 0.0;
+        if usable {
+            Near { x, y }
+        } else {
+            let all = [f32::NEG_INFINITY, f32::INFINITY];
+            Near { x: all, y: all }
+        }
+    }
+
+    /// Whether world point (x, y) may fall within the bounds.
+    #[inline(always)]
+    fn may(&self, x: f32, y: f32) -> bool {
+        x >= self.x[0] && x <= self.x[1] && y >= self.y[0] && y <= self.y[1]
+    }
+}
+
 /// As splat.wgsl's `colour_of`: the map's colour at the agent's value by mode, or the fixed one.
 #[inline(always)]
 fn colour_of(p: &SplatParams, lut: &[[f32; 3]], speed: f32, heading: f32, value: f32) -> [f32; 3] {
@@ -176,6 +219,7 @@ fn count(
     agents: std::ops::Range<usize>,
 ) -> Vec<u32> {
     let mut counts = vec![0u32; cells[0] as usize * cells[1] as usize];
+    let near = Near::new(p, [0.0, 0.0], p.viewport);
     for i in agents {
         let pos = [frame.pos[i], frame.pos[n + i]];
         if pos[0].is_nan() || pos[1].is_nan() {
@@ -183,7 +227,11 @@ fn count(
         }
         for copy in 0..p.copies {
             let s = copy_shift(p, copy, pos);
-            let px = to_pixels(p, [pos[0] + s[0], pos[1] + s[1]]);
+            let at = [pos[0] + s[0], pos[1] + s[1]];
+            if !near.may(at[0], at[1]) {
+                continue;
+            }
+            let px = to_pixels(p, at);
             let inside =
                 px[0] >= 0.0 && px[1] >= 0.0 && px[0] <= p.viewport[0] && px[1] <= p.viewport[1];
             if inside {
@@ -295,6 +343,7 @@ fn dots_of(job: &DotsJob, agents: std::ops::Range<usize>) -> Vec<Dot> {
     } = *job;
     {
         let mut out = Vec::with_capacity(agents.len());
+        let near = Near::new(p, [lo_x, lo_y], [hi_x + 1.0, hi_y + 1.0]);
         for i in agents {
             let pos = [frame.pos[i], frame.pos[n + i]];
             if pos[0].is_nan() || pos[1].is_nan() {
@@ -305,7 +354,11 @@ fn dots_of(job: &DotsJob, agents: std::ops::Range<usize>) -> Vec<Dot> {
             let mut colour: Option<[f32; 3]> = None;
             for copy in 0..p.copies {
                 let s = copy_shift(p, copy, pos);
-                let [x, y] = to_pixels(p, [pos[0] + s[0], pos[1] + s[1]]);
+                let at = [pos[0] + s[0], pos[1] + s[1]];
+                if !near.may(at[0], at[1]) {
+                    continue;
+                }
+                let [x, y] = to_pixels(p, at);
                 let (nx, ny) = (x.floor(), y.floor());
                 if !(nx >= lo_x && nx <= hi_x && ny >= lo_y && ny <= hi_y) {
                     continue;
