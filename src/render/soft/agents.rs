@@ -272,7 +272,8 @@ pub(super) fn dots(
     frame: &Frame,
     dim: usize,
     guard: u32,
-) -> Vec<Dot> {
+    bufs: &mut Buffers,
+) {
     let n = frame.agents(dim);
     let cells = [
         (p.viewport[0] as u32).div_ceil(CELL as u32).max(1),
@@ -288,25 +289,57 @@ pub(super) fn dots(
     let (lo_y, hi_y) = (1.0 - g, p.viewport[1] + g - 2.0);
     let chunks = par::split(n, 4096);
     let bounds = [lo_x, hi_x, lo_y, hi_y];
-    let parts = par::map(&chunks, |range| {
-        let job = DotsJob {
-            p,
-            lut,
-            values,
-            frame,
-            n,
-            counts: &counts,
-            cells,
-            bounds,
-        };
+    if bufs.parts.len() < chunks.len() {
+        bufs.parts.resize_with(chunks.len(), Vec::new);
+    }
+    let job = DotsJob {
+        p,
+        lut,
+        values,
+        frame,
+        n,
+        counts: &counts,
+        cells,
+        bounds,
+    };
+    let work = |range: std::ops::Range<usize>, out: &mut Vec<Dot>| {
+        out.clear();
         #[cfg(target_arch = "x86_64")]
         if super::avx2() {
             // SAFETY: the CPU has AVX2 (checked at run time by `avx2`).
-            return unsafe { dots_avx2(&job, range.clone()) };
+            unsafe { dots_avx2(&job, range, out) };
+            return;
         }
-        dots_of(&job, range.clone())
+        dots_of(&job, range, out)
+    };
+    let parts = &mut bufs.parts[..chunks.len()];
+    std::thread::scope(|s| {
+        let work = &work;
+        let mut each = chunks.iter().cloned().zip(parts.iter_mut());
+        let first = each.next();
+        for (range, out) in each {
+            s.spawn(move || work(range, out));
+        }
+        if let Some((range, out)) = first {
+            work(range, out);
+        }
     });
-    parts.concat()
+    bufs.dots.clear();
+    for part in &bufs.parts[..chunks.len()] {
+        bufs.dots.extend_from_slice(part);
+    }
+}
+
+/// A frame's dots and the buffers they are made in, kept from frame to frame (a million
+/// agents' dots are 24 MB: allocated afresh, each frame paid its page faults).
+#[derive(Default)]
+pub(super) struct Buffers {
+    /// Each thread's dots.
+    parts: Vec<Vec<Dot>>,
+    /// The frame's dots, in agent order.
+    pub dots: Vec<Dot>,
+    /// The dots ordered by row ([`by_row`]).
+    pub sorted: Vec<Dot>,
 }
 
 /// What [`dots_of`] reads.
@@ -324,13 +357,13 @@ struct DotsJob<'a> {
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn dots_avx2(job: &DotsJob, agents: std::ops::Range<usize>) -> Vec<Dot> {
-    dots_of(job, agents)
+fn dots_avx2(job: &DotsJob, agents: std::ops::Range<usize>, out: &mut Vec<Dot>) {
+    dots_of(job, agents, out)
 }
 
-/// The dots of agents `agents`.
+/// The dots of agents `agents`, onto `out`.
 #[inline(always)]
-fn dots_of(job: &DotsJob, agents: std::ops::Range<usize>) -> Vec<Dot> {
+fn dots_of(job: &DotsJob, agents: std::ops::Range<usize>, out: &mut Vec<Dot>) {
     let DotsJob {
         p,
         lut,
@@ -342,7 +375,7 @@ fn dots_of(job: &DotsJob, agents: std::ops::Range<usize>) -> Vec<Dot> {
         bounds: [lo_x, hi_x, lo_y, hi_y],
     } = *job;
     {
-        let mut out = Vec::with_capacity(agents.len());
+        out.reserve(agents.len());
         let near = Near::new(p, [lo_x, lo_y], [hi_x + 1.0, hi_y + 1.0]);
         for i in agents {
             let pos = [frame.pos[i], frame.pos[n + i]];
@@ -382,32 +415,31 @@ fn dots_of(job: &DotsJob, agents: std::ops::Range<usize>) -> Vec<Dot> {
                 });
             }
         }
-        out
     }
 }
 
-/// `dots` ordered by the row of their nearest pixel (a counting sort: within a row, in the
-/// order they came), and where each row's dots start: `starts[k]` for row k − `guard`, one
+/// `dots` ordered by the row of their nearest pixel into `out` (a counting sort: within a row,
+/// in the order they came), and where each row's dots start: `starts[k]` for row k − `guard`, one
 /// more entry at the end. Stamped in this order, consecutive sprites touch neighbouring rows
 /// of the image, which stay in the cache.
-pub(super) fn by_row(dots: &[Dot], h: usize, guard: usize) -> (Vec<Dot>, Vec<usize>) {
+pub(super) fn by_row(dots: &[Dot], h: usize, guard: usize, out: &mut Vec<Dot>) -> Vec<usize> {
     #[cfg(target_arch = "x86_64")]
     if super::avx2() {
         // SAFETY: the CPU has AVX2 (checked at run time by `avx2`).
-        return unsafe { by_row_avx2(dots, h, guard) };
+        return unsafe { by_row_avx2(dots, h, guard, out) };
     }
-    by_row_generic(dots, h, guard)
+    by_row_generic(dots, h, guard, out)
 }
 
 /// [`by_row`] where the CPU has AVX2 (its `floor` an instruction, not a call).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn by_row_avx2(dots: &[Dot], h: usize, guard: usize) -> (Vec<Dot>, Vec<usize>) {
-    by_row_generic(dots, h, guard)
+fn by_row_avx2(dots: &[Dot], h: usize, guard: usize, out: &mut Vec<Dot>) -> Vec<usize> {
+    by_row_generic(dots, h, guard, out)
 }
 
 #[inline(always)]
-fn by_row_generic(dots: &[Dot], h: usize, guard: usize) -> (Vec<Dot>, Vec<usize>) {
+fn by_row_generic(dots: &[Dot], h: usize, guard: usize, out: &mut Vec<Dot>) -> Vec<usize> {
     let rows = h + 2 * guard;
     let key = |d: &Dot| ((d.y.floor() as i64 + guard as i64).clamp(0, rows as i64 - 1)) as usize;
     let mut starts = vec![0usize; rows + 1];
@@ -418,20 +450,19 @@ fn by_row_generic(dots: &[Dot], h: usize, guard: usize) -> (Vec<Dot>, Vec<usize>
         starts[k + 1] += starts[k];
     }
     let mut next = starts.clone();
-    let mut out = vec![
-        Dot {
-            x: 0.0,
-            y: 0.0,
-            light: [0.0; 4],
-        };
-        dots.len()
-    ];
+    let none = Dot {
+        x: 0.0,
+        y: 0.0,
+        light: [0.0; 4],
+    };
+    out.clear();
+    out.resize(dots.len(), none);
     for d in dots {
         let k = key(d);
         out[next[k]] = *d;
         next[k] += 1;
     }
-    (out, starts)
+    starts
 }
 
 /// The dots of `sorted` (ordered by [`by_row`], `starts` its row starts) whose sprites reach
@@ -595,13 +626,21 @@ fn axpy(dst: &mut [f32], src: &[f32], k: f32) {
 /// splatted by its B-spline weights into an accumulation image with a guard band (here), whose
 /// rows and then columns are filtered by the kernel's taps a strip of the frame at a time
 /// ([`Filter::strip`]). O(dots + pixels): the way for crowds too many to stamp one by one.
-pub(super) fn splat(w: usize, h: usize, dots: &[Dot], kernel: &Kernel, accum: &mut Vec<[f32; 4]>) {
+pub(super) fn splat(
+    w: usize,
+    h: usize,
+    dots: &[Dot],
+    kernel: &Kernel,
+    accum: &mut Vec<[f32; 4]>,
+    sorted: &mut Vec<Dot>,
+) {
     let g = kernel.reach() as usize;
     let (pw, ph) = (w + 2 * g, h + 2 * g);
     accum.clear();
     accum.resize(pw * ph, [0.0; 4]);
     // The splat, each band of the padded rows on its own thread, over the dots that reach it.
-    let (sorted, starts) = by_row(dots, h, g);
+    let starts = by_row(dots, h, g, sorted);
+    let sorted = &sorted[..];
     par::bands(accum, pw, |rows, band| {
         // A dot's key in `starts` is its nearest row in the padded image: those within one
         // of the band's rows.

@@ -99,6 +99,8 @@ pub(crate) struct Soft {
     last: Option<u64>,
     /// The splat's accumulation image (crowds drawn through the filters).
     accum: Vec<[f32; 4]>,
+    /// The agents' dots, kept from frame to frame.
+    bufs: agents::Buffers,
     /// The light as `f32`, for a bloom chain that reads the frame itself (frames that are not
     /// four times its first mip each way).
     wide: Image,
@@ -124,6 +126,7 @@ impl Soft {
             bloom: None,
             last: None,
             accum: Vec::new(),
+            bufs: agents::Buffers::default(),
             wide: Image::default(),
             plate: None,
         }
@@ -151,14 +154,16 @@ impl Soft {
         let (w, h) = (p.viewport[0] as usize, p.viewport[1] as usize);
         let carry = p.carry == 1 && self.carries(drawn);
         let kernel = self.kernel(job.core_px, job.halo_level).clone();
-        let dots = agents::dots(
+        agents::dots(
             &p,
             &self.lut,
             job.values,
             job.frame,
             job.dim,
             kernel.reach(),
+            &mut self.bufs,
         );
+        let dots = &self.bufs.dots;
         let kept = carry && self.light.w == w && self.light.h == h;
         if self.light.w != w || self.light.h != h {
             self.light = Light::new(w, h);
@@ -177,12 +182,14 @@ impl Soft {
             (Some(b), true) if b.chain.takes_blocks(w, h) => Some(b.chain.blocks(w, h)),
             _ => None,
         };
+        let sorted = &mut self.bufs.sorted;
         let sprites = if agents::filter_pays(dots.len(), w, h, &kernel) {
-            agents::splat(w, h, &dots, &kernel, &mut self.accum);
+            agents::splat(w, h, dots, &kernel, &mut self.accum, sorted);
             Sprites::Filtered(&self.accum)
         } else {
             let guard = kernel.reach() as usize;
-            Sprites::Stamped(agents::by_row(&dots, h, guard))
+            let starts = agents::by_row(dots, h, guard, sorted);
+            Sprites::Stamped(sorted, starts)
         };
         let strips = Strips {
             w,
@@ -261,7 +268,7 @@ fn widen(light: &Light, wide: &mut Image) {
 /// How a frame's sprites are added to its strips.
 enum Sprites<'a> {
     /// Each stamped where it lies: the dots ordered by row, and where each row's start.
-    Stamped((Vec<agents::Dot>, Vec<usize>)),
+    Stamped(&'a [agents::Dot], Vec<usize>),
     /// Splatted into this accumulation image, filtered strip by strip.
     Filtered(&'a [[f32; 4]]),
 }
@@ -338,7 +345,7 @@ impl Strips<'_> {
             Sprites::Filtered(accum) => {
                 Some(agents::Filter::new(accum, w, self.kernel, self.scissor))
             }
-            Sprites::Stamped(_) => None,
+            Sprites::Stamped(..) => None,
         };
         let mut y0 = rows.start;
         while y0 < rows.end {
@@ -351,7 +358,7 @@ impl Strips<'_> {
             }
             match (&self.sprites, filter.as_mut()) {
                 (_, Some(f)) => f.strip(y0..y1, strip),
-                (Sprites::Stamped((sorted, starts)), None) => {
+                (Sprites::Stamped(sorted, starts), None) => {
                     let guard = self.kernel.reach() as usize;
                     let mine = agents::reaching(sorted, starts, guard, &(y0..y1), guard + 1);
                     agents::stamp(strip, y0..y1, w, mine, self.kernel, self.scissor);
