@@ -291,11 +291,9 @@ impl Strips<'_> {
     fn draw(&self, light: &mut Light, blocks: Option<&mut [[f32; 4]]>) {
         let (w, h) = (self.w, self.h);
         let bw = bloom::blocks_size(w, h).0;
-        // Bands of whole pairs of rows (blocks are two rows high).
-        let ranges: Vec<std::ops::Range<usize>> = par::split(h.div_ceil(2), 8)
-            .into_iter()
-            .map(|r| 2 * r.start..(2 * r.end).min(h))
-            .collect();
+        // Bands of whole pairs of rows (blocks are two rows high), none empty: the last holds
+        // the bottom edge's blocks.
+        let ranges = par::pairs(h, 8);
         let last = ranges.len() - 1;
         std::thread::scope(|s| {
             let mut halves = &mut light.px[..];
