@@ -38,7 +38,7 @@ fn pairs_over(h: usize, min: usize, threads: usize) -> Vec<Range<usize>> {
         .filter(|r| r.start < r.end)
         .collect();
     if bands.is_empty() {
-        vec![0..h]
+        std::iter::once(0..h).collect()
     } else {
         bands
     }
