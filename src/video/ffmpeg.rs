@@ -64,16 +64,11 @@ pub fn check() -> Result<()> {
     static ANSWERED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
     let timeout = encoder_timeout()?;
     let prog = ffmpeg_program();
-    let answered = |p: &Path| {
-        ANSWERED
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .any(|a| a == p)
-    };
-    if answered(&prog) {
+    let answered = ANSWERED.lock().unwrap_or_else(|e| e.into_inner());
+    if answered.contains(&prog) {
         return Ok(());
     }
+    drop(answered);
     let what = format!("FFmpeg ({})", prog.display());
     let mut cmd = Command::new(&prog);
     cmd.arg("-version");

@@ -27,9 +27,11 @@
 
 mod agents;
 mod bloom;
+mod codes;
 mod light;
 mod par;
 mod shade;
+mod sprites;
 
 /// Whether this CPU runs AVX2 (the hot loops are compiled for it too, and take it where it
 /// is: the same arithmetic, eight lanes at a time).
@@ -183,8 +185,8 @@ impl Soft {
             _ => None,
         };
         let sorted = &mut self.bufs.sorted;
-        let sprites = if agents::filter_pays(dots.len(), w, h, &kernel) {
-            agents::splat(w, h, dots, &kernel, &mut self.accum, sorted);
+        let sprites = if sprites::filter_pays(dots.len(), w, h, &kernel) {
+            sprites::splat(w, h, dots, &kernel, &mut self.accum, sorted);
             Sprites::Filtered(&self.accum)
         } else {
             let guard = kernel.reach() as usize;
@@ -341,7 +343,7 @@ impl Strips<'_> {
         let mut strip = vec![[0.0f32; 4]; STRIP_ROWS * w];
         let mut filter = match &self.sprites {
             Sprites::Filtered(accum) => {
-                Some(agents::Filter::new(accum, w, self.kernel, self.scissor))
+                Some(sprites::Filter::new(accum, w, self.kernel, self.scissor))
             }
             Sprites::Stamped(..) => None,
         };
@@ -359,7 +361,7 @@ impl Strips<'_> {
                 (Sprites::Stamped(sorted, starts), None) => {
                     let guard = self.kernel.reach() as usize;
                     let mine = agents::reaching(sorted, starts, guard, &(y0..y1), guard + 1);
-                    agents::stamp(strip, y0..y1, w, mine, self.kernel, self.scissor);
+                    sprites::stamp(strip, y0..y1, w, mine, self.kernel, self.scissor);
                 }
                 (Sprites::Filtered(_), None) => unreachable!("a filter is made for the splat"),
             }

@@ -6,6 +6,7 @@
 //! code (AVX2 where the CPU has it: `super::avx2`).
 
 use super::bloom::Image;
+use super::codes::{Channels, Codes};
 use super::light::{self, Light};
 use super::par;
 use crate::render::tonemap::{TonemapParams, TonemapVariant};
@@ -70,6 +71,39 @@ struct Upsampled {
 }
 
 impl Upsampled {
+    /// The bloom image `b`'s rows either side of height `vv` (0..1 down the frame) and the
+    /// weight of the second, each upsampled through `taps` once and kept in `up` while the
+    /// frame's rows below still read it.
+    fn about<'a>(
+        up: &'a mut [Upsampled; 2],
+        b: &Image,
+        vv: f32,
+        taps: &[(usize, usize, f32)],
+    ) -> (&'a Upsampled, &'a Upsampled, f32) {
+        let ty = vv * b.h as f32 - 0.5;
+        let fy = ty.floor();
+        let (y0, y1) = (
+            (fy as i64).clamp(0, b.h as i64 - 1) as usize,
+            (fy as i64 + 1).clamp(0, b.h as i64 - 1) as usize,
+        );
+        // The slot for y0: the one that holds it, else not the one that holds y1.
+        let i = match (up[0].row, up[1].row) {
+            (Some(r), _) if r == y0 => 0,
+            (_, Some(r)) if r == y0 => 1,
+            (Some(r), _) if r == y1 => 1,
+            _ => 0,
+        };
+        if up[i].row != Some(y0) {
+            up[i].fill(b, y0, taps);
+        }
+        if up[1 - i].row != Some(y1) {
+            up[1 - i].fill(b, y1, taps);
+        }
+        let [a, c] = up;
+        let (u0, u1) = if i == 0 { (&*a, &*c) } else { (&*c, &*a) };
+        (u0, u1, ty - fy)
+    }
+
     /// Row `y` of `b`, through `taps` (one a pixel).
     fn fill(&mut self, b: &Image, y: usize, taps: &[(usize, usize, f32)]) {
         let src = &b.px[y * b.w..(y + 1) * b.w];
@@ -88,6 +122,10 @@ impl Upsampled {
 }
 
 impl Row {
+    fn channels(&self) -> Channels<'_> {
+        [&self.r, &self.g, &self.b]
+    }
+
     fn new(w: usize) -> Row {
         Row {
             r: vec![0.0; w],
@@ -173,33 +211,8 @@ impl Shader<'_> {
         // The light (with the glow) into `out`.
         let mut bloom = None;
         if let (true, Some(b)) = (v.bloom, self.inputs.bloom) {
-            // The bloom image's rows either side of this height, each upsampled along x to the
-            // frame's width once (kept while the rows below use it), then between them.
-            let ty = vv * b.h as f32 - 0.5;
-            let fy = ty.floor();
-            let (y0, y1) = (
-                (fy as i64).clamp(0, b.h as i64 - 1) as usize,
-                (fy as i64 + 1).clamp(0, b.h as i64 - 1) as usize,
-            );
-            let [s0, s1] = &mut glow.up;
-            let (u0, u1) = match (s0.row, s1.row) {
-                (Some(a), Some(c)) if a == y0 && c == y1 => (&*s0, &*s1),
-                (Some(a), Some(c)) if a == y1 && c == y0 => (&*s1, &*s0),
-                (Some(a), _) if a == y0 => {
-                    s1.fill(b, y1, &cols.bloom_x);
-                    (&*s0, &*s1)
-                }
-                (_, Some(c)) if c == y0 => {
-                    s0.fill(b, y1, &cols.bloom_x);
-                    (&*s1, &*s0)
-                }
-                _ => {
-                    s0.fill(b, y0, &cols.bloom_x);
-                    s1.fill(b, y1, &cols.bloom_x);
-                    (&*s0, &*s1)
-                }
-            };
-            bloom = Some((u0, u1, ty - fy, p.bloom));
+            let (u0, u1, t) = Upsampled::about(&mut glow.up, b, vv, &cols.bloom_x);
+            bloom = Some((u0, u1, t, p.bloom));
         }
         fill_row(hdr, &mut out.r, &mut out.g, &mut out.b, bloom);
         let r = p.world_rect;
@@ -374,10 +387,12 @@ impl Shader<'_> {
                     let y = cy * rows + dy;
                     self.row(y, &cols, &mut glow, line);
                     let at = &mut ya[(j * rows + dy) * w * bytes..][..w * bytes];
-                    codes.luma_row(line, y, at, &mut scratch);
+                    codes.luma_row(line.channels(), y, at, &mut scratch);
                 }
                 let at = j * cw * bytes..(j + 1) * cw * bytes;
-                codes.chroma_row(&lines, cy, &mut ub[at.clone()], &mut vc[at], &mut scratch);
+                let bottom = lines.get(1).map(Row::channels);
+                let (u, v) = (&mut ub[at.clone()], &mut vc[at]);
+                codes.chroma_row(lines[0].channels(), bottom, cy, u, v, &mut scratch);
             }
         };
         let work = &work;
@@ -635,196 +650,4 @@ pub(crate) enum Deep {
     Floats,
     /// The halves themselves (little-endian): the display image to upload.
     Halves,
-}
-
-/// How a row's colours become codes: the depth's scale and range, and the dithers' phases
-/// per column of each plane.
-struct Codes {
-    scale: f32,
-    most: f32,
-    bytes: usize,
-    luma: Vec<u32>,
-    u: Vec<u32>,
-    v: Vec<u32>,
-}
-
-/// A chroma row's depth, range, height and whether it averages two luma rows (4:2:0) or one.
-struct Chroma {
-    scale: f32,
-    most: f32,
-    two: bool,
-    y: usize,
-}
-
-/// The rows a chroma row reads: the top row's R', G', B', then the bottom row's.
-type Lines<'a> = [&'a [f32]; 6];
-
-/// Chroma codes (ycbcr.wgsl's `chroma_codes`) of the mean R'G'B' of each 2×2 block (each
-/// pair, for 4:2:2), rounded and clamped, into `cu`, `cv`.
-#[inline(always)]
-fn chroma_codes(c: &Chroma, l: Lines, pu: &[u32], pv: &[u32], cu: &mut [f32], cv: &mut [f32]) {
-    let n = cu.len();
-    let (cv, pu, pv) = (&mut cv[..n], &pu[..n], &pv[..n]);
-    let [r0, g0, b0, r1, g1, b1] = l.map(|s| &s[..2 * n]);
-    let k = if c.two { 0.25 } else { 0.5 };
-    for x in 0..n {
-        let (a, b) = (2 * x, 2 * x + 1);
-        // ycbcr.wgsl: (a + b + c + d) · ¼, or (a + b) · ½.
-        let (mut mr, mut mg, mut mb) = (r0[a] + r0[b], g0[a] + g0[b], b0[a] + b0[b]);
-        if c.two {
-            mr = mr + r1[a] + r1[b];
-            mg = mg + g1[a] + g1[b];
-            mb = mb + b1[a] + b1[b];
-        }
-        let (mr, mg, mb) = (mr * k, mg * k, mb * k);
-        let yy = mr * 0.2126 + mg * 0.7152 + mb * 0.0722;
-        let cb = c.scale * (128.0 + 224.0 * (mb - yy) / 1.8556) + dither(pu[x], c.y);
-        let cr = c.scale * (128.0 + 224.0 * (mr - yy) / 1.5748) + dither(pv[x], c.y);
-        cu[x] = cb.round_ties_even().clamp(0.0, c.most);
-        cv[x] = cr.round_ties_even().clamp(0.0, c.most);
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn chroma_codes_avx2(c: &Chroma, l: Lines, pu: &[u32], pv: &[u32], cu: &mut [f32], cv: &mut [f32]) {
-    chroma_codes(c, l, pu, pv, cu, cv)
-}
-
-/// Luma codes of a row (ycbcr.wgsl's `luma_code`), rounded and clamped.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn luma_codes(
-    scale: f32,
-    most: f32,
-    r: &[f32],
-    g: &[f32],
-    b: &[f32],
-    phase: &[u32],
-    y: usize,
-    codes: &mut [f32],
-) {
-    let n = codes.len();
-    let (r, g, b, phase) = (&r[..n], &g[..n], &b[..n], &phase[..n]);
-    for x in 0..n {
-        let l = r[x] * 0.2126 + g[x] * 0.7152 + b[x] * 0.0722;
-        let v = scale * (16.0 + 219.0 * l) + dither(phase[x], y);
-        codes[x] = v.round_ties_even().clamp(0.0, most);
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-#[allow(clippy::too_many_arguments)]
-fn luma_codes_avx2(
-    scale: f32,
-    most: f32,
-    r: &[f32],
-    g: &[f32],
-    b: &[f32],
-    phase: &[u32],
-    y: usize,
-    codes: &mut [f32],
-) {
-    luma_codes(scale, most, r, g, b, phase, y, codes)
-}
-
-/// `codes` (whole numbers) into `out`, `bytes` (one or two) each.
-#[inline(always)]
-// `max` then `min`, not `clamp`: `clamp` keeps a NaN, which the unchecked conversion must not see.
-#[allow(clippy::manual_clamp)]
-fn store_generic(bytes: usize, out: &mut [u8], codes: &[f32]) {
-    if bytes == 2 {
-        let n = codes.len().min(out.len() / 2);
-        let (out, codes) = (&mut out[..2 * n], &codes[..n]);
-        for i in 0..n {
-            // SAFETY: `max` and `min` leave a finite value within 0..=65535 (NaN becomes 0).
-            let c = unsafe { codes[i].max(0.0).min(65535.0).to_int_unchecked::<i32>() } as u16;
-            let c = c.to_le_bytes();
-            out[2 * i] = c[0];
-            out[2 * i + 1] = c[1];
-        }
-    } else {
-        let n = codes.len().min(out.len());
-        let (out, codes) = (&mut out[..n], &codes[..n]);
-        for i in 0..n {
-            // SAFETY: `max` and `min` leave a finite value within 0..=255 (NaN becomes 0).
-            out[i] = unsafe { codes[i].max(0.0).min(255.0).to_int_unchecked::<i32>() } as u8;
-        }
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn store_avx2(bytes: usize, out: &mut [u8], codes: &[f32]) {
-    store_generic(bytes, out, codes)
-}
-
-#[inline(always)]
-fn dither(phase: u32, y: usize) -> f32 {
-    let k = (y as u32).wrapping_add(phase) & 3;
-    (((0xd8u32 >> (k * 2)) & 3) as f32 - 1.5) * 0.4
-}
-
-impl Codes {
-    /// Row `y`'s luma codes into `out`.
-    fn luma_row(&self, row: &Row, y: usize, out: &mut [u8], codes: &mut [f32]) {
-        let n = row.r.len();
-        let (r, g, b, phase) = (&row.r[..n], &row.g[..n], &row.b[..n], &self.luma[..n]);
-        let codes = &mut codes[..n];
-        #[cfg(target_arch = "x86_64")]
-        if super::avx2() {
-            // SAFETY: the CPU has AVX2 (checked at run time by `avx2`).
-            unsafe { luma_codes_avx2(self.scale, self.most, r, g, b, phase, y, codes) };
-            self.store(out, codes);
-            return;
-        }
-        luma_codes(self.scale, self.most, r, g, b, phase, y, codes);
-        self.store(out, codes);
-    }
-
-    /// `codes` (whole numbers) into `out`, one or two bytes each.
-    fn store(&self, out: &mut [u8], codes: &[f32]) {
-        #[cfg(target_arch = "x86_64")]
-        if super::avx2() {
-            // SAFETY: the CPU has AVX2 (checked at run time by `avx2`).
-            unsafe { store_avx2(self.bytes, out, codes) };
-            return;
-        }
-        store_generic(self.bytes, out, codes)
-    }
-
-    /// Chroma row `cy`'s codes from its luma rows `lines` (one or two) into `u`, `v`;
-    /// `codes`: scratch, two chroma rows long.
-    fn chroma_row(&self, lines: &[Row], cy: usize, u: &mut [u8], v: &mut [u8], codes: &mut [f32]) {
-        let n = self.u.len();
-        let (cu, cv) = codes[..2 * n].split_at_mut(n);
-        let top = &lines[0];
-        let bottom = lines.get(1).unwrap_or(top);
-        let c = Chroma {
-            scale: self.scale,
-            most: self.most,
-            two: lines.len() == 2,
-            y: cy,
-        };
-        let rows = [
-            &top.r[..],
-            &top.g[..],
-            &top.b[..],
-            &bottom.r[..],
-            &bottom.g[..],
-            &bottom.b[..],
-        ];
-        #[cfg(target_arch = "x86_64")]
-        if super::avx2() {
-            // SAFETY: the CPU has AVX2 (checked at run time by `avx2`).
-            unsafe { chroma_codes_avx2(&c, rows, &self.u, &self.v, cu, cv) };
-            self.store(u, cu);
-            self.store(v, cv);
-            return;
-        }
-        chroma_codes(&c, rows, &self.u, &self.v, cu, cv);
-        self.store(u, cu);
-        self.store(v, cv);
-    }
 }
