@@ -55,9 +55,12 @@ fn stamp_avx2(
     stamp_generic(hdr, rows, width, dots, kernel, scissor)
 }
 
-/// The core and the halo each stamped over its own square (the core's is a third of the
-/// halo's area at the usual sizes): each row of one is a multiply-add a float of the row's
-/// profile value times the horizontal profile times the light, laid out as the image holds it.
+/// The core and the halo stamped together, a row of the halo's square at a time: where the
+/// row also crosses the core's square, each pixel gets the halo's term and then the core's
+/// (the order in which stamping the halo's square and then the core's adds them), so a
+/// pixel's sum is the same whichever way it is drawn. A dot whose halo row, widened to a whole
+/// number of AVX registers, lies inside the scissor's columns takes [`rows_fixed`]; the others
+/// (at the frame's edges) each square's clipped rows.
 #[inline(always)]
 fn stamp_generic(
     hdr: &mut [[f32; 4]],
@@ -69,10 +72,14 @@ fn stamp_generic(
 ) {
     let parts = [&kernel.halo[..], &kernel.core[..]];
     let most = kernel.core.len().max(kernel.halo.len()) + 2;
-    let mut px = vec![0.0f32; most];
-    let mut py = vec![0.0f32; most];
-    // The horizontal profile times the dot's light, as the image holds it.
-    let mut lit = vec![[0.0f32; 4]; most];
+    let mut px = [vec![0.0f32; most], vec![0.0f32; most]];
+    let mut py = [vec![0.0f32; most], vec![0.0f32; most]];
+    // The horizontal profiles times the dot's light, as the image holds it, the core's
+    // placed in the halo's columns and zero outside its own.
+    let mut lit = [
+        vec![0.0f32; 4 * most.max(WIDEST)],
+        vec![0.0f32; 4 * most.max(WIDEST)],
+    ];
     // Pixels whose centres lie inside the scissor rectangle.
     let x_lo = (scissor[0] - 0.5).ceil().max(0.0) as i64;
     let x_hi = ((scissor[2] - 0.5).ceil() as i64).min(width as i64);
@@ -80,9 +87,55 @@ fn stamp_generic(
     let y_hi = ((scissor[3] - 0.5).ceil() as i64).min(rows.end as i64);
     let first = rows.start;
     let flat_hdr: &mut [f32] = bytemuck::cast_slice_mut(hdr);
+    let (mh, mc) = (
+        (kernel.halo.len() as i64 - 1) / 2,
+        (kernel.core.len() as i64 - 1) / 2,
+    );
+    let (span_h, span_c) = (kernel.halo.len() + 2, kernel.core.len() + 2);
+    // The halo's row widened to one of the fixed path's widths (four pixels a step).
+    let padded = (span_h.div_ceil(4) * 4).max(8);
+    let fixed = mc <= mh && padded <= WIDEST;
+    let shift = (mh - mc) as usize;
     for d in dots {
         let (nx, ny) = (d.x.floor(), d.y.floor());
         let (tx, ty) = (d.x - nx - 0.5, d.y - ny - 0.5);
+        let x0 = nx as i64 - mh - 1;
+        if fixed && x0 >= x_lo && x0 + padded as i64 <= x_hi {
+            let y0 = ny as i64 - mh - 1;
+            let (ry0, ry1) = (y0.max(y_lo), (y0 + span_h as i64).min(y_hi));
+            if ry0 >= ry1 {
+                continue;
+            }
+            for (k, taps) in parts.iter().enumerate() {
+                profile(tx, taps, &mut px[k]);
+                profile(ty, taps, &mut py[k]);
+            }
+            let [lh, lc] = &mut lit;
+            lh[4 * span_h..4 * padded].fill(0.0);
+            lc[..4 * padded].fill(0.0);
+            lit_row(lh, 0, &px[0][..span_h], d.light);
+            lit_row(lc, shift, &px[1][..span_c], d.light);
+            let c0 = y0 + shift as i64;
+            let s = Square {
+                rows: ry0..ry1,
+                y0,
+                core_rows: c0.max(ry0)..(c0 + span_c as i64).min(ry1),
+                c0,
+                at: 4 * ((ry0 as usize - first) * width + x0 as usize),
+                stride: 4 * width,
+            };
+            let (ph, pc) = (&py[0][..], &py[1][..]);
+            match padded {
+                8 => rows_fixed::<32>(flat_hdr, &s, ph, pc, &lit),
+                12 => rows_fixed::<48>(flat_hdr, &s, ph, pc, &lit),
+                16 => rows_fixed::<64>(flat_hdr, &s, ph, pc, &lit),
+                20 => rows_fixed::<80>(flat_hdr, &s, ph, pc, &lit),
+                24 => rows_fixed::<96>(flat_hdr, &s, ph, pc, &lit),
+                28 => rows_fixed::<112>(flat_hdr, &s, ph, pc, &lit),
+                _ => rows_fixed::<128>(flat_hdr, &s, ph, pc, &lit),
+            }
+            continue;
+        }
         for taps in parts {
             let m = (taps.len() as i64 - 1) / 2;
             let span = taps.len() as i64 + 2;
@@ -92,32 +145,76 @@ fn stamp_generic(
             if rx0 >= rx1 || ry0 >= ry1 {
                 continue;
             }
-            profile(tx, taps, &mut px);
-            profile(ty, taps, &mut py);
+            profile(tx, taps, &mut px[0]);
+            profile(ty, taps, &mut py[0]);
             let (i0, i1) = ((rx0 - x0) as usize, (rx1 - x0) as usize);
             let n = 4 * (i1 - i0);
-            let l = d.light;
-            for (o, &p) in lit.iter_mut().zip(&px[i0..i1]) {
-                *o = [p * l[0], p * l[1], p * l[2], p * l[3]];
-            }
-            let lit: &[f32] = bytemuck::cast_slice(&lit[..i1 - i0]);
+            lit_row(&mut lit[0], 0, &px[0][i0..i1], d.light);
+            let lit = &lit[0][..n];
             for ry in ry0..ry1 {
-                let c = py[(ry - y0) as usize];
+                let c = py[0][(ry - y0) as usize];
                 let at = 4 * ((ry as usize - first) * width + rx0 as usize);
-                let o = &mut flat_hdr[at..at + n];
-                // Two pixels at a time (one AVX register), then the odd one.
-                for q in 0..n / 8 {
-                    let oc: &mut [f32; 8] = (&mut o[8 * q..8 * q + 8]).try_into().expect("8");
-                    let lc: &[f32; 8] = (&lit[8 * q..8 * q + 8]).try_into().expect("8");
-                    for j in 0..8 {
-                        oc[j] += c * lc[j];
-                    }
-                }
-                for k in n / 8 * 8..n {
-                    o[k] += c * lit[k];
+                for (o, &s) in flat_hdr[at..at + n].iter_mut().zip(lit.iter()) {
+                    *o += c * s;
                 }
             }
         }
+    }
+}
+
+/// `profile` times the light `l` into `out` from pixel `from` on, as the image holds it.
+#[inline(always)]
+fn lit_row(out: &mut [f32], from: usize, profile: &[f32], l: [f32; 4]) {
+    let out = &mut out[4 * from..4 * (from + profile.len())];
+    for (k, &p) in profile.iter().enumerate() {
+        for c in 0..4 {
+            out[4 * k + c] = p * l[c];
+        }
+    }
+}
+
+/// The widest halo row the fixed path draws, in pixels.
+const WIDEST: usize = 32;
+
+/// Where a dot's halo square lies in a strip: its rows there (and the frame row of its
+/// profile's first value), the core's rows among them (and the core profile's first row), and
+/// the index of its first row's first value in the strip.
+struct Square {
+    rows: std::ops::Range<i64>,
+    y0: i64,
+    core_rows: std::ops::Range<i64>,
+    c0: i64,
+    at: usize,
+    stride: usize,
+}
+
+/// A dot's rows `F` floats wide: each pixel the halo's row weight times `lit[0]`, then, on
+/// the core's rows, the core's times `lit[1]` (zero outside the core's columns).
+#[inline(always)]
+fn rows_fixed<const F: usize>(
+    hdr: &mut [f32],
+    s: &Square,
+    halo: &[f32],
+    core: &[f32],
+    lit: &[Vec<f32>; 2],
+) {
+    let lh: &[f32; F] = lit[0][..F].try_into().expect("F floats");
+    let lc: &[f32; F] = lit[1][..F].try_into().expect("F floats");
+    let mut at = s.at;
+    for ry in s.rows.clone() {
+        let o: &mut [f32; F] = (&mut hdr[at..at + F]).try_into().expect("F floats");
+        let ch = halo[(ry - s.y0) as usize];
+        if s.core_rows.contains(&ry) {
+            let cc = core[(ry - s.c0) as usize];
+            for j in 0..F {
+                o[j] = (o[j] + ch * lh[j]) + cc * lc[j];
+            }
+        } else {
+            for j in 0..F {
+                o[j] += ch * lh[j];
+            }
+        }
+        at += s.stride;
     }
 }
 
