@@ -222,6 +222,10 @@ fn flat(v: &[[f32; 4]]) -> &[f32] {
     bytemuck::cast_slice(v)
 }
 
+fn flat_mut(v: &mut [[f32; 4]]) -> &mut [f32] {
+    bytemuck::cast_slice_mut(v)
+}
+
 /// `dst[i] += k · src[i]` over the whole slice: the filters' one step, which the compiler
 /// runs as SIMD code (AVX2 where the CPU has it).
 #[inline(always)]
@@ -305,8 +309,9 @@ pub(super) fn splat(
 }
 
 /// One thread's filtering of the splat's accumulation image ([`splat`]) into strips of the
-/// frame: its scratch rows (the strip's padded rows filtered along x by the core's and the
-/// halo's taps, and one row's light).
+/// frame, the strips of a band in order: the padded rows filtered along x by the core's and
+/// the halo's taps, kept in a ring from strip to strip (each row filtered once a band, not
+/// once for every strip it reaches), and one row's light.
 pub(super) struct Filter<'a> {
     accum: &'a [[f32; 4]],
     w: usize,
@@ -314,10 +319,18 @@ pub(super) struct Filter<'a> {
     /// Columns and rows whose pixel centres lie inside the scissor rectangle.
     x: std::ops::Range<usize>,
     y: std::ops::Range<usize>,
+    /// Padded row r's x-filtered rows are at slot r % `slots` of `core` and `halo`; those of
+    /// rows `kept` are there.
     core: Vec<[f32; 4]>,
     halo: Vec<[f32; 4]>,
+    slots: usize,
+    kept: std::ops::Range<usize>,
     light: Vec<[f32; 4]>,
 }
+
+/// Pixels of a row a filter step works on at a time: its sums and sources stay in the L1
+/// cache over all the taps (each pixel's taps still added in the kernel's order).
+const CHUNK: usize = 64;
 
 impl<'a> Filter<'a> {
     pub fn new(accum: &'a [[f32; 4]], w: usize, kernel: &'a Kernel, scissor: [f32; 4]) -> Self {
@@ -333,7 +346,35 @@ impl<'a> Filter<'a> {
             y: y_lo..y_hi,
             core: Vec::new(),
             halo: Vec::new(),
+            slots: 0,
+            kept: 0..0,
             light: vec![[0.0; 4]; w],
+        }
+    }
+
+    /// Padded row `r` filtered along x into its slot.
+    fn filter_row(&mut self, r: usize) {
+        let (w, kernel) = (self.w, self.kernel);
+        let g = kernel.reach() as usize;
+        let pw = w + 2 * g;
+        let (mc, mh) = (kernel.core_taps() as usize, kernel.halo_taps() as usize);
+        let src = &self.accum[r * pw..(r + 1) * pw];
+        let s = r % self.slots;
+        let c = &mut self.core[s * w..(s + 1) * w];
+        let hl = &mut self.halo[s * w..(s + 1) * w];
+        c.fill([0.0; 4]);
+        hl.fill([0.0; 4]);
+        for x0 in (0..w).step_by(CHUNK) {
+            let x1 = (x0 + CHUNK).min(w);
+            let (c, hl) = (flat_mut(&mut c[x0..x1]), flat_mut(&mut hl[x0..x1]));
+            for (k, &t) in kernel.core.iter().enumerate() {
+                let at = g + k - mc + x0;
+                axpy(c, flat(&src[at..at + x1 - x0]), t);
+            }
+            for (k, &t) in kernel.halo.iter().enumerate() {
+                let at = g + k - mh + x0;
+                axpy(hl, flat(&src[at..at + x1 - x0]), t);
+            }
         }
     }
 
@@ -341,45 +382,43 @@ impl<'a> Filter<'a> {
     pub fn strip(&mut self, rows: std::ops::Range<usize>, out: &mut [[f32; 4]]) {
         let (w, kernel) = (self.w, self.kernel);
         let g = kernel.reach() as usize;
-        let pw = w + 2 * g;
         let (mc, mh) = (kernel.core_taps() as usize, kernel.halo_taps() as usize);
         let (y0, y1) = (rows.start, rows.end);
         // Rows of the padded image the strip's columns read: y0 + g − m .. y1 + g + m.
-        let n = y1 - y0 + 2 * g;
-        self.core.resize(n * w, [0.0; 4]);
-        self.halo.resize(n * w, [0.0; 4]);
-        for r in 0..n {
-            let src = &self.accum[(y0 + r) * pw..(y0 + r + 1) * pw];
-            let c = &mut self.core[r * w..(r + 1) * w];
-            let hl = &mut self.halo[r * w..(r + 1) * w];
-            c.fill([0.0; 4]);
-            hl.fill([0.0; 4]);
-            let (c, hl) = (bytemuck::cast_slice_mut(c), bytemuck::cast_slice_mut(hl));
-            for (k, &t) in kernel.core.iter().enumerate() {
-                let at = g + k - mc;
-                axpy(c, flat(&src[at..at + w]), t);
-            }
-            for (k, &t) in kernel.halo.iter().enumerate() {
-                let at = g + k - mh;
-                axpy(hl, flat(&src[at..at + w]), t);
-            }
+        let need = y0..y1 + 2 * g;
+        if need.len() > self.slots {
+            self.slots = need.len();
+            self.core.resize(self.slots * w, [0.0; 4]);
+            self.halo.resize(self.slots * w, [0.0; 4]);
+            self.kept = 0..0;
         }
+        if need.start < self.kept.start || need.start > self.kept.end {
+            self.kept = need.start..need.start;
+        }
+        for r in self.kept.end.max(need.start)..need.end {
+            self.filter_row(r);
+        }
+        self.kept = need.start..need.end;
         let xs = self.x.clone();
+        let slots = self.slots;
         for y in y0..y1 {
             if !self.y.contains(&y) || xs.is_empty() {
                 continue;
             }
             self.light.fill([0.0; 4]);
-            let l = bytemuck::cast_slice_mut(&mut self.light);
-            // Output row y is padded row y + g: strip row y − y0 + g.
-            let mid = y - y0 + g;
-            for (k, &t) in kernel.core.iter().enumerate() {
-                let r = mid + k - mc;
-                axpy(l, flat(&self.core[r * w..(r + 1) * w]), t);
-            }
-            for (k, &t) in kernel.halo.iter().enumerate() {
-                let r = mid + k - mh;
-                axpy(l, flat(&self.halo[r * w..(r + 1) * w]), t);
+            // Output row y is padded row y + g.
+            let mid = y + g;
+            for x0 in (0..w).step_by(CHUNK) {
+                let x1 = (x0 + CHUNK).min(w);
+                let l = flat_mut(&mut self.light[x0..x1]);
+                for (k, &t) in kernel.core.iter().enumerate() {
+                    let s = (mid + k - mc) % slots;
+                    axpy(l, flat(&self.core[s * w + x0..s * w + x1]), t);
+                }
+                for (k, &t) in kernel.halo.iter().enumerate() {
+                    let s = (mid + k - mh) % slots;
+                    axpy(l, flat(&self.halo[s * w + x0..s * w + x1]), t);
+                }
             }
             let o = &mut out[(y - y0) * w..(y - y0 + 1) * w];
             for (o, l) in o[xs.clone()].iter_mut().zip(&self.light[xs.clone()]) {
