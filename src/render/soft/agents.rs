@@ -163,27 +163,10 @@ impl Near {
     }
 }
 
-/// As splat.wgsl's `colour_of`: the map's colour at the agent's value by mode, or the fixed one.
+/// The colour map's colour at coordinate `t` (0..1), as splat.wgsl's `colour_of` samples it
+/// (at the texel coordinate between texel centres, clamped at the ends).
 #[inline(always)]
-fn colour_of(p: &SplatParams, lut: &[[f32; 3]], speed: f32, heading: f32, value: f32) -> [f32; 3] {
-    if p.mode == 3 && p.fixed[3] > 0.5 {
-        return [p.fixed[0], p.fixed[1], p.fixed[2]];
-    }
-    // Multiplications by reciprocals, which the compiler works out once a frame.
-    let per_span = 1.0 / (p.range[1] - p.range[0]).max(1e-20);
-    let t = match p.mode {
-        0 => (speed - p.range[0]) * per_span,
-        1 => heading * (1.0 / TAU) + 0.5,
-        2 => (value - p.range[0]) * per_span,
-        4 => {
-            let turn = heading - p.mean_heading;
-            let deg = (turn - TAU * (turn * (1.0 / TAU)).round_ties_even()) * 57.295_78;
-            (deg - p.range[0]) * per_span
-        }
-        5 => value,
-        _ => 0.75,
-    };
-    // The texel coordinate the shader samples at, between texel centres (clamped at the ends).
+fn map_colour(lut: &[[f32; 3]], t: f32) -> [f32; 3] {
     let x = if t.is_nan() {
         0.0
     } else {
@@ -267,25 +250,6 @@ fn count(
         }
     }
     counts
-}
-
-/// The crowd share at pixel `px` (splat.wgsl's `share_at`).
-#[inline(always)]
-fn share_at(p: &SplatParams, counts: &[u32], cells: [u32; 2], px: [f32; 2]) -> f32 {
-    if p.stacking <= 0.0 {
-        return 1.0;
-    }
-    let (w, h) = (cells[0] as i64, cells[1] as i64);
-    let fx = px[0] / CELL - 0.5;
-    let fy = px[1] / CELL - 0.5;
-    let (bx, by) = (fx.floor(), fy.floor());
-    let (tx, ty) = (fx - bx, fy - by);
-    let at = |x: i64, y: i64| counts[(y.clamp(0, h - 1) * w + x.clamp(0, w - 1)) as usize] as f32;
-    let (x0, y0) = (bx as i64, by as i64);
-    let top = at(x0, y0) + (at(x0 + 1, y0) - at(x0, y0)) * tx;
-    let bottom = at(x0, y0 + 1) + (at(x0 + 1, y0 + 1) - at(x0, y0 + 1)) * tx;
-    let count = top + (bottom - top) * ty;
-    pow_neg((count * p.stack_area).max(1.0), p.stacking)
 }
 
 /// x^−s for x ≥ 1 and s ≥ 0, within 4·10⁻⁶ of `powf` (a crowd's share is a colour's factor):
@@ -435,7 +399,29 @@ fn dots_avx2(job: &DotsJob, agents: std::ops::Range<usize>, out: &mut Vec<Dot>) 
     dots_of(job, agents, out)
 }
 
-/// The dots of agents `agents`, onto `out`.
+/// Agents a thread takes through [`dots_of`]'s stages at a time.
+const BATCH: usize = 512;
+
+/// One batch's agent images on screen, an array a quantity ([`dots_of`]), so that the
+/// colours and the crowd shares are each a loop the compiler runs eight images at a time.
+#[derive(Default)]
+struct Images {
+    agent: Vec<u32>,
+    x: Vec<f32>,
+    y: Vec<f32>,
+    /// The colour map's coordinate; then the weight along x between the crowd cells about.
+    t: Vec<f32>,
+    rgb: [Vec<f32>; 3],
+    /// The weight along y between the crowd cells about; then the crowd share.
+    share: Vec<f32>,
+    /// What a stage gathers for each image: its agent's velocity, its four crowd cells.
+    gathered: [Vec<f32>; 4],
+}
+
+/// The dots of agents `agents`, onto `out`, a batch at a time: the images that reach the
+/// frame (a branch per wrap copy), then their colours' coordinates by the map's mode, the
+/// colours, the crowd shares, and the dots — each image's arithmetic as splat.wgsl's
+/// `colour_of` and `share_at` do it, in stages.
 #[inline(always)]
 fn dots_of(job: &DotsJob, agents: std::ops::Range<usize>, out: &mut Vec<Dot>) {
     let DotsJob {
@@ -448,18 +434,25 @@ fn dots_of(job: &DotsJob, agents: std::ops::Range<usize>, out: &mut Vec<Dot>) {
         cells,
         bounds: [lo_x, hi_x, lo_y, hi_y],
     } = *job;
-    {
-        out.reserve(agents.len());
-        let near = Near::new(p, [lo_x, lo_y], [hi_x + 1.0, hi_y + 1.0]);
-        let pixels = Pixels::new(p);
-        for i in agents {
+    out.reserve(agents.len());
+    let near = Near::new(p, [lo_x, lo_y], [hi_x + 1.0, hi_y + 1.0]);
+    let pixels = Pixels::new(p);
+    let mut im = Images::default();
+    let value = |i: usize| values.and_then(|v| v.get(i)).copied().unwrap_or(0.0);
+    let (vx, vy) = (&frame.vel[..n], &frame.vel[n..2 * n]);
+    let fixed = p.mode == 3 && p.fixed[3] > 0.5;
+    let per_span = 1.0 / (p.range[1] - p.range[0]).max(1e-20);
+    let mut start = agents.start;
+    while start < agents.end {
+        let end = (start + BATCH).min(agents.end);
+        im.agent.clear();
+        im.x.clear();
+        im.y.clear();
+        for i in start..end {
             let pos = [frame.pos[i], frame.pos[n + i]];
             if pos[0].is_nan() || pos[1].is_nan() {
                 continue;
             }
-            let vel = [frame.vel[i], frame.vel[n + i]];
-            let value = values.and_then(|v| v.get(i)).copied().unwrap_or(0.0);
-            let mut colour: Option<[f32; 3]> = None;
             for copy in 0..p.copies {
                 let s = copy_shift(p, copy, pos);
                 let at = [pos[0] + s[0], pos[1] + s[1]];
@@ -468,27 +461,123 @@ fn dots_of(job: &DotsJob, agents: std::ops::Range<usize>, out: &mut Vec<Dot>) {
                 }
                 let [x, y] = pixels.of(at);
                 let (nx, ny) = (x.floor(), y.floor());
-                if !(nx >= lo_x && nx <= hi_x && ny >= lo_y && ny <= hi_y) {
-                    continue;
+                if nx >= lo_x && nx <= hi_x && ny >= lo_y && ny <= hi_y {
+                    im.agent.push(i as u32);
+                    im.x.push(x);
+                    im.y.push(y);
                 }
-                // Not `get_or_insert_with`: its closure is not inlined into the AVX2 copy.
-                let c = match colour {
-                    Some(c) => c,
-                    None => {
-                        let speed = (vel[0] * vel[0] + vel[1] * vel[1]).sqrt();
-                        let c = colour_of(p, lut, speed, heading_of(vel[0], vel[1]), value);
-                        let c = [c[0] * p.intensity, c[1] * p.intensity, c[2] * p.intensity];
-                        colour = Some(c);
-                        c
-                    }
-                };
-                let share = share_at(p, counts, cells, [x, y]);
-                out.push(Dot {
-                    x,
-                    y,
-                    light: [c[0] * share, c[1] * share, c[2] * share, p.intensity],
-                });
             }
+        }
+        start = end;
+        let k = im.agent.len();
+        im.t.resize(k, 0.0);
+        im.share.resize(k, 0.0);
+        for c in &mut im.rgb {
+            c.resize(k, 0.0);
+        }
+        let agent = &im.agent[..k];
+        // Each stage in two loops: one that gathers what the images read (scalar loads),
+        // one of arithmetic alone over equal slices, which the compiler runs eight at a time.
+        let [ga, gb, gc, gd] = &mut im.gathered;
+        for g in [&mut *ga, &mut *gb, &mut *gc, &mut *gd] {
+            g.resize(k, 0.0);
+        }
+        let (ga, gb, gc, gd) = (&mut ga[..k], &mut gb[..k], &mut gc[..k], &mut gd[..k]);
+        let t = &mut im.t[..k];
+        // The map's coordinate by the mode.
+        match p.mode {
+            _ if fixed => {}
+            0 | 1 | 4 => {
+                for ((x, y), &i) in ga.iter_mut().zip(gb.iter_mut()).zip(agent) {
+                    (*x, *y) = (vx[i as usize], vy[i as usize]);
+                }
+                let (ga, gb) = (&ga[..], &gb[..k]);
+                let t = &mut t[..k];
+                match p.mode {
+                    0 => {
+                        for j in 0..k {
+                            let (x, y) = (ga[j], gb[j]);
+                            t[j] = ((x * x + y * y).sqrt() - p.range[0]) * per_span;
+                        }
+                    }
+                    1 => {
+                        for j in 0..k {
+                            t[j] = heading_of(ga[j], gb[j]) * (1.0 / TAU) + 0.5;
+                        }
+                    }
+                    _ => {
+                        for j in 0..k {
+                            let turn = heading_of(ga[j], gb[j]) - p.mean_heading;
+                            let deg =
+                                (turn - TAU * (turn * (1.0 / TAU)).round_ties_even()) * 57.295_78;
+                            t[j] = (deg - p.range[0]) * per_span;
+                        }
+                    }
+                }
+            }
+            2 => {
+                for (t, &i) in t.iter_mut().zip(agent) {
+                    *t = (value(i as usize) - p.range[0]) * per_span;
+                }
+            }
+            5 => {
+                for (t, &i) in t.iter_mut().zip(agent) {
+                    *t = value(i as usize);
+                }
+            }
+            _ => t.fill(0.75),
+        }
+        let [r, g, b] = &mut im.rgb;
+        let (r, g, b) = (&mut r[..k], &mut g[..k], &mut b[..k]);
+        if fixed {
+            r.fill(p.fixed[0] * p.intensity);
+            g.fill(p.fixed[1] * p.intensity);
+            b.fill(p.fixed[2] * p.intensity);
+        } else {
+            for j in 0..k {
+                let c = map_colour(lut, t[j]);
+                r[j] = c[0] * p.intensity;
+                g[j] = c[1] * p.intensity;
+                b[j] = c[2] * p.intensity;
+            }
+        }
+        let share = &mut im.share[..k];
+        if p.stacking <= 0.0 {
+            share.fill(1.0);
+        } else {
+            // splat.wgsl's `share_at`: the four cells' counts about each image gathered, with
+            // the weights (in `t`), then the bilinear count and its power.
+            let (w, h) = (cells[0] as i64, cells[1] as i64);
+            let count = |x: i64, y: i64| {
+                counts[(y.clamp(0, h - 1) * w + x.clamp(0, w - 1)) as usize] as f32
+            };
+            let (xs, ys) = (&im.x[..k], &im.y[..k]);
+            let ty = &mut im.share[..k];
+            for j in 0..k {
+                let fx = xs[j] / CELL - 0.5;
+                let fy = ys[j] / CELL - 0.5;
+                let (bx, by) = (fx.floor(), fy.floor());
+                (t[j], ty[j]) = (fx - bx, fy - by);
+                let (x0, y0) = (bx as i64, by as i64);
+                (ga[j], gb[j]) = (count(x0, y0), count(x0 + 1, y0));
+                (gc[j], gd[j]) = (count(x0, y0 + 1), count(x0 + 1, y0 + 1));
+            }
+            let (tx, ga, gb, gc, gd) = (&t[..k], &ga[..k], &gb[..k], &gc[..k], &gd[..k]);
+            for j in 0..k {
+                let top = ga[j] + (gb[j] - ga[j]) * tx[j];
+                let bottom = gc[j] + (gd[j] - gc[j]) * tx[j];
+                let c = top + (bottom - top) * ty[j];
+                ty[j] = pow_neg((c * p.stack_area).max(1.0), p.stacking);
+            }
+        }
+        let share = &im.share[..k];
+        for j in 0..k {
+            let s = share[j];
+            out.push(Dot {
+                x: im.x[j],
+                y: im.y[j],
+                light: [r[j] * s, g[j] * s, b[j] * s, p.intensity],
+            });
         }
     }
 }
