@@ -183,75 +183,6 @@ fn map_colour(lut: &[[f32; 3]], t: f32) -> [f32; 3] {
     ]
 }
 
-/// The crowd grid's counts: one per agent image inside the frame, in its 8×8 cell (splat.wgsl's
-/// `cs_count`). Each thread counts its agents into a grid of its own; the grids are summed.
-fn crowd_counts(p: &SplatParams, frame: &Frame, n: usize, cells: [u32; 2]) -> Vec<u32> {
-    let chunks = par::split(n, 16384);
-    let parts = par::map(&chunks, |r| {
-        #[cfg(target_arch = "x86_64")]
-        if super::avx2() {
-            // SAFETY: the CPU has AVX2 (checked at run time by `avx2`).
-            return unsafe { count_avx2(p, frame, n, cells, r.clone()) };
-        }
-        count(p, frame, n, cells, r.clone())
-    });
-    let mut parts = parts.into_iter();
-    let mut counts = parts.next().unwrap_or_default();
-    for part in parts {
-        for (c, k) in counts.iter_mut().zip(part) {
-            *c += k;
-        }
-    }
-    counts
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn count_avx2(
-    p: &SplatParams,
-    frame: &Frame,
-    n: usize,
-    cells: [u32; 2],
-    agents: std::ops::Range<usize>,
-) -> Vec<u32> {
-    count(p, frame, n, cells, agents)
-}
-
-#[inline(always)]
-fn count(
-    p: &SplatParams,
-    frame: &Frame,
-    n: usize,
-    cells: [u32; 2],
-    agents: std::ops::Range<usize>,
-) -> Vec<u32> {
-    let mut counts = vec![0u32; cells[0] as usize * cells[1] as usize];
-    let near = Near::new(p, [0.0, 0.0], p.viewport);
-    let pixels = Pixels::new(p);
-    for i in agents {
-        let pos = [frame.pos[i], frame.pos[n + i]];
-        if pos[0].is_nan() || pos[1].is_nan() {
-            continue;
-        }
-        for copy in 0..p.copies {
-            let s = copy_shift(p, copy, pos);
-            let at = [pos[0] + s[0], pos[1] + s[1]];
-            if !near.may(at[0], at[1]) {
-                continue;
-            }
-            let px = pixels.of(at);
-            let inside =
-                px[0] >= 0.0 && px[1] >= 0.0 && px[0] <= p.viewport[0] && px[1] <= p.viewport[1];
-            if inside {
-                let cx = ((px[0] / CELL).floor() as i64).clamp(0, cells[0] as i64 - 1);
-                let cy = ((px[1] / CELL).floor() as i64).clamp(0, cells[1] as i64 - 1);
-                counts[cy as usize * cells[0] as usize + cx as usize] += 1;
-            }
-        }
-    }
-    counts
-}
-
 /// x^−s for x ≥ 1 and s ≥ 0, within 4·10⁻⁶ of `powf` (a crowd's share is a colour's factor):
 /// log₂ x from the exponent and an odd series in (m − 1)/(m + 1) of the mantissa m (within
 /// √½..√2), then 2 to the power of −s log₂ x from its integer part and a series of the
@@ -313,11 +244,6 @@ pub(super) fn dots(
         (p.viewport[0] as u32).div_ceil(CELL as u32).max(1),
         (p.viewport[1] as u32).div_ceil(CELL as u32).max(1),
     ];
-    let counts = if p.stacking > 0.0 {
-        crowd_counts(p, frame, n, cells)
-    } else {
-        Vec::new()
-    };
     let g = guard as f32;
     let (lo_x, hi_x) = (1.0 - g, p.viewport[0] + g - 2.0);
     let (lo_y, hi_y) = (1.0 - g, p.viewport[1] + g - 2.0);
@@ -325,42 +251,60 @@ pub(super) fn dots(
     let bounds = [lo_x, hi_x, lo_y, hi_y];
     if bufs.parts.len() < chunks.len() {
         bufs.parts.resize_with(chunks.len(), Vec::new);
+        bufs.found.resize_with(chunks.len(), Found::default);
     }
-    let job = DotsJob {
+    let mut job = DotsJob {
         p,
         lut,
         values,
         frame,
         n,
-        counts: &counts,
+        counts: &[],
         cells,
         bounds,
     };
-    let work = |range: std::ops::Range<usize>, part: &mut Vec<Dot>| {
-        // Pushed onto a vector held by this thread: the parts' headers share a cache line,
-        // and each push writing its length there bounced the line between the threads.
+    // Each thread's agents' images, and their crowd counts (splat.wgsl's `cs_count`: one per
+    // image inside the frame, in its 8×8 cell).
+    let found = &mut bufs.found[..chunks.len()];
+    let counting = p.stacking > 0.0;
+    par::each(&chunks, found, |range, f| {
+        // Filled while this thread holds it (as the dots below).
+        let mut mine = std::mem::take(f);
+        #[cfg(target_arch = "x86_64")]
+        if super::avx2() {
+            // SAFETY: the CPU has AVX2 (checked at run time by `avx2`).
+            unsafe { find_avx2(&job, range, counting, &mut mine) };
+        } else {
+            find(&job, range, counting, &mut mine);
+        }
+        *f = mine;
+    });
+    let mut counts = Vec::new();
+    if counting {
+        counts = vec![0u32; cells[0] as usize * cells[1] as usize];
+        for f in found.iter() {
+            for (c, k) in counts.iter_mut().zip(&f.counts) {
+                *c += k;
+            }
+        }
+    }
+    job.counts = &counts;
+    let found = &bufs.found[..chunks.len()];
+    let parts = &mut bufs.parts[..chunks.len()];
+    let found: Vec<&Found> = found.iter().collect();
+    par::each(&found, parts, |f, part| {
+        // Pushed onto a vector held by this thread: the parts' headers share cache lines,
+        // and each push writing its length there would bounce them between the threads.
         let mut out = std::mem::take(part);
         out.clear();
         #[cfg(target_arch = "x86_64")]
         if super::avx2() {
             // SAFETY: the CPU has AVX2 (checked at run time by `avx2`).
-            unsafe { dots_avx2(&job, range, &mut out) };
+            unsafe { light_avx2(&job, f, &mut out) };
         } else {
-            dots_of(&job, range, &mut out);
+            light(&job, f, &mut out);
         }
         *part = out;
-    };
-    let parts = &mut bufs.parts[..chunks.len()];
-    std::thread::scope(|s| {
-        let work = &work;
-        let mut each = chunks.iter().cloned().zip(parts.iter_mut());
-        let first = each.next();
-        for (range, out) in each {
-            s.spawn(move || work(range, out));
-        }
-        if let Some((range, out)) = first {
-            work(range, out);
-        }
     });
     bufs.dots.clear();
     for part in &bufs.parts[..chunks.len()] {
@@ -372,6 +316,8 @@ pub(super) fn dots(
 /// agents' dots are 24 MB: allocated afresh, each frame paid its page faults).
 #[derive(Default)]
 pub(super) struct Buffers {
+    /// Each thread's agents' images.
+    found: Vec<Found>,
     /// Each thread's dots.
     parts: Vec<Vec<Dot>>,
     /// The frame's dots, in agent order.
@@ -380,7 +326,7 @@ pub(super) struct Buffers {
     pub sorted: Vec<Dot>,
 }
 
-/// What [`dots_of`] reads.
+/// What [`find`] and [`light`] read.
 struct DotsJob<'a> {
     p: &'a SplatParams,
     lut: &'a [[f32; 3]],
@@ -393,22 +339,87 @@ struct DotsJob<'a> {
     bounds: [f32; 4],
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn dots_avx2(job: &DotsJob, agents: std::ops::Range<usize>, out: &mut Vec<Dot>) {
-    dots_of(job, agents, out)
-}
-
-/// Agents a thread takes through [`dots_of`]'s stages at a time.
-const BATCH: usize = 512;
-
-/// One batch's agent images on screen, an array a quantity ([`dots_of`]), so that the
-/// colours and the crowd shares are each a loop the compiler runs eight images at a time.
+/// One thread's agents' images that reach the frame (each agent's wrap copies, in agent
+/// order), and its counts of those inside the frame by crowd cell.
 #[derive(Default)]
-struct Images {
+pub(super) struct Found {
     agent: Vec<u32>,
     x: Vec<f32>,
     y: Vec<f32>,
+    counts: Vec<u32>,
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn find_avx2(job: &DotsJob, agents: std::ops::Range<usize>, counting: bool, f: &mut Found) {
+    find(job, agents, counting, f)
+}
+
+/// The images of agents `agents` that reach the frame (their nearest pixel within the guard
+/// band) into `f`, and, if `counting`, those inside the frame by crowd cell.
+#[inline(always)]
+fn find(job: &DotsJob, agents: std::ops::Range<usize>, counting: bool, f: &mut Found) {
+    let DotsJob {
+        p,
+        frame,
+        n,
+        cells,
+        bounds: [lo_x, hi_x, lo_y, hi_y],
+        ..
+    } = *job;
+    let near = Near::new(p, [lo_x, lo_y], [hi_x + 1.0, hi_y + 1.0]);
+    let pixels = Pixels::new(p);
+    f.agent.clear();
+    f.x.clear();
+    f.y.clear();
+    f.counts.clear();
+    if counting {
+        f.counts.resize(cells[0] as usize * cells[1] as usize, 0);
+    }
+    for i in agents {
+        let pos = [frame.pos[i], frame.pos[n + i]];
+        if pos[0].is_nan() || pos[1].is_nan() {
+            continue;
+        }
+        for copy in 0..p.copies {
+            let s = copy_shift(p, copy, pos);
+            let at = [pos[0] + s[0], pos[1] + s[1]];
+            if !near.may(at[0], at[1]) {
+                continue;
+            }
+            let [x, y] = pixels.of(at);
+            let (nx, ny) = (x.floor(), y.floor());
+            if !(nx >= lo_x && nx <= hi_x && ny >= lo_y && ny <= hi_y) {
+                continue;
+            }
+            f.agent.push(i as u32);
+            f.x.push(x);
+            f.y.push(y);
+            // Inside the frame: within the guard band too (it reaches a pixel or more past
+            // the frame's edges), so every image the crowd counts is found here.
+            let inside = x >= 0.0 && y >= 0.0 && x <= p.viewport[0] && y <= p.viewport[1];
+            if counting && inside {
+                let cx = ((x / CELL).floor() as i64).clamp(0, cells[0] as i64 - 1);
+                let cy = ((y / CELL).floor() as i64).clamp(0, cells[1] as i64 - 1);
+                f.counts[cy as usize * cells[0] as usize + cx as usize] += 1;
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn light_avx2(job: &DotsJob, f: &Found, out: &mut Vec<Dot>) {
+    light(job, f, out)
+}
+
+/// Images [`light`] takes through its stages at a time.
+const BATCH: usize = 512;
+
+/// What [`light`] works out for a batch of images, an array a quantity, so that the
+/// colours and the crowd shares are each a loop the compiler runs eight images at a time.
+#[derive(Default)]
+struct Images {
     /// The colour map's coordinate; then the weight along x between the crowd cells about.
     t: Vec<f32>,
     rgb: [Vec<f32>; 3],
@@ -418,12 +429,11 @@ struct Images {
     gathered: [Vec<f32>; 4],
 }
 
-/// The dots of agents `agents`, onto `out`, a batch at a time: the images that reach the
-/// frame (a branch per wrap copy), then their colours' coordinates by the map's mode, the
-/// colours, the crowd shares, and the dots — each image's arithmetic as splat.wgsl's
-/// `colour_of` and `share_at` do it, in stages.
+/// The dots of the images `f`, onto `out`, a batch at a time: their colours' coordinates by
+/// the map's mode, the colours, the crowd shares, and the dots — each image's arithmetic as
+/// splat.wgsl's `colour_of` and `share_at` do it, in stages.
 #[inline(always)]
-fn dots_of(job: &DotsJob, agents: std::ops::Range<usize>, out: &mut Vec<Dot>) {
+fn light(job: &DotsJob, f: &Found, out: &mut Vec<Dot>) {
     let DotsJob {
         p,
         lut,
@@ -432,50 +442,23 @@ fn dots_of(job: &DotsJob, agents: std::ops::Range<usize>, out: &mut Vec<Dot>) {
         n,
         counts,
         cells,
-        bounds: [lo_x, hi_x, lo_y, hi_y],
+        ..
     } = *job;
-    out.reserve(agents.len());
-    let near = Near::new(p, [lo_x, lo_y], [hi_x + 1.0, hi_y + 1.0]);
-    let pixels = Pixels::new(p);
+    out.reserve(f.agent.len());
     let mut im = Images::default();
     let value = |i: usize| values.and_then(|v| v.get(i)).copied().unwrap_or(0.0);
     let (vx, vy) = (&frame.vel[..n], &frame.vel[n..2 * n]);
     let fixed = p.mode == 3 && p.fixed[3] > 0.5;
     let per_span = 1.0 / (p.range[1] - p.range[0]).max(1e-20);
-    let mut start = agents.start;
-    while start < agents.end {
-        let end = (start + BATCH).min(agents.end);
-        im.agent.clear();
-        im.x.clear();
-        im.y.clear();
-        for i in start..end {
-            let pos = [frame.pos[i], frame.pos[n + i]];
-            if pos[0].is_nan() || pos[1].is_nan() {
-                continue;
-            }
-            for copy in 0..p.copies {
-                let s = copy_shift(p, copy, pos);
-                let at = [pos[0] + s[0], pos[1] + s[1]];
-                if !near.may(at[0], at[1]) {
-                    continue;
-                }
-                let [x, y] = pixels.of(at);
-                let (nx, ny) = (x.floor(), y.floor());
-                if nx >= lo_x && nx <= hi_x && ny >= lo_y && ny <= hi_y {
-                    im.agent.push(i as u32);
-                    im.x.push(x);
-                    im.y.push(y);
-                }
-            }
-        }
-        start = end;
-        let k = im.agent.len();
+    for from in (0..f.agent.len()).step_by(BATCH) {
+        let to = (from + BATCH).min(f.agent.len());
+        let (agent, xs, ys) = (&f.agent[from..to], &f.x[from..to], &f.y[from..to]);
+        let k = agent.len();
         im.t.resize(k, 0.0);
         im.share.resize(k, 0.0);
         for c in &mut im.rgb {
             c.resize(k, 0.0);
         }
-        let agent = &im.agent[..k];
         // Each stage in two loops: one that gathers what the images read (scalar loads),
         // one of arithmetic alone over equal slices, which the compiler runs eight at a time.
         let [ga, gb, gc, gd] = &mut im.gathered;
@@ -551,7 +534,7 @@ fn dots_of(job: &DotsJob, agents: std::ops::Range<usize>, out: &mut Vec<Dot>) {
             let count = |x: i64, y: i64| {
                 counts[(y.clamp(0, h - 1) * w + x.clamp(0, w - 1)) as usize] as f32
             };
-            let (xs, ys) = (&im.x[..k], &im.y[..k]);
+            let (xs, ys) = (&xs[..k], &ys[..k]);
             let ty = &mut im.share[..k];
             for j in 0..k {
                 let fx = xs[j] / CELL - 0.5;
@@ -574,8 +557,8 @@ fn dots_of(job: &DotsJob, agents: std::ops::Range<usize>, out: &mut Vec<Dot>) {
         for j in 0..k {
             let s = share[j];
             out.push(Dot {
-                x: im.x[j],
-                y: im.y[j],
+                x: xs[j],
+                y: ys[j],
                 light: [r[j] * s, g[j] * s, b[j] * s, p.intensity],
             });
         }

@@ -44,24 +44,24 @@ fn pairs_over(h: usize, min: usize, threads: usize) -> Vec<Range<usize>> {
     }
 }
 
-/// `f` of each range, each on a thread of its own (the first on the calling thread), in order.
-pub(super) fn map<T: Send>(
-    ranges: &[Range<usize>],
-    f: impl Fn(&Range<usize>) -> T + Sync,
-) -> Vec<T> {
-    if ranges.len() <= 1 {
-        return ranges.iter().map(&f).collect();
-    }
+/// `work` on each of `jobs` with its `outs`, each on a thread of its own (the first on the
+/// calling thread).
+pub(super) fn each<J: Clone + Send + Sync, O: Send>(
+    jobs: &[J],
+    outs: &mut [O],
+    work: impl Fn(J, &mut O) + Sync,
+) {
     std::thread::scope(|s| {
-        let f = &f;
-        let handles: Vec<_> = ranges[1..].iter().map(|r| s.spawn(move || f(r))).collect();
-        let mut out = vec![f(&ranges[0])];
-        out.extend(handles.into_iter().map(|h| match h.join() {
-            Ok(v) => v,
-            Err(e) => std::panic::resume_unwind(e),
-        }));
-        out
-    })
+        let work = &work;
+        let mut each = jobs.iter().cloned().zip(outs.iter_mut());
+        let first = each.next();
+        for (job, out) in each {
+            s.spawn(move || work(job, out));
+        }
+        if let Some((job, out)) = first {
+            work(job, out);
+        }
+    });
 }
 
 /// `f(rows, band)` over bands of `image`'s rows (`width` items a row), each band on a thread
