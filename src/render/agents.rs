@@ -93,14 +93,15 @@ impl Sprites {
 }
 
 pub struct AgentsPass {
-    pipeline: Sprites,
-    /// 3D agents through a perspective camera (`vs_main3`).
-    pipeline3: Sprites,
-    /// The world box's wireframe (`vs_box`, a line list).
-    box_pipeline: wgpu::RenderPipeline,
-    /// One point per agent into the crowd texture (2D, 3D).
-    count: wgpu::RenderPipeline,
-    count3: wgpu::RenderPipeline,
+    /// The pipelines, built when a frame first draws with them: fifteen of them, a tenth of a
+    /// second of start-up on lavapipe, where the CPU usually draws the frames instead.
+    pipelines: std::sync::OnceLock<Pipelines>,
+    /// What they are built from.
+    device: wgpu::Device,
+    module: wgpu::ShaderModule,
+    layout: wgpu::PipelineLayout,
+    count_layout: wgpu::PipelineLayout,
+    display: wgpu::TextureFormat,
     crowd: wgpu::TextureView,
     bind_group: wgpu::BindGroup,
     /// The parameters alone, for the count pipelines (the crowd texture is their target).
@@ -384,18 +385,32 @@ impl AgentsPass {
             bind_group_layouts: &[Some(&count_bgl)],
             immediate_size: 0,
         });
-        let p = Pipelines::new(device, &module, &layout, &count_layout, display);
         AgentsPass {
-            pipeline: p.sprites,
-            pipeline3: p.sprites3,
-            box_pipeline: p.world_box,
-            count: p.count,
-            count3: p.count3,
+            pipelines: std::sync::OnceLock::new(),
+            device: device.clone(),
+            module,
+            layout,
+            count_layout,
+            display,
             crowd,
             bind_group,
             count_group,
             params,
         }
+    }
+
+    /// The pipelines, built on first use.
+    fn pipelines(&self) -> &Pipelines {
+        self.pipelines.get_or_init(|| {
+            let (device, module) = (&self.device, &self.module);
+            Pipelines::new(
+                device,
+                module,
+                &self.layout,
+                &self.count_layout,
+                self.display,
+            )
+        })
     }
 
     /// With stacking, one point per agent (and wrapped copy) into the cleared crowd texture.
@@ -419,7 +434,8 @@ impl AgentsPass {
         if n == 0 {
             return;
         }
-        pass.set_pipeline(if three { &self.count3 } else { &self.count });
+        let p = self.pipelines();
+        pass.set_pipeline(if three { &p.count3 } else { &p.count });
         pass.set_bind_group(0, &self.count_group, &[]);
         let len = n as u64 * 4;
         for (slot, (buf, off)) in slots.iter().enumerate() {
@@ -464,7 +480,7 @@ impl AgentsPass {
             return;
         }
         pass.push_debug_group("agents");
-        pass.set_pipeline(self.pipeline.for_frame(params, wide_core));
+        pass.set_pipeline(self.pipelines().sprites.for_frame(params, wide_core));
         pass.set_bind_group(0, &self.bind_group, &[]);
         if let Some([x, y, w, h]) = scissor {
             if w == 0 || h == 0 {
@@ -500,7 +516,7 @@ impl AgentsPass {
             return;
         }
         pass.push_debug_group("agents 3D");
-        pass.set_pipeline(self.pipeline3.for_frame(params, wide_core));
+        pass.set_pipeline(self.pipelines().sprites3.for_frame(params, wide_core));
         let len = agents.n as u64 * 4;
         for (slot, (buf, off)) in agents.slots.iter().enumerate() {
             pass.set_vertex_buffer(slot as u32, buf.slice(*off..*off + len));
@@ -514,7 +530,7 @@ impl AgentsPass {
     pub fn draw_box(&self, encoder: &mut wgpu::CommandEncoder, ldr: &wgpu::TextureView) {
         let mut pass = super::begin_pass(encoder, "world box pass", ldr, None);
         pass.push_debug_group("world box");
-        pass.set_pipeline(&self.box_pipeline);
+        pass.set_pipeline(&self.pipelines().world_box);
         pass.set_bind_group(0, &self.bind_group, &[]);
         pass.draw(0..24, 0..1);
         pass.pop_debug_group();

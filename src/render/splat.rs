@@ -314,9 +314,9 @@ pub struct SplatFrame<'a> {
 }
 
 pub struct SplatPass {
-    module: wgpu::ShaderModule,
-    count: wgpu::ComputePipeline,
-    splat: wgpu::ComputePipeline,
+    /// The shader and its count and splat pipelines, built when a frame first takes this
+    /// path (on lavapipe the CPU usually draws the frames instead).
+    shaders: Option<Shaders>,
     /// The row and column filters, per (core taps, halo taps): pipeline constants.
     blurs: Vec<((i32, i32), [wgpu::ComputePipeline; 2])>,
     params: wgpu::Buffer,
@@ -325,6 +325,24 @@ pub struct SplatPass {
     kernel: Option<Kernel>,
     buffers: Option<Buffers>,
     max_binding: u64,
+}
+
+/// The splat shader's module and its count and splat pipelines.
+struct Shaders {
+    module: wgpu::ShaderModule,
+    count: wgpu::ComputePipeline,
+    splat: wgpu::ComputePipeline,
+}
+
+impl Shaders {
+    fn new(device: &wgpu::Device) -> Shaders {
+        let module = super::wgsl::create(device, "splat.wgsl + colour.wgsl", super::wgsl::SPLAT);
+        Shaders {
+            count: pipeline(device, &module, "cs_count", &[]),
+            splat: pipeline(device, &module, "cs_splat", &[]),
+            module,
+        }
+    }
 }
 
 fn pipeline(
@@ -386,11 +404,8 @@ impl SplatPass {
         lut: &wgpu::TextureView,
         sampler: &wgpu::Sampler,
     ) -> SplatPass {
-        let module = super::wgsl::create(device, "splat.wgsl + colour.wgsl", super::wgsl::SPLAT);
         SplatPass {
-            count: pipeline(device, &module, "cs_count", &[]),
-            splat: pipeline(device, &module, "cs_splat", &[]),
-            module,
+            shaders: None,
             blurs: Vec::new(),
             params: super::uniform_buffer(device, "splat params", size_of::<SplatParams>()),
             lut: lut.clone(),
@@ -429,8 +444,12 @@ impl SplatPass {
             return i;
         }
         let c = [("CORE_TAPS", taps.0 as f64), ("HALO_TAPS", taps.1 as f64)];
-        let x = pipeline(device, &self.module, "cs_blur_x", &c);
-        let y = pipeline(device, &self.module, "cs_blur_y", &c);
+        let module = &self
+            .shaders
+            .get_or_insert_with(|| Shaders::new(device))
+            .module;
+        let x = pipeline(device, module, "cs_blur_x", &c);
+        let y = pipeline(device, module, "cs_blur_y", &c);
         self.blurs.push((taps, [x, y]));
         self.blurs.len() - 1
     }
@@ -457,6 +476,7 @@ impl SplatPass {
             self.buffers = Some(Buffers::new(device, size, guard));
         }
         let blur = self.blurs(device, taps);
+        let shaders = self.shaders.get_or_insert_with(|| Shaders::new(device));
         let b = self.buffers.as_ref().expect("just set");
         params.guard = guard;
         params.padded = [size[0] + 2 * guard, size[1] + 2 * guard];
@@ -477,7 +497,7 @@ impl SplatPass {
         let count = group(
             device,
             "splat count",
-            &self.count,
+            &shaders.count,
             &[
                 (0, p.clone()),
                 (1, whole(frame.agents)),
@@ -487,7 +507,7 @@ impl SplatPass {
         let splat = group(
             device,
             "splat",
-            &self.splat,
+            &shaders.splat,
             &[
                 (0, p.clone()),
                 (1, whole(frame.agents)),
@@ -547,9 +567,9 @@ impl SplatPass {
         let (w, ph) = (size[0] as u64, params.padded[1] as u64);
         if frame.n > 0 {
             if stacking {
-                dispatch(&self.count, &count, frame.n as u64);
+                dispatch(&shaders.count, &count, frame.n as u64);
             }
-            dispatch(&self.splat, &splat, frame.n as u64);
+            dispatch(&shaders.splat, &splat, frame.n as u64);
         }
         dispatch(bx, &rows, w * ph);
         dispatch(by, &columns, w * size[1] as u64);
