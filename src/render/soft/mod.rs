@@ -28,6 +28,7 @@
 mod agents;
 mod bloom;
 mod codes;
+mod colour;
 mod light;
 mod par;
 mod shade;
