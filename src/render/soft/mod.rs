@@ -33,6 +33,7 @@ mod light;
 mod par;
 mod shade;
 mod sprites;
+mod srgb;
 
 /// Whether this CPU runs AVX2 (the hot loops are compiled for it too, and take it where it
 /// is: the same arithmetic, eight lanes at a time).

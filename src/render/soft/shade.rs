@@ -9,6 +9,7 @@ use super::bloom::Image;
 use super::codes::{Channels, Codes};
 use super::light::{self, Light};
 use super::par;
+use super::srgb;
 use crate::render::tonemap::{TonemapParams, TonemapVariant};
 use crate::render::yuv::{pcg, YuvParams};
 
@@ -23,23 +24,6 @@ pub(super) struct Inputs<'a> {
 #[inline(always)]
 fn aces(x: f32) -> f32 {
     ((x * (2.51 * x + 0.03)) / (x * (2.43 * x + 0.59) + 0.14)).clamp(0.0, 1.0)
-}
-
-/// tonemap.wgsl's `srgb_encode`.
-#[inline(always)]
-fn srgb_encode(c: f32) -> f32 {
-    let s1 = c.sqrt();
-    let s2 = s1.sqrt();
-    let s3 = s2.sqrt();
-    let hi = 0.653_936_2 * s1 + 0.688_820_05 * s2
-        - 0.318_561_67 * s3
-        - 0.020_178_843 * c
-        - 0.004_047_161;
-    if c <= 0.003_130_8 {
-        c * 12.92
-    } else {
-        hi
-    }
 }
 
 #[inline(always)]
@@ -453,10 +437,7 @@ fn glow_row_generic(
 ) {
     let n = r.len();
     let (g, b, dx2, inside) = (&mut g[..n], &mut b[..n], &dx2[..n], &inside[..n]);
-    let enc = |c: f32, vig: f32| {
-        let c = (c * vig).clamp(0.0, 1.0);
-        srgb_encode(c).clamp(0.0, 1.0)
-    };
+    let enc = |c: f32, vig: f32| (c * vig).clamp(0.0, 1.0);
     for x in 0..n {
         let (lr, lg, lb) = (r[x] * k.exposure, g[x] * k.exposure, b[x] * k.exposure);
         let m = lr.max(lg).max(lb.max(1e-6));
@@ -473,6 +454,9 @@ fn glow_row_generic(
         r[x] = enc(sr + (1.0 - sr) * tr, vig);
         g[x] = enc(sg + (1.0 - sg) * tg, vig);
         b[x] = enc(sb + (1.0 - sb) * tb, vig);
+    }
+    for c in [r, g, b] {
+        srgb::encode(c);
     }
 }
 
@@ -626,18 +610,23 @@ pub(super) fn shade_row_generic(
             g = luma + (g - luma) * f.saturation;
             b = luma + (b - luma) * f.saturation;
         }
-        let enc = |c: f32| {
-            let mut e = srgb_encode((c * vig).clamp(0.0, 1.0));
-            if let Some((lift, gain, inv_gamma, contrast)) = f.grade {
-                let lifted = gain * (e + lift * (1.0 - e));
+        // sRGB-encoded below, the whole row at once.
+        out[x] = (r * vig).clamp(0.0, 1.0);
+        out_g[x] = (g * vig).clamp(0.0, 1.0);
+        out_b[x] = (b * vig).clamp(0.0, 1.0);
+    }
+    if f.linear {
+        return;
+    }
+    for c in [out, out_g, out_b] {
+        srgb::encode(c);
+        if let Some((lift, gain, inv_gamma, contrast)) = f.grade {
+            for e in c.iter_mut() {
+                let lifted = gain * (*e + lift * (1.0 - *e));
                 let curved = lifted.max(0.0).powf(inv_gamma);
-                e = (curved - 0.5) * contrast + 0.5;
+                *e = ((curved - 0.5) * contrast + 0.5).clamp(0.0, 1.0);
             }
-            e.clamp(0.0, 1.0)
-        };
-        out[x] = enc(r);
-        out_g[x] = enc(g);
-        out_b[x] = enc(b);
+        }
     }
 }
 
