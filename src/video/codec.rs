@@ -11,7 +11,7 @@
 //!
 //! Where an encoder lacks the 10-bit format it falls back to 8-bit 4:2:0, and says so.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{anyhow, bail, Result};
@@ -327,23 +327,64 @@ fn pick_quality(encoder: &str, flags: &EncodingFlags) -> Result<(Option<u32>, Op
 /// Notes (a fallback to 8 bits) are printed unless `quiet`.
 pub fn resolve(flags: &EncodingFlags, quiet: bool) -> Result<Encoding> {
     super::ffmpeg::check()?;
-    let prog = ffmpeg_program();
-    // The encoder it will most likely be, asked for its pixel formats while FFmpeg lists its
-    // encoders: each answer is a program start (tens of milliseconds), and side by side they
-    // cost one.
-    let likely = match (&flags.encoder, flags.codec.unwrap_or(Codec::H264)) {
-        (Some(e), _) => e.clone(),
-        (None, c) => c.encoders()[0].to_string(),
-    };
-    let help = |e: &str| probe(&prog, &["-h", &format!("encoder={e}")]);
-    let (listed, likely_help) = std::thread::scope(|s| {
-        let asked = s.spawn(|| help(&likely));
-        let listed = probe(&prog, &["-encoders"]);
-        let asked = asked
-            .join()
-            .unwrap_or_else(|e| std::panic::resume_unwind(e));
-        (listed, asked)
-    });
+    Probe::start(flags).resolve(flags, quiet)
+}
+
+/// FFmpeg asked, each question on a thread of its own, for its encoders and for the pixel
+/// formats of the encoder the flags will most likely resolve to: each answer is a program start
+/// (tens of milliseconds), and side by side, while the caller does other work, they cost
+/// little. [`Probe::resolve`] waits for them and resolves the flags as [`resolve`] does.
+pub struct Probe {
+    prog: PathBuf,
+    likely: String,
+    listed: std::thread::JoinHandle<Result<String>>,
+    likely_help: std::thread::JoinHandle<Result<String>>,
+}
+
+impl Probe {
+    /// Starts the two questions (after [`super::ffmpeg::check`]: FFmpeg runs).
+    pub fn start(flags: &EncodingFlags) -> Probe {
+        let prog = ffmpeg_program();
+        let likely = match (&flags.encoder, flags.codec.unwrap_or(Codec::H264)) {
+            (Some(e), _) => e.clone(),
+            (None, c) => c.encoders()[0].to_string(),
+        };
+        let (p, e) = (prog.clone(), likely.clone());
+        let likely_help = std::thread::spawn(move || encoder_help(&p, &e));
+        let p = prog.clone();
+        let listed = std::thread::spawn(move || probe(&p, &["-encoders"]));
+        Probe {
+            prog,
+            likely,
+            listed,
+            likely_help,
+        }
+    }
+
+    /// The encoding the flags ask for, from FFmpeg's answers.
+    pub fn resolve(self, flags: &EncodingFlags, quiet: bool) -> Result<Encoding> {
+        let answer = |h: std::thread::JoinHandle<Result<String>>| {
+            h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
+        };
+        let (listed, likely_help) = (answer(self.listed), answer(self.likely_help));
+        resolve_from(flags, quiet, &self.prog, &self.likely, listed, likely_help)
+    }
+}
+
+/// `ffmpeg -h encoder=NAME`: what the encoder `name` takes.
+fn encoder_help(prog: &Path, name: &str) -> Result<String> {
+    probe(prog, &["-h", &format!("encoder={name}")])
+}
+
+/// [`resolve`] from FFmpeg's list of encoders and the help of the `likely` one.
+fn resolve_from(
+    flags: &EncodingFlags,
+    quiet: bool,
+    prog: &Path,
+    likely: &str,
+    listed: Result<String>,
+    likely_help: Result<String>,
+) -> Result<Encoding> {
     let all = parse_encoders(&listed?);
     if all.is_empty() {
         bail!(
@@ -385,10 +426,10 @@ pub fn resolve(flags: &EncodingFlags, quiet: bool) -> Result<Encoding> {
         }
     };
     let wanted = codec.map(Codec::wanted).unwrap_or(YuvFormat::Yuv420p);
-    let formats = if encoder == likely {
+    let formats = if encoder == *likely {
         parse_pixel_formats(&likely_help?)
     } else {
-        parse_pixel_formats(&help(&encoder)?)
+        parse_pixel_formats(&encoder_help(prog, &encoder)?)
     };
     let (format, note) = pick_format(&encoder, wanted, &formats)?;
     if let (Some(n), false) = (note, quiet) {
