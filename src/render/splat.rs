@@ -476,7 +476,7 @@ impl SplatPass {
             self.buffers = Some(Buffers::new(device, size, guard));
         }
         let blur = self.blurs(device, taps);
-        let shaders = self.shaders.get_or_insert_with(|| Shaders::new(device));
+        self.shaders.get_or_insert_with(|| Shaders::new(device));
         let b = self.buffers.as_ref().expect("just set");
         params.guard = guard;
         params.padded = [size[0] + 2 * guard, size[1] + 2 * guard];
@@ -492,6 +492,44 @@ impl SplatPass {
         if stacking {
             encoder.clear_buffer(&b.crowd, 0, None);
         }
+        let [count, splat, rows, columns] = self.bind_groups(device, blur, frame);
+        let shaders = self.shaders.as_ref().expect("just set");
+        let [bx, by] = &self.blurs[blur].1;
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("agents splat pass"),
+            timestamp_writes: None,
+        });
+        pass.push_debug_group("agents splat");
+        let mut dispatch = |pipe: &wgpu::ComputePipeline, bg: &wgpu::BindGroup, items: u64| {
+            pass.set_pipeline(pipe);
+            pass.set_bind_group(0, bg, &[]);
+            let groups = items.div_ceil(WORKGROUP as u64).min(u32::MAX as u64) as u32;
+            let (x, y) = super::dispatch_2d(groups);
+            pass.dispatch_workgroups(x, y, 1);
+        };
+        let (w, ph) = (size[0] as u64, params.padded[1] as u64);
+        if frame.n > 0 {
+            if stacking {
+                dispatch(&shaders.count, &count, frame.n as u64);
+            }
+            dispatch(&shaders.splat, &splat, frame.n as u64);
+        }
+        dispatch(bx, &rows, w * ph);
+        dispatch(by, &columns, w * size[1] as u64);
+        pass.pop_debug_group();
+    }
+
+    /// The bind groups of the count, the splat and the row and column filters (`blur`, an
+    /// index into the filters), over this frame's agents and targets.
+    fn bind_groups(
+        &self,
+        device: &wgpu::Device,
+        blur: usize,
+        frame: &SplatFrame,
+    ) -> [wgpu::BindGroup; 4] {
+        let shaders = self.shaders.as_ref().expect("built before the groups");
+        let b = self.buffers.as_ref().expect("made before the groups");
+        let [bx, by] = &self.blurs[blur].1;
         let p = self.params.as_entire_binding();
         let tex = wgpu::BindingResource::TextureView;
         let count = group(
@@ -521,7 +559,6 @@ impl SplatPass {
                 (23, whole(&b.accum[3])),
             ],
         );
-        let [bx, by] = &self.blurs[blur].1;
         let rows = group(
             device,
             "splat rows",
@@ -552,28 +589,7 @@ impl SplatPass {
                 (10, tex(frame.hdr)),
             ],
         );
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("agents splat pass"),
-            timestamp_writes: None,
-        });
-        pass.push_debug_group("agents splat");
-        let mut dispatch = |pipe: &wgpu::ComputePipeline, bg: &wgpu::BindGroup, items: u64| {
-            pass.set_pipeline(pipe);
-            pass.set_bind_group(0, bg, &[]);
-            let groups = items.div_ceil(WORKGROUP as u64).min(u32::MAX as u64) as u32;
-            let (x, y) = super::dispatch_2d(groups);
-            pass.dispatch_workgroups(x, y, 1);
-        };
-        let (w, ph) = (size[0] as u64, params.padded[1] as u64);
-        if frame.n > 0 {
-            if stacking {
-                dispatch(&shaders.count, &count, frame.n as u64);
-            }
-            dispatch(&shaders.splat, &splat, frame.n as u64);
-        }
-        dispatch(bx, &rows, w * ph);
-        dispatch(by, &columns, w * size[1] as u64);
-        pass.pop_debug_group();
+        [count, splat, rows, columns]
     }
 }
 
