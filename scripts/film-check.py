@@ -14,6 +14,13 @@ size a scene asks for) with no other look flag, and prints one table row per cas
          map (target >= 40%; '-' for a fixed colour and for species' own colours);
   ink    for the ink style: the share of changed pixels darker than the sky (target 100%),
          and the longest run of one 8-bit colour down the sky (target <= 6 px).
+  solid  "a blob with no individuals in it": the share of the agents' marks (pixels more than
+         20 codes from the bare background, the still with exposure 0) lying where a 9x9 px
+         window is marked throughout and its marks vary by under 4% (target < 20%).
+  static "static": pixels whose luma changes by more than 8 codes from frame to frame (% of the
+         frame, mean over the clip) times how little structure larger than 32 px the marks
+         hold (1 - their coefficient of variation in 32x32 px windows, floored at 0); a
+         picture of even texture that churns frame to frame scores high (target < 15).
 
 Usage: scripts/film-check.py [FORGE] [--only NAME,...] [--keep DIR]
 Needs numpy and scipy (pip install numpy scipy) and ffmpeg; renders on whatever adapter
@@ -205,12 +212,15 @@ def measure(forge, work, name, scene_arg):
     row["shim"] = f"{shim:.2f}" if rate < 1.0 else f"- ({rate:.1f} px/f)"
     q = quantity(look, npz, header)
     row["spread"] = "-" if q is None else f"{100 * q:.0f}"
+    sky_png = os.path.join(work, name + "-sky.png")
+    run(forge, "still", bfs, "--frame", str(k), "--size", size, "--exposure", "0",
+        "-o", sky_png, "-q", "--force")
+    sky = frames_of_one(sky_png)
+    ys = luma(sky)
+    marks = np.abs(y - ys)
+    row["solid"] = f"{solid(marks):.1f}"
+    row["static"] = f"{static(imgs, marks):.1f}"
     if look["style"] == "ink":
-        sky_png = os.path.join(work, name + "-sky.png")
-        run(forge, "still", bfs, "--frame", str(k), "--size", size, "--exposure", "0",
-            "-o", sky_png, "-q", "--force")
-        sky = frames_of_one(sky_png)
-        ys = luma(sky)
         changed = np.abs(y - ys) > 3
         darker = np.mean((y < ys)[changed]) if changed.any() else 1.0
         runs = longest_run(sky)
@@ -218,6 +228,29 @@ def measure(forge, work, name, scene_arg):
     else:
         row["ink"] = "-"
     return row
+
+
+def solid(marks, win=9, marked=20.0, flat=0.04):
+    """The share of marked pixels (% of them) inside flat, fully marked 9x9 windows."""
+    on = marks > marked
+    if not on.any():
+        return 0.0
+    m = ndimage.uniform_filter(marks, win)
+    sd = np.sqrt(np.maximum(ndimage.uniform_filter(marks * marks, win) - m * m, 0.0))
+    full = ndimage.minimum_filter(marks, win) > marked
+    return 100.0 * np.sum(full & (sd < flat * m)) / np.sum(on)
+
+
+def static(imgs, marks, scale=32):
+    """Change without structure: the clip's mean share of pixels changing by more than 8
+    codes a frame (%), times 1 - the marks' coefficient of variation at `scale` px."""
+    changes = [np.mean(np.abs(luma(imgs[i + 1]) - luma(imgs[i])) > 8)
+               for i in range(len(imgs) - 1)]
+    if not changes:
+        return 0.0
+    b = ndimage.uniform_filter(marks, scale)
+    cv = b.std() / max(b.mean(), 1e-9)
+    return 100.0 * float(np.mean(changes)) * max(0.0, 1.0 - cv)
 
 
 def frames_of_one(path):
@@ -258,7 +291,8 @@ def main():
     cases = [(b, b) for b in builtins] + list(USER_SCENES.items())
     work = keep or tempfile.mkdtemp(prefix="forge-film-")
     os.makedirs(work, exist_ok=True)
-    cols = ["case", "style", "color", "glow", "lit", "first", "shim", "spread", "ink"]
+    cols = ["case", "style", "color", "glow", "lit", "first", "shim", "spread", "ink", "solid",
+            "static"]
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))
     for name, scene in cases:
