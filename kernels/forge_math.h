@@ -48,8 +48,18 @@ struct Params {
                       // only: the CUDA backend refuses topo_k > 0.
     float heading_noise;  // boids: width eta*sqrt(dt) of the heading-noise angle; 0 = none
     float fov_cos;        // boids: cos(fov/2); <= -1 = all around (no blind angle)
+    fu32 flight;          // boids: 1 where they fly (math.rs flight), else 0
+    float cruise;         // flight: cruise speed v0
+    float inv_tau;        // flight: 1/tau, the speed's relaxation rate
+    float gravity;        // flight: g
+    float lift_k;         // flight: g / v0^2
+    float tan_bank;       // flight: tan of the steepest bank
+    float roost[3];       // flight: roost centre x, y and preferred height z
+    float roost_radius;   // flight: within it the horizontal pull fades to the centre
+    float w_roost_h;      // flight: horizontal pull
+    float w_roost_v;      // flight: vertical pull per unit of height
 };
-static_assert(sizeof(struct Params) == 112, "Params must match src/sim/mod.rs");
+static_assert(sizeof(struct Params) == 160, "Params must match src/sim/mod.rs");
 
 // The neighbour grid's shape (src/sim/grid.rs `Grid`; computed on the host by Grid::new).
 // Identical in layout to `GridShape` in src/sim/cuda.rs.
@@ -794,6 +804,60 @@ FORGE_HD void boids_accel(const Params* p, const BoidsAcc<D>* acc, const float* 
     }
 }
 
+// Flight (math.rs flight): the clamped wish a of a 3D bird made what its lift, bank, thrust
+// and gravity do, with the roost's turn and height added to the wish. pos, vel, a hold x, y, z.
+FORGE_HD void flight(const Params* p, const float* pos, const float* vel, float* a) {
+    float s2 = vel[0] * vel[0] + vel[1] * vel[1] + vel[2] * vel[2];
+    if (!(s2 > 0.0f)) {
+        return;
+    }
+    float s = sqrtf(s2);
+    float f[3] = {vel[0] / s, vel[1] / s, vel[2] / s};
+    float h2 = f[0] * f[0] + f[1] * f[1];
+    float ey[3];
+    if (h2 > 1e-12f) {
+        float h = sqrtf(h2);
+        ey[0] = -f[1] / h;
+        ey[1] = f[0] / h;
+        ey[2] = 0.0f;
+    } else {
+        ey[0] = 0.0f;
+        ey[1] = 1.0f;
+        ey[2] = 0.0f;
+    }
+    float eu[3] = {f[1] * ey[2] - f[2] * ey[1], f[2] * ey[0] - f[0] * ey[2],
+                   f[0] * ey[1] - f[1] * ey[0]};
+    float dx = p->roost[0] - pos[0];
+    float dy = p->roost[1] - pos[1];
+    float dh = sqrtf(dx * dx + dy * dy);
+    float m = dh > p->roost_radius ? dh : p->roost_radius;
+    float nx = dx / m;
+    float ny = dy / m;
+    float cf = (dh - p->roost_radius) / m;
+    float ux = ny + cf * nx;
+    float uy = cf * ny - nx;
+    float along = ux * f[0] + uy * f[1];
+    float side = ux * ey[0] + uy * ey[1];
+    float back = along < 0.0f ? -along : 0.0f;
+    float turn = p->w_roost_h * (side + back);
+    float w[3] = {a[0], a[1], a[2] + p->w_roost_v * (p->roost[2] - pos[2])};
+    float wx = w[0] * f[0] + w[1] * f[1] + w[2] * f[2];
+    float wy = w[0] * ey[0] + w[1] * ey[1] + w[2] * ey[2] + turn;
+    float wu = w[0] * eu[0] + w[1] * eu[1] + w[2] * eu[2];
+    float t = wy / p->gravity;
+    t = t > p->tan_bank ? p->tan_bank : t;
+    t = t < -p->tan_bank ? -p->tan_bank : t;
+    float c = 1.0f / sqrtf(1.0f + t * t);
+    float sn = t * c;
+    float lift = p->lift_k * s2 + wu;
+    lift = lift > 0.0f ? lift : 0.0f;
+    float thrust = wx + (p->cruise - s) * p->inv_tau;
+    for (int k = 0; k < 3; k++) {
+        a[k] = lift * (c * eu[k] + sn * ey[k]) + thrust * f[k];
+    }
+    a[2] = a[2] - p->gravity;
+}
+
 // The rest of the step from the steering a (math.rs boids_move): with OBS, the obstacles'
 // avoidance; the clamp to max_force; semi-implicit Euler; heading noise (keyed by step and the
 // agent's id); speed band; boundary; with OBS, settling out of the obstacles.
@@ -808,6 +872,11 @@ FORGE_HD void boids_move(const Params* p, float* a, fu64 step, fu64 agent, float
         float f = p->max_force / sqrtf(a2);
         for (int k = 0; k < D; k++) {
             a[k] = a[k] * f;
+        }
+    }
+    if constexpr (D == 3) {
+        if (p->flight != 0) {
+            flight(p, pos, vel, a);
         }
     }
     for (int k = 0; k < D; k++) {

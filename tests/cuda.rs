@@ -69,9 +69,9 @@ fn nvrtc_options_forbid_fma_and_fast_math() {
 
 #[test]
 fn params_layout_matches_the_header() {
-    assert_eq!(std::mem::size_of::<forge::sim::Params>(), 112);
+    assert_eq!(std::mem::size_of::<forge::sim::Params>(), 160);
     assert_eq!(std::mem::size_of::<cuda::GridShape>(), 32);
-    assert!(cuda::MATH_H.contains("sizeof(struct Params) == 112"));
+    assert!(cuda::MATH_H.contains("sizeof(struct Params) == 160"));
     assert!(cuda::MATH_H.contains("sizeof(struct GridShape) == 32"));
 }
 

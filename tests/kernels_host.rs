@@ -277,6 +277,16 @@ fn layouts_match_field_by_field() {
         topo_k,
         heading_noise,
         fov_cos,
+        flight,
+        cruise,
+        inv_tau,
+        gravity,
+        lift_k,
+        tan_bank,
+        roost,
+        roost_radius,
+        w_roost_h,
+        w_roost_v,
     );
     let grid = offsets!(GridShape, dims, ncells, inv_cell, wrap);
     let c = |f: &str| std::ffi::CString::new(f).unwrap();
@@ -957,6 +967,46 @@ fn whole_steps_match_the_cpu_with_topological_neighbours() {
     // 40 agents in a large world: most cells empty, the k-th nearest many rings out.
     whole_steps_with("schooling", 40, 10, topo(12, 360.0, false));
     whole_steps_with("murmuration3d", 40, 10, topo(12, 360.0, true));
+}
+
+/// Flight (`boids.flight`: lift, banking, thrust, gravity and the roost's pull), with metric
+/// and topological neighbours, heading noise and a field of view, in reflecting, wrapping and
+/// open worlds; a roost radius so small that every bird is beyond it and so large that every
+/// bird is within; a bank limit that binds and one that does not; tiny flocks.
+#[test]
+fn whole_steps_match_the_cpu_with_flight() {
+    let fly = |topo: u32, noise: f32, radius: f32, bank: f32, boundary: forge::scene::Boundary| {
+        move |s: &mut forge::scene::Scene| {
+            s.boundary = boundary;
+            let w = s.world;
+            let b = s.boids.as_mut().unwrap();
+            if topo > 0 {
+                b.neighbours = forge::scene::Neighbours::Topological { k: topo };
+                b.fov = 290.0;
+            }
+            b.noise = noise;
+            b.flight = Some(forge::scene::flight::Flight {
+                cruise_speed: (b.v_min + b.v_max) * 0.5,
+                speed_time: 0.7,
+                gravity: 9.81 * w[2] / 100.0,
+                max_bank: bank,
+                roost: [w[0] * 0.4, w[1] * 0.6],
+                roost_radius: radius * w[0],
+                roost_height: w[2] * 0.3,
+                w_roost_h: 0.02 * b.max_force,
+                w_roost_v: 0.05,
+            });
+        }
+    };
+    use forge::scene::Boundary::{Open, Reflect, Wrap};
+    for name in ["murmuration3d", "shoal3d"] {
+        whole_steps_with(name, 500, 15, fly(0, 0.0, 0.25, 60.0, Reflect));
+        whole_steps_with(name, 500, 15, fly(7, 0.4, 0.001, 20.0, Open));
+        whole_steps_with(name, 500, 15, fly(3, 0.0, 5.0, 85.0, Wrap));
+    }
+    for n in [1, 2, 3] {
+        whole_steps_with("murmuration3d", n, 20, fly(7, 0.3, 0.1, 45.0, Open));
+    }
 }
 
 #[test]

@@ -17,6 +17,7 @@ mod determinism;
 mod docs;
 mod export;
 mod film;
+mod flight;
 mod gltf;
 mod gnf;
 mod hostile;

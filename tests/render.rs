@@ -34,6 +34,11 @@ fn synthetic_header(
     render: Option<forge::look::Look>,
 ) -> bfs::Header {
     let mut scene = forge::scene::Scene::load(name).unwrap();
+    if scene.dim == 3 {
+        // The 3D recordings here are of boids in a wrapping box, whatever the built-in 3D
+        // scene flies in today.
+        scene.boundary = forge::scene::Boundary::Wrap;
+    }
     scene.render = render;
     scene.agents = n as u32;
     scene.world = world;

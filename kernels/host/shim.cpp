@@ -122,7 +122,10 @@ long fm_params_offset(const char* name) {
     FM_FIELD(Params, w_coh) FM_FIELD(Params, max_force) FM_FIELD(Params, v_min)
     FM_FIELD(Params, v_max) FM_FIELD(Params, v0) FM_FIELD(Params, noise)
     FM_FIELD(Params, seed) FM_FIELD(Params, noise_kind) FM_FIELD(Params, topo_k)
-    FM_FIELD(Params, heading_noise) FM_FIELD(Params, fov_cos)
+    FM_FIELD(Params, heading_noise) FM_FIELD(Params, fov_cos) FM_FIELD(Params, flight)
+    FM_FIELD(Params, cruise) FM_FIELD(Params, inv_tau) FM_FIELD(Params, gravity)
+    FM_FIELD(Params, lift_k) FM_FIELD(Params, tan_bank) FM_FIELD(Params, roost)
+    FM_FIELD(Params, roost_radius) FM_FIELD(Params, w_roost_h) FM_FIELD(Params, w_roost_v)
     return -1;
 }
 long fm_obs_offset(const char* name) {

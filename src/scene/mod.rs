@@ -10,6 +10,7 @@
 pub mod builtin;
 mod ctx;
 mod file;
+pub mod flight;
 mod lines;
 pub mod obstacles;
 mod overrides;
@@ -257,6 +258,10 @@ pub struct BoidsParams {
     /// ... and the berth it keeps, in world units (default `r_sep`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clearance: Option<f32>,
+    /// Flight aerodynamics and a roost ([`flight::Flight`]; 3D, no species). Left out of a
+    /// stored scene when there is none, so that older recordings keep their bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flight: Option<flight::Flight>,
 }
 
 /// [`BoidsParams::fov`] when there is no blind angle.

@@ -23,6 +23,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use super::flight::FlightField;
 use super::Scene;
 
 /// Most keys a timeline may hold (counted while parsing).
@@ -147,6 +148,8 @@ impl HuntField {
 pub enum Target {
     /// `boids.<field>` (a scene without species).
     Boids(BoidsField),
+    /// `boids.flight.<field>` (a scene whose boids fly: src/scene/flight.rs).
+    Flight(FlightField),
     /// `species[i].boids.<field>`.
     Species(usize, BoidsField),
     /// `species[i].boids.w_chase` and the rest of a chase or a flight.
@@ -247,12 +250,15 @@ impl ObstacleField {
 pub fn keyable() -> String {
     let fields: Vec<&str> = BoidsField::ALL.iter().map(|f| f.name()).collect();
     let hunt: Vec<&str> = HuntField::ALL.iter().map(|f| f.name()).collect();
+    let flight: Vec<&str> = FlightField::ALL.iter().map(|f| f.name()).collect();
     format!(
-        "vicsek.noise, vicsek.v0, boids.{{{f}}}, species[i].boids.{{{f},{h}}}, \
+        "vicsek.noise, vicsek.v0, boids.{{{f}}}, boids.flight.{{{l}}}, \
+         species[i].boids.{{{f},{h}}}, \
          species[i].present, obstacles[i].{{center,from,to,min,max}}[k], \
          obstacles[i].{{radius,present}}",
         f = fields.join(","),
-        h = hunt.join(",")
+        h = hunt.join(","),
+        l = flight.join(",")
     )
 }
 
@@ -265,6 +271,13 @@ impl Target {
                 .find(|f| f.name() == name)
                 .ok_or_else(|| format!("no boids parameter {name:?} can be keyed"))
         };
+        if let Some(f) = path.strip_prefix("boids.flight.") {
+            return FlightField::ALL
+                .into_iter()
+                .find(|x| x.name() == f)
+                .map(Target::Flight)
+                .ok_or_else(|| format!("no flight parameter {f:?} can be keyed"));
+        }
         if let Some(f) = path.strip_prefix("boids.") {
             return field(f).map(Target::Boids);
         }
@@ -302,6 +315,10 @@ impl Target {
                     f.name()
                 )),
                 (None, _) => Err("the scene's model is not boids".to_string()),
+            },
+            Target::Flight(f) => match s.boids.as_ref().and_then(|b| b.flight.as_ref()) {
+                Some(fl) => Ok(f.get(fl)),
+                None => Err("the scene's boids do not fly: it has no boids.flight".to_string()),
             },
             Target::Species(i, f) => match s.species.get(i) {
                 Some(sp) => Ok(f.get(&sp.boids)),
@@ -349,6 +366,11 @@ impl Target {
             Target::Boids(f) => {
                 if let Some(b) = &mut s.boids {
                     *f.slot(b) = v;
+                }
+            }
+            Target::Flight(f) => {
+                if let Some(fl) = s.boids.as_mut().and_then(|b| b.flight.as_mut()) {
+                    *f.slot(fl) = v;
                 }
             }
             Target::Species(i, f) => {

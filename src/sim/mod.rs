@@ -125,7 +125,7 @@ pub fn filled<T: Clone>(len: usize, v: T, what: impl Fn() -> String) -> Result<V
 }
 
 /// Parameters of one run, identical in layout to `struct Params` in `kernels/forge_math.h`
-/// (keep in sync; 112 bytes).
+/// (keep in sync; 160 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct Params {
@@ -161,6 +161,25 @@ pub struct Params {
     /// below, by rounding) = all around, no blind angle. With `heading_noise`, keeps the size a
     /// multiple of 8 with no implicit padding (the kernels copy the bytes).
     pub fov_cos: f32,
+    /// Boids: 1 where they fly (`boids.flight`, [`math::flight`]), else 0 and the flight
+    /// values below are unused.
+    pub flight: u32,
+    /// Flight: the cruise speed v₀.
+    pub cruise: f32,
+    /// Flight: 1/τ, the rate the speed relaxes towards v₀.
+    pub inv_tau: f32,
+    /// Flight: gravity g.
+    pub gravity: f32,
+    /// Flight: g/v₀², the lift a unit of squared speed gives (the lift is g at v₀).
+    pub lift_k: f32,
+    /// Flight: tan β_max, the steepest bank's tangent.
+    pub tan_bank: f32,
+    /// Flight: the roost's centre (x, y) and the preferred height (z).
+    pub roost: [f32; 3],
+    /// Flight: the roost's radius, and its horizontal and vertical pulls.
+    pub roost_radius: f32,
+    pub w_roost_h: f32,
+    pub w_roost_v: f32,
 }
 
 impl Params {
@@ -189,6 +208,16 @@ impl Params {
             topo_k: 0,
             heading_noise: 0.0,
             fov_cos: -1.0,
+            flight: 0,
+            cruise: 0.0,
+            inv_tau: 0.0,
+            gravity: 0.0,
+            lift_k: 0.0,
+            tan_bank: 0.0,
+            roost: [0.0; 3],
+            roost_radius: 0.0,
+            w_roost_h: 0.0,
+            w_roost_v: 0.0,
         };
         if let Some(b) = &s.boids {
             p.r_sep2 = b.r_sep * b.r_sep;
@@ -203,6 +232,18 @@ impl Params {
             p.topo_k = b.neighbours.k();
             p.heading_noise = b.noise * s.dt.sqrt();
             p.fov_cos = math::fov_cos(b.fov);
+            if let Some(f) = &b.flight {
+                p.flight = 1;
+                p.cruise = f.cruise_speed;
+                p.inv_tau = 1.0 / f.speed_time;
+                p.gravity = f.gravity;
+                p.lift_k = f.gravity / (f.cruise_speed * f.cruise_speed);
+                p.tan_bank = (f.max_bank as f64).to_radians().tan() as f32;
+                p.roost = [f.roost[0], f.roost[1], f.roost_height];
+                p.roost_radius = f.roost_radius;
+                p.w_roost_h = f.w_roost_h;
+                p.w_roost_v = f.w_roost_v;
+            }
         }
         // With species, the candidates must cover every species' radii (src/sim/species/mod.rs
         // then tests each pair against its own).

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+mod flight;
 mod init;
 pub(super) mod timeline;
 
@@ -140,8 +141,12 @@ pub(super) fn resolve(f: SceneFile, src: &Source, cx: &mut Ctx) -> Scene {
     let wf = f.world.clone().unwrap_or_default();
     let world = world_size(wf.size.as_deref(), dim, p_world, cx);
     let boundary = wf.boundary.unwrap_or(p_boundary);
-    let (boids, vicsek) = model_params(&f, model, preset, dt, cx);
+    let (mut boids, vicsek) = model_params(&f, model, preset, dt, cx);
     let (species, interactions) = resolve_species(&f, boids.as_ref(), dt, cx);
+    let flight_file = f.boids.as_ref().and_then(|b| b.flight.as_ref());
+    if let (Some(b), Some(given)) = (boids.as_mut(), flight_file) {
+        b.flight = flight::resolve(cx, given, dim, &world, b, !species.is_empty());
+    }
     let agents = if species.is_empty() {
         agents
     } else {
@@ -415,6 +420,7 @@ fn model_params(
             w_avoid: None,
             look_ahead: None,
             clearance: None,
+            flight: None,
         };
         let mut p = p;
         avoidance(

@@ -275,6 +275,7 @@ fn value(cx: &mut Ctx, path: &str, param: &str, x: f64, s: &Scene) -> Option<f32
             BoidsField::Noise => heading_noise_at(cx, path, Some(x), s.dt),
             BoidsField::Fov => fov_at(cx, path, Some(x)),
         },
+        Target::Flight(f) => super::flight::key_value(cx, path, f, x),
         Target::Hunt(_, h) if h.is_radius() => pos_f(cx, path, Some(x), 0.0, false),
         Target::Hunt(..) => any_f(cx, path, Some(x), 0.0),
         Target::VicsekV0 => pos_f(cx, path, Some(x), 0.0, false),

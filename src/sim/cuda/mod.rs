@@ -118,7 +118,7 @@ pub struct GridShape {
 
 // SAFETY: plain #[repr(C)] data, declared identically in kernels/forge_math.h.
 unsafe impl DeviceRepr for GridShape {}
-// SAFETY: Params is #[repr(C)], declared identically in kernels/forge_math.h (112 bytes).
+// SAFETY: Params is #[repr(C)], declared identically in kernels/forge_math.h (160 bytes).
 unsafe impl DeviceRepr for Params {}
 // SAFETY: ObsHead is #[repr(C)] of five 4-byte fields, declared identically in
 // kernels/forge_math.h (20 bytes; tests/kernels_host.rs checks the layout).
