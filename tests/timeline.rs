@@ -716,6 +716,8 @@ fn a_live_run_tuned_while_it_plays_is_what_simulate_writes_from_the_saved_scene(
     }
     .apply(&mut scene)
     .unwrap();
+    // The scene's warm-up runs first; frame k is at step warmup + 2k.
+    let w = scene.warmup;
     let rec = d.path().join("live.bfs");
     let setup = Setup {
         inputs: scene_inputs(Some("vicsek-bands"), &scene),
@@ -763,9 +765,9 @@ fn a_live_run_tuned_while_it_plays_is_what_simulate_writes_from_the_saved_scene(
     assert_eq!((keyed[0].1.as_str(), keyed[0].2), ("vicsek.noise", 1.2));
     assert_eq!((keyed[1].1.as_str(), keyed[1].2), ("vicsek.v0", 0.2));
     // Taken between two steps after the frame that asked (the solver runs a frame ahead at
-    // most): frame 8 is step 16, frame 20 step 40.
+    // most): frame 8 is step w + 16, frame 20 step w + 40.
     assert!(
-        (16..=20).contains(&keyed[0].0) && (40..=44).contains(&keyed[1].0),
+        (w + 16..=w + 20).contains(&keyed[0].0) && (w + 40..=w + 44).contains(&keyed[1].0),
         "{keyed:?}"
     );
     assert_eq!(live.finish().unwrap().as_deref(), Some(rec.as_path()));

@@ -121,22 +121,7 @@ pub(super) struct BoidsFile {
     pub(super) look_ahead: Option<f64>,
     pub(super) clearance: Option<f64>,
     /// Flight aerodynamics and a roost (3D, no species): src/scene/flight.rs.
-    pub(super) flight: Option<FlightFile>,
-}
-
-/// `boids.flight`, as written (src/scene/flight.rs says what each value is).
-#[derive(Clone, Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-pub(super) struct FlightFile {
-    pub(super) cruise_speed: Option<f64>,
-    pub(super) speed_time: Option<f64>,
-    pub(super) gravity: Option<f64>,
-    pub(super) max_bank: Option<f64>,
-    pub(super) roost: Option<Vec<f64>>,
-    pub(super) roost_radius: Option<f64>,
-    pub(super) roost_height: Option<f64>,
-    pub(super) w_roost_h: Option<f64>,
-    pub(super) w_roost_v: Option<f64>,
+    pub(super) flight: Option<super::flight::FlightFile>,
 }
 
 /// `boids.neighbours`: which others alignment and cohesion average over.

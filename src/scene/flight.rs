@@ -9,6 +9,23 @@
 
 use serde::{Deserialize, Serialize};
 
+/// `boids.flight`, as written: every field optional, unknown ones rejected (src/scene/file.rs
+/// holds the rest of the file's schema; the section lives here so that its resolution,
+/// src/scene/resolve/flight.rs, imports no file of the schema's).
+#[derive(Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct FlightFile {
+    pub(super) cruise_speed: Option<f64>,
+    pub(super) speed_time: Option<f64>,
+    pub(super) gravity: Option<f64>,
+    pub(super) max_bank: Option<f64>,
+    pub(super) roost: Option<Vec<f64>>,
+    pub(super) roost_radius: Option<f64>,
+    pub(super) roost_height: Option<f64>,
+    pub(super) w_roost_h: Option<f64>,
+    pub(super) w_roost_v: Option<f64>,
+}
+
 /// The resolved `boids.flight` section (3D boids without species), every value checked.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

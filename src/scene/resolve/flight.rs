@@ -1,8 +1,7 @@
 //! `scene.boids.flight`: each value checked (src/scene/flight.rs says what it is), the
 //! defaults filled from the world and the speed band.
 
-use super::super::file::FlightFile;
-use super::super::flight::{Flight, FlightField};
+use super::super::flight::{Flight, FlightField, FlightFile};
 use super::{any_f, fmt_num, BoidsParams, Ctx};
 
 /// [`Flight`] from the section as written; None where it cannot run (an error is then
