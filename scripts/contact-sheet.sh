@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates docs/src/images/scenes.jpg: one frame of every built-in scene (its own render section,
-# else the measured default look), 640x360 each, four to a row, in `forge scenes` order.
+# else the measured default look), drawn at 1920x1080 and shown at 640x360, four to a row, in
+# `forge scenes` order.
 # Usage: scripts/contact-sheet.sh [STEPS]   (default 300 steps per scene; FORGE=path/to/forge)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,7 +17,8 @@ for s in $scenes; do
     # The last frame, STEPS recorded steps in (after the scene's warm-up, if it has one): a
     # scene may record every k-th step (vicsek-bands: every 10th).
     every=$("$FORGE" info "$work/$s.bfs" --json | sed -n 's/^  "record_every": \([0-9]*\),$/\1/p')
-    "$FORGE" still "$work/$s.bfs" --frame "$((STEPS / every))" --size 640x360 -o "$work/$s.png" -q
+    "$FORGE" still "$work/$s.bfs" --frame "$((STEPS / every))" --1080p -o "$work/$s-1080p.png" -q
+    ffmpeg -v error -y -i "$work/$s-1080p.png" -vf scale=640:360:flags=area "$work/$s.png"
     inputs+=(-i "$work/$s.png")
 done
 n=$(echo "$scenes" | wc -w)
