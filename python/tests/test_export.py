@@ -29,8 +29,18 @@ def two_species(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def three_d(tmp_path_factory):
+    """50 boids in clusters in a cube that wraps every way (what murmuration3d was before it
+    flew over a roost in an open sky)."""
     d = tmp_path_factory.mktemp("xyz3")
-    forge("simulate", "murmuration3d", "--agents", 50, "--steps", 3, "-o", d / "s.bfs", "-q")
+    scene = d / "cube.json"
+    scene.write_text(
+        '{"name": "cube", "model": "boids", "dim": 3, "agents": 50, "steps": 3, "warmup": 200, '
+        '"dt": 0.05, "seed": 9, "world": {"size": [800, 800, 800], "boundary": "wrap"}, '
+        '"boids": {"r_sep": 8, "r_ali": 25, "r_coh": 40, "w_sep": 200, "w_ali": 1.6, '
+        '"w_coh": 0.6, "max_force": 260, "v_min": 70, "v_max": 160}, '
+        '"init": {"layout": "clusters", "count": 8, "radius": 80, "velocity": "aligned"}}'
+    )
+    forge("simulate", scene, "-o", d / "s.bfs", "-q")
     forge("export", d / "s.bfs", "-o", d / "s.xyz", "-q")
     return d / "s.bfs", d / "s.xyz"
 
