@@ -13,6 +13,7 @@ pub mod cpu;
 pub mod cuda;
 mod disjoint;
 pub mod each;
+pub mod flight;
 pub mod frames;
 pub mod grid;
 pub mod init;
@@ -161,7 +162,7 @@ pub struct Params {
     /// below, by rounding) = all around, no blind angle. With `heading_noise`, keeps the size a
     /// multiple of 8 with no implicit padding (the kernels copy the bytes).
     pub fov_cos: f32,
-    /// Boids: 1 where they fly (`boids.flight`, [`math::flight`]), else 0 and the flight
+    /// Boids: 1 where they fly (`boids.flight`, [`flight::flight`]), else 0 and the flight
     /// values below are unused.
     pub flight: u32,
     /// Flight: the cruise speed v₀.

@@ -31,23 +31,10 @@ pub(super) fn resolve(
         return None;
     }
     let mut value = |field: FlightField, given: Option<f64>, default: f64| -> f32 {
-        let path = format!("{AT}.{}", field.name());
-        let Some(x) = given else {
-            return default as f32;
-        };
-        let v = any_f(cx, &path, Some(x), default);
-        if x.is_finite() && !field.accepts(x) {
-            cx.err(
-                &path,
-                format!(
-                    "must be {}, got {}",
-                    field.rule().unwrap_or("finite"),
-                    fmt_num(x)
-                ),
-            );
-            return default as f32;
+        match given {
+            Some(x) => key_value(cx, &format!("{AT}.{}", field.name()), field, x),
+            None => default as f32,
         }
-        v
     };
     let band = (b.v_min as f64 + b.v_max as f64) * 0.5;
     let cruise = value(FlightField::CruiseSpeed, f.cruise_speed, band);
@@ -113,7 +100,8 @@ fn roost(cx: &mut Ctx, given: Option<&[f64]>, world: &[f32; 3]) -> [f32; 2] {
     out
 }
 
-/// A timeline key's value for `field` at `path`: what the scene's own section takes.
+/// A value of `field` given at `path` (the scene's section, a timeline key), checked; after an
+/// error (recorded in `cx`) the value returned is never used.
 pub(super) fn key_value(cx: &mut Ctx, path: &str, field: FlightField, x: f64) -> f32 {
     let v = any_f(cx, path, Some(x), 0.0);
     if x.is_finite() && !field.accepts(x) {
