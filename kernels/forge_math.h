@@ -48,7 +48,7 @@ struct Params {
                       // only: the CUDA backend refuses topo_k > 0.
     float heading_noise;  // boids: width eta*sqrt(dt) of the heading-noise angle; 0 = none
     float fov_cos;        // boids: cos(fov/2); <= -1 = all around (no blind angle)
-    fu32 flight;          // boids: 1 where they fly (math.rs flight), else 0
+    fu32 flight;          // boids: 1 where they fly (src/sim/flight.rs), else 0
     float cruise;         // flight: cruise speed v0
     float inv_tau;        // flight: 1/tau, the speed's relaxation rate
     float gravity;        // flight: g
@@ -804,7 +804,7 @@ FORGE_HD void boids_accel(const Params* p, const BoidsAcc<D>* acc, const float* 
     }
 }
 
-// Flight (math.rs flight): the clamped wish a of a 3D bird made what its lift, bank, thrust
+// Flight (src/sim/flight.rs): the clamped wish a of a 3D bird made what its lift, bank, thrust
 // and gravity do, with the roost's turn and height added to the wish. pos, vel, a hold x, y, z.
 FORGE_HD void flight(const Params* p, const float* pos, const float* vel, float* a) {
     float s2 = vel[0] * vel[0] + vel[1] * vel[1] + vel[2] * vel[2];

@@ -4,7 +4,7 @@
 //! bird wants; the flight decides what it can do: it flies at a cruise speed, its lift grows
 //! with the square of its speed and acts along its body's up axis, it turns by banking (rolling
 //! so that part of the lift points into the turn), gravity pulls it down, and a roost with a
-//! preferred height draws it back. The step's arithmetic is `flight` in src/sim/math.rs (and
+//! preferred height draws it back. The step's arithmetic is `flight` in src/sim/flight.rs (and
 //! kernels/forge_math.h); the guide's scenes page gives the equations.
 
 use serde::{Deserialize, Serialize};
